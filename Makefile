@@ -1,0 +1,47 @@
+# Everything a contributor or CI needs; each target creates the venv it uses.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
+ACC_WORKDIR ?= $(CURDIR)/.acceptance
+
+.PHONY: install demo test lint typecheck check bench acceptance acceptance-box clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/lbp demo
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check langbot_plugin box_runtime tests bench examples
+	$(BIN)/ruff format --check langbot_plugin box_runtime tests bench examples
+
+typecheck: install
+	$(BIN)/pyright
+
+check: lint typecheck test
+
+bench: install
+	$(BIN)/python -m bench
+
+acceptance: install
+	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt" "$(CURDIR)/$(BIN)/lbp" \
+		$(CURDIR)/tests/acceptance/echo_plugin
+
+acceptance-box: install
+	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt" "$(CURDIR)/$(BIN)/lbp" \
+		$(CURDIR)/tests/acceptance/echo_plugin \
+		"$(CURDIR)/$(BIN)/lbp box --host 127.0.0.1 --ws-control-port 5410"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) dist

@@ -1,0 +1,155 @@
+"""The wire envelope: one JSON object per frame, either a request or a response.
+
+Request::
+
+    {"seq_id": int, "action": str, "data": {...}, "context"?: {...}, "stream_flow_control"?: 1}
+
+Response::
+
+    {"seq_id": int, "code": 0|1, "message": str, "data": {...},
+     "chunk_status": "continue"|"end", "stream_index"?: int}
+
+A frame with ``action`` is a request, one with ``code`` is a response. :func:`parse_frame`
+is the only place that turns text into envelopes; it raises
+:class:`~langbot_plugin.rpc.errors.MalformedMessageError` (carrying the ``seq_id`` when one
+could be read) and never anything else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langbot_plugin.rpc.errors import MalformedMessageError
+
+__all__ = [
+    "CONTINUE",
+    "END",
+    "ChunkStatus",
+    "Request",
+    "Response",
+    "dumps",
+    "parse_frame",
+]
+
+ChunkStatus = Literal["continue", "end"]
+CONTINUE: ChunkStatus = "continue"
+END: ChunkStatus = "end"
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON text for one frame."""
+    return _encoder.encode(obj)
+
+
+@dataclass(slots=True)
+class Request:
+    """A call of ``action`` with its ``data`` object."""
+
+    seq_id: int
+    action: str
+    data: dict[str, Any] = field(default_factory=dict[str, Any])
+    context: dict[str, Any] | None = None
+    stream_flow_control: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        frame: dict[str, Any] = {"seq_id": self.seq_id, "action": self.action, "data": self.data}
+        if self.context is not None:
+            frame["context"] = self.context
+        if self.stream_flow_control:
+            frame["stream_flow_control"] = 1
+        return frame
+
+
+@dataclass(slots=True)
+class Response:
+    """One answer (or one stream item) to the request with the same ``seq_id``."""
+
+    seq_id: int
+    code: int = 0
+    message: str = "success"
+    data: dict[str, Any] = field(default_factory=dict[str, Any])
+    chunk_status: ChunkStatus = CONTINUE
+    stream_index: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+    def to_wire(self) -> dict[str, Any]:
+        frame: dict[str, Any] = {
+            "seq_id": self.seq_id,
+            "code": self.code,
+            "message": self.message,
+            "data": self.data,
+            "chunk_status": self.chunk_status,
+        }
+        if self.stream_index is not None:
+            frame["stream_index"] = self.stream_index
+        return frame
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def parse_frame(text: str | bytes) -> Request | Response:
+    """Parse one frame into a :class:`Request` or a :class:`Response`."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise MalformedMessageError(f"frame is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise MalformedMessageError("frame is not a JSON object")
+    frame: dict[str, Any] = obj
+    seq_id = frame.get("seq_id")
+    if not _is_int(seq_id):
+        raise MalformedMessageError("frame has no integer seq_id")
+    assert isinstance(seq_id, int)
+    # A malformed request is answered at its seq_id; a malformed response only logged.
+    reply_to = {"seq_id": seq_id} if "action" in frame else {"no_reply": True}
+    data = frame.get("data", {})
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise MalformedMessageError("frame data must be a JSON object", details=reply_to)
+
+    if "action" in frame:
+        action = frame["action"]
+        if not isinstance(action, str) or not action:
+            raise MalformedMessageError("action must be a non-empty string", details=reply_to)
+        context = frame.get("context")
+        if context is not None and not isinstance(context, dict):
+            raise MalformedMessageError("context must be a JSON object", details=reply_to)
+        return Request(
+            seq_id=seq_id,
+            action=action,
+            data=data,
+            context=context,
+            stream_flow_control=frame.get("stream_flow_control") == 1,
+        )
+
+    if "code" in frame:
+        code = frame["code"]
+        if not _is_int(code):
+            raise MalformedMessageError("code must be an integer", details=reply_to)
+        status = frame.get("chunk_status", CONTINUE)
+        if status not in (CONTINUE, END):
+            raise MalformedMessageError("chunk_status must be continue or end", details=reply_to)
+        index = frame.get("stream_index")
+        if index is not None and not _is_int(index):
+            raise MalformedMessageError("stream_index must be an integer", details=reply_to)
+        message = frame.get("message", "")
+        return Response(
+            seq_id=seq_id,
+            code=code,
+            message=message if isinstance(message, str) else str(message),
+            data=data,
+            chunk_status=status,
+            stream_index=index,
+        )
+
+    raise MalformedMessageError("frame has neither action nor code", details={"seq_id": seq_id})

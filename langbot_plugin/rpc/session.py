@@ -1,0 +1,749 @@
+"""One end of a bidirectional action-RPC connection.
+
+Both peers call and serve over the same transport. Each side numbers its own requests
+(random start); responses are routed back by ``seq_id``. A session offers:
+
+* :meth:`RPCSession.call`: a unary call with a timeout. A caller that times out or is
+  cancelled sends ``__cancel_action`` so the peer stops working on it.
+* :meth:`RPCSession.stream`: a streamed call with flow control: items carry
+  ``stream_index``, the caller acknowledges every ``ack_every`` items with
+  ``__stream_ack``, and the producer never runs more than ``window`` items ahead.
+  Nothing is dropped; closing the stream early cancels the peer's handler.
+* serving: requests are looked up in a :class:`Dispatcher`; each runs in its own task
+  (at most ``max_inflight`` at once, excess answered with ``too_many_requests``) inside
+  the session's task group, and can be cancelled by the peer.
+* ``__ping``, ``__heartbeat``, ``__stream_ack``, ``__cancel_action`` and ``__file_chunk``
+  are served by the session itself.
+
+:func:`error_response` is the only place where an exception becomes a wire error.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import secrets
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from langbot_plugin.rpc.envelope import CONTINUE, END, Request, Response, dumps, parse_frame
+from langbot_plugin.rpc.errors import (
+    ActionNotFoundError,
+    ConnectionClosedError,
+    InternalError,
+    MalformedMessageError,
+    MessageTooLargeError,
+    RemoteError,
+    RPCError,
+    RPCTimeoutError,
+    TooManyRequestsError,
+    error_class_for_code,
+)
+from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES, FileStore, new_file_key
+from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
+
+__all__ = [
+    "CONTROL_ACTIONS",
+    "USE_DEFAULT",
+    "Dispatcher",
+    "RPCSession",
+    "RequestContext",
+    "Route",
+    "RouteTable",
+    "StreamCall",
+    "UseDefault",
+    "error_from_response",
+    "error_response",
+]
+
+logger = logging.getLogger("langbot_plugin.rpc")
+
+PING, HEARTBEAT, STREAM_ACK, CANCEL, FILE_CHUNK = (
+    "__ping",
+    "__heartbeat",
+    "__stream_ack",
+    "__cancel_action",
+    "__file_chunk",
+)
+CONTROL_ACTIONS = frozenset({PING, HEARTBEAT, STREAM_ACK, CANCEL, FILE_CHUNK})
+DEFAULT_TIMEOUT = 30.0
+_SEQ_HINT = re.compile(r'"seq_id"\s*:\s*(-?\d{1,18})')
+_MAX_ERROR_CHARS = 4096
+
+
+class UseDefault:
+    """Marker type: "use the session's default timeout"."""
+
+    __slots__ = ()
+
+
+USE_DEFAULT = UseDefault()
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What a handler gets: the request and the session it arrived on."""
+
+    session: RPCSession
+    request: Request
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.request.data
+
+    @property
+    def context(self) -> dict[str, Any] | None:
+        return self.request.context
+
+
+UnaryHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
+StreamHandler = Callable[[RequestContext], AsyncIterator[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How to serve one action: a coroutine (unary) or an async iterator (stream)."""
+
+    handler: UnaryHandler | StreamHandler
+    stream: bool = False
+
+
+class Dispatcher(Protocol):
+    """Looks up the route of an action name (``None``: not served here)."""
+
+    def resolve(self, action: str) -> Route | None: ...
+
+
+class RouteTable(dict[str, Route]):
+    """The simplest dispatcher: a dict from action name to :class:`Route`."""
+
+    def resolve(self, action: str) -> Route | None:
+        return self.get(action)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def error_response(seq_id: int, exc: BaseException) -> Response:
+    """The wire form of ``exc``: code 1, ``"Class: text"``, and our stable code in data."""
+    if isinstance(exc, RPCError):
+        wire_type, text, code, details = exc.wire_type, exc.message, exc.code, exc.details
+    else:
+        wire_type, text, code, details = type(exc).__name__, str(exc), InternalError.code, {}
+    if len(text) > _MAX_ERROR_CHARS:
+        text = text[:_MAX_ERROR_CHARS] + "... [truncated]"
+    data: dict[str, Any] = {"error_code": code, "error_type": wire_type}
+    if details:
+        data["details"] = details
+    return Response(seq_id=seq_id, code=1, message=f"{wire_type}: {text}", data=data)
+
+
+def error_from_response(response: Response) -> RPCError:
+    """Re-create the exception a peer reported; unknown codes become :class:`RemoteError`."""
+    data = response.data
+    code = data.get("error_code")
+    wire_type = data.get("error_type")
+    details = data.get("details")
+    details = details if isinstance(details, dict) else None
+    cls = error_class_for_code(code) if isinstance(code, str) else None
+    if cls is None or cls is RemoteError:
+        return RemoteError(
+            response.message, remote_code=code if isinstance(code, str) else "", details=details
+        )
+    text = response.message
+    prefix = f"{cls.__name__}: "
+    if wire_type == cls.__name__ and text.startswith(prefix):
+        text = text[len(prefix) :]  # keeps "ValueError: boom" for an InternalError
+    try:
+        return cls(text, details=details)
+    except TypeError:  # a subclass with a different constructor
+        return RemoteError(response.message, remote_code=str(code), details=details)
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+class _Inbox:
+    """Responses for one outgoing call, in arrival order (unbounded; see flow control)."""
+
+    __slots__ = ("_event", "_items", "failure", "flow_controlled")
+
+    def __init__(self) -> None:
+        self._items: deque[Response] = deque()
+        self._event = anyio.Event()
+        self.failure: RPCError | None = None
+        self.flow_controlled = False
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: Response) -> None:
+        self._items.append(item)
+        self._event.set()
+
+    def fail(self, error: RPCError) -> None:
+        if self.failure is None:
+            self.failure = error
+        self._event.set()
+
+    async def get(self) -> Response:
+        while not self._items:
+            if self.failure is not None:
+                raise self.failure
+            await self._event.wait()
+            self._event = anyio.Event()
+        return self._items.popleft()
+
+
+class _Window:
+    """The producer side of a flow-controlled stream."""
+
+    __slots__ = ("_event", "acked", "context", "sent", "size")
+
+    def __init__(self, size: int, context: dict[str, Any] | None) -> None:
+        self.size = size
+        self.context = context
+        self.sent = 0
+        self.acked = 0
+        self._event = anyio.Event()
+
+    def ack(self, index: int) -> None:
+        if index > self.acked:
+            self.acked = index
+            self._event.set()
+
+    async def wait_for_room(self) -> None:
+        while self.sent - self.acked >= self.size:
+            await self._event.wait()
+            self._event = anyio.Event()
+
+
+@dataclass(slots=True)
+class _Running:
+    scope: anyio.CancelScope
+    context: dict[str, Any] | None
+    window: _Window | None = None
+
+
+# --------------------------------------------------------------------------- session
+
+
+class RPCSession:
+    """A connection's RPC endpoint. Use :meth:`running` (or :meth:`serve`) to run it."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        dispatcher: Dispatcher | None = None,
+        *,
+        name: str = "rpc",
+        max_inflight: int = 128,
+        stream_window: int = 8,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        default_timeout: float | None = DEFAULT_TIMEOUT,
+        files: FileStore | None = None,
+        file_chunk_bytes: int = REFERENCE_CHUNK_BYTES,
+    ) -> None:
+        self.transport = transport
+        self.dispatcher = dispatcher
+        self.name = name
+        self.max_inflight = max_inflight
+        self.stream_window = stream_window
+        self.ack_every = max(1, stream_window // 2)
+        self.max_message_bytes = max_message_bytes
+        self.default_timeout = default_timeout
+        self.files = files if files is not None else FileStore()
+        #: Chunk size for :meth:`send_file`; reference peers refuse more than 16 KiB, so
+        #: raise it only on links whose both ends are ours.
+        self.file_chunk_bytes = file_chunk_bytes
+        self._next_seq = secrets.randbelow(100_000) + 1
+        self._pending: dict[int, _Inbox] = {}
+        self._running: dict[int, _Running] = {}
+        self._tg: TaskGroup | None = None
+        self._closed = anyio.Event()
+        self._close_error: RPCError | None = None
+        self._started = anyio.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    async def serve(self) -> None:
+        """Serve until the peer goes away or :meth:`close` is called."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._started.set()
+                try:
+                    await self._receive_loop()
+                finally:
+                    self._shut("connection closed by peer")
+                    tg.cancel_scope.cancel()
+        finally:
+            self._shut("connection closed")
+            with anyio.CancelScope(shield=True):
+                for stream in (self.transport.send, self.transport.receive):
+                    try:
+                        await stream.aclose()
+                    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass
+
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[Self]:
+        """Run the session in the background for the duration of the block."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.serve)
+            await self._started.wait()
+            try:
+                yield self
+            finally:
+                self.close()
+                tg.cancel_scope.cancel()
+
+    def close(self) -> None:
+        """Stop serving; pending calls fail with :class:`ConnectionClosedError`."""
+        self._shut("session closed")
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    def _shut(self, reason: str) -> None:
+        if self._closed.is_set():
+            return
+        self._close_error = ConnectionClosedError(f"{self.name}: {reason}")
+        self._closed.set()
+        for inbox in self._pending.values():
+            inbox.fail(self._close_error)
+        for running in self._running.values():
+            running.scope.cancel()
+
+    def _spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        if self._tg is not None and not self._closed.is_set():
+            self._tg.start_soon(fn, *args)
+
+    # ------------------------------------------------------------------ sending
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        if self._closed.is_set():
+            raise self._close_error or ConnectionClosedError(self.name)
+        text = dumps(frame)
+        if (
+            len(text) * 4 > self.max_message_bytes
+            and len(text.encode("utf-8")) > self.max_message_bytes
+        ):
+            raise MessageTooLargeError(
+                f"outgoing frame exceeds {self.max_message_bytes} bytes",
+                details={"limit": self.max_message_bytes},
+            )
+        try:
+            await self.transport.send.send(text)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._shut(f"send failed: {exc!r}")
+            raise ConnectionClosedError(f"{self.name}: connection lost while sending") from exc
+
+    async def _respond(self, response: Response) -> None:
+        try:
+            await self._send(response.to_wire())
+        except MessageTooLargeError as exc:
+            await self._send(error_response(response.seq_id, exc).to_wire())
+
+    async def _respond_quietly(self, response: Response) -> None:
+        try:
+            await self._respond(response)
+        except ConnectionClosedError:
+            pass
+
+    def _take_seq(self) -> int:
+        seq = self._next_seq
+        self._next_seq += 1
+        return seq
+
+    # ------------------------------------------------------------------ calling
+
+    async def call(
+        self,
+        action: str,
+        data: dict[str, Any] | None = None,
+        *,
+        context: dict[str, Any] | None = None,
+        timeout: float | UseDefault | None = USE_DEFAULT,
+    ) -> dict[str, Any]:
+        """Call ``action`` on the peer and return its ``data``; raises the peer's error."""
+        limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
+        seq = self._take_seq()
+        inbox = _Inbox()
+        self._pending[seq] = inbox
+        try:
+            with anyio.fail_after(limit if limit is not None else math.inf):
+                await self._send(Request(seq, action, data or {}, context).to_wire())
+                response = await inbox.get()
+        except TimeoutError:
+            self._spawn(self._cancel_remote, seq, context)
+            raise RPCTimeoutError(
+                f"{action} got no answer within {limit} s",
+                details={"action": action, "timeout": limit},
+            ) from None
+        except anyio.get_cancelled_exc_class():
+            self._spawn(self._cancel_remote, seq, context)
+            raise
+        finally:
+            self._pending.pop(seq, None)
+        if response.code != 0:
+            raise error_from_response(response)
+        return response.data
+
+    def stream(
+        self,
+        action: str,
+        data: dict[str, Any] | None = None,
+        *,
+        context: dict[str, Any] | None = None,
+        timeout: float | UseDefault | None = USE_DEFAULT,
+    ) -> StreamCall:
+        """Call a streaming ``action``; iterate the result (``timeout`` applies per item)."""
+        limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
+        return StreamCall(self, action, data or {}, context, limit)
+
+    async def _cancel_remote(self, seq: int, context: dict[str, Any] | None) -> None:
+        """Best effort: ask the peer to stop ``seq``; its answer is not awaited."""
+        if self._closed.is_set():
+            return
+        try:
+            await self._send(Request(self._take_seq(), CANCEL, {"seq_id": seq}, context).to_wire())
+        except RPCError:
+            pass
+
+    async def send_file(
+        self,
+        content: bytes,
+        *,
+        suffix: str = "",
+        context: dict[str, Any] | None = None,
+        chunk_bytes: int | None = None,
+        parallel: int = 16,
+    ) -> str:
+        """Send ``content`` as ``__file_chunk`` calls, ``parallel`` at a time; return its key."""
+        import base64
+
+        chunk_bytes = chunk_bytes or self.file_chunk_bytes
+        key = new_file_key(suffix)
+        amount = max(1, -(-len(content) // chunk_bytes))
+        limiter = anyio.CapacityLimiter(parallel)
+        view = memoryview(content)
+
+        async def send_chunk(index: int) -> None:
+            async with limiter:
+                piece = view[index * chunk_bytes : (index + 1) * chunk_bytes]
+                await self.call(
+                    FILE_CHUNK,
+                    {
+                        "file_key": key,
+                        "file_length": len(content),
+                        "chunk_base64": base64.b64encode(piece).decode("ascii"),
+                        "chunk_index": index,
+                        "chunk_amount": amount,
+                        "chunk_size": len(piece),
+                    },
+                    context=context,
+                )
+
+        async with anyio.create_task_group() as tg:
+            for index in range(amount):
+                tg.start_soon(send_chunk, index)
+        return key
+
+    # ------------------------------------------------------------------ receiving
+
+    async def _receive_loop(self) -> None:
+        receive = self.transport.receive
+        while True:
+            try:
+                item = await receive.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            if isinstance(item, RPCError):
+                logger.warning("%s: unreadable frame: %s", self.name, item.message)
+                self._spawn(self._respond_quietly, error_response(-1, item))
+                continue
+            if (
+                len(item) * 4 > self.max_message_bytes
+                and len(item.encode("utf-8")) > self.max_message_bytes
+            ):
+                self._reject_oversized(item)
+                continue
+            try:
+                frame = parse_frame(item)
+            except MalformedMessageError as exc:
+                logger.warning("%s: malformed frame: %s", self.name, exc.message)
+                if not exc.details.pop("no_reply", False):
+                    seq = exc.details.pop("seq_id", -1)
+                    self._spawn(self._respond_quietly, error_response(seq, exc))
+                continue
+            if isinstance(frame, Response):
+                self._route_response(frame)
+            else:
+                self._dispatch(frame)
+
+    def _reject_oversized(self, text: str) -> None:
+        hint = _SEQ_HINT.search(text[:256])
+        seq = int(hint.group(1)) if hint else -1
+        size = len(text.encode("utf-8"))
+        logger.warning("%s: refused a %d-byte frame", self.name, size)
+        error = MessageTooLargeError(
+            f"frame of {size} bytes exceeds the {self.max_message_bytes}-byte limit",
+            details={"limit": self.max_message_bytes, "actual": size},
+        )
+        inbox = self._pending.get(seq)
+        if inbox is not None and '"action"' not in text[:256]:
+            inbox.fail(error)  # an oversized response to one of our calls
+            return
+        self._spawn(self._respond_quietly, error_response(seq, error))
+
+    def _route_response(self, response: Response) -> None:
+        inbox = self._pending.get(response.seq_id)
+        if inbox is None:
+            return  # an answer to an ack or cancel, or to a call that already gave up
+        inbox.put(response)
+        if inbox.flow_controlled and len(inbox) > 2 * self.stream_window + 2:
+            inbox.fail(MalformedMessageError("peer ignored the stream flow-control window"))
+
+    def _dispatch(self, request: Request) -> None:
+        action = request.action
+        if action in CONTROL_ACTIONS:
+            self._spawn(self._serve_control, request)
+            return
+        route = self.dispatcher.resolve(action) if self.dispatcher is not None else None
+        if route is None:
+            error = ActionNotFoundError(
+                f"action {action} is not served here", details={"action": action}
+            )
+            self._spawn(self._respond_quietly, error_response(request.seq_id, error))
+            return
+        if len(self._running) >= self.max_inflight:
+            error = TooManyRequestsError(
+                f"connection is busy: {self.max_inflight} actions already in flight",
+                details={"limit": self.max_inflight},
+            )
+            self._spawn(self._respond_quietly, error_response(request.seq_id, error))
+            return
+        if request.seq_id in self._running:
+            error = MalformedMessageError(f"seq_id {request.seq_id} is already in flight")
+            self._spawn(self._respond_quietly, error_response(request.seq_id, error))
+            return
+        running = _Running(scope=anyio.CancelScope(), context=request.context)
+        if route.stream and request.stream_flow_control:
+            running.window = _Window(self.stream_window, request.context)
+        self._running[request.seq_id] = running
+        self._spawn(self._serve_request, request, route, running)
+
+    async def _serve_request(self, request: Request, route: Route, running: _Running) -> None:
+        ctx = RequestContext(self, request)
+        seq = request.seq_id
+        try:
+            with running.scope:
+                try:
+                    if route.stream:
+                        await self._serve_stream(ctx, route, running.window)
+                    else:
+                        result = await route.handler(ctx)  # type: ignore[misc]
+                        await self._respond(Response(seq, data=result))  # type: ignore[arg-type]
+                        if request.stream_flow_control:
+                            # Called as a stream: end it, so the caller never waits forever.
+                            await self._respond(Response(seq, chunk_status=END))
+                except ConnectionClosedError:
+                    pass
+                except Exception as exc:
+                    if not isinstance(exc, RPCError):
+                        logger.exception("%s: action %s failed", self.name, request.action)
+                    await self._respond_quietly(error_response(seq, exc))
+        finally:
+            self._running.pop(seq, None)
+
+    async def _serve_stream(
+        self, ctx: RequestContext, route: Route, window: _Window | None
+    ) -> None:
+        seq = ctx.request.seq_id
+        items: AsyncIterator[dict[str, Any]] = route.handler(ctx)  # type: ignore[assignment]
+        try:
+            while True:
+                if window is not None:
+                    await window.wait_for_room()
+                try:
+                    item = await anext(items)
+                except StopAsyncIteration:
+                    break
+                index: int | None = None
+                if window is not None:
+                    window.sent += 1
+                    index = window.sent
+                await self._respond(
+                    Response(seq, data=item, chunk_status=CONTINUE, stream_index=index)
+                )
+        finally:
+            aclose = getattr(items, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                    await aclose()
+        await self._respond(Response(seq, chunk_status=END))
+
+    async def _serve_control(self, request: Request) -> None:
+        seq, data = request.seq_id, request.data
+        try:
+            if request.action == PING:
+                result: dict[str, Any] = {"message": "pong"}
+            elif request.action == HEARTBEAT:
+                result = {}
+            elif request.action == STREAM_ACK:
+                target, index = data.get("seq_id"), data.get("index")
+                if not isinstance(target, int) or not isinstance(index, int):
+                    raise MalformedMessageError("__stream_ack needs integer seq_id and index")
+                running = self._running.get(target)
+                window = running.window if running is not None else None
+                accepted = window is not None and window.context == request.context
+                if accepted and window is not None:
+                    if index > window.sent:
+                        raise MalformedMessageError(f"ack of item {index}, only {window.sent} sent")
+                    window.ack(index)
+                result = {"accepted": accepted}
+            elif request.action == CANCEL:
+                target = data.get("seq_id")
+                if not isinstance(target, int):
+                    raise MalformedMessageError("__cancel_action needs an integer seq_id")
+                running = self._running.get(target)
+                cancelled = running is not None and running.context == request.context
+                if cancelled and running is not None:
+                    running.scope.cancel()
+                result = {"cancelled": cancelled}
+            else:  # FILE_CHUNK
+                self.files.add_chunk(data)
+                result = {}
+            await self._respond(Response(seq, data=result))
+        except ConnectionClosedError:
+            pass
+        except RPCError as exc:
+            await self._respond_quietly(error_response(seq, exc))
+
+
+class StreamCall:
+    """The caller's side of a streamed call: ``async with`` it, then ``async for`` items.
+
+    Leaving the block (or :meth:`aclose`) before the stream ended cancels the peer's
+    handler. Iterating without ``async with`` works too; then call :meth:`aclose` when
+    stopping early.
+    """
+
+    def __init__(
+        self,
+        session: RPCSession,
+        action: str,
+        data: dict[str, Any],
+        context: dict[str, Any] | None,
+        timeout: float | None,
+    ) -> None:
+        self._session = session
+        self.action = action
+        self._data = data
+        self._context = context
+        self._timeout = timeout
+        self._seq: int | None = None
+        self._inbox = _Inbox()
+        self._inbox.flow_controlled = True
+        self._consumed = 0
+        self._acked = 0
+        self._done = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def _start(self) -> None:
+        session = self._session
+        self._seq = session._take_seq()  # pyright: ignore[reportPrivateUsage]
+        session._pending[self._seq] = self._inbox  # pyright: ignore[reportPrivateUsage]
+        request = Request(
+            self._seq, self.action, self._data, self._context, stream_flow_control=True
+        )
+        await session._send(request.to_wire())  # pyright: ignore[reportPrivateUsage]
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self._done:
+            raise StopAsyncIteration
+        session = self._session
+        try:
+            with anyio.fail_after(self._timeout if self._timeout is not None else math.inf):
+                if self._seq is None:
+                    await self._start()
+                elif self._consumed - self._acked >= session.ack_every:
+                    self._acked = self._consumed
+                    ack = Request(
+                        session._take_seq(),  # pyright: ignore[reportPrivateUsage]
+                        STREAM_ACK,
+                        {"seq_id": self._seq, "index": self._consumed},
+                        self._context,
+                    )
+                    await session._send(ack.to_wire())  # pyright: ignore[reportPrivateUsage]
+                response = await self._inbox.get()
+        except TimeoutError:
+            await self.aclose()
+            raise RPCTimeoutError(
+                f"{self.action} stream got no item within {self._timeout} s",
+                details={"action": self.action, "timeout": self._timeout},
+            ) from None
+        except RPCError:
+            await self._finish()
+            raise
+        if response.code != 0:
+            await self._finish()
+            raise error_from_response(response)
+        if response.chunk_status == END:
+            await self._finish()
+            raise StopAsyncIteration
+        if response.stream_index is not None:
+            if response.stream_index != self._consumed + 1:
+                await self.aclose()
+                raise MalformedMessageError(
+                    f"stream item {response.stream_index} arrived, {self._consumed + 1} expected"
+                )
+            self._consumed = response.stream_index
+        return response.data
+
+    async def _finish(self) -> None:
+        self._done = True
+        if self._seq is not None:
+            self._session._pending.pop(self._seq, None)  # pyright: ignore[reportPrivateUsage]
+
+    async def aclose(self) -> None:
+        """Stop early: forget the stream and ask the peer to cancel its handler."""
+        if self._done:
+            return
+        await self._finish()
+        if self._seq is not None:
+            with anyio.CancelScope(shield=True):
+                await self._session._cancel_remote(self._seq, self._context)  # pyright: ignore[reportPrivateUsage]
+
+    async def collect(self) -> list[dict[str, Any]]:
+        """Read the whole stream into a list."""
+        async with self:
+            return [item async for item in self]

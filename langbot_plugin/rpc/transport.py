@@ -1,0 +1,40 @@
+"""What a transport is: a pair of message streams.
+
+A transport moves whole frames (JSON text) and knows nothing about actions. Each
+transport module offers an async context manager that yields a :class:`Transport`:
+
+* ``receive`` yields one item per incoming frame: the frame's text, or an
+  :class:`~langbot_plugin.rpc.errors.RPCError` describing a frame that could not be
+  read (for example an oversized line). It raises :class:`anyio.EndOfStream` when the
+  peer is gone.
+* ``send`` takes the text of one frame.
+
+Transports: :mod:`.transport_memory` (in-process pair), :mod:`.transport_stdio` (NDJSON on
+pipes, with the reference's chunk framing for big frames), :mod:`.transport_ws`
+(``websockets`` client and server) and :mod:`.transport_aiohttp` (an aiohttp WebSocket).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+
+from langbot_plugin.rpc.errors import RPCError
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HARD_MAX_MESSAGE_BYTES", "ReceivedItem", "Transport"]
+
+#: Largest frame a session accepts; a larger one is answered with ``message_too_large``.
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: Largest frame a transport buffers at all; beyond it a WebSocket is closed (code 1009).
+HARD_MAX_MESSAGE_BYTES = 4 * DEFAULT_MAX_MESSAGE_BYTES
+
+ReceivedItem = str | RPCError
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """The two halves of a bidirectional frame channel."""
+
+    receive: ObjectReceiveStream[ReceivedItem]
+    send: ObjectSendStream[str]

@@ -1,0 +1,311 @@
+"""NDJSON over a pair of byte streams (pipes), with chunk framing for big frames.
+
+One frame per line. A frame larger than ``frame_threshold`` bytes is sent the way
+reference peers expect it::
+
+    {"type":"chunk_start","total_size":N}
+    {"type":"chunk_data","data":"<piece of the frame text>","offset":K}   (repeated)
+    {"type":"chunk_end"}
+
+where ``offset`` counts UTF-8 bytes and pieces never split a code point. The reader
+accepts both plain lines of any size up to the hard limit and framed messages; a line
+beyond the limit is skipped without being buffered and reported as an error item.
+Nothing here sleeps: a framed message is written with one write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, ObjectSendStream
+
+from langbot_plugin.rpc.envelope import dumps
+from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
+from langbot_plugin.rpc.transport import HARD_MAX_MESSAGE_BYTES, ReceivedItem, Transport
+
+__all__ = [
+    "REFERENCE_FRAME_THRESHOLD",
+    "StdioFrameReader",
+    "StdioFrameWriter",
+    "pipe_transport",
+    "process_stdio_transport",
+    "split_utf8",
+    "stdio_transport",
+]
+
+#: Frames above this size are chunk-framed for reference peers (16 KiB, as they send).
+REFERENCE_FRAME_THRESHOLD = 16 * 1024
+_READ_SIZE = 256 * 1024
+_CONTROL_LINE = re.compile(rb'^\s*\{\s*"type"\s*:')
+
+
+def split_utf8(encoded: bytes, piece_bytes: int) -> list[str]:
+    """Cut UTF-8 ``encoded`` into decoded pieces of at most ``piece_bytes`` bytes."""
+    if piece_bytes < 4:
+        raise ValueError("piece_bytes must hold at least one code point")
+    pieces: list[str] = []
+    start, total = 0, len(encoded)
+    while start < total:
+        end = min(start + piece_bytes, total)
+        # Step back over continuation bytes (0b10xxxxxx) so a code point stays whole.
+        while end < total and (encoded[end] & 0xC0) == 0x80:
+            end -= 1
+        pieces.append(encoded[start:end].decode("utf-8"))
+        start = end
+    return pieces
+
+
+class StdioFrameWriter(ObjectSendStream[str]):
+    """Writes frames as lines, chunk-framing the big ones when a threshold is set."""
+
+    def __init__(
+        self,
+        stream: ByteSendStream,
+        *,
+        frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
+        piece_bytes: int = REFERENCE_FRAME_THRESHOLD,
+    ) -> None:
+        self._stream = stream
+        self._threshold = frame_threshold
+        self._piece_bytes = piece_bytes
+        self._lock = anyio.Lock()
+
+    def _encode(self, item: str) -> bytes:
+        encoded = item.encode("utf-8")
+        if self._threshold is None or len(encoded) <= self._threshold:
+            return encoded + b"\n"
+        parts = [dumps({"type": "chunk_start", "total_size": len(encoded)})]
+        offset = 0
+        for piece in split_utf8(encoded, self._piece_bytes):
+            parts.append(dumps({"type": "chunk_data", "data": piece, "offset": offset}))
+            offset += len(piece.encode("utf-8"))
+        parts.append('{"type":"chunk_end"}')
+        parts.append("")
+        return "\n".join(parts).encode("utf-8")
+
+    async def send(self, item: str) -> None:
+        payload = self._encode(item)
+        async with self._lock:
+            await self._stream.send(payload)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
+    """Reads lines, reassembles chunk-framed messages, reports bad frames as items."""
+
+    def __init__(
+        self, stream: ByteReceiveStream, *, max_message_bytes: int = HARD_MAX_MESSAGE_BYTES
+    ) -> None:
+        self._stream = stream
+        self._max = max_message_bytes
+        self._buffer = bytearray()
+        self._scan_from = 0
+        self._discarding = False  # inside an oversized line, dropping bytes until its newline
+        self._eof = False
+        self._pieces: list[str] | None = None  # collecting a chunk-framed message
+        self._declared = 0
+        self._received = 0
+
+    async def _next_line(self) -> bytes:
+        while True:
+            newline = self._buffer.find(b"\n", self._scan_from)
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[: newline + 1]
+                self._scan_from = 0
+                if self._discarding:
+                    self._discarding = False
+                    raise MessageTooLargeError(
+                        f"line exceeds {self._max} bytes", details={"limit": self._max}
+                    )
+                return line
+            if self._eof:
+                raise anyio.EndOfStream
+            self._scan_from = len(self._buffer)
+            if len(self._buffer) > self._max:
+                self._discarding = True
+                self._buffer.clear()
+                self._scan_from = 0
+            try:
+                chunk = await self._stream.receive(_READ_SIZE)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._eof = True
+                if self._buffer and not self._discarding:
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line
+                raise anyio.EndOfStream from None
+            self._buffer += chunk
+
+    def _control(self, line: bytes) -> str | None:
+        """Handle a chunk-framing line; return a completed frame or ``None``."""
+        try:
+            obj: Any = json.loads(line)
+        except ValueError as exc:
+            raise MalformedMessageError(f"invalid framing line: {exc}") from None
+        kind = obj.get("type") if isinstance(obj, dict) else None
+        if kind == "chunk_start":
+            total = obj.get("total_size")
+            if not isinstance(total, int) or not 0 <= total <= self._max:
+                raise MessageTooLargeError(
+                    f"chunked frame declares {total!r} bytes (limit {self._max})",
+                    details={"limit": self._max, "actual": total},
+                )
+            self._pieces, self._declared, self._received = [], total, 0
+            return None
+        if kind == "chunk_data" and self._pieces is not None:
+            piece = obj.get("data")
+            if not isinstance(piece, str) or obj.get("offset") != self._received:
+                self._pieces = None
+                raise MalformedMessageError("chunk_data out of order or without text")
+            self._received += len(piece.encode("utf-8"))
+            if self._received > self._declared:
+                self._pieces = None
+                raise MalformedMessageError("chunked frame longer than declared")
+            self._pieces.append(piece)
+            return None
+        if kind == "chunk_end" and self._pieces is not None:
+            pieces, self._pieces = self._pieces, None
+            if self._received != self._declared:
+                raise MalformedMessageError("chunked frame shorter than declared")
+            return "".join(pieces)
+        self._pieces = None
+        raise MalformedMessageError(f"unexpected framing line of type {kind!r}")
+
+    async def receive(self) -> ReceivedItem:
+        while True:
+            try:
+                line = await self._next_line()
+            except (MessageTooLargeError, MalformedMessageError) as exc:
+                return exc
+            if not line.strip():
+                continue
+            if _CONTROL_LINE.match(line[:64]):
+                try:
+                    frame = self._control(line)
+                except (MessageTooLargeError, MalformedMessageError) as exc:
+                    return exc
+                if frame is not None:
+                    return frame
+                continue
+            if self._pieces is not None:
+                self._pieces = None
+                return MalformedMessageError("plain line inside a chunked frame")
+            try:
+                return line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return MalformedMessageError(f"line is not UTF-8: {exc}")
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+@asynccontextmanager
+async def stdio_transport(
+    reader: ByteReceiveStream,
+    writer: ByteSendStream,
+    *,
+    frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
+    max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+) -> AsyncGenerator[Transport]:
+    """A transport over two byte streams (for example a child process's pipes)."""
+    receive = StdioFrameReader(reader, max_message_bytes=max_message_bytes)
+    send = StdioFrameWriter(writer, frame_threshold=frame_threshold)
+    try:
+        yield Transport(receive=receive, send=send)
+    finally:
+        with anyio.CancelScope(shield=True):
+            for closer in (send.aclose, receive.aclose):
+                try:
+                    await closer()
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+
+
+class _PipeReader(ByteReceiveStream):
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
+        self._reader = reader
+        self._transport = transport
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self._reader.read(max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        self._transport.close()
+
+
+class _PipeWriter(ByteSendStream):
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def send(self, item: bytes) -> None:
+        if self._writer.is_closing():
+            raise anyio.BrokenResourceError
+        self._writer.write(item)
+        try:
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        self._writer.close()
+
+
+@asynccontextmanager
+async def pipe_transport(
+    read_fd: int,
+    write_fd: int,
+    *,
+    frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
+    max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+) -> AsyncGenerator[Transport]:
+    """A transport over two pipe file descriptors (both are closed on exit)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_SIZE)
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+    )
+    write_transport, write_protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+    async with stdio_transport(
+        _PipeReader(reader, read_transport),
+        _PipeWriter(writer),
+        frame_threshold=frame_threshold,
+        max_message_bytes=max_message_bytes,
+    ) as transport:
+        yield transport
+
+
+@asynccontextmanager
+async def process_stdio_transport(
+    *, frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD
+) -> AsyncGenerator[Transport]:
+    """A transport over this process's own stdin and stdout.
+
+    The protocol gets private duplicates of descriptors 0 and 1, and descriptor 1 is
+    pointed at stderr, so a stray ``print`` in plugin code lands in the logs instead of
+    corrupting the channel.
+    """
+    sys.stdout.flush()
+    protocol_in = os.dup(0)
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)
+    async with pipe_transport(
+        protocol_in, protocol_out, frame_threshold=frame_threshold
+    ) as transport:
+        yield transport
