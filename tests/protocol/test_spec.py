@@ -1,0 +1,68 @@
+"""Typed action declarations: validation, dialect aliases, streaming, result parsing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from langbot_plugin.protocol import ActionSpec, ActionTable, Params, Result
+from langbot_plugin.rpc import InvalidParamsError, RequestContext, RPCSession
+from langbot_plugin.rpc.transport_memory import memory_pair
+
+pytestmark = pytest.mark.anyio
+
+
+class AddParams(Params):
+    a: int
+    b: int = 0
+
+
+class AddResult(Result):
+    total: int
+
+
+ADD = ActionSpec("add_numbers", AddParams, AddResult, aliases=("sum_numbers",))
+COUNT = ActionSpec("count_up", AddParams, AddResult, stream=True)
+
+
+def build_table() -> ActionTable:
+    table = ActionTable()
+
+    @table.on(ADD)
+    async def add(params: AddParams, ctx: RequestContext) -> AddResult:
+        return AddResult(total=params.a + params.b, dialect=ctx.request.action)
+
+    @table.on(COUNT)
+    async def count(params: AddParams, ctx: RequestContext) -> AsyncIterator[AddResult]:
+        for i in range(params.a):
+            yield AddResult(total=i)
+
+    return table
+
+
+async def test_typed_call_both_dialect_names() -> None:
+    a, b = memory_pair()
+    async with RPCSession(a).running() as client, RPCSession(b, build_table()).running():
+        result = await ADD.call(client, AddParams(a=2, b=3, added_by_newer_host=True))
+        assert result.total == 5
+        assert result.model_extra == {"dialect": "add_numbers"}
+        old = await ADD.call(client, {"a": 1}, name="sum_numbers")
+        assert (old.total, old.model_extra) == (1, {"dialect": "sum_numbers"})
+        items = [item.total async for item in COUNT.iterate(client, {"a": 4})]
+        assert items == [0, 1, 2, 3]
+
+
+async def test_invalid_params_name_the_field() -> None:
+    a, b = memory_pair()
+    async with RPCSession(a).running() as client, RPCSession(b, build_table()).running():
+        with pytest.raises(InvalidParamsError) as info:
+            await client.call("add_numbers", {"a": "not a number"})
+        assert info.value.details["errors"][0]["loc"] == "a"
+        assert await client.call("add_numbers", {"a": 1}) == {"total": 1, "dialect": "add_numbers"}
+
+
+def test_a_name_cannot_be_registered_twice() -> None:
+    table = build_table()
+    with pytest.raises(ValueError, match="twice"):
+        table.add(ActionSpec("sum_numbers", AddParams, AddResult), build_table().resolve)
