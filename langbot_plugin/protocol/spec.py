@@ -114,7 +114,7 @@ class ActionSpec(Generic[P, R]):
         *,
         name: str | None = None,
         context: dict[str, Any] | None = None,
-        timeout: float | None | UseDefault = USE_DEFAULT,
+        timeout: float | UseDefault | None = USE_DEFAULT,
     ) -> R:
         """Call this (unary) action on the peer; ``name`` picks a dialect alias."""
         data = await session.call(
@@ -129,7 +129,7 @@ class ActionSpec(Generic[P, R]):
         *,
         name: str | None = None,
         context: dict[str, Any] | None = None,
-        timeout: float | None | UseDefault = USE_DEFAULT,
+        timeout: float | UseDefault | None = USE_DEFAULT,
     ) -> AsyncGenerator[R]:
         """Call this streaming action and yield its items as models.
 
