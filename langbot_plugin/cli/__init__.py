@@ -1,0 +1,61 @@
+"""``lbp``: the command-line front end.
+
+Only :mod:`argparse` is imported up front; each subcommand's module is imported when
+that subcommand runs, so ``lbp --help`` and ``lbp ver`` stay fast.
+
+The host also starts the daemons as ``python -m langbot_plugin.cli.__init__ rt -s`` and
+``python -m langbot_plugin.cli.__init__ box -s --ws-control-port N``; the guard at the
+bottom keeps those entry points working.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+__all__ = ["COMMANDS", "main"]
+
+# name -> (module, one-line help). Each module has ``main(argv: list[str]) -> int``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "rt": ("langbot_plugin.cli.cmd_rt", "run the plugin runtime daemon"),
+    "box": ("box_runtime.cli", "run the Box sandbox runtime daemon (and manage its image)"),
+    "run": ("langbot_plugin.cli.cmd_run", "run the plugin in this folder against a runtime"),
+    "demo": ("langbot_plugin.cli.cmd_demo", "start the daemons and drive an example AgentRunner"),
+    "ver": ("langbot_plugin.cli.cmd_ver", "print the SDK version"),
+}
+
+_USAGE = "usage: lbp <command> [options]\n\ncommands:\n"
+
+
+def _help() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items()]
+    return _USAGE + "\n".join(lines) + "\n\nRun 'lbp <command> --help' for a command's options.\n"
+
+
+def _load(module: str) -> Callable[[list[str]], int]:
+    import importlib
+
+    entry: Callable[[list[str]], int] = importlib.import_module(module).main
+    return entry
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(_help())
+        return 0 if args else 2
+    if args[0] in ("-v", "--version"):
+        args[0] = "ver"
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        sys.stderr.write(f"lbp: unknown command {name!r}\n\n{_help()}")
+        return 2
+    try:
+        return _load(COMMANDS[name][0])(rest)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
