@@ -1,0 +1,189 @@
+"""A client for ``lbp rt``'s control connection, shaped after the released host."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langbot_plugin.protocol import control_link as ctl
+from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.scope import ActionScope, bridge_binding
+from langbot_plugin.rpc import Dispatcher, RPCSession, Transport
+from langbot_plugin.rpc.transport_ws import connect_ws
+
+__all__ = ["PluginRuntimeClient", "default_workspace"]
+
+TOKEN_HEADER = "X-LangBot-Plugin-Runtime-Token"
+
+
+def default_workspace(workspace_uuid: str | None = None) -> ActionScope:
+    """An OSS-style workspace scope (``instance_<X>`` / ``<X>``, generation 1)."""
+    ws = workspace_uuid or str(uuid.uuid4())
+    return ActionScope(instance_uuid=f"instance_{ws}", workspace_uuid=ws, placement_generation=1)
+
+
+class PluginRuntimeClient:
+    """Typed calls to a plugin runtime, scoped to one workspace."""
+
+    def __init__(self, session: RPCSession, workspace: ActionScope) -> None:
+        self.session = session
+        self.workspace = workspace
+        bridge = bridge_binding(workspace)
+        assert bridge is not None
+        self.bridge = bridge
+
+    @classmethod
+    @asynccontextmanager
+    async def over(
+        cls,
+        transport: Transport,
+        services: Dispatcher | None,
+        *,
+        workspace: ActionScope | None = None,
+        handshake: bool = True,
+    ) -> AsyncGenerator[PluginRuntimeClient]:
+        """Run a client over ``transport``, serving ``services`` to the runtime."""
+        async with RPCSession(transport, services, name="runtime").running() as session:
+            client = cls(session, workspace or default_workspace())
+            if handshake:
+                await client.handshake()
+            yield client
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls,
+        url: str,
+        services: Dispatcher | None,
+        *,
+        token: str | None = None,
+        workspace: ActionScope | None = None,
+        handshake: bool = True,
+    ) -> AsyncGenerator[PluginRuntimeClient]:
+        headers = {TOKEN_HEADER: token} if token else None
+        async with (
+            connect_ws(url, headers=headers) as transport,
+            cls.over(transport, services, workspace=workspace, handshake=handshake) as client,
+        ):
+            yield client
+
+    # ------------------------------------------------------------------ handshake
+
+    async def handshake(self, config: ctl.RuntimeConfig | None = None) -> None:
+        """What the released host does on every (re)connect."""
+        await self.session.call("__ping", timeout=10)
+        cfg = config or ctl.RuntimeConfig(
+            runtime_identity={
+                "instance_uuid": self.workspace.instance_uuid,
+                "runtime_id": f"{self.workspace.instance_uuid}:plugin-runtime",
+            },
+            runtime_profile="oss_dev",
+        )
+        await ctl.SET_RUNTIME_CONFIG.call(self.session, cfg, timeout=10)
+        await self.list_plugins()
+        await ctl.RECONCILE_PLUGIN_INSTALLATIONS.call(
+            self.session, ctl.ReconcileParams(), timeout=300
+        )
+
+    def _context(self, scope: ActionScope | None) -> dict[str, Any]:
+        return (scope or self.bridge).as_context()
+
+    # ------------------------------------------------------------------ actions
+
+    async def get_debug_key(self) -> str:
+        info = await ctl.GET_DEBUG_INFO.call(
+            self.session, context=self.workspace.workspace_context(), timeout=10
+        )
+        return info.plugin_debug_key
+
+    async def list_plugins(self, scope: ActionScope | None = None) -> list[PluginContainer]:
+        result = await ctl.LIST_PLUGINS.call(self.session, context=self._context(scope))
+        return result.plugins
+
+    async def get_plugin_info(
+        self, author: str, name: str, scope: ActionScope | None = None
+    ) -> PluginContainer | None:
+        result = await ctl.GET_PLUGIN_INFO.call(
+            self.session, {"author": author, "plugin_name": name}, context=self._context(scope)
+        )
+        return result.plugin
+
+    async def list_runners(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
+        result = await ctl.LIST_RUNNERS.call(
+            self.session, {"include_plugins": None}, context=self._context(scope)
+        )
+        return result.runners
+
+    async def run_runner(
+        self,
+        author: str,
+        name: str,
+        runner: str,
+        context: dict[str, Any],
+        *,
+        scope: ActionScope | None = None,
+        timeout: float | None = 300.0,
+    ) -> AsyncGenerator[dict[str, Any]]:
+        """Yield a run's results; closing the generator early cancels the run."""
+        params = {
+            "plugin_author": author,
+            "plugin_name": name,
+            "runner_name": runner,
+            "context": context,
+        }
+        async for item in ctl.RUN_RUNNER.iterate(
+            self.session, params, context=self._context(scope), timeout=timeout
+        ):
+            yield item.model_dump()
+
+    async def list_commands(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
+        result = await ctl.LIST_COMMANDS.call(
+            self.session, {"include_plugins": None}, context=self._context(scope)
+        )
+        return [c.model_dump() for c in result.commands]
+
+    async def execute_command(
+        self, command_context: dict[str, Any], *, scope: ActionScope | None = None
+    ) -> list[dict[str, Any]]:
+        params = {"command_context": command_context, "include_plugins": None}
+        return [
+            item.model_dump()
+            async for item in ctl.EXECUTE_COMMAND.iterate(
+                self.session, params, context=self._context(scope), timeout=180
+            )
+        ]
+
+    async def list_tools(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
+        result = await ctl.LIST_TOOLS.call(
+            self.session, {"include_plugins": None}, context=self._context(scope)
+        )
+        return [t.model_dump() for t in result.tools]
+
+    async def call_tool(
+        self,
+        tool_name: str,
+        parameters: dict[str, Any],
+        *,
+        scope: ActionScope | None = None,
+        **extra: Any,
+    ) -> Any:
+        params = {
+            "tool_name": tool_name,
+            "tool_parameters": parameters,
+            "include_plugins": None,
+            **extra,
+        }
+        result = await ctl.CALL_TOOL.call(
+            self.session, params, context=self._context(scope), timeout=180
+        )
+        return result.tool_response
+
+    async def emit_event(
+        self, event_context: dict[str, Any], *, scope: ActionScope | None = None
+    ) -> ctl.HostEmitEventResult:
+        params = {"event_context": event_context, "include_plugins": None}
+        return await ctl.EMIT_EVENT.call(
+            self.session, params, context=self._context(scope), timeout=180
+        )

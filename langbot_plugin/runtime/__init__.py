@@ -1,0 +1,1 @@
+"""``lbp rt``: the plugin runtime daemon (control server, debug server, plugin links)."""

@@ -1,0 +1,170 @@
+"""``lbp rt``: the plugin runtime daemon.
+
+Serves the host's control connection (WebSocket ``/control/ws`` on 5400, or stdio with
+``-s``) and plugins under development (WebSocket ``/plugin/debug/ws`` on 5401), with
+``/healthz`` on both ports. Stops on SIGTERM/SIGINT, or when the host closes stdio.
+"""
+
+from __future__ import annotations
+
+import hmac
+import http
+import logging
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from websockets.asyncio.server import Server
+from websockets.http11 import Request as HTTPRequest
+
+from langbot_plugin.rpc import RPCSession, Transport
+from langbot_plugin.rpc.transport_ws import AuthDecision, serve_ws
+from langbot_plugin.runtime.control import ControlConnection
+from langbot_plugin.runtime.link import PluginLink
+from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
+
+__all__ = ["CONTROL_PATH", "DEBUG_KEY_HEADER", "DEBUG_PATH", "TOKEN_HEADER", "PluginRuntime"]
+
+logger = logging.getLogger("langbot_plugin.runtime")
+
+CONTROL_PATH = "/control/ws"
+DEBUG_PATH = "/plugin/debug/ws"
+TOKEN_HEADER = "X-LangBot-Plugin-Runtime-Token"
+DEBUG_KEY_HEADER = "X-LangBot-Plugin-Debug-Key"
+
+
+def _healthz() -> tuple[http.HTTPStatus, str]:
+    return http.HTTPStatus.OK, "ok\n"
+
+
+class PluginRuntime:
+    """The daemon: state plus the servers that feed it."""
+
+    def __init__(self, options: RuntimeOptions) -> None:
+        options.check()
+        self.options = options
+        self.state = RuntimeState(options)
+        self.servers: list[Server] = []
+        self._stopped = anyio.Event()
+        self._started = anyio.Event()
+
+    # ----------------------------------------------------------------- connections
+
+    async def serve_control(self, transport: Transport, name: str = "host") -> None:
+        connection = ControlConnection(self.state)
+        session = RPCSession(transport, connection, name=name)
+        try:
+            await session.serve()
+        finally:
+            connection.closed(session)
+
+    def _authorize_control(self, request: HTTPRequest) -> AuthDecision:
+        token = self.options.control_token
+        if token is None:
+            return None
+        presented = request.headers.get(TOKEN_HEADER, "")
+        if hmac.compare_digest(presented.encode(), token.encode()):
+            return None
+        return http.HTTPStatus.UNAUTHORIZED, f"missing or wrong {TOKEN_HEADER}"
+
+    def _authorize_debug(self, request: HTTPRequest) -> AuthDecision:
+        presented = request.headers.get(DEBUG_KEY_HEADER, "")
+        if presented and self.state.debug_keys.lookup(presented) is not None:
+            return None
+        return (
+            http.HTTPStatus.UNAUTHORIZED,
+            "invalid or expired plugin debug key: copy a fresh one from the LangBot "
+            "plugin debug page into PLUGIN_DEBUG_KEY",
+        )
+
+    async def _on_control(self, transport: Transport, request: HTTPRequest) -> None:
+        await self.serve_control(transport, name=f"host@{request.headers.get('Host', '?')}")
+
+    async def _on_debug(self, transport: Transport, request: HTTPRequest) -> None:
+        key = self.state.debug_keys.lookup(request.headers.get(DEBUG_KEY_HEADER, ""))
+        if key is None:  # expired between the upgrade and now
+            return
+        await PluginLink(self.state, key).serve(transport, name="debug-plugin")
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def wait_started(self) -> None:
+        await self._started.wait()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    async def run(self) -> None:
+        opts = self.options
+        routes: dict[str, Callable[[], tuple[http.HTTPStatus, str]]] = {"/healthz": _healthz}
+        self.servers.append(
+            await serve_ws(
+                self._on_debug,
+                opts.host,
+                opts.debug_port,
+                paths=frozenset({DEBUG_PATH}),
+                authorize=self._authorize_debug,
+                http_routes=routes,
+            )
+        )
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_signals, tg.cancel_scope)
+                if opts.stdio:
+                    tg.start_soon(self._serve_stdio)
+                else:
+                    self.servers.append(
+                        await serve_ws(
+                            self._on_control,
+                            opts.host,
+                            opts.control_port,
+                            paths=frozenset({CONTROL_PATH}),
+                            authorize=self._authorize_control,
+                            http_routes=routes,
+                        )
+                    )
+                logger.info(
+                    "plugin runtime up: control %s, debug ws://%s:%d%s",
+                    "stdio"
+                    if opts.stdio
+                    else f"ws://{opts.host}:{opts.control_port}{CONTROL_PATH}",
+                    opts.host,
+                    opts.debug_port,
+                    DEBUG_PATH,
+                )
+                self._started.set()
+                await self._stopped.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._shutdown()
+
+    async def _serve_stdio(self) -> None:
+        from langbot_plugin.rpc.transport_stdio import process_stdio_transport
+
+        async with process_stdio_transport() as transport:
+            await self.serve_control(transport, name="host-stdio")
+        logger.info("host closed the stdio control channel; stopping")
+        self.stop()
+
+    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for received in signals:
+                logger.info("received %s; stopping", signal.Signals(received).name)
+                self.stop()
+                return
+
+    async def _shutdown(self) -> None:
+        for server in self.servers:
+            server.close()
+        with anyio.move_on_after(10):
+            async with anyio.create_task_group() as tg:
+                for handle in list(self.state.registry):
+                    tg.start_soon(self._retire, handle)
+        for server in self.servers:
+            with anyio.move_on_after(5):
+                await server.wait_closed()
+
+    async def _retire(self, handle: Any) -> None:
+        await self.state.retire(handle, reason="stopped with the runtime")

@@ -1,0 +1,199 @@
+"""The host's control connection: the handshake gate and the host -> runtime actions.
+
+Until ``set_runtime_config`` arrives on a connection, every other action on it is
+answered with ``not_ready`` (the session itself answers ``__ping``). Requests are
+scoped by their envelope context (see :mod:`langbot_plugin.runtime.plugins`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langbot_plugin.protocol import control_link as host
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.protocol.spec import ActionTable, Empty
+from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RPCSession
+from langbot_plugin.runtime.dispatch import (
+    call_tool,
+    emit_event,
+    execute_command,
+    list_runners,
+    run_runner,
+)
+from langbot_plugin.runtime.state import RuntimeState
+
+__all__ = ["ControlConnection"]
+
+logger = logging.getLogger("langbot_plugin.runtime.control")
+
+
+def _scope(ctx: RequestContext) -> ActionScope:
+    return ActionScope.from_context(ctx.context)
+
+
+class ControlConnection:
+    """The dispatcher of one host control connection."""
+
+    def __init__(self, state: RuntimeState) -> None:
+        self.state = state
+        self.configured = False
+        self.table = ActionTable()
+        self._register()
+
+    def resolve(self, action: str) -> Route | None:
+        route = self.table.resolve(action)
+        if route is None or self.configured or action == host.SET_RUNTIME_CONFIG.name:
+            return route
+        return _NOT_READY_STREAM if route.stream else _NOT_READY
+
+    def closed(self, session: RPCSession) -> None:
+        self.state.upstream.detach(session)
+
+    # ----------------------------------------------------------------- handlers
+
+    def _register(self) -> None:
+        t = self.table
+        t.add(host.SET_RUNTIME_CONFIG, self.set_runtime_config)
+        t.add(host.LIST_PLUGINS, self.list_plugins)
+        t.add(host.GET_PLUGIN_INFO, self.get_plugin_info)
+        t.add(host.RECONCILE_PLUGIN_INSTALLATIONS, self.reconcile)
+        t.add(host.APPLY_PLUGIN_INSTALLATION, self.apply_installation)
+        t.add(host.REMOVE_PLUGIN_INSTALLATION, self.remove_installation)
+        t.add(host.GET_DEBUG_INFO, self.get_debug_info)
+        t.add(host.LIST_RUNNERS, self.list_runners)
+        t.add(host.RUN_RUNNER, self.run_runner)
+        t.add(host.LIST_COMMANDS, self.list_commands)
+        t.add(host.EXECUTE_COMMAND, self.execute_command)
+        t.add(host.LIST_TOOLS, self.list_tools)
+        t.add(host.CALL_TOOL, self.call_tool)
+        t.add(host.EMIT_EVENT, self.emit_event)
+
+    async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
+        self.configured = True
+        self.state.upstream.attach(ctx.session, params)
+        logger.info(
+            "host connected (profile %s, instance %s)",
+            params.runtime_profile,
+            params.runtime_identity.get("instance_uuid"),
+        )
+        return Empty()
+
+    async def list_plugins(
+        self, params: host.ScopedListParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins)
+        return {"plugins": [h.describe().model_dump(mode="json") for h in handles]}
+
+    async def get_plugin_info(self, params: host.PluginRef, ctx: RequestContext) -> dict[str, Any]:
+        handle = self.state.registry.find(params.plugin_identity, _scope(ctx))
+        plugin: PluginContainer | None = handle.describe() if handle is not None else None
+        return {"plugin": plugin.model_dump(mode="json") if plugin is not None else None}
+
+    async def reconcile(
+        self, params: host.ReconcileParams, ctx: RequestContext
+    ) -> host.ReconcileResult:
+        result = host.ReconcileResult()
+        for desired in params.installations:
+            binding = ActionScope.model_validate(desired.binding)
+            uuid = binding.installation_uuid
+            if uuid is None:
+                continue
+            handle = self.state.registry.by_installation(uuid)
+            if handle is None:
+                result.missing_artifacts.append(uuid)
+                continue
+            handle.container.enabled = desired.enabled
+            result.applied.append(uuid)
+        return result
+
+    async def apply_installation(
+        self, params: host.ApplyInstallationParams, ctx: RequestContext
+    ) -> host.ApplyInstallationResult:
+        scope = _scope(ctx)
+        uuid = scope.installation_uuid
+        if uuid is None:
+            raise NotReadyError("apply_plugin_installation needs an installation binding context")
+        if params.artifact_file_key is not None:
+            ctx.session.files.discard(params.artifact_file_key)
+            return host.ApplyInstallationResult(
+                installation_uuid=uuid,
+                state="failed",
+                error_code="not_supported",
+                message="this runtime does not install plugin packages yet",
+            )
+        handle = self.state.registry.by_installation(uuid)
+        if handle is None:
+            return host.ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
+        handle.container.enabled = params.enabled
+        return host.ApplyInstallationResult(
+            installation_uuid=uuid, state="running" if params.enabled else "disabled"
+        )
+
+    async def remove_installation(self, params: Empty, ctx: RequestContext) -> Empty:
+        uuid = _scope(ctx).installation_uuid
+        handle = self.state.registry.by_installation(uuid) if uuid else None
+        if handle is not None:
+            await self.state.retire(handle)
+        return Empty()
+
+    async def get_debug_info(self, params: Empty, ctx: RequestContext) -> host.DebugInfo:
+        key = self.state.debug_keys.issue(_scope(ctx))
+        return host.DebugInfo(
+            plugin_debug_key=key.key,
+            expires_at=key.expires_at_iso,
+            ws_debug_port=self.state.options.debug_port,
+        )
+
+    async def list_runners(
+        self, params: host.ScopedListParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        return {"runners": list_runners(self.state.registry, _scope(ctx), params.include_plugins)}
+
+    def run_runner(
+        self, params: host.HostRunRunnerParams, ctx: RequestContext
+    ) -> AsyncIterator[dict[str, Any]]:
+        return run_runner(self.state.registry, _scope(ctx), params)
+
+    async def list_commands(
+        self, params: host.ScopedListParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins, ready_only=True)
+        return {"commands": [c.model_dump() for h in handles for c in h.components("Command")]}
+
+    def execute_command(
+        self, params: host.HostExecuteCommandParams, ctx: RequestContext
+    ) -> AsyncIterator[dict[str, Any]]:
+        return execute_command(self.state.registry, _scope(ctx), params)
+
+    async def list_tools(
+        self, params: host.ScopedListParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins, ready_only=True)
+        return {"tools": [c.model_dump() for h in handles for c in h.components("Tool")]}
+
+    async def call_tool(
+        self, params: host.HostCallToolParams, ctx: RequestContext
+    ) -> plug.CallToolResult:
+        return await call_tool(self.state.registry, _scope(ctx), params)
+
+    async def emit_event(
+        self, params: host.HostEmitEventParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        return await emit_event(self.state.registry, _scope(ctx), params)
+
+
+async def _refuse(ctx: RequestContext) -> dict[str, Any]:
+    raise NotReadyError(f"{ctx.request.action} refused: set_runtime_config must come first")
+
+
+async def _refuse_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+    raise NotReadyError(f"{ctx.request.action} refused: set_runtime_config must come first")
+    yield {}  # pragma: no cover - makes this an async generator
+
+
+_NOT_READY = Route(_refuse)
+_NOT_READY_STREAM = Route(_refuse_stream, stream=True)

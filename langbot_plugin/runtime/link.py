@@ -1,0 +1,131 @@
+"""The runtime's side of one plugin connection (a debug plugin or a worker).
+
+Before ``register_plugin`` completes, the only thing a plugin may do is register;
+afterwards its calls are forwarded to the host under its own binding. Registration
+of a debug plugin follows the released host's order: create and read the plugin's
+settings at the host, initialize the plugin with them, read back its container,
+and only then answer.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import re
+from typing import Any
+
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.protocol.containers import PluginSettings
+from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, INITIALIZE_PLUGIN_SETTINGS
+from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc import (
+    InvalidParamsError,
+    NotReadyError,
+    PermissionDeniedError,
+    RequestContext,
+    Route,
+    RouteTable,
+    RPCSession,
+    Transport,
+    UnauthenticatedError,
+)
+from langbot_plugin.runtime.debug_keys import DebugKey
+from langbot_plugin.runtime.forwarding import forwarding_routes, local_routes
+from langbot_plugin.runtime.plugins import PluginHandle
+from langbot_plugin.runtime.state import RuntimeState
+
+__all__ = ["PluginLink"]
+
+logger = logging.getLogger("langbot_plugin.runtime.link")
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+#: Time a plugin gets for its own ``initialize`` (the reference allowed 15 s in total).
+INITIALIZE_TIMEOUT = 120.0
+HOST_WAIT_SECONDS = 30.0
+
+
+class PluginLink:
+    """Serves one plugin connection; ``debug_key`` is the key it authenticated with."""
+
+    def __init__(self, state: RuntimeState, debug_key: DebugKey) -> None:
+        self.state = state
+        self.debug_key = debug_key
+        self.handle: PluginHandle | None = None
+        self.table = RouteTable(
+            register_plugin=Route(self._register_route),
+            **forwarding_routes(self.current, state.upstream),
+            **local_routes(self.current, state.registry),
+        )
+
+    def current(self) -> PluginHandle:
+        if self.handle is None:
+            raise NotReadyError("call register_plugin first")
+        return self.handle
+
+    async def serve(self, transport: Transport, name: str) -> None:
+        session = RPCSession(transport, self.table, name=name, file_chunk_bytes=1 << 20)
+        try:
+            await session.serve()
+        finally:
+            if self.handle is not None and self.handle.session is session:
+                self.state.registry.remove(self.handle)
+                logger.info("plugin %s disconnected", self.handle.identity)
+
+    async def _register_route(self, ctx: RequestContext) -> dict[str, Any]:
+        params = plug.REGISTER_PLUGIN.parse_params(ctx.data)
+        await self.register(params, ctx.session)
+        return {}
+
+    async def register(
+        self, params: plug.RegisterPluginParams, session: RPCSession
+    ) -> PluginHandle:
+        if params.prod_mode:
+            raise PermissionDeniedError("production registration is not accepted on the debug port")
+        presented = params.plugin_debug_key
+        if presented and not hmac.compare_digest(presented.encode(), self.debug_key.key.encode()):
+            raise UnauthenticatedError(
+                "the debug key in register_plugin differs from the one presented"
+            )
+        container = params.plugin_container
+        for label, value in (("author", container.author), ("name", container.name)):
+            if not _NAME.match(value):
+                raise InvalidParamsError(f"plugin {label} {value!r} must be 1-128 of [A-Za-z0-9_-]")
+
+        host = await self.state.upstream.wait(timeout=HOST_WAIT_SECONDS)
+        workspace = self.debug_key.scope
+        scope_context = workspace.workspace_context() or None
+        who = {"plugin_author": container.author, "plugin_name": container.name}
+        await INITIALIZE_PLUGIN_SETTINGS.call(
+            host, {**who, "install_source": "debug", "install_info": {}}, context=scope_context
+        )
+        settings: PluginSettings = await GET_PLUGIN_SETTINGS.call(host, who, context=scope_context)
+        binding = ActionScope.model_validate(
+            {**workspace.workspace_context(), "installation_uuid": settings.installation_uuid}
+        )
+        handle = PluginHandle(
+            session=session,
+            container=container,
+            debug=True,
+            workspace=workspace,
+            binding=binding,
+            settings=settings,
+        )
+        self.handle = handle  # its initialize() may already call the host
+        await initialize(handle)
+        replaced = self.state.registry.add(handle)
+        if replaced is not None and replaced.session is not session:
+            replaced.session.close()
+        logger.info(
+            "debug plugin %s registered (%d components)", handle.identity, len(container.components)
+        )
+        return handle
+
+
+async def initialize(handle: PluginHandle) -> None:
+    """Give the plugin its settings, then read back what it became."""
+    await plug.INITIALIZE_PLUGIN.call(
+        handle.session,
+        {"plugin_settings": handle.settings.model_dump(mode="json")},
+        timeout=INITIALIZE_TIMEOUT,
+    )
+    handle.container = await plug.GET_PLUGIN_CONTAINER.call(handle.session, timeout=30.0)

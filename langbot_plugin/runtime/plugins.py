@@ -1,0 +1,156 @@
+"""Plugins the runtime serves, and which of them a host request addresses.
+
+A :class:`PluginHandle` is one live plugin process (a debug plugin connected through
+``lbp run``, or an installed plugin's worker): its RPC session, what it reported about
+itself, its settings, and the scope it acts in. The host addresses plugins by envelope
+context: debug plugins answer under their workspace's *bridge* installation, installed
+plugins under their own installation; a request without a context (older or local
+hosts) addresses every plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langbot_plugin.protocol.containers import ManifestDump, PluginContainer, PluginSettings
+from langbot_plugin.protocol.scope import ActionScope, bridge_installation_uuid
+from langbot_plugin.rpc import RPCSession
+
+__all__ = ["PluginHandle", "PluginRegistry"]
+
+
+@dataclass(eq=False)
+class PluginHandle:
+    session: RPCSession
+    container: PluginContainer
+    debug: bool
+    workspace: ActionScope
+    binding: ActionScope
+    settings: PluginSettings = field(default_factory=PluginSettings)
+    order: int = 0
+
+    @property
+    def identity(self) -> str:
+        return self.container.identity
+
+    @property
+    def author(self) -> str:
+        return self.container.author
+
+    @property
+    def name(self) -> str:
+        return self.container.name
+
+    @property
+    def ready(self) -> bool:
+        return self.container.enabled and self.container.status == "initialized"
+
+    def host_context(self) -> dict[str, Any] | None:
+        """The envelope context for calls made to the host on this plugin's behalf."""
+        context = self.binding.as_context()
+        return context or None
+
+    def addressed_by(self, scope: ActionScope) -> bool:
+        if scope.workspace_uuid is not None and (
+            self.workspace.workspace_uuid is not None
+            and scope.workspace_key != self.workspace.workspace_key
+        ):
+            return False
+        if scope.installation_uuid is None:
+            return True
+        if self.debug:
+            if scope.instance_uuid is None or scope.workspace_uuid is None:
+                return False
+            bridge = bridge_installation_uuid(scope.instance_uuid, scope.workspace_uuid)
+            return scope.installation_uuid == bridge
+        return scope.installation_uuid == self.binding.installation_uuid
+
+    def components(self, *kinds: str) -> list[ManifestDump]:
+        """Components of these kinds, owned by the plugin's identity (as the host expects)."""
+        return [
+            c.model_copy(update={"owner": self.identity})
+            for c in self.container.components_of(*kinds)
+        ]
+
+    def describe(self) -> PluginContainer:
+        """What the host sees: the plugin's own report plus the runtime's view of it."""
+        owned = [
+            entry.model_copy(
+                update={"manifest": entry.manifest.model_copy(update={"owner": self.identity})}
+            )
+            for entry in self.container.components
+        ]
+        return self.container.model_copy(
+            update={
+                "debug": self.debug,
+                "install_source": self.settings.install_source,
+                "install_info": self.settings.install_info,
+                "priority": self.settings.priority,
+                "plugin_config": self.settings.plugin_config,
+                "components": owned,
+            }
+        )
+
+
+class PluginRegistry:
+    """Live plugins, at most one per identity and workspace."""
+
+    def __init__(self) -> None:
+        self._handles: list[PluginHandle] = []
+        self._counter = 0
+
+    def __iter__(self) -> Iterator[PluginHandle]:
+        return iter(list(self._handles))
+
+    def __len__(self) -> int:
+        return len(self._handles)
+
+    def add(self, handle: PluginHandle) -> PluginHandle | None:
+        """Register ``handle``; return the handle it replaces, if any."""
+        self._counter += 1
+        handle.order = self._counter
+        replaced = next(
+            (
+                h
+                for h in self._handles
+                if h.identity == handle.identity
+                and h.workspace.workspace_key == handle.workspace.workspace_key
+            ),
+            None,
+        )
+        if replaced is not None:
+            self._handles.remove(replaced)
+        self._handles.append(handle)
+        return replaced
+
+    def remove(self, handle: PluginHandle) -> None:
+        if handle in self._handles:
+            self._handles.remove(handle)
+
+    def in_scope(
+        self,
+        scope: ActionScope,
+        include_plugins: list[str] | None = None,
+        *,
+        ready_only: bool = False,
+    ) -> list[PluginHandle]:
+        """Plugins a request with ``scope`` addresses, highest priority first."""
+        chosen = [
+            h
+            for h in self._handles
+            if h.addressed_by(scope)
+            and (include_plugins is None or h.identity in include_plugins)
+            and (h.ready or not ready_only)
+        ]
+        chosen.sort(key=lambda h: (-h.settings.priority, h.order))
+        return chosen
+
+    def find(self, identity: str, scope: ActionScope) -> PluginHandle | None:
+        return next((h for h in self.in_scope(scope) if h.identity == identity), None)
+
+    def by_installation(self, installation_uuid: str) -> PluginHandle | None:
+        return next(
+            (h for h in self._handles if h.binding.installation_uuid == installation_uuid), None
+        )

@@ -1,0 +1,75 @@
+"""The runtime's shared state and options."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.rpc import RPCError
+from langbot_plugin.runtime.debug_keys import DebugKeys
+from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
+from langbot_plugin.runtime.upstream import Upstream
+
+__all__ = ["CONTROL_TOKEN_ENV", "RuntimeOptions", "RuntimeState", "is_loopback"]
+
+logger = logging.getLogger("langbot_plugin.runtime")
+
+CONTROL_TOKEN_ENV = "LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class RuntimeOptions:
+    host: str = "127.0.0.1"
+    control_port: int = 5400
+    debug_port: int = 5401
+    stdio: bool = False
+    control_token: str | None = field(
+        default_factory=lambda: os.environ.get(CONTROL_TOKEN_ENV) or None
+    )
+    data_dir: Path = field(default_factory=lambda: Path("data"))
+    pypi_index_url: str | None = None
+    pypi_trusted_hosts: tuple[str, ...] = ()
+
+    def check(self) -> None:
+        """Refuse an unauthenticated control port beyond loopback."""
+        if not self.stdio and not is_loopback(self.host) and not self.control_token:
+            raise ValueError(
+                f"refusing to serve the control port on {self.host} without a token: set "
+                f"{CONTROL_TOKEN_ENV} (at least 32 characters) or bind 127.0.0.1"
+            )
+
+
+class RuntimeState:
+    """Everything the connections of one runtime share."""
+
+    def __init__(self, options: RuntimeOptions) -> None:
+        self.options = options
+        self.registry = PluginRegistry()
+        self.upstream = Upstream()
+        self.debug_keys = DebugKeys()
+
+    async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:
+        """Forget a plugin and tell its process to stop (bounded, best effort)."""
+        self.registry.remove(handle)
+        logger.info("plugin %s %s", handle.identity, reason)
+        with anyio.move_on_after(5):
+            try:
+                await plug.SHUTDOWN.call(handle.session, timeout=5.0)
+            except RPCError:
+                pass
+        handle.session.close()
