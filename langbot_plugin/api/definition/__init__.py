@@ -1,0 +1,1 @@
+"""What plugin authors subclass: the plugin class and its component kinds."""

@@ -1,0 +1,137 @@
+"""Manifest models: ``manifest.yaml`` of a plugin and the YAML of each component.
+
+Every manifest has ``apiVersion``, ``kind``, ``metadata`` and ``spec``; a component
+with code adds ``execution.python.{path, attr}`` (``path`` relative to the YAML's
+folder). The raw mapping is kept as written (unknown keys included) and travels to
+the host as is; the typed views below are for plugin code and tools.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from langbot_plugin.protocol.containers import ManifestDump
+
+__all__ = [
+    "ComponentManifest",
+    "Execution",
+    "I18nString",
+    "Metadata",
+    "PythonExecution",
+    "is_manifest",
+]
+
+REQUIRED_KEYS = ("apiVersion", "kind", "metadata", "spec")
+
+
+def is_manifest(data: object) -> bool:
+    """Whether a parsed YAML document is a manifest (has the four top-level keys)."""
+    return isinstance(data, dict) and all(key in data for key in REQUIRED_KEYS)
+
+
+class I18nString(BaseModel):
+    """A text in several languages; ``en_US`` is required, other locales are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    en_US: str
+    zh_Hans: str | None = None
+    zh_Hant: str | None = None
+    ja_JP: str | None = None
+    th_TH: str | None = None
+    vi_VN: str | None = None
+    es_ES: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if isinstance(v, str)}
+
+
+class Metadata(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    label: I18nString
+    description: I18nString = I18nString(en_US="")
+    version: str | None = None
+    icon: str = ""
+    author: str | None = None
+    repository: str | None = None
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _missing_description(cls, value: Any) -> Any:
+        return {"en_US": ""} if value is None else value
+
+    @field_validator("icon", mode="before")
+    @classmethod
+    def _missing_icon(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+
+class PythonExecution(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    path: str
+    attr: str
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        cleaned = value[2:] if value.startswith("./") else value
+        normalized = posixpath.normpath(cleaned)
+        if posixpath.isabs(normalized) or normalized.startswith(".."):
+            raise ValueError(f"execution path {value!r} must stay inside the plugin")
+        return normalized
+
+
+class Execution(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    python: PythonExecution
+
+
+class ComponentManifest(ManifestDump):
+    """A manifest with typed views of its parts."""
+
+    @classmethod
+    def is_component_manifest(cls, data: object) -> bool:
+        return is_manifest(data)
+
+    @property
+    def typed_metadata(self) -> Metadata:
+        return Metadata.model_validate(self.manifest.get("metadata") or {})
+
+    @property
+    def execution(self) -> Execution | None:
+        raw = self.manifest.get("execution")
+        return Execution.model_validate(raw) if raw else None
+
+    @property
+    def rel_dir(self) -> str:
+        return posixpath.dirname(self.rel_path)
+
+    @property
+    def module_path(self) -> str | None:
+        """The Python file of the component, relative to the plugin root."""
+        execution = self.execution
+        if execution is None:
+            return None
+        return posixpath.normpath(posixpath.join(self.rel_dir, execution.python.path))
+
+    @property
+    def icon_rel_path(self) -> str | None:
+        icon = self.typed_metadata.icon
+        return posixpath.join(self.rel_dir, icon) if icon else None
+
+    def to_plain_dict(self) -> dict[str, Any]:
+        meta = self.typed_metadata
+        return {
+            "name": meta.name,
+            "label": meta.label.to_dict(),
+            "description": meta.description.to_dict(),
+            "icon": meta.icon,
+            "spec": self.manifest.get("spec"),
+        }

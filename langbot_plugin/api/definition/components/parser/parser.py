@@ -1,0 +1,22 @@
+"""Parsers: turn an uploaded document into text and sections."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import TYPE_CHECKING
+
+from langbot_plugin.api.definition.components.base import BaseComponent
+
+if TYPE_CHECKING:
+    from langbot_plugin.api.entities.builtin.rag.models import ParseContext, ParseResult
+
+__all__ = ["Parser"]
+
+
+class Parser(BaseComponent):
+    """Implement :meth:`parse`; ``spec.supported_mime_types`` lists what it accepts."""
+
+    __kind__ = "Parser"
+
+    @abstractmethod
+    async def parse(self, context: ParseContext) -> ParseResult: ...

@@ -1,0 +1,96 @@
+"""``lbp run``: connect a plugin folder to a runtime's debug port and keep it there.
+
+Registers with the key from ``PLUGIN_DEBUG_KEY``, re-registers after the runtime
+restarts, and stops with a clear error when the key is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from websockets.exceptions import InvalidStatus, InvalidURI
+
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.rpc import (
+    NotReadyError,
+    PermissionDeniedError,
+    RPCError,
+    RPCSession,
+    UnauthenticatedError,
+)
+from langbot_plugin.rpc.transport_ws import connect_ws
+from langbot_plugin.worker.loader import LoadedPlugin
+from langbot_plugin.worker.service import PluginService
+
+__all__ = ["DEBUG_KEY_HEADER", "DebugClient", "KeyRefusedError"]
+
+logger = logging.getLogger("langbot_plugin.run")
+
+DEBUG_KEY_HEADER = "X-LangBot-Plugin-Debug-Key"
+REGISTER_TIMEOUT = 300.0
+
+
+class KeyRefusedError(Exception):
+    """The runtime refused the debug key; retrying cannot help."""
+
+
+@dataclass
+class DebugClient:
+    root: Path
+    url: str
+    key: str
+    retry_max_seconds: float = 5.0
+
+    async def run_once(self, loaded: LoadedPlugin) -> None:
+        """One connection: register, then serve until the runtime goes away."""
+        service = PluginService(loaded)
+        try:
+            async with connect_ws(self.url, headers={DEBUG_KEY_HEADER: self.key}) as transport:
+                session = RPCSession(
+                    transport, service.table, name="runtime", file_chunk_bytes=1 << 20
+                )
+                async with session.running():
+                    await plug.REGISTER_PLUGIN.call(
+                        session,
+                        {
+                            "plugin_container": loaded.container().model_dump(mode="json"),
+                            "prod_mode": False,
+                            "plugin_debug_key": self.key,
+                        },
+                        timeout=REGISTER_TIMEOUT,
+                    )
+                    logger.info("plugin %s registered at %s", loaded.identity, self.url)
+                    await session.wait_closed()
+        except InvalidStatus as exc:
+            if exc.response.status_code in (401, 403):
+                body = (
+                    exc.response.body.decode("utf-8", "replace").strip()
+                    if exc.response.body
+                    else ""
+                )
+                raise KeyRefusedError(body or "the runtime refused the debug key") from None
+            raise
+
+    async def run(self) -> None:
+        """Serve forever, reconnecting with backoff; raises :class:`KeyRefusedError`."""
+        loaded = LoadedPlugin(self.root)
+        delay = 0.5
+        while True:
+            try:
+                await self.run_once(loaded)
+                logger.info("runtime connection closed; reconnecting")
+                delay = 0.5
+            except (UnauthenticatedError, PermissionDeniedError) as exc:
+                raise KeyRefusedError(exc.message) from None
+            except InvalidURI as exc:
+                raise KeyRefusedError(f"bad runtime URL {self.url!r}: {exc}") from None
+            except NotReadyError as exc:
+                logger.warning("runtime not ready (%s); retrying", exc.message)
+            except (OSError, TimeoutError, InvalidStatus, RPCError) as exc:
+                logger.warning("cannot reach the runtime at %s (%s); retrying", self.url, exc)
+            await anyio.sleep(delay)
+            delay = min(self.retry_max_seconds, delay * 2)
+            loaded.reload()

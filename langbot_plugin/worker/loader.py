@@ -1,0 +1,187 @@
+"""Importing and instantiating a plugin and its components.
+
+The plugin folder goes first on ``sys.path`` so a plugin's own packages import the
+way they do in its tests; each component module is imported by its dotted path
+relative to the folder. :meth:`LoadedPlugin.reload` forgets every module loaded from
+the folder, so edited and newly added files are picked up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langbot_plugin.api.definition.components import (
+    AgentRunner,
+    BaseComponent,
+    Command,
+    EventListener,
+    KnowledgeEngine,
+    Page,
+    Parser,
+    Tool,
+)
+from langbot_plugin.api.definition.components.manifest import ComponentManifest
+from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage, load_plugin
+from langbot_plugin.api.definition.plugin import BasePlugin
+from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
+
+__all__ = ["KIND_BASES", "LoadedComponent", "LoadedPlugin"]
+
+logger = logging.getLogger("langbot_plugin.worker")
+
+#: Each manifest kind and the class its component must subclass, in initialization order.
+KIND_BASES: dict[str, type[BaseComponent]] = {
+    "EventListener": EventListener,
+    "Tool": Tool,
+    "Command": Command,
+    "KnowledgeEngine": KnowledgeEngine,
+    "Parser": Parser,
+    "Page": Page,
+    "AgentRunner": AgentRunner,
+    "Runner": AgentRunner,
+}
+
+
+def _module_name(relative_file: str) -> str:
+    path = relative_file[:-3] if relative_file.endswith(".py") else relative_file
+    return path.replace("/", ".")
+
+
+@dataclass
+class LoadedComponent:
+    manifest: ComponentManifest
+    instance: BaseComponent | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.manifest.kind
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+
+class LoadedPlugin:
+    """A plugin folder, and (after :meth:`initialize`) live instances of its code."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.package: PluginPackage = load_plugin(self.root)
+        self.components = [LoadedComponent(m) for m in self.package.components]
+        self.plugin: BasePlugin | None = None
+        self.settings = PluginSettings()
+        self.status = "unmounted"
+
+    @property
+    def identity(self) -> str:
+        return self.package.identity
+
+    def of_kind(self, *kinds: str) -> list[LoadedComponent]:
+        return [c for c in self.components if c.kind in kinds]
+
+    def find(self, kinds: tuple[str, ...], name: str) -> LoadedComponent | None:
+        return next((c for c in self.of_kind(*kinds) if c.name == name), None)
+
+    # ----------------------------------------------------------------- importing
+
+    def _import(self, relative_file: str, attr: str, base: type[Any]) -> type[Any]:
+        root = str(self.root)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        module_name = _module_name(relative_file)
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise ManifestError(
+                f"cannot import {relative_file}: {type(exc).__name__}: {exc}"
+            ) from exc
+        cls = getattr(module, attr, None)
+        if not (isinstance(cls, type) and issubclass(cls, base)):
+            raise ManifestError(f"{relative_file}: {attr} must be a subclass of {base.__name__}")
+        return cls
+
+    def reload(self) -> None:
+        """Re-read the folder and forget its imported modules (for hot reload)."""
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if file and Path(file).resolve().is_relative_to(self.root):
+                del sys.modules[name]
+        importlib.invalidate_caches()
+        self.package = load_plugin(self.root)
+        self.components = [LoadedComponent(m) for m in self.package.components]
+        self.plugin = None
+        self.status = "mounted"
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def initialize(self, settings: PluginSettings, channel: Any) -> None:
+        """Instantiate the plugin and every component, and run their ``initialize``."""
+        self.settings = settings
+        execution = self.package.manifest.execution
+        if execution is None:
+            raise ManifestError("manifest.yaml needs execution.python.path and attr")
+        plugin_cls = self._import(execution.python.path, execution.python.attr, BasePlugin)
+        plugin = plugin_cls()
+        plugin.config = dict(settings.plugin_config)
+        plugin.plugin_runtime_handler = channel
+        await plugin.initialize()
+        self.plugin = plugin
+        ordered = sorted(
+            self.components,
+            key=lambda c: list(KIND_BASES).index(c.kind) if c.kind in KIND_BASES else 99,
+        )
+        for component in ordered:
+            base = KIND_BASES.get(component.kind)
+            if base is None:
+                logger.warning(
+                    "%s: unknown component kind %s", component.manifest.rel_path, component.kind
+                )
+                continue
+            component.instance = await self._instantiate(component, base, plugin, channel)
+        self.status = "initialized"
+
+    async def _instantiate(
+        self,
+        component: LoadedComponent,
+        base: type[BaseComponent],
+        plugin: BasePlugin,
+        channel: Any,
+    ) -> BaseComponent:
+        path = component.manifest.module_path
+        execution = component.manifest.execution
+        cls: type[BaseComponent] = base
+        if path is not None and execution is not None:
+            cls = self._import(path, execution.python.attr, base)
+        instance = cls()
+        if isinstance(instance, AgentRunner):
+            instance.bind_runtime(
+                plugin_runtime_handler=channel,
+                plugin_config=self.settings.plugin_config,
+                plugin_identity=self.identity,
+            )
+            schema = type(instance).get_config_schema()
+            spec = component.manifest.manifest.get("spec")
+            if schema and isinstance(spec, dict) and not spec.get("config"):
+                spec["config"] = schema
+        else:
+            instance.plugin = plugin
+        await instance.initialize()
+        return instance
+
+    def container(self) -> PluginContainer:
+        """How this plugin describes itself to the runtime."""
+        return PluginContainer.model_validate(
+            {
+                "manifest": self.package.manifest.model_dump(),
+                "enabled": self.settings.enabled,
+                "priority": self.settings.priority,
+                "plugin_config": self.settings.plugin_config,
+                "status": self.status,
+                "components": [{"manifest": c.manifest.model_dump()} for c in self.components],
+            }
+        )

@@ -1,0 +1,153 @@
+"""Running an AgentRunner for one ``run_runner`` call.
+
+The worker is the single place that numbers results (``sequence`` 1, 2, ...). It
+enforces the run's ``deadline_at`` around each step of the runner (never across a
+yield), closes the runner's generator as soon as the run ends, is cancelled or times
+out, and turns every failure into one clear ``run.failed``:
+
+* ``runner.context_invalid``, ``runner.not_found``, ``runner.not_initialized``;
+* ``runner.timeout`` (retryable) when the deadline passes;
+* ``runner.exception`` when the runner raises; ``runner.invalid_result`` when it
+  yields something that is not a result.
+
+A final message is delivered once: if the runner already sent ``message.completed``,
+the same message is dropped from a later ``run.completed``. A run that ends without
+a terminal result gets a ``run.completed``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from langbot_plugin.protocol.runners import RUNNER_KINDS, run_failed
+from langbot_plugin.worker.loader import LoadedPlugin
+
+__all__ = ["TERMINAL_TYPES", "run_agent"]
+
+TERMINAL_TYPES = frozenset({"run.completed", "run.failed"})
+
+
+def _as_item(result: object, run_id: str) -> dict[str, Any] | None:
+    if isinstance(result, BaseModel):
+        item = result.model_dump(mode="json")
+    elif isinstance(result, dict):
+        item = dict(result)  # pyright: ignore[reportUnknownArgumentType]
+    else:
+        return None
+    if not isinstance(item.get("type"), str):
+        return None
+    item.setdefault("data", {})
+    item.setdefault("usage", None)
+    item.setdefault("timestamp", None)
+    item["run_id"] = item.get("run_id") or run_id
+    return item
+
+
+def _remaining(deadline: float | None) -> float:
+    return math.inf if deadline is None else deadline - time.time()
+
+
+async def run_agent(
+    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
+) -> AsyncGenerator[dict[str, Any]]:
+    from langbot_plugin.api.definition.components import AgentRunner
+    from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext
+
+    run_id = str(context.get("run_id") or "")
+    try:
+        ctx = AgentRunContext.model_validate(context)
+    except ValidationError as exc:
+        yield run_failed(
+            run_id, "runner.context_invalid", f"invalid run context: {exc}", sequence=1
+        )
+        return
+    component = loaded.find(RUNNER_KINDS, runner_name)
+    if component is None:
+        yield run_failed(run_id, "runner.not_found", f"no runner named {runner_name!r}", sequence=1)
+        return
+    runner = component.instance
+    if not isinstance(runner, AgentRunner):
+        yield run_failed(
+            run_id, "runner.not_initialized", f"runner {runner_name} is not loaded", sequence=1
+        )
+        return
+
+    deadline = ctx.runtime.deadline_at
+    sequence = 0
+    completed_message: Any = None
+    results = runner.run(ctx)
+    try:
+        while True:
+            remaining = _remaining(deadline)
+            step_done = False
+            result: object = None
+            with anyio.move_on_after(max(0.0, remaining)):
+                try:
+                    result = await anext(results)
+                except StopAsyncIteration:
+                    result = None
+                step_done = True
+            if not step_done:
+                yield run_failed(
+                    run_id,
+                    "runner.timeout",
+                    "the runner passed its deadline",
+                    retryable=True,
+                    sequence=sequence + 1,
+                )
+                return
+            if result is None:
+                break
+            item = _as_item(result, run_id)
+            if item is None:
+                yield run_failed(
+                    run_id,
+                    "runner.invalid_result",
+                    f"runner yielded {type(result).__name__}, not an AgentRunResult",
+                    sequence=sequence + 1,
+                )
+                return
+            kind = item["type"]
+            data = item["data"] if isinstance(item["data"], dict) else {}
+            if kind == "message.completed":
+                completed_message = data.get("message")
+            elif kind == "run.completed" and completed_message is not None:
+                if data.get("message") == completed_message or _same_text(
+                    data.get("message"), completed_message
+                ):
+                    item["data"] = {k: v for k, v in data.items() if k != "message"}
+            sequence += 1
+            item["sequence"] = sequence
+            yield item
+            if kind in TERMINAL_TYPES:
+                return
+    except Exception as exc:
+        yield run_failed(
+            run_id, "runner.exception", f"{type(exc).__name__}: {exc}", sequence=sequence + 1
+        )
+        return
+    finally:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await results.aclose()
+    sequence += 1
+    yield {
+        "run_id": run_id,
+        "type": "run.completed",
+        "data": {"finish_reason": "stop"},
+        "usage": None,
+        "sequence": sequence,
+        "timestamp": int(time.time()),
+    }
+
+
+def _same_text(a: Any, b: Any) -> bool:
+    def text(message: Any) -> Any:
+        return message.get("content") if isinstance(message, dict) else message
+
+    return a is not None and text(a) == text(b)

@@ -1,0 +1,129 @@
+"""The runtime -> plugin actions a worker serves, over its loaded plugin."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.spec import ActionTable, Empty
+from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext
+from langbot_plugin.worker.loader import LoadedPlugin
+from langbot_plugin.worker.runs import run_agent
+
+__all__ = ["PluginService"]
+
+logger = logging.getLogger("langbot_plugin.worker")
+
+
+class PluginService:
+    """Builds the action table for one loaded plugin; ``on_shutdown`` is called on request."""
+
+    def __init__(self, loaded: LoadedPlugin) -> None:
+        self.loaded = loaded
+        self.shutdown_requested = False
+        self.table = ActionTable()
+        t = self.table
+        t.add(plug.INITIALIZE_PLUGIN, self.initialize_plugin)
+        t.add(plug.GET_PLUGIN_CONTAINER, self.get_plugin_container)
+        t.add(plug.RUN_RUNNER, self.run_runner)
+        t.add(plug.EXECUTE_COMMAND, self.execute_command)
+        t.add(plug.CALL_TOOL, self.call_tool)
+        t.add(plug.EMIT_EVENT, self.emit_event)
+        t.add(plug.SHUTDOWN, self.shutdown)
+
+    def _require_initialized(self) -> None:
+        if self.loaded.status != "initialized":
+            raise NotReadyError(f"plugin {self.loaded.identity} is not initialized yet")
+
+    async def initialize_plugin(
+        self, params: plug.InitializePluginParams, ctx: RequestContext
+    ) -> Empty:
+        if self.loaded.status == "initialized":
+            self.loaded.reload()
+        await self.loaded.initialize(params.plugin_settings, ctx.session)
+        logger.info("plugin %s initialized", self.loaded.identity)
+        return Empty()
+
+    async def get_plugin_container(self, params: Empty, ctx: RequestContext) -> PluginContainer:
+        return self.loaded.container()
+
+    def run_runner(
+        self, params: plug.RunRunnerParams, ctx: RequestContext
+    ) -> AsyncIterator[dict[str, Any]]:
+        self._require_initialized()
+        return run_agent(self.loaded, params.runner_name, params.context)
+
+    async def execute_command(
+        self, params: plug.ExecuteCommandParams, ctx: RequestContext
+    ) -> AsyncIterator[dict[str, Any]]:
+        from langbot_plugin.api.definition.components import Command
+        from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
+
+        self._require_initialized()
+        context = ExecuteContextProxy.model_validate(
+            {**params.command_context, "plugin_runtime_handler": ctx.session}
+        )
+        component = self.loaded.find(("Command",), context.command)
+        if component is None or not isinstance(component.instance, Command):
+            raise NotFoundError(f"no command {context.command!r} in {self.loaded.identity}")
+        async for reply in component.instance._execute(context):  # pyright: ignore[reportPrivateUsage]
+            yield {"command_response": reply.model_dump(mode="json")}
+
+    async def call_tool(
+        self, params: plug.CallToolParams, ctx: RequestContext
+    ) -> plug.CallToolResult:
+        from langbot_plugin.api.definition.components import Tool
+
+        self._require_initialized()
+        component = self.loaded.find(("Tool",), params.tool_name)
+        if component is None or not isinstance(component.instance, Tool):
+            raise NotFoundError(f"no tool {params.tool_name!r} in {self.loaded.identity}")
+        tool = component.instance
+        accepted = inspect.signature(tool.call).parameters
+        if "session" in accepted and "query_id" in accepted:
+            from langbot_plugin.api.entities.builtin.provider.session import Session
+
+            kwargs: dict[str, Any] = {
+                "session": Session.model_validate(params.session or {}),
+                "query_id": params.query_id if params.query_id is not None else 0,
+            }
+            if "query_uuid" in accepted:
+                kwargs["query_uuid"] = params.query_uuid
+            result = await tool.call(params.tool_parameters, **kwargs)
+        else:
+            result = await tool.call(params.tool_parameters)  # type: ignore[call-arg]
+        return plug.CallToolResult(tool_response=result)
+
+    async def emit_event(
+        self, params: plug.EmitEventParams, ctx: RequestContext
+    ) -> plug.EmitEventResult:
+        from langbot_plugin.api.definition.components import EventListener
+        from langbot_plugin.api.proxies.event_context import EventContextProxy
+
+        self._require_initialized()
+        event_context = EventContextProxy.model_validate(
+            {**params.event_context, "plugin_runtime_handler": ctx.session}
+        )
+        emitted = False
+        for component in self.loaded.of_kind("EventListener"):
+            listener = component.instance
+            if not isinstance(listener, EventListener):
+                continue
+            for handler in listener.handlers_for(type(event_context.event)):
+                emitted = True
+                await handler(event_context)
+                if event_context.is_prevent_postorder:
+                    break
+            if event_context.is_prevent_postorder:
+                break
+        return plug.EmitEventResult(
+            emitted=emitted, event_context=event_context.model_dump(mode="json")
+        )
+
+    async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:
+        self.shutdown_requested = True
+        return Empty()
