@@ -78,16 +78,20 @@ async def run_agent(
         )
         return
 
-    deadline = ctx.runtime.deadline_at
+    async for item in _drive(runner.run(ctx), run_id, ctx.runtime.deadline_at):
+        yield item
+
+
+async def _drive(
+    results: AsyncGenerator[Any], run_id: str, deadline: float | None
+) -> AsyncGenerator[dict[str, Any]]:
     sequence = 0
     completed_message: Any = None
-    results = runner.run(ctx)
     try:
         while True:
-            remaining = _remaining(deadline)
             step_done = False
             result: object = None
-            with anyio.move_on_after(max(0.0, remaining)):
+            with anyio.move_on_after(max(0.0, _remaining(deadline))):
                 try:
                     result = await anext(results)
                 except StopAsyncIteration:
@@ -106,44 +110,42 @@ async def run_agent(
                 break
             item = _as_item(result, run_id)
             if item is None:
-                yield run_failed(
-                    run_id,
-                    "runner.invalid_result",
-                    f"runner yielded {type(result).__name__}, not an AgentRunResult",
-                    sequence=sequence + 1,
-                )
+                reason = f"runner yielded {type(result).__name__}, not an AgentRunResult"
+                yield run_failed(run_id, "runner.invalid_result", reason, sequence=sequence + 1)
                 return
-            kind = item["type"]
-            data = item["data"] if isinstance(item["data"], dict) else {}
-            if kind == "message.completed":
-                completed_message = data.get("message")
-            elif kind == "run.completed" and completed_message is not None:
-                if data.get("message") == completed_message or _same_text(
-                    data.get("message"), completed_message
-                ):
-                    item["data"] = {k: v for k, v in data.items() if k != "message"}
+            completed_message = _deliver_final_once(item, completed_message)
             sequence += 1
             item["sequence"] = sequence
             yield item
-            if kind in TERMINAL_TYPES:
+            if item["type"] in TERMINAL_TYPES:
                 return
     except Exception as exc:
-        yield run_failed(
-            run_id, "runner.exception", f"{type(exc).__name__}: {exc}", sequence=sequence + 1
-        )
+        reason = f"{type(exc).__name__}: {exc}"
+        yield run_failed(run_id, "runner.exception", reason, sequence=sequence + 1)
         return
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await results.aclose()
-    sequence += 1
     yield {
         "run_id": run_id,
         "type": "run.completed",
         "data": {"finish_reason": "stop"},
         "usage": None,
-        "sequence": sequence,
+        "sequence": sequence + 1,
         "timestamp": int(time.time()),
     }
+
+
+def _deliver_final_once(item: dict[str, Any], completed_message: Any) -> Any:
+    """Remember a completed message; drop its repeat from ``run.completed``."""
+    data = item["data"] if isinstance(item["data"], dict) else {}
+    if item["type"] == "message.completed":
+        return data.get("message")
+    repeated = data.get("message")
+    if item["type"] == "run.completed" and completed_message is not None and repeated is not None:
+        if repeated == completed_message or _same_text(repeated, completed_message):
+            item["data"] = {k: v for k, v in data.items() if k != "message"}
+    return completed_message
 
 
 def _same_text(a: Any, b: Any) -> bool:

@@ -72,9 +72,8 @@ def _candidates(root: Path, components: dict[str, Any]) -> list[Path]:
     for group, sources in components.items():
         if not isinstance(sources, dict):
             raise ManifestError(f"spec.components.{group} must be a mapping")
-        for entry in sources.get("fromDirs") or []:
-            if isinstance(entry, str):
-                entry = {"path": entry}
+        for raw_entry in sources.get("fromDirs") or []:
+            entry = {"path": raw_entry} if isinstance(raw_entry, str) else raw_entry
             directory = _inside(root, str(entry.get("path", "")), f"{group} fromDirs path")
             depth = int(entry.get("maxDepth", 1))
             if not directory.is_dir():

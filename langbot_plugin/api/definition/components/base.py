@@ -21,10 +21,10 @@ class BaseComponent(ABC):
     __kind__: ClassVar[str] = ""
     plugin: BasePlugin
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # noqa: B027 - subclasses may call super().__init__()
         pass
 
-    async def initialize(self) -> None:
+    async def initialize(self) -> None:  # noqa: B027 - optional hook
         """Called once after construction; override to set things up."""
 
     def get_plugin_config(self) -> dict[str, Any]:
