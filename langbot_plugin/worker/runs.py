@@ -142,9 +142,11 @@ def _deliver_final_once(item: dict[str, Any], completed_message: Any) -> Any:
     if item["type"] == "message.completed":
         return data.get("message")
     repeated = data.get("message")
-    if item["type"] == "run.completed" and completed_message is not None and repeated is not None:
-        if repeated == completed_message or _same_text(repeated, completed_message):
-            item["data"] = {k: v for k, v in data.items() if k != "message"}
+    is_repeat = repeated is not None and (
+        repeated == completed_message or _same_text(repeated, completed_message)
+    )
+    if item["type"] == "run.completed" and completed_message is not None and is_repeat:
+        item["data"] = {k: v for k, v in data.items() if k != "message"}
     return completed_message
 
 
