@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from langbot_plugin.protocol.host_link import FORWARDED, SCOPE_FIELDS, Forward, Owner
-from langbot_plugin.rpc import NotReadyError, RequestContext, Route
+from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RouteTable
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
+from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.upstream import Upstream
 
 __all__ = ["HandleSource", "forwarding_routes", "local_routes", "prepare_payload"]
@@ -100,3 +101,10 @@ def local_routes(current: HandleSource, registry: PluginRegistry) -> dict[str, R
         "list_tools": Route(list_tools),
         "list_plugins_manifest": Route(list_plugins_manifest),
     }
+
+
+def plugin_routes(current: HandleSource, state: RuntimeState) -> RouteTable:
+    """Everything a registered plugin may call on the runtime."""
+    return RouteTable(
+        **forwarding_routes(current, state.upstream), **local_routes(current, state.registry)
+    )

@@ -24,7 +24,7 @@ class PluginService:
 
     def __init__(self, loaded: LoadedPlugin) -> None:
         self.loaded = loaded
-        self.shutdown_requested = False
+        self.stopping = False
         self.table = ActionTable()
         t = self.table
         t.add(plug.INITIALIZE_PLUGIN, self.initialize_plugin)
@@ -125,5 +125,7 @@ class PluginService:
         )
 
     async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:
-        self.shutdown_requested = True
+        """The runtime is about to close this link; nothing is accepted afterwards."""
+        self.stopping = True
+        logger.info("plugin %s: runtime asked to shut down", self.loaded.identity)
         return Empty()
