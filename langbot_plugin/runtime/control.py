@@ -26,6 +26,7 @@ from langbot_plugin.runtime.dispatch import (
 )
 from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.targeted import listing_routes, targeted_routes
 from langbot_plugin.runtime.workers import RestartPolicy
 
 __all__ = ["ControlConnection"]
@@ -75,6 +76,8 @@ class ControlConnection:
         t.add(host.CALL_TOOL, self.call_tool)
         t.add(host.EMIT_EVENT, self.emit_event)
         t.add(host.GET_PLUGIN_LOGS, self.get_plugin_logs)
+        for name, route in {**targeted_routes(self.state), **listing_routes(self.state)}.items():
+            t.add_route(name, route)
 
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
         self.configured = True
