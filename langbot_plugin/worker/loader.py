@@ -182,6 +182,16 @@ class LoadedPlugin:
                 "priority": self.settings.priority,
                 "plugin_config": self.settings.plugin_config,
                 "status": self.status,
-                "components": [{"manifest": c.manifest.model_dump()} for c in self.components],
+                "components": [
+                    {"manifest": c.manifest.model_dump(), "component_config": _config_of(c)}
+                    for c in self.components
+                ],
             }
         )
+
+
+def _config_of(component: LoadedComponent) -> dict[str, Any]:
+    """Facts about a live component the runtime lists without calling it."""
+    if isinstance(component.instance, KnowledgeEngine):
+        return {"capabilities": type(component.instance).get_capabilities()}
+    return {}
