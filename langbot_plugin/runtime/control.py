@@ -168,7 +168,7 @@ class ControlConnection:
     def run_runner(
         self, params: host.HostRunRunnerParams, ctx: RequestContext
     ) -> AsyncIterator[dict[str, Any]]:
-        return run_runner(self.state.registry, _scope(ctx), params)
+        return run_runner(self.state.registry, self.state.live_runs, _scope(ctx), params)
 
     async def list_commands(
         self, params: host.ScopedListParams, ctx: RequestContext
