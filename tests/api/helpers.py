@@ -87,6 +87,8 @@ class HostPeer:
     streams: dict[str, list[Any]] = field(default_factory=dict)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     cancelled: anyio.Event = field(default_factory=anyio.Event)
+    #: The host's own session (to push files back), set by :func:`connected`.
+    session: RPCSession | None = None
 
     def actions(self) -> list[str]:
         return [action for action, _ in self.calls]
@@ -150,6 +152,7 @@ async def connected(peer: HostPeer) -> AsyncGenerator[RPCSession]:
     """A plugin-side :class:`RPCSession` connected to ``peer`` over memory transports."""
     plugin_end, host_end = memory_pair()
     host = RPCSession(host_end, peer.dispatcher(), name="host")
+    peer.session = host
     plugin = RPCSession(plugin_end, name="plugin")
     async with host.running(), plugin.running():
         yield plugin
