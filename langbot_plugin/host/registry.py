@@ -71,6 +71,8 @@ class RunSession:
     cancel_requested_at: float | None = None
     usage: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    #: The effective prompt the host prepared for the run (what ``get_prompt`` returns).
+    prompt: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     steering: SteeringQueue = field(default_factory=SteeringQueue)
     events: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
@@ -150,6 +152,7 @@ class RunRegistry:
         deadline_at: float | None = None,
         event_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        prompt: list[dict[str, Any]] | None = None,
     ) -> RunSession:
         """Open a live run; a ``run_id`` already known is a :class:`ConflictError`."""
         if not run_id:
@@ -170,6 +173,7 @@ class RunRegistry:
             ledger_id=self._ids,
             event_id=event_id,
             metadata=dict(metadata or {}),
+            prompt=list(prompt or []),
         )
         self._runs[run_id] = session
         return session
