@@ -26,6 +26,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import ValidationError
+
 from langbot_plugin.host.errors import RunNotOwnedError
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
 from langbot_plugin.host.scripted import HostTool, ScriptedModel
@@ -136,7 +138,10 @@ class LocalHost:
     def _identify(self, ctx: RequestContext) -> str | None:
         claimed = ctx.data.get("caller_plugin_identity")
         claimed = claimed if isinstance(claimed, str) and claimed else None
-        installation = ActionScope.from_context(ctx.context).installation_uuid
+        try:
+            installation = ActionScope.from_context(ctx.context).installation_uuid
+        except ValidationError:
+            installation = None
         bound = next(
             (
                 identity

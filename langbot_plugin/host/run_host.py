@@ -144,6 +144,7 @@ class RunHost:
         ``state_scopes`` limits the state scopes the run may use (default: all);
         ``prompt`` is what ``get_prompt`` answers.
         """
+        self.registry.expire()  # time out overdue runs, forget the oldest finished ones
         context_options.setdefault("langbot_version", self.langbot_version)
         context = build_run_context(text, clock=self.clock, **context_options)
         scope = RunScope.from_context(context, binding_id)
