@@ -96,9 +96,8 @@ def component_routes(loaded: LoadedPlugin) -> dict[str, Route]:  # noqa: PLR0915
             body=ctx.data.get("body"),
             caller=ctx.data.get("caller"),
         )
-        response = await component.instance.handle_api(request)
-        if not isinstance(response, PageResponse):
-            response = PageResponse.ok(response)
+        raw: Any = await component.instance.handle_api(request)  # plugin code may return anything
+        response = raw if isinstance(raw, PageResponse) else PageResponse.ok(raw)
         return response.model_dump(mode="json")
 
     async def retrieve(ctx: RequestContext) -> dict[str, Any]:

@@ -159,13 +159,15 @@ class LoadedPlugin:
             cls = self._import(path, execution.python.attr, base)
         instance = cls()
         if isinstance(instance, AgentRunner):
+            spec = component.manifest.manifest.get("spec")
+            permissions = spec.get("permissions") if isinstance(spec, dict) else None
             instance.bind_runtime(
                 plugin_runtime_handler=channel,
                 plugin_config=self.settings.plugin_config,
                 plugin_identity=self.identity,
+                permissions=permissions if isinstance(permissions, dict) else None,
             )
             schema = type(instance).get_config_schema()
-            spec = component.manifest.manifest.get("spec")
             if schema and isinstance(spec, dict) and not spec.get("config"):
                 spec["config"] = schema
         else:

@@ -256,7 +256,7 @@ class QuotaExceededError(rpc.RPCError):
         (rpc.TooManyRequestsError("busy"), "rate_limited", True),
         (rpc.NotSupportedError("later"), "not_supported", False),
         (ValueError("boom"), "runtime_error", False),
-        (QuotaExceededError("over"), "host.action_error", False),
+        (QuotaExceededError("over"), "test_quota", False),
     ],
 )
 async def test_host_errors_map_to_stable_codes(
@@ -292,11 +292,18 @@ async def test_an_unknown_action_and_a_lost_connection() -> None:
         assert (caught.value.code, caught.value.retryable) == ("runtime_error", True)
 
 
-def test_errors_from_reference_peers_and_other_channels() -> None:
+def test_errors_from_reference_peers_the_runtime_and_other_channels() -> None:
     reference = map_rpc_error("invoke_llm", rpc.RemoteError("ValueError: model gone"))
     assert (reference.code, str(reference)) == ("host.action_error", "ValueError: model gone")
     coded = map_rpc_error("invoke_llm", rpc.RemoteError("x", remote_code="rate_limited"))
     assert (coded.code, coded.retryable) == ("rate_limited", True)
+    for runtime_code in ("run_not_live", "run_not_owned", "resource_not_granted"):
+        refused = map_rpc_error("call_tool", rpc.RemoteError("no", remote_code=runtime_code))
+        assert isinstance(refused, PermissionDeniedError)
+        assert refused.code == runtime_code
+    late = map_rpc_error("call_tool", rpc.RemoteError("late", remote_code="deadline_exceeded"))
+    assert not isinstance(late, PermissionDeniedError)
+    assert (late.code, late.retryable) == ("deadline_exceeded", True)
     assert map_rpc_error("a", TimeoutError()).code == "deadline_exceeded"
     assert map_rpc_error("a", ConnectionResetError("gone")).code == "runtime_error"
 

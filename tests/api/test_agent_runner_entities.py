@@ -161,3 +161,14 @@ def test_host_answers_ignore_unknown_fields() -> None:
     assert ar.AgentRun.model_validate({"run_id": "r", "status": "running"}).status == (
         ar.AgentRunStatus.RUNNING
     )
+
+
+def test_the_07_names_alias_the_05_classes() -> None:
+    from langbot_plugin.api.entities.builtin import runner
+
+    assert runner.RunnerContext is ar.AgentRunContext
+    assert runner.RunnerResult is ar.AgentRunResult
+    assert runner.RunnerResultType is ar.AgentRunResultType
+    assert runner.RunnerManifest is RunnerManifest
+    assert set(ar.__all__) < set(runner.__all__)
+    assert all(hasattr(runner, name) for name in runner.__all__)

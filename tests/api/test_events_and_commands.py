@@ -178,3 +178,36 @@ def test_session_times_accept_epochs_datetimes_and_iso_strings() -> None:
     again = Session.model_validate({**SESSION, "create_time": session.create_time})
     assert again.model_dump()["create_time"] == SESSION["create_time"]
     assert session.model_dump()["launcher_type"] == "group"
+
+
+def test_query_reads_its_event_by_type_and_dumps_the_wire_subset() -> None:
+    from langbot_plugin.api.entities.builtin.pipeline.query import Query
+
+    query = Query.model_validate(
+        {
+            "query_id": 4,
+            "launcher_type": "person",
+            "launcher_id": "u1",
+            "sender_id": "u1",
+            "message_event": FRIEND_MESSAGE,
+            "message_chain": FRIEND_MESSAGE["message_chain"],
+            "bot_uuid": "b",
+            "session": {**SESSION, "launcher_type": "person", "bot_uuid": None},
+            "variables": {"k": 1},
+        }
+    )
+    assert isinstance(query.message_event, platform_events.FriendMessage)
+    assert query.session is not None
+    assert query.session.bot_uuid == "b"  # taken from the query
+    assert query.instance_uuid == "i-1"  # taken from the message event
+    query.set_variable("n", 2)
+    assert query.get_variables() == {"k": 1, "n": 2}
+    assert query.get_variable("missing") is None
+    dumped = query.model_dump()
+    assert list(dumped) == [
+        "instance_uuid", "workspace_uuid", "placement_generation", "query_id",
+        "launcher_type", "launcher_id", "sender_id", "message_event", "message_chain",
+        "bot_uuid", "pipeline_uuid", "pipeline_config", "session", "messages", "prompt",
+    ]  # fmt: skip
+    assert dumped["message_event"]["sender"]["nickname"] == "Ann"
+    assert dumped["message_chain"][0] == {"type": "Plain", "text": "hi"}

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from langbot_plugin.api.entities.builtin.platform import _media as media
 from langbot_plugin.api.entities.builtin.platform import message as m
 from tests.conftest import free_port
 
@@ -174,7 +175,7 @@ async def test_image_bytes_from_url_with_a_size_cap(monkeypatch: pytest.MonkeyPa
     try:
         base = f"http://127.0.0.1:{port}"
         assert await m.Image(url=f"{base}/small").get_bytes() == (b"img", "image/gif")
-        monkeypatch.setattr(m, "MAX_IMAGE_BYTES", 1024)
+        monkeypatch.setattr(media, "MAX_IMAGE_BYTES", 1024)
         with pytest.raises(ValueError, match="exceeds the 1024-byte limit"):
             await m.Image(url=f"{base}/huge").get_bytes()
     finally:

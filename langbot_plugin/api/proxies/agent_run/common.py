@@ -36,6 +36,7 @@ from langbot_plugin.api.proxies.channel import Channel
 from langbot_plugin.rpc import errors as rpc
 
 __all__ = [
+    "PERMISSION_CODES",
     "RESOURCE_KINDS",
     "AgentRunProxyBase",
     "PermissionDeniedError",
@@ -51,9 +52,10 @@ RESOURCE_KINDS: dict[str, tuple[str, frozenset[str]]] = {
     "knowledge_base": ("knowledge_bases", frozenset({"list", "retrieve"})),
 }
 
-#: RPC error code -> (run API code, retryable).
-_RPC_CODES: dict[str, tuple[str, bool]] = {
+#: Wire code (our RPC layer's or the runtime's) -> (run API code, retryable).
+_WIRE_CODES: dict[str, tuple[str, bool]] = {
     rpc.RPCTimeoutError.code: ("deadline_exceeded", True),
+    "deadline_exceeded": ("deadline_exceeded", True),
     rpc.ConnectionClosedError.code: ("runtime_error", True),
     rpc.CallCancelledError.code: ("cancelled", False),
     rpc.PermissionDeniedError.code: ("permission_denied", False),
@@ -65,34 +67,53 @@ _RPC_CODES: dict[str, tuple[str, bool]] = {
     rpc.MessageTooLargeError.code: ("payload_too_large", False),
     rpc.TooManyRequestsError.code: ("rate_limited", True),
     rpc.NotReadyError.code: ("runtime_error", True),
-    rpc.ConflictError.code: ("conflict", False),
     rpc.MalformedMessageError.code: ("host.malformed_response", False),
     rpc.InternalError.code: ("runtime_error", False),
 }
+#: Refusals by the runtime's run authorization (kept as they are) or the host.
+PERMISSION_CODES = frozenset(
+    {
+        "permission_denied",
+        "run_not_live",
+        "run_not_owned",
+        "resource_not_granted",
+        "api_not_available",
+    }
+)
 _RETRYABLE_CODES = frozenset({"deadline_exceeded", "rate_limited", "runtime_error"})
 
 
 def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
     """The run-API exception for a failure of ``action`` on the channel.
 
-    Our peers send a stable code; reference peers send only ``"Class: text"``, which
-    becomes ``host.action_error`` with the text as message.
+    Codes of our RPC layer map to the run API's (``not_found``, ``invalid_argument``,
+    ...); other codes a peer sends (the runtime's ``run_not_live``,
+    ``resource_not_granted``, ...; a host's own) are kept as they are. Refusals become
+    :class:`PermissionDeniedError`. Reference peers send no code, only
+    ``"Class: text"``: that becomes ``host.action_error`` with the text as message.
     """
-    details: dict[str, Any] = {"action": action}
-    if isinstance(exc, rpc.RemoteError):
-        code = exc.remote_code or "host.action_error"
-        retryable = code in _RETRYABLE_CODES
+    details: dict[str, Any] = {}
+    if isinstance(exc, rpc.RPCError):
+        wire = exc.remote_code if isinstance(exc, rpc.RemoteError) else exc.code
         details.update(exc.details)
-    elif isinstance(exc, rpc.RPCError):
-        code, retryable = _RPC_CODES.get(exc.code, ("host.action_error", False))
-        details.update(exc.details, rpc_code=exc.code)
+        if wire:
+            details["rpc_code"] = wire
+        if wire in _WIRE_CODES:
+            code, retryable = _WIRE_CODES[wire]
+        elif wire and wire != rpc.RemoteError.code:
+            code, retryable = wire, wire in _RETRYABLE_CODES
+        else:
+            code, retryable = "host.action_error", False
+        refused = code in PERMISSION_CODES or (
+            isinstance(exc, rpc.PermissionDeniedError) and code != "deadline_exceeded"
+        )
     elif isinstance(exc, TimeoutError):
-        code, retryable = "deadline_exceeded", True
+        code, retryable, refused = "deadline_exceeded", True, False
     else:  # ConnectionError and friends from a non-RPC channel
-        code, retryable = "runtime_error", True
+        code, retryable, refused = "runtime_error", True, False
     details["action"] = action
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    cls = PermissionDeniedError if code.startswith("permission_denied") else AgentAPIException
+    cls = PermissionDeniedError if refused else AgentAPIException
     return cls.of(code, message, retryable=retryable, details=details)
 
 

@@ -19,9 +19,9 @@ from langbot_plugin.api.entities.builtin.provider.message import (
     MessageChunk,
 )
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
+from langbot_plugin.api.proxies._plugin_api import llm_payload
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.api.proxies.agent_run.types import RerankResult, ToolDetail
-from langbot_plugin.api.proxies.langbot_api import llm_payload
 
 __all__ = ["AgentRunResourceAPIMixin"]
 

@@ -3,9 +3,10 @@
 Exception tree::
 
     AgentAPIException            .error: AgentAPIError (code, message, retryable, details)
-    └── PermissionDeniedError    code "permission_denied" or "permission_denied.<reason>"
+    └── PermissionDeniedError    a refusal: one of the permission codes below
 
-Stable codes raised by this SDK (a host may add its own):
+Stable codes raised by this SDK (codes a runtime or host sends that are not listed are
+passed through unchanged):
 
 ===============================  ===========================================================
 ``deadline_exceeded``            the run's ``deadline_at`` passed, or a call timed out
@@ -14,6 +15,10 @@ Stable codes raised by this SDK (a host may add its own):
 ``permission_denied.operation``  resource granted, operation not
 ``permission_denied.storage``    plugin or workspace storage not granted
 ``permission_denied.api``        context API not in ``ctx.context.available_apis``
+``run_not_live``                 the runtime: the run has ended (or never started)
+``run_not_owned``                the runtime: the run belongs to another plugin
+``resource_not_granted``         the runtime: the run's grants do not cover the call
+``api_not_available``            the runtime: the context API is off for the run
 ``not_supported``                the API exists in the reference but not here / on this host
 ``invalid_argument``             the call's arguments are invalid
 ``not_found``                    the host has no such object
