@@ -216,51 +216,30 @@ class RunHost:
         *,
         on_result: OnResult | None = None,
     ) -> RunOutcome:
-        """Consume ``items`` (the ``run_runner`` stream) until the run ends.
+        """Consume ``items`` (the ``run_runner`` stream) until it ends.
 
         ``on_result`` sees each accepted result as it arrives (to deliver deltas).
-        The stream is closed when the run ends, is cancelled or times out.
+        After the terminal result the stream is still read to its end (later items are
+        dropped), so the runner's own cleanup is not cut short; a cancel request or the
+        deadline closes it early. If ``drive`` itself is cancelled or fails, the run
+        still ends (``cancelled`` / ``failed``).
         """
         session = run.session if isinstance(run, StartedRun) else run
         normalizer = ResultNormalizer(session.run_id, max_message_bytes=self.max_message_bytes)
         outcome = RunOutcome(session.run_id, "running", "")
-        failure: BaseException | None = None
-        timed_out = False
-        remaining = None
-        if session.deadline_at is not None:
-            remaining = max(session.deadline_at - self.clock(), 0.0)
         try:
-            async with anyio.create_task_group() as tg:
-
-                async def watch_cancel() -> None:
-                    await session.cancel_requested.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(watch_cancel)
-                with anyio.move_on_after(
-                    remaining if remaining is not None else float("inf")
-                ) as deadline:
-                    try:
-                        async for item in items:
-                            result = normalizer.accept(item)
-                            if result is not None:
-                                await self._apply(session, result, outcome, on_result)
-                                if result.terminal:
-                                    break
-                    except (RPCError, TimeoutError, ConnectionError) as exc:
-                        failure = exc
-                timed_out = deadline.cancelled_caught
-                tg.cancel_scope.cancel()
-        finally:
-            closer = getattr(items, "aclose", None)
-            if closer is not None:
-                with anyio.CancelScope(shield=True):
-                    await closer()
-        ended = self._close(session, normalizer, failure, timed_out)
-        if ended is not None:
-            await self._apply(session, ended, outcome, on_result)
-        if not outcome.messages and normalizer.final_text and session.scope.conversation_id:
-            await self._remember(session, normalizer.final_text, None)
+            failure, timed_out = await self._consume(session, items, normalizer, outcome, on_result)
+            ended = self._close(session, normalizer, failure, timed_out)
+            if ended is not None:
+                await self._apply(session, ended, outcome, on_result)
+            if not outcome.messages and normalizer.final_text and session.scope.conversation_id:
+                await self._remember(session, normalizer.final_text, None)
+        except BaseException as exc:
+            if not session.finished:
+                cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+                reason = "the host stopped driving the run" if cancelled else repr(exc)
+                self.registry.finish(session.run_id, "cancelled" if cancelled else "failed", reason)
+            raise
         self.registry.finish(
             session.run_id,
             normalizer.status,
@@ -273,6 +252,46 @@ class RunHost:
         outcome.usage = normalizer.usage
         outcome.dropped = list(normalizer.dropped)
         return outcome
+
+    async def _consume(
+        self,
+        session: RunSession,
+        items: AsyncIterable[dict[str, Any]],
+        normalizer: ResultNormalizer,
+        outcome: RunOutcome,
+        on_result: OnResult | None,
+    ) -> tuple[BaseException | None, bool]:
+        """Read the stream until it ends, is cancelled or times out; always close it.
+        Returns the stream's failure (if any) and whether the deadline stopped it."""
+        failure: BaseException | None = None
+        timed_out = False
+        remaining = float("inf")
+        if session.deadline_at is not None:
+            remaining = max(session.deadline_at - self.clock(), 0.0)
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch_cancel() -> None:
+                    await session.cancel_requested.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_cancel)
+                with anyio.move_on_after(remaining) as deadline:
+                    try:
+                        async for item in items:
+                            result = normalizer.accept(item)
+                            if result is not None:
+                                await self._apply(session, result, outcome, on_result)
+                    except (RPCError, TimeoutError, ConnectionError) as exc:
+                        failure = exc
+                timed_out = deadline.cancelled_caught
+                tg.cancel_scope.cancel()
+        finally:
+            closer = getattr(items, "aclose", None)
+            if closer is not None:
+                with anyio.CancelScope(shield=True):
+                    await closer()
+        return failure, timed_out
 
     def _close(
         self,

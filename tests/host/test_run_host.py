@@ -84,8 +84,8 @@ async def test_a_run_ends_completed_with_its_message_delivered_once() -> None:
     assert outcome.usage is not None
     assert outcome.usage["total_tokens"] == 7
     assert [r.sequence for r in seen] == [1, 2, 3, 4]
-    assert outcome.dropped == []
-    assert stream.closed  # read no further than the terminal result
+    assert [d.reason for d in outcome.dropped] == ["after_terminal"]
+    assert stream.closed
     assert await history(host, run) == [("user", "question"), ("assistant", "answer")]
     session = host.registry.require(run.run_id)
     assert session.status == "completed"
@@ -96,6 +96,33 @@ async def test_a_run_ends_completed_with_its_message_delivered_once() -> None:
         "run.completed",
     ]
     assert session.events[-1]["metadata"] == {"duplicate_final_message": True}
+
+
+async def test_a_terminal_result_does_not_cut_the_runner_short_but_the_deadline_does() -> None:
+    host = RunHost()
+    run = await start(host, timeout=0.05)
+    stream = Stream(wire(AgentRunResult.run_completed(run.run_id, message("done"))), hang=True)
+    outcome = await host.drive(run, stream())
+    assert outcome.status == "completed"  # the deadline only closed the lingering stream
+    assert outcome.messages == ["done"]
+    assert stream.closed
+
+
+async def test_a_cancelled_drive_still_ends_the_run() -> None:
+    host = RunHost()
+    run = await start(host)
+    stream = Stream(hang=True)
+    with anyio.CancelScope() as scope:
+
+        async def drive() -> None:
+            await host.drive(run, stream())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drive)
+            await stream.started.wait()
+            scope.cancel()
+    assert run.session.status == "cancelled"
+    assert stream.closed
 
 
 async def test_state_updates_are_applied_and_checked() -> None:
