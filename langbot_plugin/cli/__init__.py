@@ -24,6 +24,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("langbot_plugin.cli.cmd_init", "create a new plugin folder"),
     "comp": ("langbot_plugin.cli.cmd_comp", "add a component (Tool, Command, Page...)"),
     "build": ("langbot_plugin.cli.cmd_build", "package the plugin as a .lbpkg file"),
+    "publish": ("langbot_plugin.cli.cmd_publish", "publish the plugin to the marketplace"),
+    "login": ("langbot_plugin.cli.cmd_login", "log in to the LangBot cloud service"),
+    "logout": ("langbot_plugin.cli.cmd_logout", "forget the stored login"),
     "ver": ("langbot_plugin.cli.cmd_ver", "print the SDK version"),
 }
 
