@@ -21,6 +21,7 @@ __all__ = [
     "EXECUTE_COMMAND",
     "GET_DEBUG_INFO",
     "GET_PLUGIN_INFO",
+    "GET_PLUGIN_LOGS",
     "LIST_COMMANDS",
     "LIST_PLUGINS",
     "LIST_RUNNERS",
@@ -38,6 +39,7 @@ __all__ = [
     "HostEmitEventResult",
     "HostExecuteCommandParams",
     "HostRunRunnerParams",
+    "PluginLogsParams",
     "PluginRef",
     "ReconcileParams",
     "ReconcileResult",
@@ -69,6 +71,11 @@ class PluginRef(Params):
     @property
     def plugin_identity(self) -> str:
         return f"{self.plugin_author or self.author}/{self.plugin_name}"
+
+
+class PluginLogsParams(PluginRef):
+    limit: int = 200
+    level: str | None = None
 
 
 class PluginsResult(Result):
@@ -190,3 +197,4 @@ EXECUTE_COMMAND = ActionSpec("execute_command", HostExecuteCommandParams, Result
 LIST_TOOLS = ActionSpec("list_tools", ScopedListParams, ToolsResult)
 CALL_TOOL = ActionSpec("call_tool", HostCallToolParams, ToolResponse)
 EMIT_EVENT = ActionSpec("emit_event", HostEmitEventParams, HostEmitEventResult)
+GET_PLUGIN_LOGS = ActionSpec("get_plugin_logs", PluginLogsParams, Result)

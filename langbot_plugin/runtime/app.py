@@ -20,9 +20,13 @@ from websockets.http11 import Request as HTTPRequest
 
 from langbot_plugin.rpc import RPCSession, Transport
 from langbot_plugin.rpc.transport_ws import AuthDecision, serve_ws
+from langbot_plugin.runtime.artifacts import ArtifactStore
 from langbot_plugin.runtime.control import ControlConnection
+from langbot_plugin.runtime.dependencies import DependencyInstaller
+from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.link import PluginLink
 from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
+from langbot_plugin.runtime.workers import Supervisor
 
 __all__ = ["CONTROL_PATH", "DEBUG_KEY_HEADER", "DEBUG_PATH", "TOKEN_HEADER", "PluginRuntime"]
 
@@ -45,6 +49,19 @@ class PluginRuntime:
         options.check()
         self.options = options
         self.state = RuntimeState(options)
+        self.supervisor = Supervisor(self.state)
+        data = options.data_dir
+        self.installations = Installations(
+            self.state,
+            self.supervisor,
+            ArtifactStore(data / "artifacts"),
+            DependencyInstaller(
+                data / "envs",
+                index_url=options.pypi_index_url,
+                trusted_hosts=options.pypi_trusted_hosts,
+            ),
+            data / "installations",
+        )
         self.servers: list[Server] = []
         self._stopped = anyio.Event()
         self._started = anyio.Event()
@@ -52,7 +69,7 @@ class PluginRuntime:
     # ----------------------------------------------------------------- connections
 
     async def serve_control(self, transport: Transport, name: str = "host") -> None:
-        connection = ControlConnection(self.state)
+        connection = ControlConnection(self.state, self.installations)
         session = RPCSession(transport, connection, name=name)
         try:
             await session.serve()
@@ -110,6 +127,7 @@ class PluginRuntime:
         )
         try:
             async with anyio.create_task_group() as tg:
+                self.supervisor.bind(tg)
                 tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
@@ -158,6 +176,8 @@ class PluginRuntime:
     async def _shutdown(self) -> None:
         for server in self.servers:
             server.close()
+        with anyio.move_on_after(15):
+            await self.supervisor.stop_all()
         with anyio.move_on_after(10):
             async with anyio.create_task_group() as tg:
                 for handle in list(self.state.registry):

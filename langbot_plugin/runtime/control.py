@@ -24,7 +24,11 @@ from langbot_plugin.runtime.dispatch import (
     list_runners,
     run_runner,
 )
+from langbot_plugin.runtime.installations import Installations
+from langbot_plugin.runtime.legacy import legacy_routes
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.targeted import listing_routes, targeted_routes
+from langbot_plugin.runtime.workers import RestartPolicy
 
 __all__ = ["ControlConnection"]
 
@@ -38,8 +42,9 @@ def _scope(ctx: RequestContext) -> ActionScope:
 class ControlConnection:
     """The dispatcher of one host control connection."""
 
-    def __init__(self, state: RuntimeState) -> None:
+    def __init__(self, state: RuntimeState, installations: Installations) -> None:
         self.state = state
+        self.installations = installations
         self.configured = False
         self.table = ActionTable()
         self._register()
@@ -71,10 +76,21 @@ class ControlConnection:
         t.add(host.LIST_TOOLS, self.list_tools)
         t.add(host.CALL_TOOL, self.call_tool)
         t.add(host.EMIT_EVENT, self.emit_event)
+        t.add(host.GET_PLUGIN_LOGS, self.get_plugin_logs)
+        extra = {
+            **targeted_routes(self.state),
+            **listing_routes(self.state),
+            **legacy_routes(self.state, self.installations),
+        }
+        for name, route in extra.items():
+            t.add_route(name, route)
 
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
         self.configured = True
         self.state.upstream.attach(ctx.session, params)
+        self.installations.supervisor.policy = RestartPolicy.from_worker_policy(
+            params.worker_policy
+        )
         logger.info(
             "host connected (profile %s, instance %s)",
             params.runtime_profile,
@@ -93,22 +109,8 @@ class ControlConnection:
         plugin: PluginContainer | None = handle.describe() if handle is not None else None
         return {"plugin": plugin.model_dump(mode="json") if plugin is not None else None}
 
-    async def reconcile(
-        self, params: host.ReconcileParams, ctx: RequestContext
-    ) -> host.ReconcileResult:
-        result = host.ReconcileResult()
-        for desired in params.installations:
-            binding = ActionScope.model_validate(desired.binding)
-            uuid = binding.installation_uuid
-            if uuid is None:
-                continue
-            handle = self.state.registry.by_installation(uuid)
-            if handle is None:
-                result.missing_artifacts.append(uuid)
-                continue
-            handle.container.enabled = desired.enabled
-            result.applied.append(uuid)
-        return result
+    async def reconcile(self, params: host.ReconcileParams, ctx: RequestContext) -> dict[str, Any]:
+        return await self.installations.reconcile(params.installations)
 
     async def apply_installation(
         self, params: host.ApplyInstallationParams, ctx: RequestContext
@@ -117,28 +119,38 @@ class ControlConnection:
         uuid = scope.installation_uuid
         if uuid is None:
             raise NotReadyError("apply_plugin_installation needs an installation binding context")
-        if params.artifact_file_key is not None:
-            ctx.session.files.discard(params.artifact_file_key)
-            return host.ApplyInstallationResult(
-                installation_uuid=uuid,
-                state="failed",
-                error_code="not_supported",
-                message="this runtime does not install plugin packages yet",
-            )
+        content = (
+            ctx.session.files.take(params.artifact_file_key)
+            if params.artifact_file_key is not None
+            else None
+        )
         handle = self.state.registry.by_installation(uuid)
-        if handle is None:
-            return host.ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
-        handle.container.enabled = params.enabled
-        return host.ApplyInstallationResult(
-            installation_uuid=uuid, state="running" if params.enabled else "disabled"
+        if content is None and handle is not None and handle.debug:
+            handle.container.enabled = params.enabled
+            return host.ApplyInstallationResult(
+                installation_uuid=uuid, state="running" if params.enabled else "disabled"
+            )
+        return await self.installations.apply(
+            scope, enabled=params.enabled, content=content, execution_mode=params.execution_mode
         )
 
     async def remove_installation(self, params: Empty, ctx: RequestContext) -> Empty:
         uuid = _scope(ctx).installation_uuid
-        handle = self.state.registry.by_installation(uuid) if uuid else None
-        if handle is not None:
+        if uuid is None:
+            return Empty()
+        handle = self.state.registry.by_installation(uuid)
+        if handle is not None and handle.debug:
             await self.state.retire(handle)
+        else:
+            await self.installations.remove(uuid)
         return Empty()
+
+    async def get_plugin_logs(
+        self, params: host.PluginLogsParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        logs = self.installations.supervisor.logs_for(params.plugin_identity)
+        lines = logs.tail(params.limit, params.level) if logs is not None else []
+        return {"logs": [line.to_wire() for line in lines]}
 
     async def get_debug_info(self, params: Empty, ctx: RequestContext) -> host.DebugInfo:
         key = self.state.debug_keys.issue(_scope(ctx))
@@ -156,7 +168,7 @@ class ControlConnection:
     def run_runner(
         self, params: host.HostRunRunnerParams, ctx: RequestContext
     ) -> AsyncIterator[dict[str, Any]]:
-        return run_runner(self.state.registry, _scope(ctx), params)
+        return run_runner(self.state.registry, self.state.live_runs, _scope(ctx), params)
 
     async def list_commands(
         self, params: host.ScopedListParams, ctx: RequestContext

@@ -24,13 +24,12 @@ from langbot_plugin.rpc import (
     PermissionDeniedError,
     RequestContext,
     Route,
-    RouteTable,
     RPCSession,
     Transport,
     UnauthenticatedError,
 )
 from langbot_plugin.runtime.debug_keys import DebugKey
-from langbot_plugin.runtime.forwarding import forwarding_routes, local_routes
+from langbot_plugin.runtime.forwarding import plugin_routes
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -51,11 +50,8 @@ class PluginLink:
         self.state = state
         self.debug_key = debug_key
         self.handle: PluginHandle | None = None
-        self.table = RouteTable(
-            register_plugin=Route(self._register_route),
-            **forwarding_routes(self.current, state.upstream),
-            **local_routes(self.current, state.registry),
-        )
+        self.table = plugin_routes(self.current, state)
+        self.table["register_plugin"] = Route(self._register_route)
 
     def current(self) -> PluginHandle:
         if self.handle is None:

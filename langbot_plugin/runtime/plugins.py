@@ -30,6 +30,8 @@ class PluginHandle:
     binding: ActionScope
     settings: PluginSettings = field(default_factory=PluginSettings)
     order: int = 0
+    #: served under the workspace's bridge installation (debug and legacy installs)
+    bridged: bool = False
 
     @property
     def identity(self) -> str:
@@ -60,7 +62,7 @@ class PluginHandle:
             return False
         if scope.installation_uuid is None:
             return True
-        if self.debug:
+        if self.debug or self.bridged:
             if scope.instance_uuid is None or scope.workspace_uuid is None:
                 return False
             bridge = bridge_installation_uuid(scope.instance_uuid, scope.workspace_uuid)

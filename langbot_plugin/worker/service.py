@@ -11,6 +11,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.spec import ActionTable, Empty
 from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext
+from langbot_plugin.worker.components import component_routes
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
 
@@ -24,7 +25,7 @@ class PluginService:
 
     def __init__(self, loaded: LoadedPlugin) -> None:
         self.loaded = loaded
-        self.shutdown_requested = False
+        self.stopping = False
         self.table = ActionTable()
         t = self.table
         t.add(plug.INITIALIZE_PLUGIN, self.initialize_plugin)
@@ -34,6 +35,8 @@ class PluginService:
         t.add(plug.CALL_TOOL, self.call_tool)
         t.add(plug.EMIT_EVENT, self.emit_event)
         t.add(plug.SHUTDOWN, self.shutdown)
+        for name, route in component_routes(loaded).items():
+            t.add_route(name, route)
 
     def _require_initialized(self) -> None:
         if self.loaded.status != "initialized":
@@ -125,5 +128,7 @@ class PluginService:
         )
 
     async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:
-        self.shutdown_requested = True
+        """The runtime is about to close this link; nothing is accepted afterwards."""
+        self.stopping = True
+        logger.info("plugin %s: runtime asked to shut down", self.loaded.identity)
         return Empty()

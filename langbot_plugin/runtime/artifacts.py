@@ -1,0 +1,164 @@
+"""Plugin packages (``.lbpkg`` zip files), verified and unpacked safely.
+
+Packages are stored by content: ``<data>/artifacts/<sha256>/`` holds the unpacked tree
+of the package with that digest, so an unchanged package is never unpacked twice.
+Unpacking refuses, before writing anything outside a private temporary folder:
+absolute or escaping paths, links, duplicate or encrypted entries, more than
+``max_entries`` entries, entries or totals above their byte limits (counted while
+reading, not trusted from the header), and suspicious compression ratios. The folder
+is renamed into place only when everything succeeded; otherwise nothing is left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import secrets
+import shutil
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from langbot_plugin.rpc.errors import RPCError
+
+__all__ = ["ArtifactError", "ArtifactStore", "UnpackLimits", "safe_unpack"]
+
+
+class ArtifactError(RPCError):
+    """A package was refused; ``details`` says which entry and which rule."""
+
+    code = "artifact_invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class UnpackLimits:
+    max_entries: int = 4096
+    max_entry_bytes: int = 64 * 1024 * 1024
+    max_total_bytes: int = 256 * 1024 * 1024
+    max_ratio: float = 200.0
+    ratio_floor_bytes: int = 1024 * 1024
+
+
+def _refuse(reason: str, entry: str | None = None, **details: object) -> ArtifactError:
+    info: dict[str, object] = {"reason": reason, **details}
+    if entry is not None:
+        info["entry"] = entry
+    where = f" ({entry})" if entry else ""
+    return ArtifactError(f"package refused: {reason}{where}", details=info)
+
+
+def _safe_name(name: str) -> PurePosixPath:
+    if "\x00" in name or "\\" in name:
+        raise _refuse("path contains a backslash or NUL", name)
+    path = PurePosixPath(name)
+    if path.is_absolute() or (path.parts and path.parts[0].endswith(":")):
+        raise _refuse("absolute path", name)
+    if ".." in path.parts:
+        raise _refuse("path leaves the package", name)
+    return path
+
+
+def safe_unpack(content: bytes, target: Path, limits: UnpackLimits = UnpackLimits()) -> None:
+    """Unpack a zip into the empty folder ``target`` under ``limits``."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+    except zipfile.BadZipFile as exc:
+        raise _refuse(f"not a zip file: {exc}") from None
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > limits.max_entries:
+            raise _refuse("too many entries", limit=limits.max_entries, actual=len(entries))
+        seen: set[str] = set()
+        total = 0
+        for info in entries:
+            path = _safe_name(info.filename)
+            key = path.as_posix().rstrip("/")
+            if key in seen:
+                raise _refuse("duplicate entry", info.filename)
+            seen.add(key)
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise _refuse("links are not allowed", info.filename)
+            if info.flag_bits & 0x1:
+                raise _refuse("encrypted entry", info.filename)
+            destination = target.joinpath(*path.parts)
+            if info.is_dir():
+                destination.mkdir(parents=True, exist_ok=True)
+                continue
+            if info.file_size > limits.max_entry_bytes:
+                raise _refuse(
+                    "entry too large",
+                    info.filename,
+                    limit=limits.max_entry_bytes,
+                    actual=info.file_size,
+                )
+            if (
+                info.file_size > limits.ratio_floor_bytes
+                and info.file_size > limits.max_ratio * max(1, info.compress_size)
+            ):
+                raise _refuse("compression ratio too high", info.filename, limit=limits.max_ratio)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            written = 0
+            with archive.open(info) as source, open(destination, "xb") as sink:
+                while chunk := source.read(1 << 20):
+                    written += len(chunk)
+                    total += len(chunk)
+                    if written > limits.max_entry_bytes:
+                        raise _refuse(
+                            "entry too large", info.filename, limit=limits.max_entry_bytes
+                        )
+                    if total > limits.max_total_bytes:
+                        raise _refuse(
+                            "package too large when unpacked", limit=limits.max_total_bytes
+                        )
+                    sink.write(chunk)
+            os.chmod(destination, 0o755 if mode & 0o111 else 0o644)
+
+
+class ArtifactStore:
+    """Unpacked packages by digest under ``root``."""
+
+    def __init__(self, root: Path, limits: UnpackLimits = UnpackLimits()) -> None:
+        self.root = root
+        self.limits = limits
+
+    def path_for(self, digest: str) -> Path:
+        return self.root / digest
+
+    def has(self, digest: str) -> bool:
+        return (self.path_for(digest) / "manifest.yaml").is_file()
+
+    def put(self, content: bytes, expected_digest: str | None = None) -> tuple[str, Path]:
+        """Verify and unpack ``content`` (once); return its digest and folder."""
+        digest = hashlib.sha256(content).hexdigest()
+        if expected_digest and expected_digest != digest:
+            raise ArtifactError(
+                "package digest does not match the installation's artifact_digest",
+                details={
+                    "reason": "digest mismatch",
+                    "expected": expected_digest,
+                    "actual": digest,
+                },
+            )
+        final = self.path_for(digest)
+        if self.has(digest):
+            return digest, final
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = self.root / f".staging-{digest[:16]}-{secrets.token_hex(4)}"
+        staging.mkdir(mode=0o755)
+        try:
+            safe_unpack(content, staging, self.limits)
+            if not (staging / "manifest.yaml").is_file():
+                raise _refuse("no manifest.yaml at the top of the package")
+            if final.exists():
+                shutil.rmtree(final)
+            staging.rename(final)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return digest, final
+
+    def remove(self, digest: str) -> None:
+        shutil.rmtree(self.path_for(digest), ignore_errors=True)

@@ -1,0 +1,236 @@
+"""Installed plugins: the host's desired state, applied atomically and persisted.
+
+``apply`` takes an installation binding (and, when the host sends one, the package),
+verifies and unpacks the package, prepares its Python environment, asks the host for
+the plugin's settings and starts its worker. The previous worker of the installation
+keeps running until the new one is initialized, so a failed upgrade leaves the old
+version serving (rollback by construction). Records survive restarts: a runtime that
+comes back starts what it had, and reports only what it cannot find as missing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from pathlib import Path
+from typing import Any
+from uuid import NAMESPACE_URL, uuid5
+
+from pydantic import BaseModel
+
+from langbot_plugin.protocol.control_link import ApplyInstallationResult, DesiredInstallation
+from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
+from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc import RPCError
+from langbot_plugin.runtime.artifacts import ArtifactStore
+from langbot_plugin.runtime.dependencies import DependencyInstaller
+from langbot_plugin.runtime.manifest_peek import read_identity
+from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.workers import Supervisor, WorkerSpec
+
+__all__ = ["InstallationRecord", "Installations"]
+
+logger = logging.getLogger("langbot_plugin.runtime.installations")
+
+
+class InstallationRecord(BaseModel):
+    installation_uuid: str
+    binding: dict[str, Any]
+    artifact_digest: str
+    enabled: bool = True
+    execution_mode: str = "dedicated"
+    identity: str = ""
+    #: installed through the legacy actions: served under the bridge, settings by workspace
+    bridged: bool = False
+
+
+class Installations:
+    def __init__(
+        self,
+        state: RuntimeState,
+        supervisor: Supervisor,
+        artifacts: ArtifactStore,
+        dependencies: DependencyInstaller,
+        records_dir: Path,
+    ) -> None:
+        self.state = state
+        self.supervisor = supervisor
+        self.artifacts = artifacts
+        self.dependencies = dependencies
+        self.records_dir = records_dir
+        self.records: dict[str, InstallationRecord] = self._load()
+
+    # ----------------------------------------------------------------- records
+
+    def _load(self) -> dict[str, InstallationRecord]:
+        records: dict[str, InstallationRecord] = {}
+        if self.records_dir.is_dir():
+            for path in sorted(self.records_dir.glob("*.json")):
+                try:
+                    record = InstallationRecord.model_validate_json(path.read_bytes())
+                except ValueError:
+                    logger.warning("ignoring unreadable installation record %s", path)
+                    continue
+                records[record.installation_uuid] = record
+        return records
+
+    def _save(self, record: InstallationRecord) -> None:
+        self.records_dir.mkdir(parents=True, exist_ok=True)
+        final = self.records_dir / f"{record.installation_uuid}.json"
+        staging = final.with_suffix(f".{secrets.token_hex(4)}.tmp")
+        staging.write_text(json.dumps(record.model_dump(), indent=2), encoding="utf-8")
+        staging.replace(final)
+        self.records[record.installation_uuid] = record
+
+    def _forget(self, uuid: str) -> None:
+        self.records.pop(uuid, None)
+        (self.records_dir / f"{uuid}.json").unlink(missing_ok=True)
+
+    # ----------------------------------------------------------------- operations
+
+    async def apply(
+        self,
+        binding: ActionScope,
+        *,
+        enabled: bool,
+        content: bytes | None,
+        execution_mode: str = "dedicated",
+        bridged: bool = False,
+    ) -> ApplyInstallationResult:
+        uuid = binding.installation_uuid
+        assert uuid is not None
+        try:
+            return await self._apply(binding, uuid, enabled, content, execution_mode, bridged)
+        except RPCError as exc:
+            logger.error("installation %s failed: %s", uuid, exc.message)
+            return ApplyInstallationResult(
+                installation_uuid=uuid,
+                state="failed",
+                error_code=exc.code,
+                message=exc.message[:4000],
+            )
+
+    async def _apply(  # noqa: PLR0917 - internal, called from apply() only
+        self,
+        binding: ActionScope,
+        uuid: str,
+        enabled: bool,
+        content: bytes | None,
+        mode: str,
+        bridged: bool,
+    ) -> ApplyInstallationResult:
+        record = self.records.get(uuid)
+        bridged = bridged or (record is not None and record.bridged)
+        if content is not None:
+            digest, folder = self.artifacts.put(content, binding.artifact_digest)
+        else:
+            digest = binding.artifact_digest or (record.artifact_digest if record else "")
+            if record is not None and not self.artifacts.has(digest):
+                digest = record.artifact_digest
+            if not digest or not self.artifacts.has(digest):
+                return ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
+            folder = self.artifacts.path_for(digest)
+        identity = read_identity(folder)
+        updated = InstallationRecord(
+            installation_uuid=uuid,
+            binding=binding.as_context(),
+            artifact_digest=digest,
+            enabled=enabled,
+            execution_mode=mode,
+            identity=identity,
+            bridged=bridged,
+        )
+        if not enabled:
+            await self.supervisor.stop(uuid)
+            self._save(updated)
+            return ApplyInstallationResult(installation_uuid=uuid, state="disabled")
+        python = await self.dependencies.ensure(folder)
+        author, name = identity.split("/", 1)
+        host = self.state.upstream.current()
+        settings_scope = binding.workspace_context() if bridged else binding.as_context()
+        settings = await GET_PLUGIN_SETTINGS.call(
+            host, {"plugin_author": author, "plugin_name": name}, context=settings_scope or None
+        )
+        spec = WorkerSpec(
+            plugin_dir=folder,
+            python=python,
+            workspace=ActionScope.model_validate(binding.workspace_context()),
+            binding=binding,
+            settings=settings,
+            identity=identity,
+            bridged=bridged,
+        )
+        await self.supervisor.start(uuid, spec)
+        self._save(updated)
+        logger.info("installation %s: %s running from %s", uuid, identity, digest[:12])
+        return ApplyInstallationResult(installation_uuid=uuid, state="running")
+
+    async def install_legacy(
+        self, content: bytes, workspace: ActionScope
+    ) -> ApplyInstallationResult:
+        """Install a package the way 0.5 hosts ask (no binding): keyed by workspace and name."""
+        try:
+            digest, folder = self.artifacts.put(content)
+            identity = read_identity(folder)
+        except RPCError as exc:
+            return ApplyInstallationResult(
+                installation_uuid="", state="failed", error_code=exc.code, message=exc.message
+            )
+        seed = f"langbot:legacy:{workspace.instance_uuid}:{workspace.workspace_uuid}:{identity}"
+        binding = ActionScope.model_validate(
+            {**workspace.workspace_context(), "installation_uuid": str(uuid5(NAMESPACE_URL, seed))}
+        )
+        return await self.apply(
+            binding.model_copy(update={"artifact_digest": digest}),
+            enabled=True,
+            content=content,
+            bridged=True,
+        )
+
+    async def remove(self, uuid: str) -> None:
+        await self.supervisor.stop(uuid)
+        self._forget(uuid)
+
+    async def reconcile(self, desired: list[DesiredInstallation]) -> dict[str, list[Any]]:
+        """Start what is wanted and known; list what is wanted but missing."""
+        applied: list[str] = []
+        missing: list[str] = []
+        failed: list[dict[str, str]] = []
+        for item in desired:
+            binding = ActionScope.model_validate(item.binding)
+            uuid = binding.installation_uuid
+            if uuid is None:
+                continue
+            handle = self.state.registry.by_installation(uuid)
+            if handle is not None and handle.debug:
+                applied.append(uuid)
+                continue
+            record = self.records.get(uuid)
+            if record is None or not self.artifacts.has(record.artifact_digest):
+                missing.append(uuid)
+                continue
+            if self.supervisor.running(uuid) and item.enabled == record.enabled:
+                applied.append(uuid)
+                continue
+            result = await self.apply(
+                binding, enabled=item.enabled, content=None, execution_mode=item.execution_mode
+            )
+            if result.state == "failed":
+                failed.append(
+                    {
+                        "installation_uuid": uuid,
+                        "error_code": result.error_code or "failed",
+                        "message": result.message or "",
+                    }
+                )
+            elif result.state == "artifact_missing":
+                missing.append(uuid)
+            else:
+                applied.append(uuid)
+        return {
+            "applied": applied,
+            "removed": [],
+            "missing_artifacts": missing,
+            "failed_installations": failed,
+        }

@@ -1,0 +1,32 @@
+"""Reading a package's identity without importing the plugin API."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from langbot_plugin.runtime.artifacts import ArtifactError
+
+__all__ = ["read_identity"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def read_identity(folder: Path) -> str:
+    """``author/name`` from ``folder/manifest.yaml``; refuses missing or unsafe names."""
+    try:
+        data = yaml.safe_load((folder / "manifest.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ArtifactError(f"manifest.yaml cannot be read: {exc}") from None
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    if not isinstance(metadata, dict):
+        raise ArtifactError("manifest.yaml has no metadata")
+    author, name = str(metadata.get("author", "")), str(metadata.get("name", ""))
+    for label, value in (("author", author), ("name", name)):
+        if not _NAME.match(value):
+            raise ArtifactError(
+                f"manifest metadata.{label} {value!r} must be 1-128 of [A-Za-z0-9_-]"
+            )
+    return f"{author}/{name}"

@@ -1,0 +1,302 @@
+"""Worker processes for installed plugins, supervised.
+
+Each installed plugin runs in its own process (``python -m langbot_plugin.worker``),
+linked to the runtime over its stdin/stdout; everything it writes to stderr (log
+records and stray prints) is captured into the plugin's :class:`LogBuffer`.
+
+A worker that exits unexpectedly is restarted with exponential backoff; after
+``failure_threshold`` failures within ``failure_window`` seconds the circuit opens and
+the next attempt waits ``circuit_open`` seconds. Stopping is orderly: a ``shutdown``
+notice, stdin closed, then terminate, then kill. A call in flight when the process
+dies fails at once (the link closes), it never waits for its timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process, TaskGroup
+
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
+from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc import RPCError, RPCSession
+from langbot_plugin.rpc.transport_stdio import stdio_transport
+from langbot_plugin.runtime.forwarding import plugin_routes
+from langbot_plugin.runtime.link import initialize
+from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
+from langbot_plugin.runtime.plugins import PluginHandle
+from langbot_plugin.runtime.state import RuntimeState
+
+__all__ = ["RestartPolicy", "Supervisor", "WorkerError", "WorkerSpec"]
+
+logger = logging.getLogger("langbot_plugin.runtime.workers")
+
+#: Environment variables a plugin process must not inherit.
+PRIVATE_ENV = ("LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN", "LANGBOT_BOX_CONTROL_TOKEN")
+
+
+class WorkerError(RPCError):
+    """A worker could not be started; the message ends with its last log lines."""
+
+    code = "worker_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class RestartPolicy:
+    failure_threshold: int = 8
+    failure_window: float = 30.0
+    circuit_open: float = 60.0
+    first_backoff: float = 0.5
+    max_backoff: float = 30.0
+    ready_timeout: float = 120.0
+
+    @classmethod
+    def from_worker_policy(cls, policy: dict[str, object]) -> RestartPolicy:
+        def num(key: str, default: float) -> float:
+            value = policy.get(key)
+            return (
+                float(value)
+                if isinstance(value, int | float) and not isinstance(value, bool)
+                else default
+            )
+
+        return cls(
+            failure_threshold=int(num("restart_failure_threshold", 8)),
+            failure_window=num("restart_failure_window_seconds", 30.0),
+            circuit_open=num("restart_circuit_open_seconds", 60.0),
+        )
+
+
+@dataclass
+class WorkerSpec:
+    """What to run: a plugin folder, on an interpreter, for one installation."""
+
+    plugin_dir: Path
+    python: str
+    workspace: ActionScope
+    binding: ActionScope
+    settings: PluginSettings
+    identity: str
+    bridged: bool = False
+
+
+@dataclass(eq=False)
+class _Worker:
+    spec: WorkerSpec
+    logs: LogBuffer
+    process: Process | None = None
+    handle: PluginHandle | None = None
+    stopping: bool = False
+    failures: list[float] = field(default_factory=list[float])
+    started: anyio.Event = field(default_factory=anyio.Event)
+    start_error: BaseException | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+class Supervisor:
+    """Starts, watches and stops the workers of installed plugins."""
+
+    def __init__(self, state: RuntimeState, policy: RestartPolicy | None = None) -> None:
+        self.state = state
+        self.policy = policy or RestartPolicy()
+        self._workers: dict[str, _Worker] = {}
+        self._tg: TaskGroup | None = None
+
+    def bind(self, task_group: TaskGroup) -> None:
+        self._tg = task_group
+
+    def logs_for(self, identity: str) -> LogBuffer | None:
+        worker = next((w for w in self._workers.values() if w.spec.identity == identity), None)
+        return worker.logs if worker is not None else None
+
+    def running(self, installation_uuid: str) -> bool:
+        worker = self._workers.get(installation_uuid)
+        return worker is not None and not worker.stopping
+
+    async def start(self, installation_uuid: str, spec: WorkerSpec) -> PluginHandle:
+        """Start (or replace) the worker of an installation; return once it is initialized."""
+        if self._tg is None:
+            raise WorkerError("the supervisor is not running")
+        previous = self._workers.get(installation_uuid)
+        logs = previous.logs if previous is not None else LogBuffer()
+        worker = _Worker(spec=spec, logs=logs)
+        self._tg.start_soon(self._keep_running, worker)
+        await worker.started.wait()
+        if worker.start_error is not None or worker.handle is None:
+            worker.stopping = True
+            await self._stop_process(worker)
+            raise WorkerError(
+                f"plugin {spec.identity} did not start: {worker.start_error}\n"
+                f"{_tail(logs)}".rstrip(),
+                details={"identity": spec.identity},
+            )
+        if previous is not None:
+            await self._stop(previous)
+        self._workers[installation_uuid] = worker
+        return worker.handle
+
+    async def stop(self, installation_uuid: str) -> None:
+        worker = self._workers.pop(installation_uuid, None)
+        if worker is not None:
+            await self._stop(worker)
+
+    async def stop_all(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for uuid in list(self._workers):
+                tg.start_soon(self.stop, uuid)
+
+    # ----------------------------------------------------------------- internals
+
+    async def _stop(self, worker: _Worker) -> None:
+        worker.stopping = True
+        await self._stop_process(worker)
+        with anyio.move_on_after(10):
+            await worker.done.wait()
+
+    async def _stop_process(self, worker: _Worker) -> None:
+        handle, process = worker.handle, worker.process
+        if handle is not None:
+            self.state.registry.remove(handle)
+            with anyio.move_on_after(3):
+                try:
+                    await plug.SHUTDOWN.call(handle.session, timeout=3)
+                except RPCError:
+                    pass
+            handle.session.close()
+        if process is None or process.returncode is not None:
+            return
+        if process.stdin is not None:
+            await process.stdin.aclose()
+        for step in (process.terminate, process.kill):
+            with anyio.move_on_after(3):
+                await process.wait()
+            if process.returncode is not None:
+                return
+            step()
+        await process.wait()
+
+    async def _keep_running(self, worker: _Worker) -> None:
+        delay = self.policy.first_backoff
+        try:
+            while not worker.stopping:
+                began = time.monotonic()
+                await self._run_once(worker)
+                if worker.stopping or not worker.started.is_set() or worker.start_error is not None:
+                    return
+                now = time.monotonic()
+                window = self.policy.failure_window
+                worker.failures = [t for t in worker.failures if now - t < window] + [now]
+                if now - began > window:
+                    delay = self.policy.first_backoff
+                if len(worker.failures) >= self.policy.failure_threshold:
+                    logger.error(
+                        "plugin %s failed %d times in %.0f s; pausing restarts for %.0f s",
+                        worker.spec.identity,
+                        len(worker.failures),
+                        window,
+                        self.policy.circuit_open,
+                    )
+                    wait, worker.failures = self.policy.circuit_open, []
+                else:
+                    wait, delay = delay, min(self.policy.max_backoff, delay * 2)
+                logger.warning("plugin %s exited; restarting in %.1f s", worker.spec.identity, wait)
+                await anyio.sleep(wait)
+        finally:
+            worker.done.set()
+
+    async def _run_once(self, worker: _Worker) -> None:
+        """Run the process until it exits; the first run reports its start outcome."""
+        spec = worker.spec
+        env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
+        env["PYTHONUNBUFFERED"] = "1"
+        command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(spec.plugin_dir)]
+        first = not worker.started.is_set()
+        try:
+            process = await anyio.open_process(
+                command, cwd=spec.plugin_dir, env=env, stderr=subprocess.PIPE
+            )
+        except OSError as exc:
+            worker.start_error = exc
+            worker.started.set()
+            return
+        worker.process = process
+        assert process.stdin is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_pump_logs, process.stderr, worker.logs)
+            async with stdio_transport(
+                process.stdout, process.stdin, frame_threshold=None
+            ) as transport:
+                handle_box: list[PluginHandle] = []
+                routes = plugin_routes(lambda: handle_box[0], self.state)
+                session = RPCSession(
+                    transport, routes, name=spec.identity, file_chunk_bytes=1 << 20
+                )
+                tg.start_soon(session.serve)
+                await self._initialize(worker, session, handle_box, first)
+                await process.wait()
+                session.close()
+            if worker.handle is not None:
+                self.state.registry.remove(worker.handle)
+            tg.cancel_scope.cancel()
+        if first and not worker.started.is_set():
+            worker.start_error = WorkerError(f"exited with status {process.returncode}")
+            worker.started.set()
+        logger.info("plugin %s worker exited (%s)", spec.identity, process.returncode)
+
+    async def _initialize(
+        self, worker: _Worker, session: RPCSession, box: list[PluginHandle], first: bool
+    ) -> None:
+        spec = worker.spec
+        container = PluginContainer.model_validate(
+            {"manifest": {"manifest": {"metadata": {"name": spec.identity.split("/")[-1]}}}}
+        )
+        handle = PluginHandle(
+            session=session,
+            container=container,
+            debug=False,
+            workspace=spec.workspace,
+            binding=spec.binding,
+            settings=spec.settings,
+            bridged=spec.bridged,
+        )
+        box.append(handle)
+        try:
+            with anyio.fail_after(self.policy.ready_timeout):
+                await initialize(handle)
+        except (RPCError, TimeoutError) as exc:
+            if first:
+                worker.start_error = exc
+                worker.started.set()
+            logger.error("plugin %s failed to initialize: %s", spec.identity, exc)
+            if worker.process is not None and worker.process.returncode is None:
+                worker.process.kill()
+            return
+        worker.handle = handle
+        self.state.registry.add(handle)
+        worker.started.set()
+
+
+async def _pump_logs(stream: anyio.abc.ByteReceiveStream, logs: LogBuffer) -> None:
+    pending = b""
+    async for chunk in stream:
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if line.strip():
+                logs.add(parse_line(line.decode("utf-8", "replace")))
+    if pending.strip():
+        logs.add(parse_line(pending.decode("utf-8", "replace")))
+
+
+def _tail(logs: LogBuffer, count: int = 15) -> str:
+    lines: list[LogLine] = logs.tail(count)
+    return "\n".join(f"  {line.level} {line.text}" for line in lines)

@@ -1,0 +1,49 @@
+"""``python -m langbot_plugin.worker``: serve one installed plugin over stdin/stdout.
+
+The plugin runtime starts one such process per installed plugin, with the plugin's
+folder as working directory, and drives it over the stdio link (it sends
+``initialize_plugin`` with the host's settings first). The process ends when the
+runtime closes its stdin or asks it to shut down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+async def _serve(root: Path) -> None:
+    from langbot_plugin.rpc import RPCSession
+    from langbot_plugin.rpc.transport_stdio import process_stdio_transport
+    from langbot_plugin.worker.loader import LoadedPlugin
+    from langbot_plugin.worker.service import PluginService
+
+    service = PluginService(LoadedPlugin(root))
+    async with process_stdio_transport(frame_threshold=None) as transport:
+        session = RPCSession(transport, service.table, name="runtime", file_chunk_bytes=1 << 20)
+        await session.serve()  # until the runtime closes stdin
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m langbot_plugin.worker")
+    parser.add_argument("--plugin-dir", type=Path, default=Path("."))
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+    from langbot_plugin.worker.logging_setup import setup_worker_logging
+
+    setup_worker_logging(args.log_level)
+    import anyio
+
+    from langbot_plugin.api.definition.discovery import ManifestError
+
+    try:
+        anyio.run(_serve, args.plugin_dir.resolve())
+    except ManifestError as exc:
+        sys.stderr.write(f"plugin cannot be loaded: {exc}\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
