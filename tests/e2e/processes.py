@@ -140,3 +140,20 @@ def command_context(text: str) -> dict[str, Any]:
         "crt_params": words[1:],
         "privilege": 1,
     }
+
+
+def run_context(text: str, run_id: str = "run-e2e") -> dict[str, Any]:
+    """The smallest run context the entity models accept, like the host's but without grants."""
+    return {
+        "run_id": run_id,
+        "trigger": {"type": "message.received"},
+        "event": {
+            "event_id": f"e-{run_id}",
+            "event_type": "message.received",
+            "source": "platform",
+        },
+        "input": {"text": text},
+        "delivery": {"surface": "websocket"},
+        "resources": {},
+        "runtime": {"deadline_at": None},
+    }

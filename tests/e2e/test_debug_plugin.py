@@ -17,22 +17,11 @@ from tests.e2e.processes import (
     lbp_rt,
     lbp_run,
     plugin_listed,
+    run_context,
     wait_until,
 )
 
 pytestmark = pytest.mark.anyio
-
-
-def run_context(text: str) -> dict[str, object]:
-    return {
-        "run_id": "run-e2e",
-        "trigger": {"type": "message.received"},
-        "event": {"event_id": "e1", "event_type": "message.received", "source": "platform"},
-        "input": {"text": text},
-        "delivery": {"surface": "websocket"},
-        "resources": {},
-        "runtime": {"deadline_at": None},
-    }
 
 
 async def test_runner_commands_and_llm_through_real_processes(tmp_path: Path) -> None:

@@ -1,0 +1,17 @@
+from collections.abc import AsyncGenerator
+
+from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
+
+from langbot_plugin.api.definition.components.command.command import Command
+
+
+class Hello(Command):
+    def __init__(self) -> None:
+        super().__init__()
+
+        @self.subcommand("*", help="greet someone", usage="!hello <name>")
+        async def greet(
+            self: Command, context: ExecuteContext
+        ) -> AsyncGenerator[CommandReturn, None]:
+            name = " ".join(context.crt_params) or "stranger"
+            yield CommandReturn(text=f"hello, {name}")
