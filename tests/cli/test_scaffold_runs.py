@@ -1,9 +1,7 @@
-"""A scaffolded plugin really runs: in the worker, and through ``lbp rt`` with ``lbp run``.
+"""A scaffolded plugin really runs: in the worker, through ``lbp rt`` with ``lbp run``,
+and installed from the package ``lbp build`` wrote, as the host installs it.
 
-Needs the plugin-facing entities (``langbot_plugin.api.entities`` / ``.api.proxies``);
-until they are on this branch the module is skipped (it re-enables itself when they
-land). Every kind is covered, including a Page, which the reference's scaffold could
-not start.
+Every kind is covered, including a Page, which the reference's scaffold could not start.
 """
 
 from __future__ import annotations
@@ -19,16 +17,12 @@ from typing import Any
 import anyio
 import pytest
 
-pytest.importorskip(
-    "langbot_plugin.api.proxies.langbot_api",
-    reason="plugin entities are not on this branch yet; re-enabled automatically when they are",
-)
-
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.worker.loader import LoadedPlugin
-from tests.cli.helpers import child_env, lbp_command
+from tests.cli.helpers import KINDS, child_env, lbp_command, ok
+from tests.e2e import processes as e2e
 from tests.runtime.peers import running_runtime
 
 pytestmark = pytest.mark.anyio
@@ -228,3 +222,28 @@ async def test_a_scaffolded_plugin_serves_through_the_runtime(full_plugin: Path)
             process.terminate()
             with anyio.fail_after(10):
                 await process.wait()
+
+
+async def test_a_built_package_installs_and_serves(full_plugin: Path, tmp_path: Path) -> None:
+    ok("build", cwd=full_plugin)
+    content = (full_plugin / "dist" / "tester-demo-0.1.0.lbpkg").read_bytes()
+    async with e2e.lbp_rt(tmp_path) as runtime, e2e.host_for(runtime) as host:
+        binding, result = await host.install_package(content)
+        assert result.state == "running"
+        (plugin,) = await host.list_plugins(binding)
+        assert (plugin.identity, plugin.status) == ("tester/demo", "initialized")
+        assert sorted(c.manifest.kind for c in plugin.components) == sorted(KINDS)
+        pages = plugin.manifest.spec["pages"]
+        assert pages == [
+            {"id": "page", "label": {"en_US": "Page"}, "path": "components/pages/page.html"}
+        ]
+
+        run = e2e.run_context("installed")
+        items = [
+            i async for i in host.run_runner("tester", "demo", "agentrunner", run, scope=binding)
+        ]
+        assert items[-1]["data"]["message"]["content"] == "you said: installed"
+        replies = await host.execute_command(
+            e2e.command_context("command echo from package"), scope=binding
+        )
+        assert [r["text"] for r in replies] == ["from package"]
