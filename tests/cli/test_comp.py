@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,19 @@ def test_a_broken_plugin_is_reported_before_writing(plugin: Path) -> None:
     assert "the plugin does not load as it is" in done.err
     assert "metadata.author is required" in done.err
     assert not (plugin / "components").exists()
+
+
+def test_the_scaffold_is_lint_clean(full_plugin: Path) -> None:
+    """What authors get passes ruff's defaults (88 columns, import order, pyflakes...)."""
+    ruff = Path(sys.executable).with_name("ruff")
+    if not ruff.exists():
+        pytest.skip("ruff is not installed in this environment")
+    rules = "E,F,W,I,UP,B,SIM,RUF"
+    for args in (
+        ["check", "--isolated", "--no-cache", "--target-version", "py311", "--select", rules],
+        ["format", "--isolated", "--no-cache", "--check"],
+    ):
+        done = subprocess.run(
+            [str(ruff), *args, "."], cwd=full_plugin, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
