@@ -4,8 +4,9 @@ The archive holds ``manifest.yaml`` at its root, rewritten with ``spec.pages`` f
 in from the ``Page`` components, and every other file of the folder except what
 ``.gitignore`` files exclude and what never belongs in a package (version-control
 folders, ``.env`` files with secrets, virtual environments, caches, compiled Python,
-earlier packages). Before writing, the build checks that the plugin would load: the
-manifest and components parse, and every file they point to exists and is packaged.
+earlier packages). Before writing, the build checks that the plugin would load (the
+manifest and components parse, every file they point to exists and is packaged) and
+that LangBot would accept the upload (at most 512 files, 16 MiB each, 64 MiB in all).
 
 Entries are sorted and carry a fixed timestamp (``SOURCE_DATE_EPOCH`` if set), so the
 same folder always gives the same bytes.
@@ -34,7 +35,16 @@ from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.cli.common import AUTHOR_RULE, PLUGIN_NAME_RULE, CliError
 from langbot_plugin.cli.ignore import Ignorer
 
-__all__ = ["ALWAYS_EXCLUDED", "BuildResult", "build_package", "package_file_name", "plan_files"]
+__all__ = [
+    "ALWAYS_EXCLUDED",
+    "HOST_MAX_ENTRIES",
+    "HOST_MAX_ENTRY_BYTES",
+    "HOST_MAX_TOTAL_BYTES",
+    "BuildResult",
+    "build_package",
+    "package_file_name",
+    "plan_files",
+]
 
 #: Names (globs matched against each file or folder name) never packaged.
 ALWAYS_EXCLUDED = (
@@ -60,6 +70,11 @@ ALWAYS_EXCLUDED = (
 ALWAYS_KEPT = (".env.example", ".env.sample", ".env.template")
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+#: What LangBot 4.11 accepts in an uploaded package (checked before it installs one).
+HOST_MAX_ENTRIES = 512
+HOST_MAX_ENTRY_BYTES = 16 * 1024 * 1024
+HOST_MAX_TOTAL_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -152,6 +167,29 @@ def _check_references(package: PluginPackage, files: set[str]) -> None:
         raise CliError(f"{owner} needs {relative}, which does not exist")
 
 
+def _check_host_limits(root: Path, files: list[str]) -> None:
+    """Refuse a package LangBot would refuse: too many files, a file or the whole too big."""
+    hint = "; leave files out with .gitignore"
+    if len(files) + 1 > HOST_MAX_ENTRIES:
+        raise CliError(
+            f"{len(files) + 1} files, but LangBot accepts at most {HOST_MAX_ENTRIES}{hint}"
+        )
+    total = 0
+    for relative in files:
+        size = (root / relative).stat().st_size
+        if size > HOST_MAX_ENTRY_BYTES:
+            raise CliError(
+                f"{relative} has {size} bytes, but LangBot accepts at most "
+                f"{HOST_MAX_ENTRY_BYTES} per file{hint}"
+            )
+        total += size
+    if total > HOST_MAX_TOTAL_BYTES:
+        raise CliError(
+            f"the files add up to {total} bytes, but LangBot accepts at most "
+            f"{HOST_MAX_TOTAL_BYTES}{hint}"
+        )
+
+
 def _zip_time() -> tuple[int, int, int, int, int, int]:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
@@ -172,6 +210,7 @@ def build_package(root: Path, output_dir: Path) -> BuildResult:
     output_dir = output_dir.resolve()
     files, skipped = plan_files(root, exclude_dirs=(output_dir,))
     _check_references(package, set(files))
+    _check_host_limits(root, files)
 
     manifest_text = yaml.safe_dump(package.manifest.manifest, allow_unicode=True, sort_keys=False)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -170,3 +170,21 @@ def test_broken_component_yaml_is_an_error(plugin: Path) -> None:
     done = lbp("build", cwd=plugin)
     assert done.code == 2
     assert "tool.yaml: cannot read YAML" in done.err
+
+
+def test_a_package_langbot_would_refuse_is_not_built(plugin: Path) -> None:
+    big = plugin / "assets" / "model.bin"
+    with big.open("wb") as handle:
+        handle.truncate(16 * 1024 * 1024 + 1)  # sparse: no real disk use
+    done = lbp("build", cwd=plugin)
+    assert done.code == 2
+    assert "assets/model.bin has 16777217 bytes, but LangBot accepts at most 16777216" in done.err
+    big.unlink()
+    many = plugin / "many"
+    many.mkdir()
+    for index in range(520):
+        (many / f"f{index}.txt").write_text("x")
+    done = lbp("build", cwd=plugin)
+    assert done.code == 2
+    assert "but LangBot accepts at most 512; leave files out with .gitignore" in done.err
+    assert not (plugin / "dist").exists()
