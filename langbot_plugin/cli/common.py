@@ -46,12 +46,19 @@ class CliError(Exception):
 
 
 def guarded(prog: str, body: Callable[[], int]) -> int:
-    """Run ``body``; report a :class:`CliError` as ``<prog>: <message>`` and return its code."""
+    """Run ``body``; report a :class:`CliError` (or an :class:`OSError`) on one line.
+
+    Returns the exit status: 0 from ``body``, the error's code, or ``FAILURE``.
+    """
     try:
         return body()
     except CliError as exc:
         sys.stderr.write(f"{prog}: {exc.message}\n")
         return exc.code
+    except OSError as exc:  # a file the command needed could not be read or written
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"{prog}: {exc.strerror or exc}{where}\n")
+        return FAILURE
 
 
 Check = Callable[[str], str | None]  # returns an error text, or None when the answer is fine

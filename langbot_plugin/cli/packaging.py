@@ -231,7 +231,7 @@ def build_package(root: Path, output_dir: Path) -> BuildResult:
                 info.compress_type = zipfile.ZIP_DEFLATED
                 archive.writestr(info, path.read_bytes())
         partial.replace(target)
-    except OSError as exc:
+    except BaseException:
         partial.unlink(missing_ok=True)
-        raise CliError(f"cannot write {target}: {exc}", code=1) from None
+        raise
     return BuildResult(path=target, files=[MANIFEST_FILE, *files], skipped=skipped)

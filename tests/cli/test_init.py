@@ -139,3 +139,11 @@ def test_non_empty_folder_is_refused(tmp_path: Path) -> None:
     assert done.code == 2
     assert "is not empty (notes.txt)" in done.err
     assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["notes.txt"]
+
+
+def test_a_folder_that_cannot_be_created_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    done = lbp("init", "p", "--author", "me", "--dir", "a-file/p", "-y", cwd=tmp_path)
+    assert done.code == 1
+    assert done.err.startswith("lbp init: Not a directory: ")
+    assert "Traceback" not in done.err
