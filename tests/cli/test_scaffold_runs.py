@@ -167,9 +167,11 @@ async def wait_registered(stderr: Any) -> str:
     raise AssertionError(f"lbp run ended before registering:\n{seen.decode()}")
 
 
-async def test_a_scaffolded_plugin_serves_through_the_runtime(full_plugin: Path) -> None:
+async def test_a_scaffolded_plugin_serves_through_the_runtime(
+    full_plugin: Path, tmp_path: Path
+) -> None:
     async with (
-        running_runtime() as runtime,
+        running_runtime(data_dir=tmp_path / "rt-data") as runtime,
         PluginRuntimeClient.connect(
             f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", LocalHost()
         ) as host,
