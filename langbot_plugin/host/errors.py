@@ -19,15 +19,20 @@ Other failures use the RPC layer's classes: ``invalid_params`` (a malformed requ
 ``not_found`` (no such target run or event), ``message_too_large`` (a state value or
 key over its limit) and :class:`StateQuotaError` ``state_quota_exceeded``.
 
-The five refusal classes carry the same names and codes as the plugin runtime's own
-pre-checks (:mod:`langbot_plugin.runtime.runs`), so a runner sees one vocabulary
-whichever side refused; the shared names also keep the process-wide code registry of
-:mod:`langbot_plugin.rpc.errors` consistent when both modules are imported.
+The five refusal classes live in :mod:`langbot_plugin.protocol.errors`, shared with the
+plugin runtime's own pre-checks, so a runner sees one vocabulary whichever side refused.
 """
 
 from __future__ import annotations
 
-from langbot_plugin.rpc.errors import MessageTooLargeError, PermissionDeniedError
+from langbot_plugin.protocol.errors import (
+    ApiNotAvailableError,
+    ResourceNotGrantedError,
+    RunDeadlineError,
+    RunNotLiveError,
+    RunNotOwnedError,
+)
+from langbot_plugin.rpc.errors import MessageTooLargeError
 
 __all__ = [
     "ApiNotAvailableError",
@@ -37,36 +42,6 @@ __all__ = [
     "RunNotOwnedError",
     "StateQuotaError",
 ]
-
-
-class RunNotLiveError(PermissionDeniedError):
-    """No live run has this id: never registered, finished, cancelled or expired."""
-
-    code = "run_not_live"
-
-
-class RunNotOwnedError(PermissionDeniedError):
-    """The caller did not say who it is, or the run belongs to another plugin."""
-
-    code = "run_not_owned"
-
-
-class RunDeadlineError(PermissionDeniedError):
-    """The run is still registered but its ``deadline_at`` has passed."""
-
-    code = "deadline_exceeded"
-
-
-class ResourceNotGrantedError(PermissionDeniedError):
-    """The call reaches outside the run's grants; ``details.kind`` says what kind."""
-
-    code = "resource_not_granted"
-
-
-class ApiNotAvailableError(PermissionDeniedError):
-    """The context API is not enabled in the run's ``available_apis``."""
-
-    code = "api_not_available"
 
 
 class StateQuotaError(MessageTooLargeError):
