@@ -79,7 +79,7 @@ async def lbp_rt(
         "--ws-debug-port",
         str(debug),
         "--data-dir",
-        str(data),
+        "rt-data",  # relative, as `lbp rt` is usually started (cwd is tmp)
         *extra,
     ]
     process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp)
