@@ -11,6 +11,7 @@ import pytest
 
 from langbot_plugin.host import LocalHost, ScriptedModel
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc import RPCError
 from tests.conftest import free_port
 from tests.e2e.processes import (
     ECHO_PLUGIN,
@@ -88,10 +89,10 @@ async def test_worker_crash_fails_the_call_and_the_worker_comes_back(tmp_path: P
         assert "connection" in str(info.value).lower() or "closed" in str(info.value).lower()
 
         async def restarted() -> bool:
-            plugins = await host.list_plugins(binding)
-            if not plugins:
+            try:  # while the worker restarts the plugin is briefly absent: not found
+                replies = await host.execute_command(command_context("probe pid"), scope=binding)
+            except RPCError:
                 return False
-            replies = await host.execute_command(command_context("probe pid"), scope=binding)
             return replies[0]["text"] != pid
 
         await wait_until(restarted)
