@@ -20,6 +20,7 @@ codes) as ``api.call_tool`` in the runner itself. Subclasses may add tools with
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -65,6 +66,8 @@ __all__ = [
     "mcp_error_result",
     "mcp_result",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class _Grants(Protocol):
@@ -180,6 +183,9 @@ class AgentRunExternalTools:
             )
         except ValueError as exc:
             return mcp_error_result(str(exc), code="not_found")
+        except Exception as exc:  # a tool's own bug must not take the server down
+            logger.exception("LangBot tool %s failed", name)
+            return mcp_error_result(f"{type(exc).__name__}: {exc}", code="runtime_error")
         return mcp_result(value)
 
     # ------------------------------------------------------------------ the tools

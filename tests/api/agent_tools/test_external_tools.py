@@ -164,3 +164,17 @@ async def test_subclass_tools_are_listed_and_callable() -> None:
             "langbot_get_current_event",
         }
         assert await tools.call_tool("ask_user_question", {"question": "why?"}) == {"asked": "why?"}
+
+
+class Broken(AgentRunExternalTools):
+    @agent_tool(name="broken", description="Always fails", args_model=_AskArgs)
+    async def broken(self, args: _AskArgs) -> None:
+        raise KeyError(args.question)
+
+
+async def test_a_tool_that_crashes_answers_an_error_result() -> None:
+    async with running() as run:
+        result = await Broken(run.api, run.ctx).call_mcp_tool("broken", {"question": "q"})
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "runtime_error"
+    assert "KeyError" in result["content"][0]["text"]
