@@ -30,6 +30,7 @@ from langbot_plugin.api.agent_tools._daemon_wire import (
     decode,
     encode,
     parse,
+    run_failed,
 )
 from langbot_plugin.api.agent_tools._loopback import LoopbackHTTPService
 from langbot_plugin.api.agent_tools._server import HTTPApp
@@ -188,16 +189,16 @@ class AgentRuntimeDaemonClient:
             with scope:
                 await self.run_job(job_id, payload)
             if scope.cancelled_caught:
-                failure = {"error": "daemon run cancelled", "code": CANCELLED}
+                failure = run_failed("daemon run cancelled", CANCELLED, retryable=True)
         except Exception as exc:
             logger.exception("daemon job %s failed", job_id)
-            failure = {"error": str(exc), "code": "agent_runtime.daemon_unexpected"}
+            failure = run_failed(str(exc), "agent_runtime.daemon_unexpected")
         finally:
             self._jobs.pop(job_id, None)
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             try:
                 if failure is not None:
-                    await self.emit_event(job_id, {"type": "run.failed", "data": failure})
+                    await self.emit_event(job_id, failure)
                 await self.finish_job(job_id)
             except (AgentRuntimeDaemonError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass  # the connection is gone; the hub has failed the job already

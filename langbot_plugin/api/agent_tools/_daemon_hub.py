@@ -32,6 +32,7 @@ from langbot_plugin.api.agent_tools._daemon_wire import (
     decode,
     encode,
     parse,
+    run_failed,
 )
 from langbot_plugin.api.agent_tools._server import (
     answer_in_process,
@@ -193,14 +194,11 @@ class AgentRuntimeDaemonHub:
         for job_id in list(connection.jobs):
             job = self._jobs.get(job_id)
             if job is not None and job.connection is connection and not job.finished:
-                job.failure = {
-                    "type": "run.failed",
-                    "data": {
-                        "error": f"daemon {connection.daemon_id} disconnected",
-                        "code": f"{self.error_code_prefix}.daemon_disconnected",
-                        "retryable": True,
-                    },
-                }
+                job.failure = run_failed(
+                    f"daemon {connection.daemon_id} disconnected",
+                    f"{self.error_code_prefix}.daemon_disconnected",
+                    retryable=True,
+                )
                 self._end(job)
 
     def _end(self, job: _Job) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "decode",
     "encode",
     "parse",
+    "run_failed",
 ]
 
 
@@ -90,6 +91,11 @@ class MCPResponse(JobMessage):
 
 
 M = TypeVar("M", bound=_Message)
+
+
+def run_failed(error: str, code: str, *, retryable: bool = False) -> dict[str, Any]:
+    """A ``run.failed`` event (``AgentRunResult`` dict without ``run_id``)."""
+    return {"type": "run.failed", "data": {"error": error, "code": code, "retryable": retryable}}
 
 
 def encode(kind: str, **fields: Any) -> str:

@@ -102,3 +102,20 @@ def test_merge_adds_the_langbot_server() -> None:
     }
     with pytest.raises(ValueError, match="object"):
         merge_mcp_server_config({"mcpServers": ["x"]}, {})
+
+
+def test_importing_the_agent_tools_does_not_import_mcp_or_servers() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import langbot_plugin.api.agent_tools\n"
+        "import langbot_plugin.api.agent_tools.asset_gateway\n"
+        "import langbot_plugin.api.agent_tools.daemon\n"
+        "import langbot_plugin.api.agent_tools.mcp_stdio\n"
+        "heavy = {'mcp', 'mcp_types', 'uvicorn', 'starlette', 'httpx2', 'websockets'}\n"
+        "print(sorted(heavy & {name.split('.')[0] for name in sys.modules}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
