@@ -12,18 +12,15 @@
 from __future__ import annotations
 
 import importlib
-import io
 import json
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-MIRRORS = Path("/work/.mirror")
-RUNNERS_REPO = MIRRORS / "langbot-app+langbot-agent-runner" / "repo"
-LOCAL_AGENT_REPO = MIRRORS / "langbot-app+langbot-local-agent" / "repo"
+from tests.support.official import LOCAL_AGENT_REPO, RUNNERS_REPO, materialize
+
 VENDOR_SDK_PLUGINS = {"dashscope-agent", "tbox-agent"}
 
 # What the official plugins import from this package's entities and proxies (AST scan
@@ -104,16 +101,6 @@ def _plugins() -> list[tuple[str, Path, str]]:
 PLUGINS = _plugins()
 
 
-def _materialize(repo: Path, subdir: str, into: Path) -> Path:
-    command = ["git", "-C", str(repo), "archive", "--format=tar", "HEAD"]
-    if subdir:
-        command.append(subdir)
-    archive = subprocess.run(command, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / subdir if subdir else into
-
-
 def _modules(root: Path) -> list[str]:
     names: list[str] = []
     for path in sorted(root.rglob("*.py")):
@@ -144,7 +131,7 @@ print(json.dumps(failed))
 def test_official_plugin_modules_import(name: str, repo: Path, subdir: str, tmp_path: Path) -> None:
     if name in VENDOR_SDK_PLUGINS:
         pytest.skip(f"{name} needs a vendor SDK")
-    root = _materialize(repo, subdir, tmp_path)
+    root = materialize(repo, subdir, tmp_path)
     modules = _modules(root)
     done = subprocess.run(
         [sys.executable, "-c", IMPORT_ALL, *modules],
@@ -160,7 +147,7 @@ def test_official_plugin_modules_import(name: str, repo: Path, subdir: str, tmp_
 
 @pytest.mark.skipif(not RUNNERS_REPO.is_dir(), reason="the runner collection mirror is not here")
 def test_the_runner_collections_own_tests_pass_on_this_sdk(tmp_path: Path) -> None:
-    root = _materialize(RUNNERS_REPO, "", tmp_path)
+    root = materialize(RUNNERS_REPO, "", tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
         cwd=root,
