@@ -15,7 +15,9 @@ turns it into a wire error and the caller re-raises the same class from the code
     ├── BoxSessionConflictError       box_session_conflict    an existing session is incompatible
     ├── BoxSessionNotFoundError       box_session_not_found
     ├── BoxManagedProcessConflictError  box_managed_process_conflict
-    └── BoxManagedProcessNotFoundError  box_managed_process_not_found
+    ├── BoxManagedProcessNotFoundError  box_managed_process_not_found
+    └── BoxSandboxGoneError           box_sandbox_gone        internal: a backend lost a sandbox
+                                                              (the runtime recreates it)
 
 Actions that a later release implements (managed processes, skills) answer with the
 RPC core's :class:`~langbot_plugin.rpc.NotSupportedError` (code ``not_supported``).
@@ -41,6 +43,7 @@ __all__ = [
     "BoxQuotaExceededError",
     "BoxReadinessError",
     "BoxRuntimeUnavailableError",
+    "BoxSandboxGoneError",
     "BoxSessionConflictError",
     "BoxSessionNotFoundError",
     "BoxValidationError",
@@ -131,3 +134,13 @@ class BoxManagedProcessNotFoundError(BoxError):
     """No managed process has this id."""
 
     code = "box_managed_process_not_found"
+
+
+class BoxSandboxGoneError(BoxError):
+    """A backend found its sandbox gone (removed behind the runtime's back).
+
+    Raised by backends and handled by the runtime, which recreates the sandbox; it only
+    reaches a caller when recreating fails too.
+    """
+
+    code = "box_sandbox_gone"
