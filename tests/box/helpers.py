@@ -39,8 +39,10 @@ def fake_runtime(
     fake_backend: SandboxBackend | None = None,
     *,
     clock: FakeClock | None = None,
+    fake_names: tuple[str, ...] = ("fake",),
     **config: Any,
 ) -> tuple[BoxRuntime, FakeBackend]:
+    """A runtime whose backends named ``fake_names`` are one shared FakeBackend."""
     fake = fake_backend if isinstance(fake_backend, FakeBackend) else FakeBackend()
     base: dict[str, Any] = {
         "backend": "fake",
@@ -51,7 +53,7 @@ def fake_runtime(
     base.update(config)
     runtime = BoxRuntime(
         config=base,
-        factories={"fake": lambda _config: fake},
+        factories=dict.fromkeys(fake_names, lambda _config: fake),
         environ={},
         cwd=str(tmp_path),
         clock=clock or FakeClock(),
@@ -136,3 +138,24 @@ def require_nsjail() -> None:
 
 def default_config() -> BoxConfig:
     return BoxConfig()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_for_port(port: int, *, seconds: float = 30.0) -> None:
+    """Bounded wait until something accepts connections on 127.0.0.1:``port``."""
+    with anyio.fail_after(seconds):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return
