@@ -90,19 +90,21 @@ def build_image(
     ):
         assert rootfs.stdout is not None
         assert importing.stdin is not None
+        assert importing.stderr is not None
         progress = [0]
         pump = threading.Thread(
             target=_pump, args=(rootfs.stdout, importing.stdin, progress), daemon=True
         )
         pump.start()
+        reported = -1
         while pump.is_alive():
-            pump.join(2.0)
-            out.write(
-                f"  ... {progress[0] / 1e6:.1f} MB of root filesystem after "
-                f"{time.monotonic() - started:.0f} s\n"
-            )
+            pump.join(5.0)
+            if progress[0] != reported:  # mmdebstrap streams the tarball once it is built
+                reported = progress[0]
+                elapsed = time.monotonic() - started
+                out.write(f"  ... {reported / 1e6:.1f} MB imported after {elapsed:.0f} s\n")
         built, imported = rootfs.wait(), importing.wait()
-        import_output = importing.communicate()[1].decode("utf-8", "replace").strip()
+        import_output = importing.stderr.read().decode("utf-8", "replace").strip()
     if built != 0:
         raise ImageBuildError(f"mmdebstrap failed with exit code {built} (see its output above)")
     if imported != 0:
