@@ -1,6 +1,8 @@
 """Box benchmark: our ``lbp box`` vs the raw engines vs the reference server, side by side.
 
-Measured in one run, interleaved round by round so machine noise hits every contender:
+Measured in one run, interleaved round by round so machine noise hits every contender.
+Ours runs twice: with its in-container agent (the default) and with the agent off
+(``docker.exec_agent: false``, one ``docker exec`` per command, as with a remote engine).
 
 * warm exec (``echo hi`` in an existing session): our server over /rpc/ws, the raw
   Docker SDK (exec_create + exec_start + exec_inspect), the reference 0.7.18 server;
@@ -10,13 +12,14 @@ Measured in one run, interleaved round by round so machine noise hits every cont
   the reference server;
 * nsjail exec: ours (nsjail backend) vs the identical jail started directly.
 
-Reports medians and ratios. Needs a Docker engine with ``lbp-test-busybox:latest``
+Reports medians and ratios. Needs a Docker engine with ``lbp-test-python:latest``
 (``.ci/setup-engines.sh``); the reference server is used when ``/work/refvenv`` (or
 ``LBP_REFERENCE_VENV``) has ``langbot-plugin==0.7.18``; nsjail when available.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -35,7 +38,7 @@ import anyio
 
 from box_runtime.client import BoxClient
 
-IMAGE = "lbp-test-busybox:latest"
+IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox
 BIG = "head -c 10000000 /dev/zero | tr '\\0' x"
 CONTEXT = {
     "instance_uuid": "bench-instance",
@@ -165,7 +168,10 @@ class RawDocker:
 
 async def _exec_timer(client: BoxClient, session_id: str, cmd: str) -> float:
     started = time.perf_counter()
-    result = await client.exec(session_id=session_id, cmd=cmd, image=IMAGE, timeout_sec=60)
+    # /tmp: the reference gives a session without host_path no writable /workspace.
+    result = await client.exec(
+        session_id=session_id, cmd=cmd, image=IMAGE, timeout_sec=60, workdir="/tmp"
+    )
     elapsed = (time.perf_counter() - started) * 1000
     if result.exit_code != 0:
         raise RuntimeError(f"exec failed: {result.stderr[:300]}")
@@ -229,51 +235,43 @@ async def run() -> dict[str, dict[str, float]]:
     state = Path(tempfile.mkdtemp(prefix="lbp-box-bench-", dir="/tmp"))
     os.chmod(state, 0o711)  # the nsjail user must be able to pass through
     deployment = "bench" + secrets.token_hex(4)
-    ours_port, ref_port, jail_port = _free_port(), _free_port(), _free_port()
     box = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
-    docker_config = {
-        "backend": "docker",
-        "deployment_id": deployment,
-        "state_dir": str(state / "ours"),
-        "local": {"image": IMAGE},
-        "docker": {"pull_missing_images": False},
+
+    def ours_config(name: str, **docker: Any) -> dict[str, str]:
+        config = {
+            "backend": "docker",
+            "deployment_id": f"{deployment}-{name}",
+            "state_dir": str(state / name),
+            "local": {"image": IMAGE},
+            "docker": {"pull_missing_images": False, **docker},
+        }
+        return {"LANGBOT_BOX_CONFIG": json.dumps(config)}
+
+    # contender -> (command, environment); the reference only when its venv exists
+    servers: dict[str, tuple[list[str], dict[str, str]]] = {
+        "ours": (box, ours_config("ours")),
+        "ours_docker_exec": (box, ours_config("exec", exec_agent=False)),
     }
+    if (REFERENCE_VENV / "bin" / "lbp").exists():
+        servers["reference"] = (
+            [str(REFERENCE_VENV / "bin" / "lbp"), "box", "--host", "127.0.0.1"],
+            {"LANGBOT_BOX_CONFIG": json.dumps({"backend": "docker"})},
+        )
     samples: dict[str, dict[str, list[float]]] = {
-        key: {"raw": [], "ours": [], "reference": []} for key in ROUNDS
+        key: {who: [] for who in ("raw", *servers)} for key in ROUNDS
     }
     raw = await anyio.to_thread.run_sync(RawDocker, state)
-    has_reference = (REFERENCE_VENV / "bin" / "lbp").exists()
     try:
-        async with (
-            _server(
-                [*box, "--ws-control-port", str(ours_port)],
-                {"LANGBOT_BOX_CONFIG": json.dumps(docker_config)},
-                ours_port,
-            ),
-            _client(ours_port) as ours,
-        ):
-            reference_server = (
-                _server(
-                    [
-                        str(REFERENCE_VENV / "bin" / "lbp"),
-                        "box",
-                        "--host",
-                        "127.0.0.1",
-                        "--ws-control-port",
-                        str(ref_port),
-                    ],
-                    {"LANGBOT_BOX_CONFIG": json.dumps({"backend": "docker"})},
-                    ref_port,
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, BoxClient] = {}
+            for name, (command, env) in servers.items():
+                port = _free_port()
+                await stack.enter_async_context(
+                    _server([*command, "--ws-control-port", str(port)], env, port)
                 )
-                if has_reference
-                else None
-            )
-            async with (
-                reference_server or _nothing(),
-                _client(ref_port) if has_reference else _nothing() as reference,
-            ):
-                await _measure_docker(raw, ours, reference, samples)
-        await _measure_nsjail(state, box, jail_port, samples)
+                clients[name] = await stack.enter_async_context(_client(port))
+            await _measure_docker(raw, clients, samples)
+        await _measure_nsjail(state, box, _free_port(), samples)
     finally:
         await anyio.to_thread.run_sync(raw.close)
         shutil.rmtree(state, ignore_errors=True)
@@ -283,23 +281,16 @@ async def run() -> dict[str, dict[str, float]]:
     }
 
 
-@asynccontextmanager
-async def _nothing() -> AsyncGenerator[Any]:
-    yield None
-
-
 async def _measure_docker(
     raw: RawDocker,
-    ours: BoxClient,
-    reference: BoxClient | None,
+    clients: dict[str, BoxClient],
     samples: dict[str, dict[str, list[float]]],
 ) -> None:
     # Warm up: the sessions exist, images and code paths are hot.
-    for client in (ours, reference):
-        if client is not None:
-            for _ in range(3):
-                await _exec_timer(client, "warm", "echo hi")
-                await _exec_timer(client, "big", BIG)
+    for client in clients.values():
+        for _ in range(3):
+            await _exec_timer(client, "warm", "echo hi")
+            await _exec_timer(client, "big", BIG)
     for _ in range(3):
         await anyio.to_thread.run_sync(raw.exec, "echo hi")
     for index in range(max(ROUNDS.values())):
@@ -307,21 +298,18 @@ async def _measure_docker(
             samples["exec"]["raw"].append(
                 await anyio.to_thread.run_sync(_timed(lambda: raw.exec("echo hi")))
             )
-            samples["exec"]["ours"].append(await _exec_timer(ours, "warm", "echo hi"))
-            if reference is not None:
-                samples["exec"]["reference"].append(await _exec_timer(reference, "warm", "echo hi"))
+            for name, client in clients.items():
+                samples["exec"][name].append(await _exec_timer(client, "warm", "echo hi"))
         if index < ROUNDS["create"]:
             samples["create"]["raw"].append(await anyio.to_thread.run_sync(raw.timed_create))
-            samples["create"]["ours"].append(await _create_timer(ours))
-            if reference is not None:
-                samples["create"]["reference"].append(await _create_timer(reference))
+            for name, client in clients.items():
+                samples["create"][name].append(await _create_timer(client))
         if index < ROUNDS["big"]:
             samples["big"]["raw"].append(
                 await anyio.to_thread.run_sync(_timed(lambda: raw.exec(BIG)))
             )
-            samples["big"]["ours"].append(await _exec_timer(ours, "big", BIG))
-            if reference is not None:
-                samples["big"]["reference"].append(await _exec_timer(reference, "big", BIG))
+            for name, client in clients.items():
+                samples["big"][name].append(await _exec_timer(client, "big", BIG))
 
 
 async def _measure_nsjail(
@@ -358,22 +346,34 @@ LABELS = {
 
 def report(medians: dict[str, dict[str, float]]) -> str:
     lines = [
-        "| what | raw engine | ours | reference 0.7.18 | ours / raw | ours / reference | target |",
-        "|---|---|---|---|---|---|---|",
+        "| what | raw engine | ours | ours, docker exec path | reference 0.7.18 "
+        "| ours / raw | ours / reference | docker exec path / raw | target |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def ms(value: float | None) -> str:
+        return f"{value:.1f} ms" if value is not None else "-"
+
+    def ratio(a: float | None, b: float | None) -> str:
+        return f"{a / b:.2f}x" if a and b else "-"
+
     for key, (label, raw_target) in LABELS.items():
         row = medians.get(key, {})
-        raw, ours, ref = row.get("raw"), row.get("ours"), row.get("reference")
-
-        def ms(value: float | None) -> str:
-            return f"{value:.1f} ms" if value is not None else "-"
-
-        vs_raw = f"{ours / raw:.2f}x" if ours and raw else "-"
-        vs_ref = f"{ours / ref:.2f}x" if ours and ref else "-"
+        raw, ours = row.get("raw"), row.get("ours")
+        via_exec, ref = row.get("ours_docker_exec"), row.get("reference")
         target = f"<= {raw_target}x raw" if raw_target else "<= 0.5x reference"
-        lines.append(
-            f"| {label} | {ms(raw)} | {ms(ours)} | {ms(ref)} | {vs_raw} | {vs_ref} | {target} |"
-        )
+        cells = [
+            label,
+            ms(raw),
+            ms(ours),
+            ms(via_exec),
+            ms(ref),
+            ratio(ours, raw),
+            ratio(ours, ref),
+            ratio(via_exec, raw),
+            target,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -98,6 +98,12 @@ class DockerConfig(_Section):
     #: Engine address; empty uses ``DOCKER_HOST`` or the default socket.
     base_url: str = ""
     tmpfs_size_mb: int = Field(default=64, ge=1, le=65536)
+    #: Read output through named pipes in the container when the engine is local
+    #: (falls back to Docker's stream by itself when it is not).
+    fast_output: bool = True
+    #: Start a tiny agent in each container and run commands through it instead of a
+    #: ``docker exec`` each (needs ``fast_output``; falls back to ``docker exec``).
+    exec_agent: bool = True
 
 
 class NsjailConfig(_Section):

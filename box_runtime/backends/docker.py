@@ -7,10 +7,12 @@ dropped, ``no-new-privileges``, a read-only root with a tmpfs ``/tmp``, CPU, mem
 deployment, so startup cleanup removes only this deployment's leftovers.
 
 An exec is one ``exec_create`` + ``exec_start`` + ``exec_inspect``, all in one worker
-thread: no container inspect per exec. Output is demultiplexed straight off the
-hijacked socket into bounded head+tail collectors. The command runs under a tiny shell
-wrapper that records its process-group id in ``/tmp``, so a timeout (or a cancelled
-call) kills exactly that command's process group and leaves the session alive.
+thread: no container inspect per exec (the container's init pid is looked up once per
+session). Output flows into bounded head+tail collectors, through named pipes in the
+container's ``/tmp`` when the engine is local (see :mod:`.docker_io`), else off Docker's
+multiplexed stream. The command runs under a tiny shell wrapper that records its
+process-group id in ``/tmp``, so a timeout (or a cancelled call) kills exactly that
+command's process group and leaves the session alive.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import logging
 import os
 import secrets
 import socket
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -31,6 +32,16 @@ from docker import errors as docker_errors  # type: ignore[import-untyped]
 from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
 
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
+from box_runtime.backends.docker_io import (
+    EXEC_WRAPPER,
+    KILL_SCRIPT,
+    Abort,
+    Fifos,
+    demux_stream,
+    open_fifos,
+    pump_fifos,
+)
 from box_runtime.config import DockerConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
@@ -42,49 +53,6 @@ from box_runtime.security import OutputCollector
 __all__ = ["DockerBackend"]
 
 logger = logging.getLogger("box_runtime.docker")
-
-#: $1 = token, $2 = workdir, $3 = command. The command runs in this very shell (no
-#: extra process): docker starts every exec as its own session and process-group leader,
-#: so the group id recorded in /tmp (with the token, against pid reuse) kills it all.
-EXEC_WRAPPER = (
-    'echo "$$ $1" >/tmp/.lbp-exec 2>/dev/null; '
-    'cd "$2" 2>/dev/null || { mkdir -p "$2" && cd "$2"; } || exit 126; '
-    '__lbp_c=$3; set --; eval "unset __lbp_c; $__lbp_c"'
-)
-#: $1 = token. ``kill -- -PGID`` for dash, ``kill -PGID`` for busybox.
-KILL_SCRIPT = (
-    'read p t </tmp/.lbp-exec && [ "$t" = "$1" ] && '
-    '{ kill -s KILL -- -"$p" 2>/dev/null || kill -s KILL -"$p" 2>/dev/null; }'
-)
-_READ_BYTES = 256 * 1024
-
-
-class _Abort:
-    """Lets the event loop stop an exec whose worker thread it abandoned."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._sock: socket.socket | None = None
-        self._lock = threading.Lock()
-
-    def attach(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sock = sock
-            if self.requested:
-                _shutdown(sock)
-
-    def fire(self) -> None:
-        with self._lock:
-            self.requested = True
-            if self._sock is not None:
-                _shutdown(self._sock)
-
-
-def _shutdown(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _explain(exc: BaseException) -> str:
@@ -100,6 +68,10 @@ class DockerBackend(SandboxBackend):
         self._api: Any = None
         self._limiter = anyio.CapacityLimiter(max_threads)
         self._protected: tuple[str, ...] = ()
+        #: container -> (its root through /proc, mount namespace), or None: use the stream.
+        self._roots: dict[str, tuple[str, str] | None] = {}
+        #: containers whose agent did not answer (docker exec is used for them).
+        self._agent_ok: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ plumbing
 
@@ -162,7 +134,7 @@ class DockerBackend(SandboxBackend):
         )
         create = {
             "image": plan.image,
-            "command": ["sleep", "infinity"],
+            "command": ["sh", "-c", AGENT_SCRIPT] if config.exec_agent else ["sleep", "infinity"],
             "name": plan.name,
             "labels": dict(plan.labels),
             "host_config": host_config,
@@ -261,6 +233,8 @@ class DockerBackend(SandboxBackend):
 
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         del plan
+        self._roots.pop(handle, None)
+        self._agent_ok.pop(handle, None)
         await self._run(self._remove_quietly, handle)
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
@@ -289,7 +263,7 @@ class DockerBackend(SandboxBackend):
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         del plan
-        abort = _Abort()
+        abort = Abort()
         try:
             return await anyio.to_thread.run_sync(
                 self._exec_blocking,
@@ -303,38 +277,110 @@ class DockerBackend(SandboxBackend):
             abort.fire()  # the abandoned thread kills the command and returns
             raise
 
-    def _exec_blocking(self, handle: str, request: ExecRequest, abort: _Abort) -> ExecOutcome:
-        api = self._client()
+    def _exec_blocking(self, handle: str, request: ExecRequest, abort: Abort) -> ExecOutcome:
         token = secrets.token_hex(8)
-        command = ["sh", "-c", EXEC_WRAPPER, "sh", token, request.workdir, request.command]
-        try:
-            exec_id = api.exec_create(
-                handle, command, environment=[f"{k}={v}" for k, v in request.env.items()]
-            )["Id"]
-            sock = api.exec_start(exec_id, socket=True)
-        except docker_errors.NotFound:
-            raise BoxSandboxGoneError(f"container {handle[:12]} is gone") from None
-        except docker_errors.APIError as exc:
-            if exc.status_code == 409:  # the container exists but is not running
-                raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
-            raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
-        except docker_errors.DockerException as exc:
-            raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
-        raw: socket.socket = getattr(sock, "_sock", sock)
-        abort.attach(raw)
         stdout = OutputCollector(request.output_limit, request.head_ratio)
         stderr = OutputCollector(request.output_limit, request.head_ratio)
+        deadline = time.monotonic() + request.timeout_sec
+        root = self._root(handle)
+        if root is not None and self._config.exec_agent and self._agent_ok.get(handle, True):
+            script = agent_script_text(request.workdir, request.env, request.command)
+            ran = run_via_agent(
+                root, token, script, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
+            )
+            if ran is not None:
+                timed_out, exit_code = ran
+                if timed_out or abort.requested:
+                    self._kill(handle, token)
+                    return ExecOutcome(None, True, stdout.result(), stderr.result())
+                return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
+            self._agent_ok[handle] = False  # no agent in this container: docker exec from now on
+        fifos: Fifos | None = None
+        if root is not None:
+            try:
+                fifos = open_fifos(root, token)
+            except OSError:
+                fifos = None
+        return self._docker_exec(handle, request, token, fifos, (stdout, stderr, deadline, abort))
+
+    def _docker_exec(
+        self,
+        handle: str,
+        request: ExecRequest,
+        token: str,
+        fifos: Fifos | None,
+        io: tuple[OutputCollector, OutputCollector, float, Abort],
+    ) -> ExecOutcome:
+        api = self._client()
+        stdout, stderr, deadline, abort = io
+        flag = "1" if fifos is not None else ""
+        command = ["sh", "-c", EXEC_WRAPPER, "sh", token, request.workdir, request.command, flag]
         try:
-            timed_out = _demux(raw, stdout, stderr, time.monotonic() + request.timeout_sec, abort)
+            try:
+                exec_id = api.exec_create(
+                    handle, command, environment=[f"{k}={v}" for k, v in request.env.items()]
+                )["Id"]
+                sock = api.exec_start(exec_id, socket=True)
+            except docker_errors.NotFound:
+                raise BoxSandboxGoneError(f"container {handle[:12]} is gone") from None
+            except docker_errors.APIError as exc:
+                if exc.status_code == 409:  # the container exists but is not running
+                    raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
+                raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
+            except docker_errors.DockerException as exc:
+                raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
+            raw: socket.socket = getattr(sock, "_sock", sock)
+            abort.attach(raw)
+            try:
+                if fifos is not None:
+                    timed_out = pump_fifos(
+                        fifos, raw, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
+                    )
+                else:
+                    timed_out = demux_stream(
+                        raw, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
+                    )
+            finally:
+                sock.close()
+                raw.close()
         finally:
-            sock.close()
-            raw.close()
+            if fifos is not None:
+                fifos.close()
         if timed_out or abort.requested:
             self._kill(handle, token)
             return ExecOutcome(None, True, stdout.result(), stderr.result())
-        return ExecOutcome(
-            self._exit_code(handle, exec_id), False, stdout.result(), stderr.result()
-        )
+        exit_code = self._exit_code(handle, exec_id)
+        return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
+
+    def _root(self, handle: str) -> str | None:
+        """The container's filesystem through ``/proc`` (fast paths), or ``None``."""
+        if not self._config.fast_output:
+            return None
+        if handle not in self._roots:
+            self._roots[handle] = self._find_root(handle)
+        found = self._roots[handle]
+        if found is None:
+            return None
+        path, namespace = found
+        try:
+            if os.readlink(os.path.join(os.path.dirname(path), "ns", "mnt")) == namespace:
+                return path
+        except OSError:
+            pass
+        del self._roots[handle]  # the container stopped or restarted: look again next time
+        return None
+
+    def _find_root(self, handle: str) -> tuple[str, str] | None:
+        """``(/proc/<pid>/root, its mount namespace)`` of the container's init, if reachable."""
+        try:
+            pid = int(self._client().inspect_container(handle)["State"]["Pid"])
+            proc = f"/proc/{pid}"
+            namespace = os.readlink(f"{proc}/ns/mnt")
+            if pid <= 0 or not os.access(f"{proc}/root/tmp", os.W_OK):
+                return None
+        except (docker_errors.DockerException, OSError, KeyError, TypeError, ValueError):
+            return None
+        return f"{proc}/root", namespace
 
     def _exit_code(self, handle: str, exec_id: str) -> int | None:
         api = self._client()
@@ -356,48 +402,3 @@ class DockerBackend(SandboxBackend):
             api.exec_start(kill_id)
         except docker_errors.DockerException as exc:
             logger.warning("Box: could not kill a timed-out command in %s: %s", handle[:12], exc)
-
-
-def _demux(
-    sock: socket.socket,
-    stdout: OutputCollector,
-    stderr: OutputCollector,
-    deadline: float,
-    abort: _Abort,
-) -> bool:
-    """Read Docker's multiplexed stream into the collectors; True when the deadline passed."""
-    buffer = bytearray(_READ_BYTES)
-    view = memoryview(buffer)
-    header = bytearray()
-    remaining = 0
-    target = stdout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return True
-        sock.settimeout(left)
-        try:
-            count = sock.recv_into(buffer)
-        except TimeoutError:
-            return True
-        except OSError:
-            if abort.requested:
-                return False
-            raise
-        if count == 0:
-            return False
-        pos = 0
-        while pos < count:
-            if remaining == 0:
-                take = min(8 - len(header), count - pos)
-                header += view[pos : pos + take]
-                pos += take
-                if len(header) == 8:
-                    target = stderr if header[0] == 2 else stdout
-                    remaining = int.from_bytes(header[4:8], "big")
-                    header.clear()
-                continue
-            take = min(remaining, count - pos)
-            target.feed(view[pos : pos + take])
-            pos += take
-            remaining -= take

@@ -62,9 +62,21 @@ def docker_config(state: Path, deployment: str, **extra: Any) -> dict[str, Any]:
     return config
 
 
-@pytest.fixture
-async def runtime(state: Path, deployment: str) -> AsyncGenerator[BoxRuntime]:
-    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+MODES = {
+    "agent": {"exec_agent": True, "fast_output": True},
+    "exec+fifo": {"exec_agent": False, "fast_output": True},
+    "exec+stream": {"exec_agent": False, "fast_output": False},
+}
+
+
+@pytest.fixture(params=sorted(MODES))
+async def runtime(
+    state: Path, deployment: str, request: pytest.FixtureRequest
+) -> AsyncGenerator[BoxRuntime]:
+    """Every exec path: the in-container agent, docker exec with pipes, docker exec alone."""
+    docker = {"pull_missing_images": False, **MODES[request.param]}
+    config = docker_config(state, deployment, docker=docker)
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
     async with box.running():
         yield box
 
@@ -235,6 +247,12 @@ async def test_non_root_user(state: Path, deployment: str) -> None:
     assert result.stdout == "65534\nwrote\n"
 
 
+async def test_a_workdir_that_cannot_be_made(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(spec("pwd", workdir="/proc/nope/x"), T)
+    assert result.exit_code == 126
+    assert "mkdir" in result.stderr
+
+
 async def test_missing_image_is_a_clear_error(runtime: BoxRuntime) -> None:
     with pytest.raises(BoxValidationError, match="lbp box image build"):
         await runtime.exec(spec("true", image="lbp-test-no-such-image:latest"), T)
@@ -296,3 +314,46 @@ async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: 
             assert await process.wait() == 0
     left = containers(deployment)
     assert [c.labels["langbot.box.session"] for c in left] == ["keep"]
+
+
+def test_no_agent_means_none(tmp_path: Path) -> None:
+    from box_runtime.backends.docker_agent import run_via_agent
+    from box_runtime.backends.docker_io import Abort
+    from box_runtime.security import OutputCollector
+
+    ran = run_via_agent(
+        str(tmp_path),
+        "ab12",
+        "true\n",
+        stdout=OutputCollector(100),
+        stderr=OutputCollector(100),
+        deadline=float("inf"),
+        abort=Abort(),
+        connect_wait=0.01,
+    )
+    assert ran is None
+
+
+async def test_the_agent_replaces_docker_exec(state: Path, deployment: str) -> None:
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    async with box.running():
+        for _ in range(3):
+            assert (await box.exec(spec("echo via-agent"), T)).stdout == "via-agent\n"
+        (container,) = containers(deployment)
+        container.reload()
+        assert not container.attrs.get("ExecIDs")  # no docker exec was needed
+
+
+async def test_a_planted_symlink_cannot_redirect_host_writes(state: Path, deployment: str) -> None:
+    canary = state / "canary"
+    await anyio.Path(canary).mkdir()
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    async with box.running():
+        await box.exec(spec("true"), T)
+        # The sandbox swaps the agent directory for a symlink to a host path: through
+        # /proc/<pid>/root an absolute link would resolve against the host's root.
+        plant = f"rm -rf /tmp/.lbp-agent && ln -s {canary} /tmp/.lbp-agent && echo planted"
+        assert (await box.exec(spec(plant), T)).stdout == "planted\n"
+        for _ in range(2):
+            assert (await box.exec(spec("echo still-works"), T)).stdout == "still-works\n"
+    assert [p async for p in anyio.Path(canary).iterdir()] == []
