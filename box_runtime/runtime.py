@@ -20,11 +20,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -34,7 +31,7 @@ import anyio
 
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend
-from box_runtime.config import BoxConfig, merge_config, unknown_keys
+from box_runtime.config import BoxConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
@@ -44,7 +41,7 @@ from box_runtime.errors import (
 )
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.protocol import BackendInfo
-from box_runtime.security import check_quota, normalize_allowed_roots, passthrough_env, real_path
+from box_runtime.security import check_quota, passthrough_env
 from box_runtime.sessions import (
     Session,
     SessionKey,
@@ -54,6 +51,7 @@ from box_runtime.sessions import (
     remove_session_dir,
     resolve_spec,
 )
+from box_runtime.settings import Settings
 from box_runtime.storage import measure_tree
 
 __all__ = ["BoxRuntime"]
@@ -72,7 +70,6 @@ def _single_error() -> Generator[None]:
 
 logger = logging.getLogger("box_runtime")
 _MIB = 1024 * 1024
-_BACKEND_KEYS = ("backend", "docker", "nsjail")
 
 
 class BoxRuntime:
@@ -87,101 +84,41 @@ class BoxRuntime:
         cwd: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._environ = dict(os.environ if environ is None else environ)
-        self._cwd = cwd or os.getcwd()
+        self.settings = Settings(
+            config=config,
+            environ=os.environ if environ is None else environ,
+            cwd=cwd or os.getcwd(),
+        )
         self._clock = clock
         self._factories = dict(default_factories() if factories is None else factories)
-        self._raw: dict[str, Any] = {}
-        self.config = BoxConfig()
-        self.initialized = anyio.Event()
         self._sessions: dict[SessionKey, Session] = {}
         self._creating: dict[SessionKey, anyio.Event] = {}
         self._selection: Selection | None = None
         self._selection_stale = False
         self._backend_lock = anyio.Lock()
         self._orphans_cleaned = False
-        self._allowed_roots: list[str] = []
         self.reaped = 0
-        env_config = self._environ.get("LANGBOT_BOX_CONFIG", "").strip()
-        if env_config:
-            try:
-                loaded = json.loads(env_config)
-            except json.JSONDecodeError as exc:
-                raise BoxValidationError(f"LANGBOT_BOX_CONFIG is not valid JSON: {exc}") from None
-            if not isinstance(loaded, dict):
-                raise BoxValidationError("LANGBOT_BOX_CONFIG must be a JSON object")
-            self._apply(loaded)  # pyright: ignore[reportUnknownArgumentType]
-            self.initialized.set()
-        if config is not None:
-            self._apply(config)
-            self.initialized.set()
-        if not self._raw:
-            self._apply({})
 
     # ------------------------------------------------------------------ configuration
 
-    def _apply(self, update: Mapping[str, Any]) -> None:
-        raw, config = merge_config(self._raw, update)
-        roots = list(config.local.allowed_mount_roots)
-        host_root = config.local.host_root.strip()
-        if not roots and host_root:
-            roots = [host_root]
-        extra = (
-            self._selection.backend.protected_paths()
-            if self._selection and self._selection.backend
-            else ()
-        )
-        allowed = normalize_allowed_roots(roots, base=self._cwd, extra_denied=extra)
-        if any(
-            config.model_dump().get(k) != self.config.model_dump().get(k) for k in _BACKEND_KEYS
-        ):
-            self._selection_stale = True
-        self._raw, self.config, self._allowed_roots = raw, config, allowed
-        for key in unknown_keys(config):
-            logger.debug("Box config: ignoring unknown key %s", key)
-
-    async def configure(self, update: Mapping[str, Any]) -> None:
-        """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
-        self._apply(update)
-        self.initialized.set()
-        await self._backend_selection()
-
-    async def _ready(self) -> BoxConfig:
-        if not self.initialized.is_set():
-            with anyio.move_on_after(self.config.init_wait_sec):
-                await self.initialized.wait()
-        return self.config
+    @property
+    def config(self) -> BoxConfig:
+        return self.settings.config
 
     @property
-    def deployment_id(self) -> str:
-        configured = self.config.deployment_id or self._environ.get("LANGBOT_BOX_DEPLOYMENT_ID", "")
-        if configured:
-            return configured
-        seed = f"{real_path(self._cwd)}:{os.getuid()}"
-        return hashlib.sha256(seed.encode()).hexdigest()[:12]
-
-    @property
-    def state_dir(self) -> str:
-        config = self.config
-        if config.state_dir:
-            return real_path(config.state_dir, base=self._cwd)
-        if config.local.host_root:
-            return os.path.join(real_path(config.local.host_root, base=self._cwd), ".lbp-box")
-        return os.path.join(tempfile.gettempdir(), f"lbp-box-{os.getuid()}")
-
-    @property
-    def allowed_roots(self) -> list[str]:
-        return list(self._allowed_roots)
+    def initialized(self) -> anyio.Event:
+        return self.settings.initialized
 
     @property
     def default_workspace(self) -> str | None:
-        local = self.config.local
-        if local.default_workspace:
-            base = real_path(local.host_root, base=self._cwd) if local.host_root else self._cwd
-            return real_path(local.default_workspace, base=base)
-        if local.host_root:
-            return os.path.join(real_path(local.host_root, base=self._cwd), "default")
-        return None
+        return self.settings.default_workspace
+
+    async def configure(self, update: Mapping[str, Any]) -> None:
+        """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
+        if self.settings.apply(update):
+            self._selection_stale = True
+        self.settings.initialized.set()
+        await self._backend_selection()
 
     # ------------------------------------------------------------------ backend
 
@@ -197,11 +134,11 @@ class BoxRuntime:
                     logger.warning("Box: no usable sandbox backend: %s", selection.reason)
                 else:
                     logger.info("Box: using the %s backend", selection.backend.name)
-                    self._apply({})  # the engine's own paths join the mount deny set
+                    self.settings.protect(selection.backend.protected_paths())
             if selection.backend is not None and not self._orphans_cleaned:
                 self._orphans_cleaned = True
                 try:
-                    removed = await selection.backend.cleanup_orphans(self.deployment_id)
+                    removed = await selection.backend.cleanup_orphans(self.settings.deployment_id)
                 except Exception as exc:
                     logger.warning("Box: orphan cleanup failed: %s", exc)
                 else:
@@ -246,7 +183,7 @@ class BoxRuntime:
         return session.info()
 
     async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
-        config = await self._ready()
+        config = await self.settings.ready()
         backend = await self.backend()
         resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
@@ -289,9 +226,9 @@ class BoxRuntime:
             lambda: make_plan(
                 spec,
                 key,
-                sessions_root=os.path.join(self.state_dir, "sessions"),
-                deployment_id=self.deployment_id,
-                allowed_roots=self._allowed_roots,
+                sessions_root=os.path.join(self.settings.state_dir, "sessions"),
+                deployment_id=self.settings.deployment_id,
+                allowed_roots=self.settings.allowed_roots,
                 extra_denied=extra_denied,
             )
         )
@@ -389,13 +326,13 @@ class BoxRuntime:
     # ------------------------------------------------------------------ exec
 
     async def exec(self, spec: BoxSpec, tenant: Tenant | None) -> BoxExecutionResult:
-        config = await self._ready()
+        config = await self.settings.ready()
         backend = await self.backend()
         resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
         if not resolved.cmd:
             raise BoxValidationError("cmd must not be empty")
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
-        env = {**passthrough_env(config.env_passthrough, self._environ), **resolved.env}
+        env = {**passthrough_env(config.env_passthrough, self.settings.environ), **resolved.env}
         request = ExecRequest(
             command=resolved.cmd,
             workdir=resolved.workdir,

@@ -371,12 +371,23 @@ class DockerBackend(SandboxBackend):
         return None
 
     def _find_root(self, handle: str) -> tuple[str, str] | None:
-        """``(/proc/<pid>/root, its mount namespace)`` of the container's init, if reachable."""
+        """``(/proc/<pid>/root, its mount namespace)`` of the container's init, if reachable.
+
+        The pid comes from the engine's pid namespace; it is used only when ours is the
+        same, which the process's cgroup naming this container proves (a runtime inside
+        another container sees other processes under those numbers, or none).
+        """
         try:
-            pid = int(self._client().inspect_container(handle)["State"]["Pid"])
+            details = self._client().inspect_container(handle)
+            container_id, pid = str(details["Id"]), int(details["State"]["Pid"])
+            if pid <= 0:
+                return None
             proc = f"/proc/{pid}"
+            with open(f"{proc}/cgroup", encoding="utf-8") as cgroups:
+                if container_id not in cgroups.read():
+                    return None
             namespace = os.readlink(f"{proc}/ns/mnt")
-            if pid <= 0 or not os.access(f"{proc}/root/tmp", os.W_OK):
+            if not os.access(f"{proc}/root/tmp", os.W_OK):
                 return None
         except (docker_errors.DockerException, OSError, KeyError, TypeError, ValueError):
             return None
