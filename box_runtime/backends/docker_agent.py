@@ -60,6 +60,9 @@ AGENT_LOOP = (
 AGENT_SCRIPT = f"({AGENT_LOOP}) </dev/null >/dev/null 2>&1 & exec sleep infinity"
 _READ_BYTES = 256 * 1024
 _CONNECT_WAIT_SEC = 1.0
+#: How long output is still collected after the command exited (a background process it
+#: started may hold stdout open; it keeps running, the exec returns).
+_LINGER_SEC = 0.5
 
 
 def agent_script_text(workdir: str, env: Mapping[str, str], command: str) -> str:
@@ -202,7 +205,8 @@ def run_via_agent(
         while open_streams or exit_code is None:
             left = deadline - time.monotonic()
             if left <= 0:
-                return True, None
+                # Past the status, only a background process still holds the streams.
+                return (False, exit_code) if exit_code is not None else (True, None)
             for key, _ in selector.select(left):
                 fd = key.fd
                 if fd == wake_read:
@@ -217,6 +221,7 @@ def run_via_agent(
                         exit_code = _status(bytes(status))
                         selector.unregister(fd)
                         run.close_writers()  # the streams may end now
+                        deadline = min(deadline, time.monotonic() + _LINGER_SEC)
                     continue
                 if count == 0:
                     selector.unregister(fd)

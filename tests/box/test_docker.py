@@ -357,3 +357,14 @@ async def test_a_planted_symlink_cannot_redirect_host_writes(state: Path, deploy
         for _ in range(2):
             assert (await box.exec(spec("echo still-works"), T)).stdout == "still-works\n"
     assert [p async for p in anyio.Path(canary).iterdir()] == []
+
+
+async def test_a_background_process_holding_stdout_does_not_hang_the_agent_path(
+    state: Path, deployment: str
+) -> None:
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    async with box.running():
+        result = await box.exec(spec("sleep 30 & echo started", timeout_sec=20), T)
+        assert result.status is BoxExecutionStatus.COMPLETED
+        assert result.stdout == "started\n"
+        assert result.exit_code == 0
