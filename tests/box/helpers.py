@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import AsyncGenerator
@@ -16,7 +17,6 @@ import pytest
 
 from box_runtime.backends.base import SandboxBackend
 from box_runtime.backends.fake import FakeBackend
-from box_runtime.config import BoxConfig
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, serve
 
@@ -94,16 +94,36 @@ async def served_box(
 # --------------------------------------------------------------------------- engines
 
 
+@functools.cache
 def docker_reason() -> str | None:
-    """Why Docker tests cannot run here, or ``None``."""
-    try:
-        import docker  # type: ignore[import-untyped]
+    """Why Docker tests cannot run here, or ``None`` (probed once per test run)."""
+    import socket
 
-        client = docker.from_env(timeout=5)
+    import docker  # type: ignore[import-untyped]
+
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if host.startswith("unix://"):
+        # Probe the socket ourselves: docker-py leaks its socket when a connect fails.
+        path = host.removeprefix("unix://")
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(path)
+            except OSError as exc:
+                return f"no reachable Docker engine at {path} ({exc.strerror})"
+    client = docker.DockerClient(version="1.41", timeout=5, **docker.utils.kwargs_from_env())
+    try:
         client.ping()
-        client.close()
+        missing = [
+            image
+            for image in ("lbp-test-busybox:latest", "lbp-test-python:latest")
+            if not client.images.list(name=image)
+        ]
     except Exception as exc:
         return f"no reachable Docker engine ({exc.__class__.__name__}: {exc})"
+    finally:
+        client.close()
+    if missing:
+        return f"test images {', '.join(missing)} are missing (run .ci/setup-engines.sh)"
     return None
 
 
@@ -134,10 +154,6 @@ def require_nsjail() -> None:
     if os.environ.get("LBP_REQUIRE_NSJAIL") == "1":
         pytest.fail(f"LBP_REQUIRE_NSJAIL=1 but {reason}")
     pytest.skip(reason)
-
-
-def default_config() -> BoxConfig:
-    return BoxConfig()
 
 
 def free_port() -> int:
