@@ -224,6 +224,31 @@ def _nsjail_raw_command(state: Path) -> list[str] | None:
     )
 
 
+def _reference_containers() -> set[str]:
+    """Containers the reference server labels (``langbot.box=true``; ours carry no such label)."""
+    import docker  # type: ignore[import-untyped]
+
+    client = docker.from_env()
+    try:
+        found = client.containers.list(all=True, filters={"label": "langbot.box=true"})
+        return {c.id for c in found if "langbot.box.instance_id" in c.labels}
+    finally:
+        client.close()
+
+
+def _remove_containers(ids: set[str]) -> None:
+    """The reference server leaves its containers running on SIGTERM: remove this run's."""
+    import docker  # type: ignore[import-untyped]
+
+    client = docker.from_env()
+    try:
+        for container_id in ids:
+            with contextlib.suppress(docker.errors.NotFound):
+                client.containers.get(container_id).remove(force=True)
+    finally:
+        client.close()
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -261,6 +286,7 @@ async def run() -> dict[str, dict[str, float]]:
         key: {who: [] for who in ("raw", *servers)} for key in ROUNDS
     }
     raw = await anyio.to_thread.run_sync(RawDocker, state)
+    before = await anyio.to_thread.run_sync(_reference_containers)
     try:
         async with contextlib.AsyncExitStack() as stack:
             clients: dict[str, BoxClient] = {}
@@ -274,6 +300,8 @@ async def run() -> dict[str, dict[str, float]]:
         await _measure_nsjail(state, box, _free_port(), samples)
     finally:
         await anyio.to_thread.run_sync(raw.close)
+        leftovers = await anyio.to_thread.run_sync(_reference_containers) - before
+        await anyio.to_thread.run_sync(_remove_containers, leftovers)
         shutil.rmtree(state, ignore_errors=True)
     return {
         name: {who: _median(values) for who, values in by_who.items() if values}

@@ -255,8 +255,9 @@ def make_plan(
         mount_path=spec.mount_path,
         session_dir=session_dir,
         workspace_owned=owned,
+        # No "langbot.box=true": the reference runtime's startup cleanup removes every
+        # container carrying it, which would take ours down when both share an engine.
         labels={
-            "langbot.box": "true",
             "langbot.box.deployment": deployment_id,
             "langbot.box.key": digest,
             "langbot.box.session": key.session_id[:1024],
