@@ -11,9 +11,10 @@ Both peers call and serve over the same transport. Each side numbers its own req
   ``window`` items ahead. Nothing is dropped; closing the stream early cancels the
   peer's handler.
 * serving: requests are looked up in a :class:`~.routes.Dispatcher`; each runs in its
-  own task (at most ``max_inflight`` at once, excess answered with
-  ``too_many_requests``) inside the session's task group, and can be cancelled by the
-  peer.
+  own task inside the session's task group, at most ``max_inflight`` at once; further
+  requests wait in order (up to ``max_queued``, by default four times the cap) and only
+  beyond that are answered with ``too_many_requests``. A running or waiting request can
+  be cancelled by the peer.
 * the reserved actions of :mod:`.reserved` (``__ping``, ``__heartbeat``,
   ``__stream_ack``, ``__cancel_action``, ``__file_chunk``) are served by the session.
 
@@ -22,10 +23,12 @@ Handler exceptions become wire errors in one place, :func:`.wire_errors.error_re
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import re
 import secrets
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -54,7 +57,7 @@ from langbot_plugin.rpc.reserved import (
     STREAM_ACK,
 )
 from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route
-from langbot_plugin.rpc.stream_call import USE_DEFAULT, Inbox, StreamCall, UseDefault
+from langbot_plugin.rpc.stream_call import USE_DEFAULT, Inbox, Reply, StreamCall, UseDefault
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
 from langbot_plugin.rpc.wire_errors import error_from_response, error_response
 
@@ -79,7 +82,7 @@ class _Window:
         self.context = context
         self.sent = 0
         self.acked = 0
-        self._event = anyio.Event()
+        self._event = asyncio.Event()
 
     def ack(self, index: int) -> None:
         if index > self.acked:
@@ -88,8 +91,8 @@ class _Window:
 
     async def wait_for_room(self) -> None:
         while self.sent - self.acked >= self.size:
+            self._event.clear()
             await self._event.wait()
-            self._event = anyio.Event()
 
 
 @dataclass(slots=True)
@@ -112,6 +115,7 @@ class RPCSession:
         *,
         name: str = "rpc",
         max_inflight: int = 128,
+        max_queued: int | None = None,
         stream_window: int = 8,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         default_timeout: float | None = DEFAULT_TIMEOUT,
@@ -122,6 +126,8 @@ class RPCSession:
         self.dispatcher = dispatcher
         self.name = name
         self.max_inflight = max_inflight
+        #: requests beyond ``max_inflight`` wait here (in order) instead of being refused
+        self.max_queued = 4 * max_inflight if max_queued is None else max_queued
         self.stream_window = stream_window
         self.ack_every = max(1, stream_window // 2)
         self.max_message_bytes = max_message_bytes
@@ -131,8 +137,10 @@ class RPCSession:
         #: raise it only on links whose both ends are ours.
         self.file_chunk_bytes = file_chunk_bytes
         self._next_seq = secrets.randbelow(100_000) + 1
-        self._pending: dict[int, Inbox] = {}
+        self._pending: dict[int, Inbox | Reply] = {}
         self._running: dict[int, _Running] = {}
+        self._active = 0
+        self._waiting: deque[tuple[Request, Route, _Running]] = deque()
         self._tg: TaskGroup | None = None
         self._closed = anyio.Event()
         self._close_error: RPCError | None = None
@@ -249,7 +257,7 @@ class RPCSession:
         """Call ``action`` on the peer and return its ``data``; raises the peer's error."""
         limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
         seq = self._take_seq()
-        inbox = Inbox()
+        inbox = Reply()
         self._pending[seq] = inbox
         try:
             with anyio.fail_after(limit if limit is not None else math.inf):
@@ -397,10 +405,11 @@ class RPCSession:
             )
             self._spawn(self._respond_quietly, error_response(request.seq_id, error))
             return
-        if len(self._running) >= self.max_inflight:
+        if len(self._running) >= self.max_inflight + self.max_queued:
             error = TooManyRequestsError(
-                f"connection is busy: {self.max_inflight} actions already in flight",
-                details={"limit": self.max_inflight},
+                f"connection is busy: {self.max_inflight} actions in flight and "
+                f"{self.max_queued} waiting",
+                details={"limit": self.max_inflight, "queued": self.max_queued},
             )
             self._spawn(self._respond_quietly, error_response(request.seq_id, error))
             return
@@ -412,7 +421,21 @@ class RPCSession:
         if route.stream and request.stream_flow_control:
             running.window = _Window(self.stream_window, request.context)
         self._running[request.seq_id] = running
-        self._spawn(self._serve_request, request, route, running)
+        if self._active < self.max_inflight:
+            self._active += 1
+            self._spawn(self._serve_request, request, route, running)
+        else:
+            self._waiting.append((request, route, running))
+
+    def _admit_waiting(self) -> None:
+        """Start queued requests while slots are free (skipping ones the peer cancelled)."""
+        while self._waiting and self._active < self.max_inflight:
+            request, route, running = self._waiting.popleft()
+            if running.scope.cancel_called:
+                self._running.pop(request.seq_id, None)
+                continue
+            self._active += 1
+            self._spawn(self._serve_request, request, route, running)
 
     async def _serve_request(self, request: Request, route: Route, running: _Running) -> None:
         ctx = RequestContext(self, request)
@@ -436,6 +459,8 @@ class RPCSession:
                     await self._respond_quietly(error_response(seq, exc))
         finally:
             self._running.pop(seq, None)
+            self._active -= 1
+            self._admit_waiting()
 
     async def _serve_stream(
         self, ctx: RequestContext, route: Route, window: _Window | None

@@ -7,6 +7,7 @@ the peer's handler when the caller stops early.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import deque
 from types import TracebackType
@@ -22,7 +23,7 @@ from langbot_plugin.rpc.wire_errors import error_from_response
 if TYPE_CHECKING:
     from langbot_plugin.rpc.session import RPCSession
 
-__all__ = ["USE_DEFAULT", "Inbox", "StreamCall", "UseDefault"]
+__all__ = ["USE_DEFAULT", "Inbox", "Reply", "StreamCall", "UseDefault"]
 
 
 class UseDefault:
@@ -34,6 +35,30 @@ class UseDefault:
 USE_DEFAULT = UseDefault()
 
 
+class Reply:
+    """The answer to one unary call: a future resolved once (cheaper than an inbox)."""
+
+    __slots__ = ("_future", "flow_controlled")
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self.flow_controlled = False
+
+    def __len__(self) -> int:
+        return 0
+
+    def put(self, item: Response) -> None:
+        if not self._future.done():
+            self._future.set_result(item)
+
+    def fail(self, error: RPCError) -> None:
+        if not self._future.done():
+            self._future.set_exception(error)
+
+    async def get(self) -> Response:
+        return await self._future
+
+
 class Inbox:
     """Responses for one outgoing call, in arrival order (unbounded; see flow control)."""
 
@@ -41,7 +66,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self._items: deque[Response] = deque()
-        self._event = anyio.Event()
+        self._event = asyncio.Event()  # resettable, unlike anyio's; the RPC layer runs on asyncio
         self.failure: RPCError | None = None
         self.flow_controlled = False
 
@@ -61,8 +86,8 @@ class Inbox:
         while not self._items:
             if self.failure is not None:
                 raise self.failure
+            self._event.clear()
             await self._event.wait()
-            self._event = anyio.Event()
         return self._items.popleft()
 
 

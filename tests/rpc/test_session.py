@@ -216,25 +216,49 @@ async def test_unary_action_called_as_stream_ends(link: tuple[Transport, Transpo
         assert items == [{"x": 2}]
 
 
-async def test_inflight_cap_answers_excess_and_keeps_serving(
+async def test_excess_requests_wait_in_order_and_only_overflow_is_refused(
     link: tuple[Transport, Transport],
 ) -> None:
     probe = Probe()
-    async with sessions(link, probe, max_inflight=2) as (client, _):
+    async with sessions(link, probe, max_inflight=2, max_queued=1) as (client, server):
+        answers: list[dict[str, Any]] = []
+
+        async def queued_echo() -> None:
+            answers.append(await client.call("echo", {"queued": True}))
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call, "block")
             tg.start_soon(client.call, "block")
-            await probe.started.wait()
-            refused: TooManyRequestsError | None = None
+            with anyio.fail_after(5):  # both blocks admitted: the next request waits
+                while server._active < 2:
+                    await anyio.lowlevel.checkpoint()
+            tg.start_soon(queued_echo)
             with anyio.fail_after(5):
-                while refused is None:  # until both are admitted; each try is a round trip
-                    try:
-                        await client.call("echo", {})
-                    except TooManyRequestsError as exc:
-                        refused = exc
-            assert refused.details == {"limit": 2}
+                while len(server._waiting) < 1:
+                    await anyio.lowlevel.checkpoint()
+            with pytest.raises(TooManyRequestsError) as refused:
+                await client.call("echo", {"overflow": True})
+            assert refused.value.details == {"limit": 2, "queued": 1}
+            assert answers == []  # still waiting for a free slot
+            probe.release.set()
+        assert answers == [{"queued": True}]
+        assert await client.call("echo", {"after": True}) == {"after": True}
+
+
+async def test_a_waiting_request_can_be_cancelled(link: tuple[Transport, Transport]) -> None:
+    probe = Probe()
+    async with sessions(link, probe, max_inflight=1) as (client, server):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call, "block")
+            await probe.started.wait()
+            with pytest.raises(RPCTimeoutError):
+                await client.call("echo", {"never": "runs"}, timeout=0.2)  # queued, gives up
+            with anyio.fail_after(5):
+                while server._waiting and not server._waiting[0][2].scope.cancel_called:
+                    await anyio.lowlevel.checkpoint()
             probe.release.set()
         assert await client.call("echo", {"after": True}) == {"after": True}
+        assert server._running == {}
 
 
 async def test_peer_dying_mid_stream_fails_the_caller(link: tuple[Transport, Transport]) -> None:
