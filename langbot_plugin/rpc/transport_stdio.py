@@ -72,11 +72,14 @@ class StdioFrameWriter(ObjectSendStream[str]):
         *,
         frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
         piece_bytes: int = REFERENCE_FRAME_THRESHOLD,
+        atomic_writes: bool = False,
     ) -> None:
         self._stream = stream
         self._threshold = frame_threshold
         self._piece_bytes = piece_bytes
-        self._lock = anyio.Lock()
+        # A stream that hands each frame to its buffer in one synchronous write cannot
+        # interleave frames; others (sockets, for instance) need the lock.
+        self._lock = None if atomic_writes else anyio.Lock()
 
     def _encode(self, item: str) -> bytes:
         encoded = item.encode("utf-8")
@@ -93,6 +96,9 @@ class StdioFrameWriter(ObjectSendStream[str]):
 
     async def send(self, item: str) -> None:
         payload = self._encode(item)
+        if self._lock is None:
+            await self._stream.send(payload)
+            return
         async with self._lock:
             await self._stream.send(payload)
 
@@ -217,10 +223,11 @@ async def stdio_transport(
     *,
     frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
     max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+    atomic_writes: bool = False,
 ) -> AsyncGenerator[Transport]:
     """A transport over two byte streams (for example a child process's pipes)."""
     receive = StdioFrameReader(reader, max_message_bytes=max_message_bytes)
-    send = StdioFrameWriter(writer, frame_threshold=frame_threshold)
+    send = StdioFrameWriter(writer, frame_threshold=frame_threshold, atomic_writes=atomic_writes)
     try:
         yield Transport(receive=receive, send=send)
     finally:
@@ -284,9 +291,10 @@ async def pipe_transport(
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
     async with stdio_transport(
         _PipeReader(reader, read_transport),
-        _PipeWriter(writer),
+        _PipeWriter(writer),  # write() is synchronous: frames never interleave
         frame_threshold=frame_threshold,
         max_message_bytes=max_message_bytes,
+        atomic_writes=True,
     ) as transport:
         yield transport
 

@@ -27,7 +27,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
-from langbot_plugin.rpc.transport_stdio import stdio_transport
+from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.forwarding import plugin_routes
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
@@ -172,8 +172,6 @@ class Supervisor:
             handle.session.close()
         if process is None or process.returncode is not None:
             return
-        if process.stdin is not None:
-            await process.stdin.aclose()
         for step in (process.terminate, process.kill):
             with anyio.move_on_after(3):
                 await process.wait()
@@ -219,21 +217,33 @@ class Supervisor:
         folder = spec.plugin_dir.resolve()
         command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(folder)]
         first = not worker.started.is_set()
+        # The link runs on pipes we own (not anyio's process streams): each frame is one
+        # synchronous write, so the writer needs no lock on this hot path.
+        to_child, from_parent = os.pipe()
+        from_child, to_parent = os.pipe()
         try:
-            process = await anyio.open_process(command, cwd=folder, env=env, stderr=subprocess.PIPE)
+            process = await anyio.open_process(
+                command,
+                cwd=folder,
+                env=env,
+                stdin=to_child,
+                stdout=to_parent,
+                stderr=subprocess.PIPE,
+            )
         except OSError as exc:
+            os.close(from_parent)
+            os.close(from_child)
             worker.start_error = exc
             worker.started.set()
             return
+        finally:
+            os.close(to_child)  # the child, if it started, has its own copies
+            os.close(to_parent)
         worker.process = process
-        assert process.stdin is not None
-        assert process.stdout is not None
         assert process.stderr is not None
         async with anyio.create_task_group() as tg:
             tg.start_soon(_pump_logs, process.stderr, worker.logs)
-            async with stdio_transport(
-                process.stdout, process.stdin, frame_threshold=None
-            ) as transport:
+            async with pipe_transport(from_child, from_parent, frame_threshold=None) as transport:
                 handle_box: list[PluginHandle] = []
                 routes = plugin_routes(lambda: handle_box[0], self.state)
                 session = RPCSession(
