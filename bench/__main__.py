@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import datetime
 import importlib
 import inspect
@@ -27,6 +28,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,32 @@ PLUGIN_DIR = Path(__file__).resolve().parent / "plugins" / "echotool"
 def log(text: str) -> None:
     sys.stderr.write(f"bench: {text}\n")
     sys.stderr.flush()
+
+
+def byte_compile() -> None:
+    """Compile our tree as ``pip install`` would (``PYTHONDONTWRITEBYTECODE`` may be set)."""
+    for package in ("langbot_plugin", "box_runtime", "bench"):
+        compileall.compile_dir(REPO / package, quiet=1)
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def wait_for_quiet(limit: float = 1.0, patience: float = 120.0) -> None:
+    """Give other work on the machine up to ``patience`` seconds to settle."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        try:
+            if float(Path("/proc/loadavg").read_text().split()[0]) < limit:
+                return
+        except (OSError, ValueError):
+            return
+        time.sleep(5)
+    log(f"machine still busy (load {load_average()}); measuring anyway")
 
 
 def machine() -> dict[str, Any]:
@@ -88,6 +116,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "websockets": websockets.__version__,
         "commit": commit,
+        "load average at start": load_average(),
     }
 
 
@@ -276,15 +305,22 @@ def host_section(report: Report, ref: Path | None) -> None:
             reference=safe("reference", lambda d: stats.p95(d["call"]) * 1000),
         )
     )
+    rejected = {
+        impl: data["ungated"]["errors"]
+        for impl, data in results.items()
+        if data is not None and "ungated" in data
+    }
     report.add(
         Row(
             section,
-            "200 concurrent call_tool",
+            "200 concurrent call_tool (<= 128 in flight)",
             "calls/s",
             ours=safe("ours", concurrent_rate),
             reference=safe("reference", concurrent_rate),
             higher_is_better=True,
             target=">= 4x ref (issue: 3x)",
+            note="ungated burst of 200, calls refused: "
+            + ", ".join(f"{impl} {n}" for impl, n in rejected.items()),
         ),
         at_least_ref_gain(4.0),
     )
@@ -381,6 +417,9 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     sections = args.only or list(SECTIONS)
 
+    byte_compile()
+    if not args.quick:
+        wait_for_quiet()
     report = Report(quick=args.quick)
     ref: Path | None = None
     if set(sections) & {"rpc", "host", "cli"}:
@@ -399,6 +438,7 @@ def main(argv: list[str]) -> int:
         if name in sections:
             handlers[name](report, ref)
 
+    info["load average at end"] = load_average()
     print(report.text_table())
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(report.to_json(info) + "\n")

@@ -48,6 +48,7 @@ class Act(enum.Enum):
 
 IDENTITY = ("bench", "echotool")
 TOOL = "echo_tool"
+MAX_INFLIGHT = 128
 WORKER_POLICY = {
     "max_cpus": 1.0,
     "max_memory_mb": 512,
@@ -346,18 +347,27 @@ async def drive(
             samples.append(time.perf_counter() - t0)
         out["call"] = samples
 
-        rounds = []
-        for _ in range(plan["concurrent_rounds"]):
+        # Same protocol as ours: gated rounds (<= MAX_INFLIGHT on the wire), then one
+        # ungated burst.
+        gate = asyncio.Semaphore(MAX_INFLIGHT)
+
+        async def gated_call() -> None:
+            async with gate:
+                await call()
+
+        async def burst(fn: Any) -> dict[str, Any]:
             t0 = time.perf_counter()
             results = await asyncio.gather(
-                *(call() for _ in range(plan["concurrent"])), return_exceptions=True
+                *(fn() for _ in range(plan["concurrent"])), return_exceptions=True
             )
             elapsed = time.perf_counter() - t0
             errors = [r for r in results if isinstance(r, BaseException)]
-            rounds.append({"elapsed": elapsed, "calls": plan["concurrent"], "errors": len(errors)})
             if errors:
-                out.setdefault("error_sample", repr(errors[0]))
-        out["concurrent"] = rounds
+                out.setdefault("error_sample", one_line_error(errors[0]))
+            return {"elapsed": elapsed, "calls": plan["concurrent"], "errors": len(errors)}
+
+        out["concurrent"] = [await burst(gated_call) for _ in range(plan["concurrent_rounds"])]
+        out["ungated"] = await burst(call)
     finally:
         if plugin is not None:
             await _stop(plugin)
