@@ -37,7 +37,12 @@ from bench import stats
 from bench.cli_times import time_command
 from bench.plan import FULL, HOST_FULL, HOST_QUICK, QUICK
 from bench.procs import REPO, run_json
-from bench.refenv import ReferenceUnavailable, reference_python, reference_version
+from bench.refenv import (
+    ReferenceUnavailable,
+    reference_env,
+    reference_python,
+    reference_version,
+)
 from bench.report import (
     Report,
     Row,
@@ -144,8 +149,11 @@ def rpc_section(report: Report, ref: Path | None) -> None:
                 results[(impl, kind)] = None
                 continue
             log(f"rpc: {impl} over {kind}")
+            env = reference_env() if impl == "reference" else None
             try:
-                results[(impl, kind)] = run_json(argv(kind), name=f"rpc-{impl}-{kind}", cwd=REPO)
+                results[(impl, kind)] = run_json(
+                    argv(kind), name=f"rpc-{impl}-{kind}", cwd=REPO, env=env
+                )
             except Exception as exc:
                 report.problem(f"rpc {impl}/{kind}: {exc}")
                 results[(impl, kind)] = None
@@ -260,6 +268,7 @@ def host_section(report: Report, ref: Path | None) -> None:
                 [str(ref), str(REFERENCE_DIR / "host_driver.py"), str(PLUGIN_DIR), plan_json],
                 name="host-reference",
                 cwd=REPO,
+                env=reference_env(),
             )
         except Exception as exc:
             report.problem(f"host/reference: {exc}")
@@ -357,9 +366,9 @@ def cli_section(report: Report, ref: Path | None) -> None:
     ours_lbp = Path(sys.executable).parent / "lbp"
     ref_lbp = ref.parent / "lbp" if ref is not None else None
 
-    def measure(argv: list[str]) -> float | None:
+    def measure(argv: list[str], env: dict[str, str] | None = None) -> float | None:
         try:
-            return stats.median(time_command(argv, runs))
+            return stats.median(time_command(argv, runs, env))
         except (OSError, RuntimeError) as exc:
             report.problem(f"cli {' '.join(argv)}: {exc}")
             return None
@@ -373,7 +382,7 @@ def cli_section(report: Report, ref: Path | None) -> None:
                 f"lbp {' '.join(args)}, median of {runs}",
                 "s",
                 ours=measure([str(ours_lbp), *args]),
-                reference=measure([str(ref_lbp), *args]) if ref_lbp else None,
+                reference=measure([str(ref_lbp), *args], reference_env()) if ref_lbp else None,
                 raw=floor,
                 target="< 0.15 s",
                 note="raw column: `python -c pass`",

@@ -14,12 +14,14 @@ from collections.abc import Sequence
 __all__ = ["time_command"]
 
 
-def time_command(argv: Sequence[str], runs: int = 10) -> list[float]:
+def time_command(
+    argv: Sequence[str], runs: int = 10, env: dict[str, str] | None = None
+) -> list[float]:
     samples: list[float] = []
     for i in range(runs + 1):
         t0 = time.perf_counter()
         proc = subprocess.run(
-            list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+            list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
         )
         elapsed = time.perf_counter() - t0
         if proc.returncode != 0:

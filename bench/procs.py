@@ -60,6 +60,7 @@ def run_json(
     name: str,
     timeout: float = 900.0,
     cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Any:
     """Run a driver and parse the JSON object on the last line of its stdout.
 
@@ -67,7 +68,7 @@ def run_json(
     ``{"error": "..."}`` as its last line; that text becomes the :class:`DriverError`.
     """
     proc = subprocess.run(
-        list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
+        list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, check=False
     )
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log = LOG_DIR / f"{name}.log"

@@ -15,7 +15,13 @@ from pathlib import Path
 
 from bench.procs import REPO
 
-__all__ = ["REFERENCE_VERSION", "ReferenceUnavailable", "reference_python", "reference_version"]
+__all__ = [
+    "REFERENCE_VERSION",
+    "ReferenceUnavailable",
+    "reference_env",
+    "reference_python",
+    "reference_version",
+]
 
 REFERENCE_VERSION = "0.7.18"
 DEFAULT_VENV = REPO / ".bench" / "ref-venv"
@@ -25,6 +31,14 @@ class ReferenceUnavailable(RuntimeError):
     """The reference interpreter cannot be found or made."""
 
 
+_LEAKY = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV")
+
+
+def reference_env() -> dict[str, str]:
+    """Our environment minus what could put our package on the reference's path."""
+    return {k: v for k, v in os.environ.items() if k not in _LEAKY}
+
+
 def reference_version(python: Path) -> str | None:
     """The ``langbot-plugin`` version importable by ``python`` (``None``: not installed)."""
     probe = subprocess.run(
@@ -32,6 +46,7 @@ def reference_version(python: Path) -> str | None:
         capture_output=True,
         text=True,
         check=False,
+        env=reference_env(),
     )
     return probe.stdout.strip() if probe.returncode == 0 else None
 

@@ -165,7 +165,9 @@ class Report:
             lines.append("  ".join(padded))
             if index == 0:
                 lines.append("  ".join("-" * width for width in widths))
-        lines.extend(f"note: {row.what}: {row.note}" for row in self.rows if row.note)
+        lines.extend(
+            f"note: {row.section}, {row.what}: {row.note}" for row in self.rows if row.note
+        )
         lines.extend(f"not measured: {text}" for text in self.problems)
         return "\n".join(lines)
 
@@ -181,7 +183,7 @@ class Report:
                 lines.append(f"| **{section}** |" + " |" * (len(self.COLUMNS) - 1))
             lines.append("| " + " | ".join(self._cells(row)) + " |")
         lines.append("")
-        lines.extend(f"- {row.what}: {row.note}" for row in self.rows if row.note)
+        lines.extend(f"- {row.section}, {row.what}: {row.note}" for row in self.rows if row.note)
         lines.extend(f"- not measured: {text}" for text in self.problems)
         return "\n".join(lines)
 
