@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,41 +129,66 @@ def machine() -> dict[str, Any]:
 # ----------------------------------------------------------------------------- rpc
 
 
-def rpc_section(report: Report, ref: Path | None) -> None:
+class Runs:
+    """Results of repeated driver runs; a figure is the median of its per-run values."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, key: str, result: dict[str, Any]) -> None:
+        self.results.setdefault(key, []).append(result)
+
+    def figure(self, key: str, fn: Callable[[dict[str, Any]], float]) -> float | None:
+        values = [fn(result) for result in self.results.get(key, [])]
+        return stats.median(values) if values else None
+
+
+def run_driver(report: Report, runs: Runs, key: str, argv: list[str], reference: bool) -> None:
+    log(f"{key}")
+    try:
+        result = run_json(argv, name=key, cwd=REPO, env=reference_env() if reference else None)
+    except Exception as exc:
+        report.problem(f"{key}: {exc}")
+        return
+    runs.add(key, result)
+
+
+def rpc_section(report: Report, ref: Path | None, repeat: int) -> None:
     plan = (QUICK if report.quick else FULL).as_json()
     plan_json = json.dumps(plan)
-    results: dict[tuple[str, str], dict[str, Any] | None] = {}
-    runners = {
+    runners: dict[str, Callable[[str], list[str]]] = {
         "raw": lambda kind: [sys.executable, "-m", "bench.echo_raw", "client", kind, plan_json],
         "ours": lambda kind: [sys.executable, "-m", "bench.echo_ours", "client", kind, plan_json],
-        "reference": lambda kind: [
+    }
+    if ref is not None:
+        runners["reference"] = lambda kind: [
             str(ref),
             str(REFERENCE_DIR / "rpc_driver.py"),
             "client",
             kind,
             plan_json,
-        ],
-    }
-    for kind in ("ws", "stdio"):
-        for impl, argv in runners.items():
-            if impl == "reference" and ref is None:
-                results[(impl, kind)] = None
-                continue
-            log(f"rpc: {impl} over {kind}")
-            env = reference_env() if impl == "reference" else None
-            try:
-                results[(impl, kind)] = run_json(
-                    argv(kind), name=f"rpc-{impl}-{kind}", cwd=REPO, env=env
-                )
-            except Exception as exc:
-                report.problem(f"rpc {impl}/{kind}: {exc}")
-                results[(impl, kind)] = None
+        ]
+    runs = Runs()
+    for round_ in range(repeat):
+        for kind in ("ws", "stdio"):
+            for impl, argv in runners.items():
+                key = f"rpc-{impl}-{kind}"
+                if repeat > 1:
+                    log(f"round {round_ + 1}/{repeat}")
+                run_driver(report, runs, key, argv(kind), impl == "reference")
 
-    def pick(impl: str, kind: str, key: str, fn: Any) -> float | None:
-        data = results.get((impl, kind))
-        if data is None or key not in data:
-            return None
-        return float(fn(data[key]))
+    for kind in ("ws", "stdio"):
+        rpc_rows(report, runs, kind, plan)
+
+
+def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> None:
+    section = f"RPC over {'WebSocket' if kind == 'ws' else 'stdio'}"
+
+    def fig(impl: str, sample: str, fn: Callable[[Any], float]) -> float | None:
+        def per_run(result: dict[str, Any]) -> float:
+            return fn(result[sample])
+
+        return runs.figure(f"rpc-{impl}-{kind}", per_run)
 
     def ms(samples: list[float]) -> float:
         return stats.median(samples) * 1000
@@ -173,111 +199,99 @@ def rpc_section(report: Report, ref: Path | None) -> None:
     def rps(c: dict[str, float]) -> float:
         return stats.rate(c["total"], c["elapsed"])
 
-    for kind, label in (("ws", "WebSocket"), ("stdio", "stdio")):
-        section = f"RPC over {label}"
-        report.add(
-            Row(
-                section,
-                "ping round trip, p50",
-                "ms",
-                ours=pick("ours", kind, "ping", ms),
-                reference=pick("reference", kind, "ping", ms),
-                raw=pick("raw", kind, "ping", ms),
-                target="<= 2x raw" if kind == "ws" else "<= 2x raw (by analogy)",
-            ),
-            within_raw(2.0),
+    def row(what: str, unit: str, sample: str, fn: Callable[[Any], float], **kw: Any) -> Row:
+        ref_sample = kw.pop("ref_sample", sample)
+        with_raw = kw.pop("with_raw", True)
+        return Row(
+            section,
+            what,
+            unit,
+            ours=fig("ours", sample, fn),
+            reference=fig("reference", ref_sample, fn),
+            raw=fig("raw", sample, fn) if with_raw else None,
+            **kw,
         )
-        report.add(
-            Row(
-                section,
-                "ping round trip, p95",
-                "ms",
-                ours=pick("ours", kind, "ping", ms95),
-                reference=pick("reference", kind, "ping", ms95),
-                raw=pick("raw", kind, "ping", ms95),
-            )
-        )
-        report.add(
-            Row(
-                section,
-                f"{plan['workers']}-way concurrent pings",
-                "req/s",
-                ours=pick("ours", kind, "concurrent", rps),
-                reference=pick("reference", kind, "concurrent", rps),
-                raw=pick("raw", kind, "concurrent", rps),
-                higher_is_better=True,
-                target=">= 4x ref",
-            ),
-            at_least_ref_gain(4.0),
-        )
-        report.add(
-            Row(
-                section,
-                "8 MiB echo, median",
-                "s",
-                ours=pick("ours", kind, "echo", stats.median),
-                reference=pick("reference", kind, "echo", stats.median),
-                raw=pick("raw", kind, "echo", stats.median),
-                target=">= 10x faster",
-            ),
-            at_least_ref_gain(10.0),
-        )
-        reference_file = pick("reference", kind, "file_16k", stats.median)
-        report.add(
-            Row(
-                section,
-                "1 MiB file transfer, 16 KiB chunks (any peer)",
-                "s",
-                ours=pick("ours", kind, "file_16k", stats.median),
-                reference=reference_file,
-                target=">= 10x faster",
-            ),
-            at_least_ref_gain(10.0),
-        )
-        report.add(
-            Row(
-                section,
-                "1 MiB file transfer, 1 MiB chunks (our peers)",
-                "s",
-                ours=pick("ours", kind, "file_1m", stats.median),
-                reference=reference_file,
-                target=">= 10x faster",
-                note="reference column: its only mode, 16 KiB chunks",
-            ),
-            at_least_ref_gain(10.0),
-        )
+
+    report.add(
+        row(
+            "ping round trip, p50",
+            "ms",
+            "ping",
+            ms,
+            target="<= 2x raw" if kind == "ws" else "<= 2x raw (by analogy)",
+        ),
+        within_raw(2.0),
+    )
+    report.add(row("ping round trip, p95", "ms", "ping", ms95))
+    report.add(
+        row(
+            f"{plan['workers']}-way concurrent pings",
+            "req/s",
+            "concurrent",
+            rps,
+            higher_is_better=True,
+            target=">= 4x ref",
+        ),
+        at_least_ref_gain(4.0),
+    )
+    report.add(
+        row("8 MiB echo, median", "s", "echo", stats.median, target=">= 10x faster"),
+        at_least_ref_gain(10.0),
+    )
+    report.add(
+        row(
+            "1 MiB file transfer, 16 KiB chunks (any peer)",
+            "s",
+            "file_16k",
+            stats.median,
+            with_raw=False,
+            target=">= 10x faster",
+        ),
+        at_least_ref_gain(10.0),
+    )
+    report.add(
+        row(
+            "1 MiB file transfer, 1 MiB chunks (our peers)",
+            "s",
+            "file_1m",
+            stats.median,
+            ref_sample="file_16k",
+            with_raw=False,
+            target=">= 10x faster",
+            note="reference column: its only mode, 16 KiB chunks",
+        ),
+        at_least_ref_gain(10.0),
+    )
 
 
 # ----------------------------------------------------------------------------- host
 
 
-def host_section(report: Report, ref: Path | None) -> None:
+def host_section(report: Report, ref: Path | None, repeat: int) -> None:
     plan_json = json.dumps((HOST_QUICK if report.quick else HOST_FULL).as_json())
-    results: dict[str, dict[str, Any] | None] = {"ours": None, "reference": None}
-    log("host: ours (lbp rt + lbp run + PluginRuntimeClient)")
-    try:
-        results["ours"] = run_json(
-            [sys.executable, "-m", "bench.host_ours", plan_json], name="host-ours", cwd=REPO
-        )
-    except Exception as exc:
-        report.problem(f"host/ours: {exc}")
+    drivers: dict[str, list[str]] = {
+        "ours": [sys.executable, "-m", "bench.host_ours", plan_json],
+    }
     if ref is not None:
-        log("host: reference (its lbp rt + lbp run + a host on its handler)")
-        try:
-            results["reference"] = run_json(
-                [str(ref), str(REFERENCE_DIR / "host_driver.py"), str(PLUGIN_DIR), plan_json],
-                name="host-reference",
-                cwd=REPO,
-                env=reference_env(),
-            )
-        except Exception as exc:
-            report.problem(f"host/reference: {exc}")
+        drivers["reference"] = [
+            str(ref),
+            str(REFERENCE_DIR / "host_driver.py"),
+            str(PLUGIN_DIR),
+            plan_json,
+        ]
+    runs = Runs()
+    for round_ in range(repeat):
+        for impl, argv in drivers.items():
+            if repeat > 1:
+                log(f"round {round_ + 1}/{repeat}")
+            run_driver(report, runs, f"host-{impl}", argv, impl == "reference")
 
-    def pick(impl: str, fn: Any) -> float | None:
-        data = results[impl]
-        if data is None:
+    def fig(impl: str, fn: Callable[[dict[str, Any]], float]) -> float | None:
+        try:
+            return runs.figure(f"host-{impl}", fn)
+        except RuntimeError as exc:
+            report.problem(f"host-{impl}: {exc}")
             return None
-        return float(fn(data))
 
     def concurrent_rate(data: dict[str, Any]) -> float:
         rounds = data["concurrent"]
@@ -285,73 +299,60 @@ def host_section(report: Report, ref: Path | None) -> None:
             raise RuntimeError(f"calls failed: {data.get('error_sample')}")
         return stats.median([r["calls"] / r["elapsed"] for r in rounds])
 
-    def safe(impl: str, fn: Any) -> float | None:
-        try:
-            return pick(impl, fn)
-        except RuntimeError as exc:
-            report.problem(f"host/{impl}: {exc}")
-            return None
+    def row(what: str, unit: str, fn: Callable[[dict[str, Any]], float], **kw: Any) -> Row:
+        return Row(
+            "host -> rt -> plugin",
+            what,
+            unit,
+            ours=fig("ours", fn),
+            reference=fig("reference", fn),
+            **kw,
+        )
 
-    section = "host -> rt -> plugin"
     report.add(
-        Row(
-            section,
+        row(
             "call_tool round trip, p50",
             "ms",
-            ours=safe("ours", lambda d: stats.median(d["call"]) * 1000),
-            reference=safe("reference", lambda d: stats.median(d["call"]) * 1000),
+            lambda d: stats.median(d["call"]) * 1000,
             target="< 1 ms and <= 0.4x ref",
         ),
         absolute_max(1.0),
         at_most_ref_ratio(0.4),
     )
-    report.add(
-        Row(
-            section,
-            "call_tool round trip, p95",
-            "ms",
-            ours=safe("ours", lambda d: stats.p95(d["call"]) * 1000),
-            reference=safe("reference", lambda d: stats.p95(d["call"]) * 1000),
+    report.add(row("call_tool round trip, p95", "ms", lambda d: stats.p95(d["call"]) * 1000))
+    refused = {
+        impl: sum(result["ungated"]["errors"] for result in results)
+        for impl, results in (
+            (key.removeprefix("host-"), value) for key, value in runs.results.items()
         )
-    )
-    rejected = {
-        impl: data["ungated"]["errors"]
-        for impl, data in results.items()
-        if data is not None and "ungated" in data
     }
     report.add(
-        Row(
-            section,
+        row(
             "200 concurrent call_tool (<= 128 in flight)",
             "calls/s",
-            ours=safe("ours", concurrent_rate),
-            reference=safe("reference", concurrent_rate),
+            concurrent_rate,
             higher_is_better=True,
             target=">= 4x ref (issue: 3x)",
-            note="ungated burst of 200, calls refused: "
-            + ", ".join(f"{impl} {n}" for impl, n in rejected.items()),
+            note="one ungated burst of 200 per run besides; calls refused in all runs: "
+            + ", ".join(f"{impl} {n}" for impl, n in refused.items()),
         ),
         at_least_ref_gain(4.0),
     )
     report.add(
-        Row(
-            section,
+        row(
             "plugin spawn -> registered, median",
             "s",
-            ours=safe("ours", lambda d: stats.median(d["spawn"])),
-            reference=safe("reference", lambda d: stats.median(d["spawn"])),
+            lambda d: stats.median(d["spawn"]),
             target="< 0.3 s",
         ),
         absolute_max(0.3),
     )
     for who in ("runtime", "plugin"):
         report.add(
-            Row(
-                section,
+            row(
                 f"idle RSS, {who} process",
                 "MB",
-                ours=safe("ours", lambda d, w=who: d["rss"][w]),
-                reference=safe("reference", lambda d, w=who: d["rss"][w]),
+                lambda d, w=who: d["rss"][w],
                 target="less than ref",
             ),
             below_ref(),
@@ -361,7 +362,7 @@ def host_section(report: Report, ref: Path | None) -> None:
 # ----------------------------------------------------------------------------- cli
 
 
-def cli_section(report: Report, ref: Path | None) -> None:
+def cli_section(report: Report, ref: Path | None, repeat: int) -> None:
     runs = 5 if report.quick else 10
     ours_lbp = Path(sys.executable).parent / "lbp"
     ref_lbp = ref.parent / "lbp" if ref is not None else None
@@ -399,7 +400,7 @@ def box_modules() -> list[str]:
     return sorted(f"bench.{path.stem}" for path in here.glob("box_*.py"))
 
 
-def box_section(report: Report, ref: Path | None) -> None:
+def box_section(report: Report, ref: Path | None, repeat: int) -> None:
     for name in box_modules():
         log(f"box: {name}")
         try:
@@ -421,10 +422,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only SECTION")
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="runs per driver (default 3; 1 with --quick)"
+    )
     parser.add_argument("--json", type=Path, default=REPO / ".bench" / "results.json")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
     sections = args.only or list(SECTIONS)
+    repeat = args.repeat or (1 if args.quick else 3)
 
     byte_compile()
     if not args.quick:
@@ -445,7 +450,7 @@ def main(argv: list[str]) -> int:
     handlers = {"rpc": rpc_section, "host": host_section, "cli": cli_section, "box": box_section}
     for name in SECTIONS:
         if name in sections:
-            handlers[name](report, ref)
+            handlers[name](report, ref, repeat)
 
     info["load average at end"] = load_average()
     print(report.text_table())
