@@ -111,6 +111,7 @@ def machine() -> dict[str, Any]:
         text=True,
         check=False,
     ).stdout.strip()
+    import pydantic
     import websockets
 
     return {
@@ -120,7 +121,7 @@ def machine() -> dict[str, Any]:
         "memory": memory,
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "websockets": websockets.__version__,
+        "websockets, pydantic": f"{websockets.__version__} {pydantic.VERSION}",
         "commit": commit,
         "load average at start": load_average(),
     }
@@ -445,6 +446,18 @@ def main(argv: list[str]) -> int:
     info = machine()
     if ref is not None:
         info["reference"] = f"langbot-plugin {reference_version(ref)} ({ref})"
+        probe = subprocess.run(
+            [
+                str(ref),
+                "-c",
+                "import websockets, pydantic; print(websockets.__version__, pydantic.VERSION)",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=reference_env(),
+        )
+        info["reference websockets, pydantic"] = probe.stdout.strip()
     log(f"machine: {info}")
 
     handlers = {"rpc": rpc_section, "host": host_section, "cli": cli_section, "box": box_section}
