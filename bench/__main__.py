@@ -321,6 +321,14 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
         at_most_ref_ratio(0.4),
     )
     report.add(row("call_tool round trip, p95", "ms", lambda d: stats.p95(d["call"]) * 1000))
+    report.add(
+        row(
+            "call_tool CPU time, host + rt + plugin",
+            "ms",
+            lambda d: sum(d["call_cpu"].values()) * 1000,
+            note="per sequential call, summed over the three processes (insensitive to load)",
+        )
+    )
     refused = {
         impl: sum(result["ungated"]["errors"] for result in results)
         for impl, results in (
@@ -347,6 +355,13 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
             target="< 0.3 s",
         ),
         absolute_max(0.3),
+    )
+    report.add(
+        row(
+            "plugin spawn -> registered, CPU time of the plugin",
+            "s",
+            lambda d: stats.median(d["spawn_cpu"]),
+        )
     )
     for who in ("runtime", "plugin"):
         report.add(

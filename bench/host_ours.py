@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -25,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.plan import HostPlan
-from bench.procs import free_port, one_line_error, stop_process, tree_rss_mb, wait_port
+from bench.procs import (
+    cpu_seconds,
+    free_port,
+    one_line_error,
+    stop_process,
+    tree_rss_mb,
+    wait_port,
+)
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "echotool"
@@ -111,6 +119,7 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
             plugin_log_path = work / "plugin.log"
             plugin_log = plugin_log_path.open("wb")
             spawn: list[float] = []
+            spawn_cpu: list[float] = []
             for round_ in range(plan.spawn_rounds):
                 t0 = time.perf_counter()
                 plugin = await asyncio.create_subprocess_exec(
@@ -125,10 +134,12 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
                 )
                 await wait_listed(client, True, plugin, plugin_log_path)
                 spawn.append(time.perf_counter() - t0)
+                spawn_cpu.append(cpu_seconds(plugin.pid))
                 if round_ < plan.spawn_rounds - 1:
                     await stop_process(plugin)
                     await wait_listed(client, False, plugin, plugin_log_path)
             out["spawn"] = spawn
+            out["spawn_cpu"] = spawn_cpu
             assert plugin is not None
 
             await asyncio.sleep(plan.idle_seconds)
@@ -152,11 +163,17 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
             for _ in range(plan.warmup):
                 await call()
             samples: list[float] = []
+            pids = (os.getpid(), rt.pid, plugin.pid)
+            cpu_before = [cpu_seconds(pid) for pid in pids]
             for _ in range(plan.calls):
                 t0 = time.perf_counter()
                 await call()
                 samples.append(time.perf_counter() - t0)
             out["call"] = samples
+            out["call_cpu"] = {
+                who: (cpu_seconds(pid) - before) / plan.calls
+                for who, pid, before in zip(("host", "runtime", "plugin"), pids, cpu_before, strict=True)
+            }
 
             # 200 callers at once, at most MAX_INFLIGHT requests on the wire (the
             # per-connection cap both runtimes enforce); then one ungated burst, to

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import subprocess
 import time
@@ -14,6 +15,7 @@ from typing import Any
 __all__ = [
     "REPO",
     "DriverError",
+    "cpu_seconds",
     "free_port",
     "one_line_error",
     "rss_mb",
@@ -113,6 +115,12 @@ async def stop_process(proc: asyncio.subprocess.Process, grace: float = 3.0) -> 
     except TimeoutError:
         proc.kill()
         await proc.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time ``pid`` has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def tree_rss_mb(pid: int) -> float:

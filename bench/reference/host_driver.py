@@ -214,6 +214,11 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
             await proc.wait()
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -281,6 +286,7 @@ async def drive(
     plugin: asyncio.subprocess.Process | None = None
     try:
         spawn: list[float] = []
+        spawn_cpu: list[float] = []
         for round_ in range(plan["spawn_rounds"]):
             t0 = time.perf_counter()
             plugin = await asyncio.create_subprocess_exec(
@@ -293,6 +299,7 @@ async def drive(
             )
             await wait_listed(host, True, plugin)
             spawn.append(time.perf_counter() - t0)
+            spawn_cpu.append(_cpu_seconds(plugin.pid))
             if round_ == 0:
                 # The host syncs the new debug row with the runtime on its next request.
                 row = ws.settings[IDENTITY]
@@ -312,6 +319,7 @@ async def drive(
                 await _stop(plugin)
                 await wait_listed(host, False, plugin)
         out["spawn"] = spawn
+        out["spawn_cpu"] = spawn_cpu
         assert plugin is not None
 
         await asyncio.sleep(plan["idle_seconds"])
@@ -341,11 +349,17 @@ async def drive(
         for _ in range(plan["warmup"]):
             await call()
         samples = []
+        pids = (os.getpid(), rt_pid, plugin.pid)
+        cpu_before = [_cpu_seconds(pid) for pid in pids]
         for _ in range(plan["calls"]):
             t0 = time.perf_counter()
             await call()
             samples.append(time.perf_counter() - t0)
         out["call"] = samples
+        out["call_cpu"] = {
+            who: (_cpu_seconds(pid) - before) / plan["calls"]
+            for who, pid, before in zip(("host", "runtime", "plugin"), pids, cpu_before, strict=True)
+        }
 
         # Same protocol as ours: gated rounds (<= MAX_INFLIGHT on the wire), then one
         # ungated burst.
