@@ -39,6 +39,7 @@ from langbot_plugin.host import LocalHost, PluginRuntimeClient
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "echotool"
 IDENTITY = ("bench", "echotool")
 TOOL = "echo_tool"
+ROLES = ("host", "runtime", "plugin")
 #: In-flight requests a connection accepts (ours and the reference alike).
 MAX_INFLIGHT = 128
 
@@ -172,7 +173,7 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
             out["call"] = samples
             out["call_cpu"] = {
                 who: (cpu_seconds(pid) - before) / plan.calls
-                for who, pid, before in zip(("host", "runtime", "plugin"), pids, cpu_before, strict=True)
+                for who, pid, before in zip(ROLES, pids, cpu_before, strict=True)
             }
 
             # 200 callers at once, at most MAX_INFLIGHT requests on the wire (the

@@ -48,6 +48,7 @@ class Act(enum.Enum):
 
 IDENTITY = ("bench", "echotool")
 TOOL = "echo_tool"
+ROLES = ("host", "runtime", "plugin")
 MAX_INFLIGHT = 128
 WORKER_POLICY = {
     "max_cpus": 1.0,
@@ -358,7 +359,7 @@ async def drive(
         out["call"] = samples
         out["call_cpu"] = {
             who: (_cpu_seconds(pid) - before) / plan["calls"]
-            for who, pid, before in zip(("host", "runtime", "plugin"), pids, cpu_before, strict=True)
+            for who, pid, before in zip(ROLES, pids, cpu_before, strict=True)
         }
 
         # Same protocol as ours: gated rounds (<= MAX_INFLIGHT on the wire), then one
