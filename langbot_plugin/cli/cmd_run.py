@@ -19,6 +19,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plugin-debug-key", default=None, help="overrides PLUGIN_DEBUG_KEY")
     parser.add_argument("--runtime-url", default=None, help="overrides DEBUG_RUNTIME_WS_URL")
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
+    parser.add_argument(
+        "--no-reload", action="store_true", help="do not reload when the plugin's files change"
+    )
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING")
     return parser
 
@@ -55,7 +58,7 @@ def main(argv: list[str]) -> int:
     from langbot_plugin.worker.debug_client import DebugClient, KeyRefusedError
 
     try:
-        anyio.run(DebugClient(root, url, key).run)
+        anyio.run(DebugClient(root, url, key, hot_reload=not args.no_reload).run)
     except ManifestError as exc:
         sys.stderr.write(f"lbp run: {exc}\n")
         return 2

@@ -25,6 +25,7 @@ from langbot_plugin.runtime.dispatch import (
     run_runner,
 )
 from langbot_plugin.runtime.installations import Installations
+from langbot_plugin.runtime.legacy import legacy_routes
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.targeted import listing_routes, targeted_routes
 from langbot_plugin.runtime.workers import RestartPolicy
@@ -76,7 +77,12 @@ class ControlConnection:
         t.add(host.CALL_TOOL, self.call_tool)
         t.add(host.EMIT_EVENT, self.emit_event)
         t.add(host.GET_PLUGIN_LOGS, self.get_plugin_logs)
-        for name, route in {**targeted_routes(self.state), **listing_routes(self.state)}.items():
+        extra = {
+            **targeted_routes(self.state),
+            **listing_routes(self.state),
+            **legacy_routes(self.state, self.installations),
+        }
+        for name, route in extra.items():
             t.add_route(name, route)
 
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
@@ -162,7 +168,7 @@ class ControlConnection:
     def run_runner(
         self, params: host.HostRunRunnerParams, ctx: RequestContext
     ) -> AsyncIterator[dict[str, Any]]:
-        return run_runner(self.state.registry, _scope(ctx), params)
+        return run_runner(self.state.registry, self.state.live_runs, _scope(ctx), params)
 
     async def list_commands(
         self, params: host.ScopedListParams, ctx: RequestContext

@@ -13,6 +13,7 @@ from langbot_plugin.protocol.runners import RUNNER_KINDS, run_failed, runner_ent
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError, RPCError, RPCTimeoutError
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
+from langbot_plugin.runtime.runs import LiveRun, LiveRuns
 
 __all__ = ["call_tool", "emit_event", "execute_command", "list_runners", "run_runner"]
 
@@ -45,9 +46,16 @@ def _run_idle_timeout(context: dict[str, Any]) -> float:
 
 
 async def run_runner(
-    registry: PluginRegistry, scope: ActionScope, params: host.HostRunRunnerParams
+    registry: PluginRegistry,
+    live_runs: LiveRuns,
+    scope: ActionScope,
+    params: host.HostRunRunnerParams,
 ) -> AsyncIterator[dict[str, Any]]:
-    """Stream a run from the plugin; failures the plugin cannot report become ``run.failed``."""
+    """Stream a run from the plugin; failures the plugin cannot report become ``run.failed``.
+
+    While the stream is open the run is live: the plugin's calls carrying its ``run_id``
+    are checked against the grants of ``params.context``.
+    """
     run_id = str(params.context.get("run_id", ""))
     identity = f"{params.plugin_author}/{params.plugin_name}"
     handle = registry.find(identity, scope)
@@ -58,13 +66,34 @@ async def run_runner(
         problem = ("runner.plugin_disabled", f"plugin {identity} is disabled")
     elif handle.container.status != "initialized":
         problem = ("runner.plugin_not_initialized", f"plugin {identity} is not initialized")
-    elif not any(c.name == params.runner_name for c in handle.components(*RUNNER_KINDS)):
-        problem = ("runner.not_found", f"plugin {identity} has no runner {params.runner_name}")
-    if problem is not None or handle is None:
+    runner = None
+    if handle is not None and problem is None:
+        runner = next(
+            (c for c in handle.components(*RUNNER_KINDS) if c.name == params.runner_name), None
+        )
+        if runner is None:
+            problem = ("runner.not_found", f"plugin {identity} has no runner {params.runner_name}")
+    if problem is not None or handle is None or runner is None:
         code, text = problem or ("runner.plugin_not_found", identity)
         yield run_failed(run_id, code, text, sequence=1)
         return
 
+    permissions = runner.spec.get("permissions")
+    live_runs.open(
+        LiveRun.from_context(
+            run_id, identity, params.context, permissions if isinstance(permissions, dict) else {}
+        )
+    )
+    try:
+        async for item in _stream_run(handle, run_id, identity, params):
+            yield item
+    finally:
+        live_runs.close(run_id)
+
+
+async def _stream_run(
+    handle: PluginHandle, run_id: str, identity: str, params: host.HostRunRunnerParams
+) -> AsyncIterator[dict[str, Any]]:
     last_sequence = 0
     try:
         async with handle.session.stream(

@@ -15,7 +15,6 @@ from langbot_plugin.protocol.host_link import FORWARDED, SCOPE_FIELDS, Forward, 
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RouteTable
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeState
-from langbot_plugin.runtime.upstream import Upstream
 
 __all__ = ["HandleSource", "forwarding_routes", "local_routes", "prepare_payload"]
 
@@ -42,11 +41,12 @@ def prepare_payload(
     return payload, timeout
 
 
-def _unary(row: Forward, current: HandleSource, upstream: Upstream) -> Route:
+def _unary(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
     async def forward(ctx: RequestContext) -> dict[str, Any]:
         handle = current()
+        state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
-        host = upstream.current()
+        host = state.upstream.current()
         result = await host.call(
             row.target, payload, context=handle.host_context(), timeout=timeout
         )
@@ -58,11 +58,12 @@ def _unary(row: Forward, current: HandleSource, upstream: Upstream) -> Route:
     return Route(forward)
 
 
-def _stream(row: Forward, current: HandleSource, upstream: Upstream) -> Route:
+def _stream(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
     async def forward(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
         handle = current()
+        state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
-        host = upstream.current()
+        host = state.upstream.current()
         async with host.stream(
             row.target, payload, context=handle.host_context(), timeout=timeout
         ) as items:
@@ -72,10 +73,10 @@ def _stream(row: Forward, current: HandleSource, upstream: Upstream) -> Route:
     return Route(forward, stream=True)
 
 
-def forwarding_routes(current: HandleSource, upstream: Upstream) -> dict[str, Route]:
+def forwarding_routes(current: HandleSource, state: RuntimeState) -> dict[str, Route]:
     """A route for every forwarded action, bound to one plugin connection."""
     return {
-        name: (_stream if row.stream else _unary)(row, current, upstream)
+        name: (_stream if row.stream else _unary)(row, current, state)
         for name, row in FORWARDED.items()
     }
 
@@ -105,6 +106,4 @@ def local_routes(current: HandleSource, registry: PluginRegistry) -> dict[str, R
 
 def plugin_routes(current: HandleSource, state: RuntimeState) -> RouteTable:
     """Everything a registered plugin may call on the runtime."""
-    return RouteTable(
-        **forwarding_routes(current, state.upstream), **local_routes(current, state.registry)
-    )
+    return RouteTable(**forwarding_routes(current, state), **local_routes(current, state.registry))

@@ -15,6 +15,7 @@ import logging
 import secrets
 from pathlib import Path
 from typing import Any
+from uuid import NAMESPACE_URL, uuid5
 
 from pydantic import BaseModel
 
@@ -40,6 +41,8 @@ class InstallationRecord(BaseModel):
     enabled: bool = True
     execution_mode: str = "dedicated"
     identity: str = ""
+    #: installed through the legacy actions: served under the bridge, settings by workspace
+    bridged: bool = False
 
 
 class Installations:
@@ -87,12 +90,18 @@ class Installations:
     # ----------------------------------------------------------------- operations
 
     async def apply(
-        self, binding: ActionScope, *, enabled: bool, content: bytes | None, execution_mode: str
+        self,
+        binding: ActionScope,
+        *,
+        enabled: bool,
+        content: bytes | None,
+        execution_mode: str = "dedicated",
+        bridged: bool = False,
     ) -> ApplyInstallationResult:
         uuid = binding.installation_uuid
         assert uuid is not None
         try:
-            return await self._apply(binding, uuid, enabled, content, execution_mode)
+            return await self._apply(binding, uuid, enabled, content, execution_mode, bridged)
         except RPCError as exc:
             logger.error("installation %s failed: %s", uuid, exc.message)
             return ApplyInstallationResult(
@@ -102,10 +111,17 @@ class Installations:
                 message=exc.message[:4000],
             )
 
-    async def _apply(
-        self, binding: ActionScope, uuid: str, enabled: bool, content: bytes | None, mode: str
+    async def _apply(  # noqa: PLR0917 - internal, called from apply() only
+        self,
+        binding: ActionScope,
+        uuid: str,
+        enabled: bool,
+        content: bytes | None,
+        mode: str,
+        bridged: bool,
     ) -> ApplyInstallationResult:
         record = self.records.get(uuid)
+        bridged = bridged or (record is not None and record.bridged)
         if content is not None:
             digest, folder = self.artifacts.put(content, binding.artifact_digest)
         else:
@@ -123,6 +139,7 @@ class Installations:
             enabled=enabled,
             execution_mode=mode,
             identity=identity,
+            bridged=bridged,
         )
         if not enabled:
             await self.supervisor.stop(uuid)
@@ -131,8 +148,9 @@ class Installations:
         python = await self.dependencies.ensure(folder)
         author, name = identity.split("/", 1)
         host = self.state.upstream.current()
+        settings_scope = binding.workspace_context() if bridged else binding.as_context()
         settings = await GET_PLUGIN_SETTINGS.call(
-            host, {"plugin_author": author, "plugin_name": name}, context=binding.as_context()
+            host, {"plugin_author": author, "plugin_name": name}, context=settings_scope or None
         )
         spec = WorkerSpec(
             plugin_dir=folder,
@@ -141,11 +159,34 @@ class Installations:
             binding=binding,
             settings=settings,
             identity=identity,
+            bridged=bridged,
         )
         await self.supervisor.start(uuid, spec)
         self._save(updated)
         logger.info("installation %s: %s running from %s", uuid, identity, digest[:12])
         return ApplyInstallationResult(installation_uuid=uuid, state="running")
+
+    async def install_legacy(
+        self, content: bytes, workspace: ActionScope
+    ) -> ApplyInstallationResult:
+        """Install a package the way 0.5 hosts ask (no binding): keyed by workspace and name."""
+        try:
+            digest, folder = self.artifacts.put(content)
+            identity = read_identity(folder)
+        except RPCError as exc:
+            return ApplyInstallationResult(
+                installation_uuid="", state="failed", error_code=exc.code, message=exc.message
+            )
+        seed = f"langbot:legacy:{workspace.instance_uuid}:{workspace.workspace_uuid}:{identity}"
+        binding = ActionScope.model_validate(
+            {**workspace.workspace_context(), "installation_uuid": str(uuid5(NAMESPACE_URL, seed))}
+        )
+        return await self.apply(
+            binding.model_copy(update={"artifact_digest": digest}),
+            enabled=True,
+            content=content,
+            bridged=True,
+        )
 
     async def remove(self, uuid: str) -> None:
         await self.supervisor.stop(uuid)

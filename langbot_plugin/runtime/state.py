@@ -14,6 +14,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import RPCError
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
+from langbot_plugin.runtime.runs import LiveRuns
 from langbot_plugin.runtime.upstream import Upstream
 
 __all__ = ["CONTROL_TOKEN_ENV", "RuntimeOptions", "RuntimeState", "is_loopback"]
@@ -62,6 +63,7 @@ class RuntimeState:
         self.registry = PluginRegistry()
         self.upstream = Upstream()
         self.debug_keys = DebugKeys()
+        self.live_runs = LiveRuns()
 
     async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:
         """Forget a plugin and tell its process to stop (bounded, best effort)."""

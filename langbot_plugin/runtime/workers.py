@@ -84,6 +84,7 @@ class WorkerSpec:
     binding: ActionScope
     settings: PluginSettings
     identity: str
+    bridged: bool = False
 
 
 @dataclass(eq=False)
@@ -265,6 +266,7 @@ class Supervisor:
             workspace=spec.workspace,
             binding=spec.binding,
             settings=spec.settings,
+            bridged=spec.bridged,
         )
         box.append(handle)
         try:

@@ -159,13 +159,15 @@ class LoadedPlugin:
             cls = self._import(path, execution.python.attr, base)
         instance = cls()
         if isinstance(instance, AgentRunner):
+            spec = component.manifest.manifest.get("spec")
+            permissions = spec.get("permissions") if isinstance(spec, dict) else None
             instance.bind_runtime(
                 plugin_runtime_handler=channel,
                 plugin_config=self.settings.plugin_config,
                 plugin_identity=self.identity,
+                permissions=permissions if isinstance(permissions, dict) else None,
             )
             schema = type(instance).get_config_schema()
-            spec = component.manifest.manifest.get("spec")
             if schema and isinstance(spec, dict) and not spec.get("config"):
                 spec["config"] = schema
         else:
@@ -182,6 +184,16 @@ class LoadedPlugin:
                 "priority": self.settings.priority,
                 "plugin_config": self.settings.plugin_config,
                 "status": self.status,
-                "components": [{"manifest": c.manifest.model_dump()} for c in self.components],
+                "components": [
+                    {"manifest": c.manifest.model_dump(), "component_config": _config_of(c)}
+                    for c in self.components
+                ],
             }
         )
+
+
+def _config_of(component: LoadedComponent) -> dict[str, Any]:
+    """Facts about a live component the runtime lists without calling it."""
+    if isinstance(component.instance, KnowledgeEngine):
+        return {"capabilities": type(component.instance).get_capabilities()}
+    return {}

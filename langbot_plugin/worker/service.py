@@ -11,6 +11,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.spec import ActionTable, Empty
 from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext
+from langbot_plugin.worker.components import component_routes
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
 
@@ -34,6 +35,8 @@ class PluginService:
         t.add(plug.CALL_TOOL, self.call_tool)
         t.add(plug.EMIT_EVENT, self.emit_event)
         t.add(plug.SHUTDOWN, self.shutdown)
+        for name, route in component_routes(loaded).items():
+            t.add_route(name, route)
 
     def _require_initialized(self) -> None:
         if self.loaded.status != "initialized":

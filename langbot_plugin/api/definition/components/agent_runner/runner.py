@@ -30,12 +30,14 @@ class AgentRunner(BaseComponent):
     _plugin_runtime_handler: Any = None
     _plugin_config: dict[str, Any] = {}
     _plugin_identity: str | None = None
+    _permissions: dict[str, Any] | None = None
 
     def __init__(self) -> None:
         super().__init__()
         self._plugin_runtime_handler = None
         self._plugin_config = {}
         self._plugin_identity = None
+        self._permissions = None
 
     @property
     def plugin(self) -> NoReturn:  # type: ignore[override]
@@ -50,11 +52,17 @@ class AgentRunner(BaseComponent):
         plugin_runtime_handler: Any,
         plugin_config: dict[str, Any] | None = None,
         plugin_identity: str | None = None,
+        permissions: dict[str, Any] | None = None,
     ) -> None:
-        """Called by the worker before ``initialize``."""
+        """Called by the worker before ``initialize``.
+
+        ``permissions`` is the manifest's ``spec.permissions``: what a granted resource
+        without an explicit ``operations`` list may be used for.
+        """
         self._plugin_runtime_handler = plugin_runtime_handler
         self._plugin_config = dict(plugin_config or {})
         self._plugin_identity = plugin_identity
+        self._permissions = dict(permissions) if permissions else None
 
     def get_plugin_config(self) -> dict[str, Any]:
         return dict(self._plugin_config)
@@ -70,7 +78,11 @@ class AgentRunner(BaseComponent):
 
         if self._plugin_runtime_handler is None:
             raise RuntimeError("this runner is not connected to a runtime yet")
-        return AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=self._plugin_runtime_handler)
+        return AgentRunAPIProxy(
+            ctx=ctx,
+            plugin_runtime_handler=self._plugin_runtime_handler,
+            permissions=self._permissions,
+        )
 
     @classmethod
     def get_config_schema(cls) -> list[dict[str, Any]]:

@@ -1,0 +1,1 @@
+"""Plugin-facing data models (pydantic v2), at the reference SDK's module paths."""

@@ -1,0 +1,1 @@
+"""Built-in entity families: platform, provider, command, agent_runner, rag, ..."""

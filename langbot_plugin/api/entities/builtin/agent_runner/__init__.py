@@ -1,0 +1,194 @@
+"""Agent-runner entities (Protocol v1): the run context a runner receives, the
+results it yields, the manifest it declares, and the host APIs' answers.
+
+Submodules: ``context``, ``trigger``, ``event``, ``input``, ``delivery``,
+``resources``, ``context_access``, ``state``, ``runtime``, ``result``, ``streaming``,
+``interaction``, ``manifest`` (``capabilities``, ``permissions``), ``transcript``,
+``page_results``, ``steering``, ``run_ledger``, ``runtime_registry``, ``stats``,
+``errors``, ``compat``.
+"""
+
+from langbot_plugin.api.entities.builtin.agent_runner.context import (
+    AdapterContext,
+    AgentRunContext,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.context_access import (
+    ContextAccess,
+    ContextAPICapabilities,
+    InlineContextPolicy,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.delivery import DeliveryContext
+from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+    AgentAPIError,
+    AgentAPIException,
+    PermissionDeniedError,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.event import (
+    ActorContext,
+    AgentEventContext,
+    ConversationContext,
+    RawEventRef,
+    SubjectContext,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.input import AgentInput, InputAttachment
+from langbot_plugin.api.entities.builtin.agent_runner.interaction import (
+    INTERACTION_REQUESTED_ACTION,
+    INTERACTION_SUBMITTED_EVENT,
+    InteractionAction,
+    InteractionActionStyle,
+    InteractionDeliveryCapabilities,
+    InteractionField,
+    InteractionFieldType,
+    InteractionOption,
+    InteractionRequest,
+    InteractionSubmission,
+    JSONValue,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.manifest import (
+    AgentRunnerCapabilities,
+    AgentRunnerManifest,
+    AgentRunnerPermissions,
+    DynamicFormItemSchema,
+    I18nObject,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
+    AgentEventRecord,
+    EventPage,
+    HistoryPage,
+    HistorySearchResult,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+    AgentResources,
+    KnowledgeBaseResource,
+    ModelResource,
+    SkillResource,
+    StorageResource,
+    ToolResource,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.result import (
+    ActionRequestedPayload,
+    AgentRunResult,
+    AgentRunResultType,
+    MessageCompletedPayload,
+    MessageDeltaPayload,
+    RunCompletedPayload,
+    RunFailedPayload,
+    StateUpdatedPayload,
+    ToolCallCompletedPayload,
+    ToolCallStartedPayload,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
+    AgentRun,
+    AgentRunEvent,
+    AgentRunStatus,
+    RunEventPage,
+    RunPage,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.runtime import AgentRuntimeContext
+from langbot_plugin.api.entities.builtin.agent_runner.runtime_registry import (
+    AgentRuntime,
+    RuntimePage,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.state import (
+    VALID_STATE_SCOPES,
+    AgentRunState,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.stats import (
+    RunnerStats,
+    RunnerStatsPage,
+    RunStats,
+    RuntimeStats,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.steering import (
+    SteeringInputItem,
+    SteeringPullResult,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.streaming import (
+    CumulativeText,
+    cumulative_deltas,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.transcript import TranscriptItem
+from langbot_plugin.api.entities.builtin.agent_runner.trigger import AgentTrigger
+from langbot_plugin.api.entities.builtin.provider.message import (
+    LLMInvokeResult,
+    LLMStreamEvent,
+    LLMTokenUsage,
+)
+
+__all__ = [
+    "INTERACTION_REQUESTED_ACTION",
+    "INTERACTION_SUBMITTED_EVENT",
+    "VALID_STATE_SCOPES",
+    "ActionRequestedPayload",
+    "ActorContext",
+    "AdapterContext",
+    "AgentAPIError",
+    "AgentAPIException",
+    "AgentEventContext",
+    "AgentEventRecord",
+    "AgentInput",
+    "AgentResources",
+    "AgentRun",
+    "AgentRunContext",
+    "AgentRunEvent",
+    "AgentRunResult",
+    "AgentRunResultType",
+    "AgentRunState",
+    "AgentRunStatus",
+    "AgentRunnerCapabilities",
+    "AgentRunnerManifest",
+    "AgentRunnerPermissions",
+    "AgentRuntime",
+    "AgentRuntimeContext",
+    "AgentTrigger",
+    "ContextAPICapabilities",
+    "ContextAccess",
+    "ConversationContext",
+    "CumulativeText",
+    "DeliveryContext",
+    "DynamicFormItemSchema",
+    "EventPage",
+    "HistoryPage",
+    "HistorySearchResult",
+    "I18nObject",
+    "InlineContextPolicy",
+    "InputAttachment",
+    "InteractionAction",
+    "InteractionActionStyle",
+    "InteractionDeliveryCapabilities",
+    "InteractionField",
+    "InteractionFieldType",
+    "InteractionOption",
+    "InteractionRequest",
+    "InteractionSubmission",
+    "JSONValue",
+    "KnowledgeBaseResource",
+    "LLMInvokeResult",
+    "LLMStreamEvent",
+    "LLMTokenUsage",
+    "MessageCompletedPayload",
+    "MessageDeltaPayload",
+    "ModelResource",
+    "PermissionDeniedError",
+    "RawEventRef",
+    "RunCompletedPayload",
+    "RunEventPage",
+    "RunFailedPayload",
+    "RunPage",
+    "RunStats",
+    "RunnerStats",
+    "RunnerStatsPage",
+    "RuntimePage",
+    "RuntimeStats",
+    "SkillResource",
+    "StateUpdatedPayload",
+    "SteeringInputItem",
+    "SteeringPullResult",
+    "StorageResource",
+    "SubjectContext",
+    "ToolCallCompletedPayload",
+    "ToolCallStartedPayload",
+    "ToolResource",
+    "TranscriptItem",
+    "cumulative_deltas",
+]

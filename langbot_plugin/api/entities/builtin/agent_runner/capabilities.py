@@ -1,0 +1,5 @@
+"""Alias module: :class:`AgentRunnerCapabilities` lives in :mod:`.manifest`."""
+
+from langbot_plugin.api.entities.builtin.agent_runner.manifest import AgentRunnerCapabilities
+
+__all__ = ["AgentRunnerCapabilities"]

@@ -1,0 +1,85 @@
+"""What the host granted a run: models, tools, knowledge bases, skills, storage.
+
+Each model, tool and knowledge base lists the ``operations`` granted on it. An
+empty list grants nothing by itself; the run API then falls back to the operations
+the runner's manifest declares (see
+:class:`~langbot_plugin.api.proxies.agent_run.AgentRunAPIProxy`), never to "all".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from langbot_plugin.api.entities.builtin.agent_runner.compat import HostContextModel
+
+__all__ = [
+    "AgentResources",
+    "KnowledgeBaseOperation",
+    "KnowledgeBaseResource",
+    "ModelOperation",
+    "ModelResource",
+    "SkillResource",
+    "StorageResource",
+    "ToolOperation",
+    "ToolResource",
+]
+
+ModelOperation = Literal["invoke", "stream", "rerank", "count_tokens"]
+ToolOperation = Literal["detail", "call"]
+KnowledgeBaseOperation = Literal["list", "retrieve"]
+
+
+class ModelResource(HostContextModel):
+    """A model the run may use."""
+
+    model_id: str
+    model_type: str | None = None
+    provider: str | None = None
+    operations: list[ModelOperation | str] = Field(default_factory=list)
+
+
+class ToolResource(HostContextModel):
+    """A tool the run may use; ``parameters`` is its JSON schema when the host inlined it."""
+
+    tool_name: str
+    tool_type: str | None = None
+    description: str | None = None
+    operations: list[ToolOperation | str] = Field(default_factory=list)
+    parameters: dict[str, Any] | None = None
+
+
+class KnowledgeBaseResource(HostContextModel):
+    """A knowledge base the run may use."""
+
+    kb_id: str
+    kb_name: str | None = None
+    kb_type: str | None = None
+    operations: list[KnowledgeBaseOperation | str] = Field(default_factory=list)
+
+
+class SkillResource(HostContextModel):
+    """A skill available to the run."""
+
+    skill_name: str
+    display_name: str | None = None
+    description: str | None = None
+
+
+class StorageResource(HostContextModel):
+    """Which storage areas the run may use."""
+
+    plugin_storage: bool = False
+    workspace_storage: bool = False
+
+
+class AgentResources(HostContextModel):
+    """Everything granted to the run."""
+
+    models: list[ModelResource] = Field(default_factory=list)
+    tools: list[ToolResource] = Field(default_factory=list)
+    knowledge_bases: list[KnowledgeBaseResource] = Field(default_factory=list)
+    skills: list[SkillResource] = Field(default_factory=list)
+    storage: StorageResource = Field(default_factory=StorageResource)
+    platform_capabilities: dict[str, Any] = Field(default_factory=dict)

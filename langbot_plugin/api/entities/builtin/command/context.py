@@ -1,0 +1,117 @@
+"""What a command handler receives (:class:`ExecuteContext`) and yields
+(:class:`CommandReturn`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, InstanceOf, PlainSerializer, model_validator
+
+from langbot_plugin.api.entities.builtin.command.errors import CommandError
+from langbot_plugin.api.entities.builtin.platform import message as platform_message
+from langbot_plugin.api.entities.builtin.provider.session import Session
+from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
+from langbot_plugin.rpc.errors import NotReadyError
+
+__all__ = ["CommandReturn", "ExecuteContext"]
+
+
+def _to_command_error(value: Any) -> Any:
+    if value is None or isinstance(value, CommandError):
+        return value
+    if isinstance(value, str):
+        return CommandError(value)
+    if isinstance(value, dict) and isinstance(value.get("message"), str):
+        return CommandError(value["message"])
+    message = getattr(value, "message", None)
+    if isinstance(message, str):
+        return CommandError(message)
+    raise ValueError("error must be a CommandError, a message string or {'message': ...}")
+
+
+_WireCommandError = Annotated[
+    InstanceOf[CommandError] | None,
+    BeforeValidator(_to_command_error),
+    PlainSerializer(lambda e: e.message if e is not None else None, return_type=str | None),
+]
+
+
+class CommandReturn(BaseModel):
+    """One answer of a command: text, an image, a file, or an error.
+
+    ``error`` is reserved for the system (a failing command should report through
+    ``text``); on the wire it is the error's message string and validates back from it.
+    """
+
+    text: str | None = None
+    image_base64: str | None = None
+    image_url: str | None = None
+    file_url: str | None = None
+    file_name: str | None = None
+    error: _WireCommandError = None
+
+
+def _not_connected(name: str) -> NotReadyError:
+    return NotReadyError(
+        f"{name}() needs a runtime connection; command handlers receive an "
+        "ExecuteContextProxy that provides it"
+    )
+
+
+class ExecuteContext(WorkspaceExecutionScope):
+    """One command execution.
+
+    For ``!plugin on web``: ``command`` is ``plugin``, ``params`` ``["on", "web"]``;
+    while the ``on`` subcommand runs, ``crt_command`` is ``on`` and ``crt_params``
+    ``["web"]`` (see :meth:`shift`).
+    """
+
+    query_id: int
+    query_uuid: str | None = None
+    session: Session
+    #: The command text without the trigger prefix.
+    command_text: str
+    full_command_text: str
+    command: str
+    crt_command: str
+    params: list[str]
+    crt_params: list[str]
+    privilege: int
+
+    @model_validator(mode="after")
+    def _align_scope(self) -> ExecuteContext:
+        self.inherit_execution_scope(self.session)
+        self.session.inherit_execution_scope(self)
+        return self
+
+    def shift(self) -> ExecuteContext:
+        """Descend one level: the first current parameter becomes the current command."""
+        self.crt_command = self.crt_params[0] if self.crt_params else ""
+        self.crt_params = self.crt_params[1:]
+        return self
+
+    async def reply(
+        self, message_chain: platform_message.MessageChain, quote_origin: bool = False
+    ) -> Any:
+        """Reply to the message that triggered the command."""
+        raise _not_connected("reply")
+
+    async def get_bot_uuid(self) -> str:
+        """The uuid of the bot that received the command."""
+        raise _not_connected("get_bot_uuid")
+
+    async def set_query_var(self, key: str, value: Any) -> Any:
+        """Set a variable of the current query."""
+        raise _not_connected("set_query_var")
+
+    async def get_query_var(self, key: str) -> Any:
+        """A variable of the current query."""
+        raise _not_connected("get_query_var")
+
+    async def get_query_vars(self) -> dict[str, Any]:
+        """All variables of the current query."""
+        raise _not_connected("get_query_vars")
+
+    async def create_new_conversation(self) -> dict[str, Any]:
+        """Start a new conversation in this session."""
+        raise _not_connected("create_new_conversation")

@@ -1,0 +1,139 @@
+"""The context an event handler receives.
+
+On the wire an ``EventContext`` carries ``event_name`` and the ``event`` dict; the
+event is validated as the class ``event_name`` names (an unknown name is a clear
+validation error, not an ``AttributeError``). Handlers get an
+:class:`~langbot_plugin.api.proxies.event_context.EventContextProxy`, which adds the
+query APIs (``reply``, ``get_bot_uuid``, ...).
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any
+
+from pydantic import SerializeAsAny, model_validator
+
+from langbot_plugin.api.entities import events as events_module
+from langbot_plugin.api.entities.builtin.platform import message as platform_message
+from langbot_plugin.api.entities.events import BaseEventModel
+from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
+from langbot_plugin.rpc.errors import NotReadyError
+
+__all__ = ["EventContext"]
+
+_eids = itertools.count()
+
+#: Host side: contexts created by :meth:`EventContext.from_event`, by ``eid``.
+cached_event_contexts: weakref.WeakValueDictionary[int, EventContext] = (
+    weakref.WeakValueDictionary()
+)
+
+
+def _not_connected(name: str) -> NotReadyError:
+    return NotReadyError(
+        f"{name}() needs a runtime connection; event handlers receive an "
+        "EventContextProxy that provides it"
+    )
+
+
+class EventContext(WorkspaceExecutionScope):
+    """One event on its way through the plugins, and what handlers decided."""
+
+    query_id: int = 0
+    query_uuid: str | None = None
+    #: Event number assigned by the host.
+    eid: int = 0
+    event_name: str
+    event: SerializeAsAny[BaseEventModel]
+    #: Set by :meth:`prevent_default`: the host skips its default handling.
+    is_prevent_default: bool = False
+    #: Set by :meth:`prevent_postorder`: later plugins do not see the event.
+    is_prevent_postorder: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _event_by_name(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        event = data.get("event")
+        if isinstance(event, dict):
+            name = event.get("event_name", data.get("event_name"))
+            if not isinstance(name, str):
+                raise ValueError("an event needs an event_name")
+            event_cls = events_module.event_class(name)
+            return {**data, "event": event_cls.model_validate(event)}
+        return data
+
+    @model_validator(mode="after")
+    def _align_with_event(self) -> EventContext:
+        self.inherit_execution_scope(self.event)
+        self.event.inherit_execution_scope(self)
+        if self.query_uuid is None:
+            self.query_uuid = self.event.query_uuid
+        elif self.event.query_uuid is not None and self.query_uuid != self.event.query_uuid:
+            raise ValueError("EventContext query_uuid does not match Event query_uuid")
+        if self.event.query_uuid is None:
+            self.event.query_uuid = self.query_uuid
+        return self
+
+    # ------------------------------------------------------------------ handler decisions
+
+    def prevent_default(self) -> None:
+        """Ask the host to skip its default handling of the event."""
+        self.is_prevent_default = True
+
+    def prevent_postorder(self) -> None:
+        """Stop the event from reaching plugins after this one."""
+        self.is_prevent_postorder = True
+
+    def is_prevented_default(self) -> bool:
+        return self.is_prevent_default
+
+    def is_prevented_postorder(self) -> bool:
+        return self.is_prevent_postorder
+
+    # ------------------------------------------------------------------ query APIs
+
+    async def reply(
+        self, message_chain: platform_message.MessageChain, quote_origin: bool = False
+    ) -> Any:
+        """Reply to the message behind the event."""
+        raise _not_connected("reply")
+
+    async def get_bot_uuid(self) -> str:
+        """The uuid of the bot that received the event."""
+        raise _not_connected("get_bot_uuid")
+
+    async def set_query_var(self, key: str, value: Any) -> Any:
+        """Set a variable of the current query."""
+        raise _not_connected("set_query_var")
+
+    async def get_query_var(self, key: str) -> Any:
+        """A variable of the current query."""
+        raise _not_connected("get_query_var")
+
+    async def get_query_vars(self) -> dict[str, Any]:
+        """All variables of the current query."""
+        raise _not_connected("get_query_vars")
+
+    # ------------------------------------------------------------------ host side
+
+    @classmethod
+    def from_event(cls, event: BaseEventModel) -> EventContext:
+        """Wrap an event the host is about to emit (assigns the next ``eid``)."""
+        query = event.query
+        scope_source: WorkspaceExecutionScope = query if query is not None else event
+        context = cls(
+            instance_uuid=scope_source.instance_uuid,
+            workspace_uuid=scope_source.workspace_uuid,
+            placement_generation=scope_source.placement_generation,
+            query_id=query.query_id if query is not None else 0,
+            query_uuid=query.query_uuid if query is not None else event.query_uuid,
+            eid=next(_eids),
+            event_name=type(event).__name__,
+            event=event,
+        )
+        cached_event_contexts[context.eid] = context
+        return context

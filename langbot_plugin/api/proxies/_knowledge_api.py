@@ -1,0 +1,153 @@
+"""The knowledge side of the plugin-level API: embeddings, rerank, vector store,
+knowledge bases and parsers (mixed into :class:`~.langbot_api.LangBotAPIProxy`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langbot_plugin.api.proxies._plugin_api import PluginAPIBase, expect
+
+__all__ = ["KnowledgeAPIMixin"]
+
+
+class KnowledgeAPIMixin(PluginAPIBase):
+    """Embeddings, rerank, vectors, knowledge bases, parsers."""
+
+    async def invoke_embedding(
+        self, embedding_model_uuid: str, texts: list[str]
+    ) -> list[list[float]]:
+        """Embed ``texts`` with a model."""
+        data = {"embedding_model_uuid": embedding_model_uuid, "texts": texts}
+        return expect(await self._call("invoke_embedding", data, 60), "vectors", "invoke_embedding")
+
+    async def invoke_rerank(  # noqa: PLR0917 -- reference signature
+        self,
+        rerank_model_uuid: str,
+        query: str,
+        documents: list[str],
+        top_k: int | None = None,
+        extra_args: dict[str, Any] | None = None,
+        timeout: float = 60.0,
+    ) -> list[dict[str, Any]]:
+        """Score ``documents`` against ``query``: ``[{index, relevance_score}, ...]``."""
+        data = {
+            "rerank_model_uuid": rerank_model_uuid,
+            "query": query,
+            "documents": documents,
+            "top_k": top_k,
+            "extra_args": dict(extra_args or {}),
+        }
+        return expect(await self._call("invoke_rerank", data, timeout), "results", "invoke_rerank")
+
+    async def vector_upsert(
+        self,
+        collection_id: str,
+        vectors: list[list[float]],
+        ids: list[str],
+        metadata: list[dict[str, Any]] | None = None,
+        documents: list[str] | None = None,
+    ) -> None:
+        """Insert or replace vectors in a collection."""
+        data: dict[str, Any] = {
+            "collection_id": collection_id,
+            "vectors": vectors,
+            "ids": ids,
+            "metadata": metadata,
+        }
+        if documents is not None:
+            data["documents"] = documents
+        await self._call("vector_upsert", data, 60)
+
+    async def vector_search(  # noqa: PLR0917 -- reference signature
+        self,
+        collection_id: str,
+        query_vector: list[float],
+        top_k: int = 5,
+        filters: dict[str, Any] | None = None,
+        search_type: str = "vector",
+        query_text: str = "",
+        vector_weight: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """Search a collection: ``[{id, distance, metadata, score?}, ...]``."""
+        data = {
+            "collection_id": collection_id,
+            "query_vector": query_vector,
+            "top_k": top_k,
+            "filters": filters,
+            "search_type": search_type,
+            "query_text": query_text,
+            "vector_weight": vector_weight,
+        }
+        return expect(await self._call("vector_search", data, 30), "results", "vector_search")
+
+    async def vector_delete(
+        self,
+        collection_id: str,
+        file_ids: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> int:
+        """Delete vectors by file id or filter; returns how many went."""
+        data = {"collection_id": collection_id, "file_ids": file_ids, "filters": filters}
+        return expect(await self._call("vector_delete", data, 30), "count", "vector_delete")
+
+    async def vector_list(
+        self,
+        collection_id: str,
+        filters: dict[str, Any] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """A page of a collection's vectors: ``{items, total}``."""
+        data = {
+            "collection_id": collection_id,
+            "filters": filters,
+            "limit": limit,
+            "offset": offset,
+        }
+        return await self._call("vector_list", data, 30)
+
+    async def get_knowledge_file_stream(self, storage_path: str) -> bytes:
+        """The bytes of a stored knowledge file (the runtime pushes them first)."""
+        answer = await self._call("get_knowledge_file_stream", {"storage_path": storage_path})
+        key = expect(answer, "file_key", "get_knowledge_file_stream")
+        return self._channel().files.take(key)
+
+    async def list_knowledge_bases(self) -> list[dict[str, Any]]:
+        """The workspace's knowledge bases: ``[{uuid, name, description}, ...]``."""
+        answer = await self._call("list_knowledge_bases", {})
+        return expect(answer, "knowledge_bases", "list_knowledge_bases")
+
+    async def retrieve_knowledge(
+        self, kb_id: str, query_text: str, top_k: int = 5, filters: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """Retrieve from a knowledge base."""
+        data = {"kb_id": kb_id, "query_text": query_text, "top_k": top_k, "filters": filters or {}}
+        return expect(
+            await self._call("retrieve_knowledge", data, 30), "results", "retrieve_knowledge"
+        )
+
+    async def list_parsers(self, mime_type: str | None = None) -> list[dict[str, Any]]:
+        """The document parsers, optionally only those accepting ``mime_type``."""
+        return expect(
+            await self._call("list_parsers", {"mime_type": mime_type}), "parsers", "list_parsers"
+        )
+
+    async def invoke_parser(  # noqa: PLR0917 -- reference signature
+        self,
+        plugin_author: str,
+        plugin_name: str,
+        storage_path: str,
+        mime_type: str,
+        filename: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Parse a stored file with another plugin's parser: ``{text, sections, metadata}``."""
+        data = {
+            "plugin_author": plugin_author,
+            "plugin_name": plugin_name,
+            "storage_path": storage_path,
+            "mime_type": mime_type,
+            "filename": filename,
+            "metadata": dict(metadata or {}),
+        }
+        return await self._call("invoke_parser", data, 300)

@@ -1,0 +1,324 @@
+"""Shared machinery of the run-scoped API: grants, deadline, calls and error mapping.
+
+Every call made through :class:`AgentRunProxyBase`:
+
+1. is checked locally against the run's grants (``ctx.resources``, the runner's
+   declared permissions, ``ctx.context.available_apis``); a refusal raises
+   :class:`PermissionDeniedError` with a stable code and sends nothing;
+2. gets a timeout bounded by ``ctx.runtime.deadline_at``; once the deadline has
+   passed, :class:`AgentAPIException` ``deadline_exceeded`` is raised without sending;
+3. carries ``run_id``, so the runtime and the host can authorize it against the run;
+4. maps failures to :class:`AgentAPIException` with a stable code (see
+   :mod:`langbot_plugin.api.entities.builtin.agent_runner.errors`).
+
+An empty ``operations`` list on a granted resource grants nothing by itself: the
+runner's manifest permissions (``permissions=`` of the proxy) fill it in, and without
+them the call is refused. Nothing is ever allowed "because the list was empty".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, TypeVar
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+    AgentAPIException,
+    PermissionDeniedError,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.manifest import AgentRunnerPermissions
+from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.rpc import errors as rpc
+
+__all__ = [
+    "PERMISSION_CODES",
+    "RESOURCE_KINDS",
+    "AgentRunProxyBase",
+    "PermissionDeniedError",
+    "map_rpc_error",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+#: Resource kind -> (manifest permission key, operations that kind knows).
+RESOURCE_KINDS: dict[str, tuple[str, frozenset[str]]] = {
+    "model": ("models", frozenset({"invoke", "stream", "rerank", "count_tokens"})),
+    "tool": ("tools", frozenset({"detail", "call"})),
+    "knowledge_base": ("knowledge_bases", frozenset({"list", "retrieve"})),
+}
+
+#: Wire code (our RPC layer's or the runtime's) -> (run API code, retryable).
+_WIRE_CODES: dict[str, tuple[str, bool]] = {
+    rpc.RPCTimeoutError.code: ("deadline_exceeded", True),
+    "deadline_exceeded": ("deadline_exceeded", True),
+    rpc.ConnectionClosedError.code: ("runtime_error", True),
+    rpc.CallCancelledError.code: ("cancelled", False),
+    rpc.PermissionDeniedError.code: ("permission_denied", False),
+    rpc.UnauthenticatedError.code: ("permission_denied", False),
+    rpc.NotFoundError.code: ("not_found", False),
+    rpc.ActionNotFoundError.code: ("not_supported", False),
+    rpc.NotSupportedError.code: ("not_supported", False),
+    rpc.InvalidParamsError.code: ("invalid_argument", False),
+    rpc.MessageTooLargeError.code: ("payload_too_large", False),
+    rpc.TooManyRequestsError.code: ("rate_limited", True),
+    rpc.NotReadyError.code: ("runtime_error", True),
+    rpc.MalformedMessageError.code: ("host.malformed_response", False),
+    rpc.InternalError.code: ("runtime_error", False),
+}
+#: Refusals by the runtime's run authorization (kept as they are) or the host.
+PERMISSION_CODES = frozenset(
+    {
+        "permission_denied",
+        "run_not_live",
+        "run_not_owned",
+        "resource_not_granted",
+        "api_not_available",
+    }
+)
+_RETRYABLE_CODES = frozenset({"deadline_exceeded", "rate_limited", "runtime_error"})
+
+
+def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
+    """The run-API exception for a failure of ``action`` on the channel.
+
+    Codes of our RPC layer map to the run API's (``not_found``, ``invalid_argument``,
+    ...); other codes a peer sends (the runtime's ``run_not_live``,
+    ``resource_not_granted``, ...; a host's own) are kept as they are. Refusals become
+    :class:`PermissionDeniedError`. Reference peers send no code, only
+    ``"Class: text"``: that becomes ``host.action_error`` with the text as message.
+    """
+    details: dict[str, Any] = {}
+    if isinstance(exc, rpc.RPCError):
+        wire = exc.remote_code if isinstance(exc, rpc.RemoteError) else exc.code
+        details.update(exc.details)
+        if wire:
+            details["rpc_code"] = wire
+        if wire in _WIRE_CODES:
+            code, retryable = _WIRE_CODES[wire]
+        elif wire and wire != rpc.RemoteError.code:
+            code, retryable = wire, wire in _RETRYABLE_CODES
+        else:
+            code, retryable = "host.action_error", False
+        refused = code in PERMISSION_CODES or (
+            isinstance(exc, rpc.PermissionDeniedError) and code != "deadline_exceeded"
+        )
+    elif isinstance(exc, TimeoutError):
+        code, retryable, refused = "deadline_exceeded", True, False
+    else:  # ConnectionError and friends from a non-RPC channel
+        code, retryable, refused = "runtime_error", True, False
+    details["action"] = action
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    cls = PermissionDeniedError if refused else AgentAPIException
+    return cls.of(code, message, retryable=retryable, details=details)
+
+
+def _declared_operations(
+    permissions: AgentRunnerPermissions | Mapping[str, Any] | None,
+) -> dict[str, frozenset[str]]:
+    if permissions is None:
+        return {}
+    raw = (
+        permissions.model_dump()
+        if isinstance(permissions, AgentRunnerPermissions)
+        else dict(permissions)
+    )
+    declared: dict[str, frozenset[str]] = {}
+    for kind, (key, known) in RESOURCE_KINDS.items():
+        values = raw.get(key) or []
+        declared[kind] = frozenset(str(v) for v in values) & known
+    return declared
+
+
+class AgentRunProxyBase:
+    """State and helpers shared by the run API's parts."""
+
+    def __init__(
+        self,
+        ctx: AgentRunContext,
+        plugin_runtime_handler: Channel,
+        *,
+        permissions: AgentRunnerPermissions | Mapping[str, Any] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.plugin_runtime_handler = plugin_runtime_handler
+        declared = _declared_operations(permissions)
+        resources = ctx.resources
+        # Grants are frozen now: later changes to ctx do not widen them.
+        self._grants: dict[str, dict[str, frozenset[str]]] = {
+            "model": {
+                m.model_id: self._effective(m.operations, declared, "model")
+                for m in resources.models
+            },
+            "tool": {
+                t.tool_name: self._effective(t.operations, declared, "tool")
+                for t in resources.tools
+            },
+            "knowledge_base": {
+                k.kb_id: self._effective(k.operations, declared, "knowledge_base")
+                for k in resources.knowledge_bases
+            },
+        }
+        self._storage = {
+            "plugin": bool(resources.storage.plugin_storage),
+            "workspace": bool(resources.storage.workspace_storage),
+        }
+        self._apis = ctx.context.available_apis.model_copy(deep=True)
+        self._deadline_at = ctx.runtime.deadline_at
+
+    @staticmethod
+    def _effective(
+        operations: list[str], declared: dict[str, frozenset[str]], kind: str
+    ) -> frozenset[str]:
+        if operations:
+            return frozenset(str(op) for op in operations)
+        return declared.get(kind, frozenset())
+
+    @property
+    def run_id(self) -> str:
+        """The id of the run this proxy serves."""
+        return self.ctx.run_id
+
+    # ------------------------------------------------------------------ checks
+
+    def _require_resource(self, kind: str, resource_id: str, operation: str) -> None:
+        granted = self._grants[kind]
+        label = kind.replace("_", " ")
+        if resource_id not in granted:
+            raise PermissionDeniedError.of(
+                "permission_denied.resource",
+                f"{label} {resource_id!r} is not granted to this run (granted: {sorted(granted)})",
+                details={"kind": kind, "resource_id": resource_id, "operation": operation},
+            )
+        if operation not in granted[resource_id]:
+            raise PermissionDeniedError.of(
+                "permission_denied.operation",
+                f"{label} {resource_id!r} is not granted operation {operation!r} "
+                f"(granted: {sorted(granted[resource_id])})",
+                details={"kind": kind, "resource_id": resource_id, "operation": operation},
+            )
+
+    def _require_storage(self, area: str) -> None:
+        if not self._storage[area]:
+            raise PermissionDeniedError.of(
+                "permission_denied.storage",
+                f"{area} storage is not granted to this run",
+                details={"area": area},
+            )
+
+    def _require_api(self, name: str) -> None:
+        if not self._apis.allows(name):
+            raise PermissionDeniedError.of(
+                "permission_denied.api",
+                f"{name} is not available for this run",
+                details={"api": name},
+            )
+
+    @staticmethod
+    def _invalid(message: str, **details: Any) -> AgentAPIException:
+        return AgentAPIException.of("invalid_argument", message, details=details)
+
+    # ------------------------------------------------------------------ deadline
+
+    def _remaining(self) -> float | None:
+        if self._deadline_at is None:
+            return None
+        return self._deadline_at - time.time()
+
+    def _timeout(self, default: float, requested: float | None = None) -> float:
+        """``requested`` (if positive) or ``default``, cut to the time left before the
+        run's deadline; raises ``deadline_exceeded`` once it has passed."""
+        base = requested if requested is not None and requested > 0 else default
+        remaining = self._remaining()
+        if remaining is None:
+            return float(base)
+        if remaining <= 0:
+            raise self._deadline_exceeded()
+        return max(min(float(base), remaining), 0.001)
+
+    def _deadline_exceeded(self) -> AgentAPIException:
+        return AgentAPIException.of(
+            "deadline_exceeded",
+            "Agent run deadline has expired",
+            retryable=True,
+            details={"deadline_at": self._deadline_at},
+        )
+
+    # ------------------------------------------------------------------ calls
+
+    def _payload(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"run_id": self.run_id, **data}
+
+    async def _call(
+        self,
+        action: str,
+        data: dict[str, Any],
+        *,
+        default_timeout: float = 15.0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        limit = self._timeout(default_timeout, timeout)
+        try:
+            answer = await self.plugin_runtime_handler.call(
+                action, self._payload(data), timeout=limit
+            )
+        except (rpc.RPCError, TimeoutError, ConnectionError) as exc:
+            raise map_rpc_error(action, exc) from exc
+        if not isinstance(answer, dict):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise self._malformed(action, "answer is not an object")
+        return answer
+
+    async def _stream(
+        self, action: str, data: dict[str, Any], *, per_item_timeout: float
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Items of a streamed action; each wait is bounded by the run's deadline."""
+        limit = self._timeout(per_item_timeout)
+        stream = self.plugin_runtime_handler.stream(action, self._payload(data), timeout=limit)
+        try:
+            async with stream as items:
+                iterator = aiter(items)
+                while True:
+                    remaining = self._remaining()
+                    if remaining is not None and remaining <= 0:
+                        raise self._deadline_exceeded()
+                    try:
+                        with anyio.fail_after(remaining if remaining is not None else math.inf):
+                            item = await anext(iterator)
+                    except StopAsyncIteration:
+                        return
+                    except TimeoutError as exc:
+                        if isinstance(exc, rpc.RPCError):
+                            raise
+                        raise self._deadline_exceeded() from None
+                    yield item
+        except (rpc.RPCError, TimeoutError, ConnectionError) as exc:
+            raise map_rpc_error(action, exc) from exc
+
+    # ------------------------------------------------------------------ answers
+
+    @staticmethod
+    def _malformed(action: str, problem: str, **details: Any) -> AgentAPIException:
+        return AgentAPIException.of(
+            "host.malformed_response",
+            f"{action}: {problem}",
+            details={"action": action, **details},
+        )
+
+    def _expect(self, answer: dict[str, Any], key: str, action: str) -> Any:
+        if key not in answer:
+            raise self._malformed(
+                action, f"response missing required field: {key}", missing_key=key
+            )
+        return answer[key]
+
+    def _model(self, cls: type[M], value: Any, action: str) -> M:
+        try:
+            return cls.model_validate(value)
+        except ValidationError as exc:
+            raise self._malformed(
+                action, f"answer is not a valid {cls.__name__}: {exc.error_count()} error(s)"
+            ) from exc

@@ -1,0 +1,61 @@
+"""Run-scoped access to persistent state (needs ``available_apis.state``).
+
+Answers are the host's dicts, typed with :mod:`.types` (``state_get`` ->
+``{"value": ...}``, ``state_set``/``state_delete`` -> ``{"success": bool}``,
+``state_list`` -> ``{"keys": [...], "has_more": bool}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from langbot_plugin.api.entities.builtin.agent_runner.state import VALID_STATE_SCOPES
+from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
+from langbot_plugin.api.proxies.agent_run.types import (
+    StateDeleteResult,
+    StateGetResult,
+    StateListResult,
+    StateSetResult,
+)
+
+__all__ = ["AgentRunStateAPIMixin"]
+
+
+class AgentRunStateAPIMixin(AgentRunProxyBase):
+    """Read and write the run's scoped state directly (``state.updated`` results are
+    the streamed alternative)."""
+
+    def _check_scope(self, scope: str, key: str | None) -> None:
+        self._require_api("state")
+        if scope not in VALID_STATE_SCOPES:
+            raise self._invalid(
+                f"scope must be one of {', '.join(VALID_STATE_SCOPES)}, not {scope!r}",
+                scope=scope,
+            )
+        if key is not None and (not isinstance(key, str) or not key):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise self._invalid("key must be a non-empty string", key=key)
+
+    async def state_get(self, scope: str, key: str) -> StateGetResult:
+        """``{"value": ...}``; the value is None when the key is not set."""
+        self._check_scope(scope, key)
+        return cast(StateGetResult, await self._call("state_get", {"scope": scope, "key": key}))
+
+    async def state_set(self, scope: str, key: str, value: Any) -> StateSetResult:
+        """Store a JSON value; ``{"success": bool}``."""
+        self._check_scope(scope, key)
+        data = {"scope": scope, "key": key, "value": value}
+        return cast(StateSetResult, await self._call("state_set", data))
+
+    async def state_delete(self, scope: str, key: str) -> StateDeleteResult:
+        """Delete a key; ``{"success": false}`` when it did not exist."""
+        self._check_scope(scope, key)
+        data = {"scope": scope, "key": key}
+        return cast(StateDeleteResult, await self._call("state_delete", data))
+
+    async def state_list(
+        self, scope: str, prefix: str | None = None, limit: int = 100
+    ) -> StateListResult:
+        """Keys of a scope (optionally with a prefix); ``{"keys", "has_more"}``."""
+        self._check_scope(scope, None)
+        data = {"scope": scope, "prefix": prefix, "limit": limit}
+        return cast(StateListResult, await self._call("state_list", data))

@@ -1,0 +1,66 @@
+"""The connection the proxies talk to the host through.
+
+:class:`Channel` is the small interface every proxy needs; the plugin worker passes
+its :class:`~langbot_plugin.rpc.session.RPCSession` (which satisfies it), tests may
+pass anything shaped the same. For compatibility the proxies take it as the
+``plugin_runtime_handler`` keyword, the reference SDK's name.
+
+* ``call(action, data, timeout=)``: one request, one answer (``data`` of the answer).
+* ``stream(action, data, timeout=)``: ``async with channel.stream(...) as items:
+  async for item in items`` (``timeout`` per item; leaving early cancels the peer).
+* ``send_file(content, suffix=)``: push bytes to the peer, returns the file key.
+* ``files.take(key)``: bytes the peer pushed to us (once).
+
+Errors are :class:`~langbot_plugin.rpc.errors.RPCError` subclasses carrying a stable
+``code``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+__all__ = ["Channel", "FileSource", "ItemStream"]
+
+
+class FileSource(Protocol):
+    """Files the peer pushed to us, handed out once by key."""
+
+    def take(self, key: str) -> bytes: ...
+
+
+class ItemStream(Protocol):
+    """A streamed answer: enter it, then iterate its items."""
+
+    async def __aenter__(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Channel(Protocol):
+    """What the proxies need from a connection to the host (via the runtime)."""
+
+    async def call(
+        self, action: str, data: dict[str, Any], *, timeout: float | None
+    ) -> dict[str, Any]: ...
+
+    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> ItemStream: ...
+
+    async def send_file(self, content: bytes, *, suffix: str = "") -> str: ...
+
+    @property
+    def files(self) -> FileSource: ...
+
+
+if TYPE_CHECKING:
+    from langbot_plugin.rpc.session import RPCSession
+
+    # Checked by pyright only: an RPCSession satisfies Channel.
+    def rpc_session_is_a_channel(session: RPCSession) -> Channel:
+        return session

@@ -1,0 +1,235 @@
+"""Live agent runs, and the grants a run-scoped call is checked against.
+
+The runtime opens a :class:`LiveRun` when it forwards ``run_runner`` to a plugin and
+closes it when the stream ends. A plugin call that carries a ``run_id`` is refused
+before it reaches the host unless the run is live, belongs to the calling plugin,
+and the call stays within the run's grants:
+
+==========================  ==============================================
+code                        meaning
+==========================  ==========================================
+``run_not_live``            no live run has this id (finished, cancelled, never started)
+``run_not_owned``           the run belongs to another plugin
+``deadline_exceeded``       the run's ``deadline_at`` has passed
+``resource_not_granted``    model, tool, knowledge base or storage not granted
+``api_not_available``       the context API is off in ``available_apis``
+==========================  ==========================================
+
+Grants come from the run context the host sent. A resource whose ``operations`` list
+is empty grants what the runner's manifest declares for that kind of resource, and
+nothing if the manifest declares nothing: an empty list never means "everything".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langbot_plugin.rpc.errors import PermissionDeniedError
+
+__all__ = [
+    "ApiNotAvailableError",
+    "LiveRun",
+    "LiveRuns",
+    "ResourceNotGrantedError",
+    "RunDeadlineError",
+    "RunNotLiveError",
+    "RunNotOwnedError",
+]
+
+
+class RunNotLiveError(PermissionDeniedError):
+    code = "run_not_live"
+
+
+class RunNotOwnedError(PermissionDeniedError):
+    code = "run_not_owned"
+
+
+class RunDeadlineError(PermissionDeniedError):
+    code = "deadline_exceeded"
+
+
+class ResourceNotGrantedError(PermissionDeniedError):
+    code = "resource_not_granted"
+
+
+class ApiNotAvailableError(PermissionDeniedError):
+    code = "api_not_available"
+
+
+Grants = dict[str, frozenset[str]]
+
+
+def _grants(entries: Any, id_key: str, declared: list[str] | None) -> Grants:
+    fallback = frozenset(declared or [])
+    grants: Grants = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get(id_key), str):
+            ops = entry.get("operations")
+            granted = frozenset(str(o) for o in ops) if isinstance(ops, list) and ops else fallback
+            grants[entry[id_key]] = granted
+    return grants
+
+
+@dataclass
+class LiveRun:
+    run_id: str
+    identity: str
+    deadline: float | None
+    models: Grants = field(default_factory=dict[str, frozenset[str]])
+    tools: Grants = field(default_factory=dict[str, frozenset[str]])
+    knowledge_bases: Grants = field(default_factory=dict[str, frozenset[str]])
+    storage: frozenset[str] = frozenset()
+    apis: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_context(
+        cls, run_id: str, identity: str, context: dict[str, Any], permissions: dict[str, Any]
+    ) -> LiveRun:
+        resources = context.get("resources")
+        resources = resources if isinstance(resources, dict) else {}
+        access = context.get("context")
+        apis = access.get("available_apis") if isinstance(access, dict) else None
+        runtime = context.get("runtime")
+        deadline = runtime.get("deadline_at") if isinstance(runtime, dict) else None
+        storage = resources.get("storage")
+        storage = storage if isinstance(storage, dict) else {}
+        return cls(
+            run_id=run_id,
+            identity=identity,
+            deadline=float(deadline) if isinstance(deadline, int | float) else None,
+            models=_grants(resources.get("models"), "model_id", permissions.get("models")),
+            tools=_grants(resources.get("tools"), "tool_name", permissions.get("tools")),
+            knowledge_bases=_grants(
+                resources.get("knowledge_bases"), "kb_id", permissions.get("knowledge_bases")
+            ),
+            storage=frozenset(
+                kind for kind in ("plugin", "workspace") if storage.get(f"{kind}_storage") is True
+            ),
+            apis=frozenset(k for k, v in (apis or {}).items() if v is True),
+        )
+
+    def require(self, kind: str, grants: Grants, resource: object, operation: str) -> None:
+        if not isinstance(resource, str) or operation not in grants.get(resource, frozenset()):
+            raise ResourceNotGrantedError(
+                f"{kind} {resource!r} is not granted for {operation} in run {self.run_id}",
+                details={"kind": kind, "resource": resource, "operation": operation},
+            )
+
+    def require_api(self, api: str) -> None:
+        if api not in self.apis:
+            raise ApiNotAvailableError(
+                f"{api} is not available to run {self.run_id}", details={"api": api}
+            )
+
+    def require_storage(self, kind: str) -> None:
+        if kind not in self.storage:
+            raise ResourceNotGrantedError(
+                f"{kind} storage is not granted to run {self.run_id}",
+                details={"kind": "storage", "resource": kind},
+            )
+
+
+Check = Callable[[LiveRun, dict[str, Any]], None]
+
+
+def _model(field_name: str, operation: str) -> Check:
+    return lambda run, data: run.require("model", run.models, data.get(field_name), operation)
+
+
+def _tool(operation: str) -> Check:
+    return lambda run, data: run.require("tool", run.tools, data.get("tool_name"), operation)
+
+
+def _api(name: str) -> Check:
+    return lambda run, _: run.require_api(name)
+
+
+def _storage(kind: str) -> Check:
+    return lambda run, _: run.require_storage(kind)
+
+
+_STORAGE = {
+    f"{verb}_{kind}_storage{suffix}": _storage(kind)
+    for kind in ("plugin", "workspace")
+    for verb, suffix in (("set", ""), ("get", ""), ("delete", ""), ("get", "_keys"))
+}
+
+#: What each run-scoped action needs from the run's grants.
+CHECKS: dict[str, Check] = {
+    "invoke_llm": _model("llm_model_uuid", "invoke"),
+    "invoke_llm_stream": _model("llm_model_uuid", "stream"),
+    "count_tokens": _model("llm_model_uuid", "count_tokens"),
+    "invoke_rerank": _model("rerank_model_uuid", "rerank"),
+    "invoke_embedding": _model("embedding_model_uuid", "invoke"),
+    "call_tool": _tool("call"),
+    "get_tool_detail": _tool("detail"),
+    "retrieve_knowledge_base": lambda run, data: run.require(
+        "knowledge base", run.knowledge_bases, data.get("kb_id"), "retrieve"
+    ),
+    "retrieve_knowledge": lambda run, data: run.require(
+        "knowledge base", run.knowledge_bases, data.get("kb_id"), "retrieve"
+    ),
+    "get_prompt": _api("prompt_get"),
+    "history_page": _api("history_page"),
+    "history_search": _api("history_search"),
+    "event_get": _api("event_get"),
+    "event_page": _api("event_page"),
+    "steering_pull": _api("steering_pull"),
+    **{name: _api("state") for name in ("state_get", "state_set", "state_delete", "state_list")},
+    **{
+        name: _api(name)
+        for name in ("run_get", "run_list", "run_events_page", "run_cancel", "run_append_result")
+    },
+    "run_finalize": _api("run_finalize"),
+    "reply_stream": _api("reply_stream"),
+    **{
+        name: _api("box")
+        for name in (
+            "get_box_status",
+            "list_boxes",
+            "acquire_box",
+            "bind_box",
+            "import_box_attachments",
+            "export_box_files",
+        )
+    },
+    **_STORAGE,
+}
+
+
+class LiveRuns:
+    """The runs currently streaming through this runtime."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, LiveRun] = {}
+
+    def __contains__(self, run_id: str) -> bool:
+        return run_id in self._runs
+
+    def open(self, run: LiveRun) -> None:
+        self._runs[run.run_id] = run
+
+    def close(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+
+    def authorize(self, action: str, data: dict[str, Any], identity: str) -> None:
+        """Refuse a call carrying ``run_id`` that is not live, not the caller's, or not granted."""
+        run_id = data.get("run_id")
+        if run_id is None:
+            return
+        run = self._runs.get(run_id) if isinstance(run_id, str) else None
+        if run is None:
+            raise RunNotLiveError(f"run {run_id!r} is not live", details={"run_id": run_id})
+        if run.identity != identity:
+            raise RunNotOwnedError(
+                f"run {run_id} belongs to another plugin", details={"run_id": run_id}
+            )
+        if run.deadline is not None and time.time() > run.deadline:
+            raise RunDeadlineError(f"run {run_id} passed its deadline", details={"run_id": run_id})
+        check = CHECKS.get(action)
+        if check is not None:
+            check(run, data)
