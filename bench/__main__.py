@@ -77,6 +77,37 @@ def load_average() -> str:
         return "unknown"
 
 
+def busy_cpus(interval: float = 1.0) -> float:
+    """How many CPUs were busy during the last ``interval`` seconds (from ``/proc/stat``)."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields[:8]), idle
+
+    total0, idle0 = sample()
+    time.sleep(interval)
+    total1, idle1 = sample()
+    cpus = os.cpu_count() or 1
+    spent = max(1, total1 - total0)
+    return cpus * (1 - (idle1 - idle0) / spent)
+
+
+def wait_for_idle_cpu(limit: float = 0.5, patience: float = 60.0) -> float:
+    """Before a driver starts (none of ours running), wait for other work to calm down.
+
+    Returns the busy CPUs measured last. Gives up after ``patience`` seconds.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            busy = busy_cpus()
+        except (OSError, ValueError):
+            return 0.0
+        if busy < limit or time.monotonic() > deadline:
+            return busy
+
+
 def wait_for_quiet(limit: float = 1.0, patience: float = 120.0) -> None:
     """Give other work on the machine up to ``patience`` seconds to settle."""
     deadline = time.monotonic() + patience
@@ -131,7 +162,15 @@ def machine() -> dict[str, Any]:
 
 
 class Runs:
-    """Results of repeated driver runs; a figure is the median of its per-run values."""
+    """Results of repeated driver runs.
+
+    A figure is computed per run (e.g. that run's median latency), then the runs are
+    combined: ``best`` keeps the best run (lowest time, highest rate), as ``timeit``
+    does, because on a shared machine the best run is the least disturbed one;
+    ``median`` keeps the median run.
+    """
+
+    aggregate = "best"
 
     def __init__(self) -> None:
         self.results: dict[str, list[dict[str, Any]]] = {}
@@ -139,13 +178,23 @@ class Runs:
     def add(self, key: str, result: dict[str, Any]) -> None:
         self.results.setdefault(key, []).append(result)
 
-    def figure(self, key: str, fn: Callable[[dict[str, Any]], float]) -> float | None:
+    def figure(
+        self,
+        key: str,
+        fn: Callable[[dict[str, Any]], float],
+        higher_is_better: bool = False,
+    ) -> float | None:
         values = [fn(result) for result in self.results.get(key, [])]
-        return stats.median(values) if values else None
+        if not values:
+            return None
+        if self.aggregate == "median":
+            return stats.median(values)
+        return max(values) if higher_is_better else min(values)
 
 
 def run_driver(report: Report, runs: Runs, key: str, argv: list[str], reference: bool) -> None:
-    log(f"{key}")
+    busy = wait_for_idle_cpu()
+    log(f"{key} (other work before start: {busy:.1f} CPUs busy)")
     try:
         result = run_json(argv, name=key, cwd=REPO, env=reference_env() if reference else None)
     except Exception as exc:
@@ -185,11 +234,11 @@ def rpc_section(report: Report, ref: Path | None, repeat: int) -> None:
 def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> None:
     section = f"RPC over {'WebSocket' if kind == 'ws' else 'stdio'}"
 
-    def fig(impl: str, sample: str, fn: Callable[[Any], float]) -> float | None:
+    def fig(impl: str, sample: str, fn: Callable[[Any], float], higher: bool) -> float | None:
         def per_run(result: dict[str, Any]) -> float:
             return fn(result[sample])
 
-        return runs.figure(f"rpc-{impl}-{kind}", per_run)
+        return runs.figure(f"rpc-{impl}-{kind}", per_run, higher)
 
     def ms(samples: list[float]) -> float:
         return stats.median(samples) * 1000
@@ -203,13 +252,14 @@ def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> Non
     def row(what: str, unit: str, sample: str, fn: Callable[[Any], float], **kw: Any) -> Row:
         ref_sample = kw.pop("ref_sample", sample)
         with_raw = kw.pop("with_raw", True)
+        higher = bool(kw.get("higher_is_better", False))
         return Row(
             section,
             what,
             unit,
-            ours=fig("ours", sample, fn),
-            reference=fig("reference", ref_sample, fn),
-            raw=fig("raw", sample, fn) if with_raw else None,
+            ours=fig("ours", sample, fn, higher),
+            reference=fig("reference", ref_sample, fn, higher),
+            raw=fig("raw", sample, fn, higher) if with_raw else None,
             **kw,
         )
 
@@ -287,9 +337,9 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
                 log(f"round {round_ + 1}/{repeat}")
             run_driver(report, runs, f"host-{impl}", argv, impl == "reference")
 
-    def fig(impl: str, fn: Callable[[dict[str, Any]], float]) -> float | None:
+    def fig(impl: str, fn: Callable[[dict[str, Any]], float], higher: bool) -> float | None:
         try:
-            return runs.figure(f"host-{impl}", fn)
+            return runs.figure(f"host-{impl}", fn, higher)
         except RuntimeError as exc:
             report.problem(f"host-{impl}: {exc}")
             return None
@@ -301,12 +351,13 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
         return stats.median([r["calls"] / r["elapsed"] for r in rounds])
 
     def row(what: str, unit: str, fn: Callable[[dict[str, Any]], float], **kw: Any) -> Row:
+        higher = bool(kw.get("higher_is_better", False))
         return Row(
             "host -> rt -> plugin",
             what,
             unit,
-            ours=fig("ours", fn),
-            reference=fig("reference", fn),
+            ours=fig("ours", fn, higher),
+            reference=fig("reference", fn, higher),
             **kw,
         )
 
@@ -441,11 +492,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--repeat", type=int, default=None, help="runs per driver (default 3; 1 with --quick)"
     )
+    parser.add_argument(
+        "--aggregate",
+        choices=("best", "median"),
+        default="best",
+        help="how repeated runs combine (default: the best run)",
+    )
     parser.add_argument("--json", type=Path, default=REPO / ".bench" / "results.json")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
     sections = args.only or list(SECTIONS)
     repeat = args.repeat or (1 if args.quick else 3)
+    Runs.aggregate = args.aggregate
 
     byte_compile()
     if not args.quick:
@@ -459,6 +517,7 @@ def main(argv: list[str]) -> int:
         except ReferenceUnavailable as exc:
             report.problem(f"reference: {exc}")
     info = machine()
+    info["runs per driver"] = f"{repeat}, combined: {args.aggregate}"
     if ref is not None:
         info["reference"] = f"langbot-plugin {reference_version(ref)} ({ref})"
         probe = subprocess.run(
