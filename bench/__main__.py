@@ -174,6 +174,8 @@ class Runs:
 
     def __init__(self) -> None:
         self.results: dict[str, list[dict[str, Any]]] = {}
+        #: Every per-run value behind the last figures, for the JSON output.
+        self.seen: dict[str, list[float]] = {}
 
     def add(self, key: str, result: dict[str, Any]) -> None:
         self.results.setdefault(key, []).append(result)
@@ -185,6 +187,7 @@ class Runs:
         higher_is_better: bool = False,
     ) -> float | None:
         values = [fn(result) for result in self.results.get(key, [])]
+        self.seen[key] = values
         if not values:
             return None
         if self.aggregate == "median":
@@ -253,7 +256,7 @@ def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> Non
         ref_sample = kw.pop("ref_sample", sample)
         with_raw = kw.pop("with_raw", True)
         higher = bool(kw.get("higher_is_better", False))
-        return Row(
+        row = Row(
             section,
             what,
             unit,
@@ -262,6 +265,10 @@ def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> Non
             raw=fig("raw", sample, fn, higher) if with_raw else None,
             **kw,
         )
+        row.runs = {
+            impl: runs.seen.get(f"rpc-{impl}-{kind}", []) for impl in ("ours", "reference", "raw")
+        }
+        return row
 
     report.add(
         row(
@@ -352,7 +359,7 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
 
     def row(what: str, unit: str, fn: Callable[[dict[str, Any]], float], **kw: Any) -> Row:
         higher = bool(kw.get("higher_is_better", False))
-        return Row(
+        row = Row(
             "host -> rt -> plugin",
             what,
             unit,
@@ -360,6 +367,8 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
             reference=fig("reference", fn, higher),
             **kw,
         )
+        row.runs = {impl: runs.seen.get(f"host-{impl}", []) for impl in ("ours", "reference")}
+        return row
 
     report.add(
         row(

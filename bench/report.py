@@ -42,6 +42,8 @@ class Row:
     met: bool | None = None
     evidence: str = ""
     note: str = ""
+    #: Per-run values behind each figure (when the section repeats its drivers).
+    runs: dict[str, list[float]] = field(default_factory=dict[str, list[float]])
 
     def gain(self) -> float | None:
         """How many times better ours is than the reference (> 1: better)."""
