@@ -21,6 +21,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "box": ("box_runtime.cli", "run the Box sandbox runtime daemon (and manage its image)"),
     "run": ("langbot_plugin.cli.cmd_run", "run the plugin in this folder against a runtime"),
     "demo": ("langbot_plugin.cli.cmd_demo", "start the daemons and drive an example AgentRunner"),
+    "init": ("langbot_plugin.cli.cmd_init", "create a new plugin folder"),
+    "comp": ("langbot_plugin.cli.cmd_comp", "add a component (Tool, Command, Page...)"),
+    "build": ("langbot_plugin.cli.cmd_build", "package the plugin as a .lbpkg file"),
+    "publish": ("langbot_plugin.cli.cmd_publish", "publish the plugin to the marketplace"),
+    "login": ("langbot_plugin.cli.cmd_login", "log in to the LangBot cloud service"),
+    "logout": ("langbot_plugin.cli.cmd_logout", "forget the stored login"),
     "ver": ("langbot_plugin.cli.cmd_ver", "print the SDK version"),
 }
 

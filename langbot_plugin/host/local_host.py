@@ -1,8 +1,21 @@
 """A small in-memory host: what a plugin runtime asks of LangBot, served locally.
 
-It keeps plugin settings, binary storage and a log of every call, and answers model
-calls from a :class:`ScriptedModel`. Tests use it to check what reached the host;
-the demo and local development use it instead of a full LangBot.
+It keeps plugin settings, binary storage and a log of every call, answers model
+calls from a :class:`ScriptedModel` and tool calls from :class:`HostTool` entries,
+and serves agent runs through :class:`~langbot_plugin.host.run_host.RunHost`: the
+run-scoped actions (``state_*``, ``history_*``, ``event_*``, ``steering_pull``,
+``run_*``, ``get_prompt``) and run authorization of model, tool and storage calls
+that carry a ``run_id``. Tests use it to check what reached the host; the demo and
+local development use it instead of a full LangBot.
+
+Start and drive a run with :meth:`LocalHost.run` (or :meth:`LocalHost.start_run` and
+``host.runs.drive``). Runs registered here are always enforced; a ``run_id`` this
+host never registered passes unchecked unless ``strict_runs=True`` (then it is
+refused ``run_not_live``, as the 4.11.2 host does).
+
+The caller of a call is the installation bound in the envelope context (looked up
+in :attr:`LocalHost.settings`), else the ``caller_plugin_identity`` the runtime put
+in the payload; the two disagreeing is refused ``run_not_owned``.
 """
 
 from __future__ import annotations
@@ -11,77 +24,25 @@ import base64
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from pydantic import ValidationError
+
+from langbot_plugin.host.errors import RunNotOwnedError
+from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
+from langbot_plugin.host.scripted import HostTool, ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
+from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RouteTable
+from langbot_plugin.rpc.errors import InvalidParamsError
+from langbot_plugin.rpc.session import StreamHandler, UnaryHandler
 
-__all__ = ["HostCall", "LocalHost", "ScriptedModel"]
+if TYPE_CHECKING:
+    from langbot_plugin.host.runtime_client import PluginRuntimeClient
 
-Reply = str | dict[str, Any]
+__all__ = ["HostCall", "HostTool", "LocalHost", "ScriptedModel"]
 
-
-def _message(reply: Reply) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "role": "assistant",
-        "name": None,
-        "content": None,
-        "tool_calls": None,
-        "tool_call_id": None,
-        "resp_message_id": None,
-        "provider_specific_fields": None,
-    }
-    if isinstance(reply, str):
-        return {**base, "content": reply}
-    return {**base, **reply}
-
-
-class ScriptedModel:
-    """An LLM that answers from a script.
-
-    ``replies`` is a list consumed in order (the last one repeats), each a text or a
-    message dict (for example one with ``tool_calls``), or a function of the request's
-    messages returning one.
-    """
-
-    def __init__(
-        self,
-        replies: list[Reply] | Callable[[list[dict[str, Any]]], Reply] | None = None,
-        *,
-        model_uuid: str = "scripted-model",
-        chunk_chars: int = 8,
-    ) -> None:
-        self.model_uuid = model_uuid
-        self.chunk_chars = chunk_chars
-        self._replies = replies if replies is not None else self._echo
-        self._index = 0
-        self.requests: list[list[dict[str, Any]]] = []
-
-    @staticmethod
-    def _echo(messages: list[dict[str, Any]]) -> Reply:
-        last = messages[-1].get("content") if messages else ""
-        return f"scripted reply to: {last}"
-
-    def answer(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        self.requests.append(messages)
-        if callable(self._replies):
-            return _message(self._replies(messages))
-        script = self._replies
-        reply = script[min(self._index, len(script) - 1)]
-        self._index += 1
-        return _message(reply)
-
-    def chunks(self, message: dict[str, Any]) -> list[dict[str, Any]]:
-        """The message cut into incremental stream chunks (the last one is final)."""
-        text = str(message.get("content") or "")
-        pieces = [
-            text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)
-        ] or [""]
-        chunks = [
-            {**message, "content": piece, "tool_calls": None, "is_final": False} for piece in pieces
-        ]
-        chunks[-1] = {**chunks[-1], "tool_calls": message.get("tool_calls"), "is_final": True}
-        return chunks
+Unary = Callable[[dict[str, Any]], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,39 +65,131 @@ class LocalHost:
         default_factory=dict[tuple[str, str, str], bytes]
     )
     calls: list[HostCall] = field(default_factory=list[HostCall])
+    tools: dict[str, HostTool] = field(default_factory=dict[str, HostTool])
+    runs: RunHost = field(default_factory=RunHost)
+    strict_runs: bool = False
 
     def __post_init__(self) -> None:
-        unary: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        unary: dict[str, Unary] = {
             "initialize_plugin_settings": self._initialize_settings,
             "get_plugin_settings": self._get_settings,
             "get_langbot_version": lambda _: {"version": self.version, "api_features": []},
             "get_llm_models": lambda _: {"llm_models": list(self.models)},
             "invoke_llm": self._invoke_llm,
+            "count_tokens": self._count_tokens,
+            "call_tool": self._call_tool,
+            "get_tool_detail": self._tool_detail,
             "set_binary_storage": self._set_storage,
             "get_binary_storage": self._get_storage,
             "get_binary_storage_keys": self._storage_keys,
             "delete_binary_storage": self._delete_storage,
         }
-        self._routes = RouteTable(
-            {name: Route(self._recorded(fn)) for name, fn in unary.items()},
+        own = RouteTable(
+            {name: Route(self._unary(fn)) for name, fn in unary.items()},
             invoke_llm_stream=Route(self._invoke_llm_stream, stream=True),
         )
+        self.runs.services.identify = self._identify
+        self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)
 
     def resolve(self, action: str) -> Route | None:
-        return self._routes.resolve(action)
+        route = self._dispatcher.resolve(action)
+        return None if route is None else self._recorded(route)
 
     def calls_of(self, action: str) -> list[HostCall]:
         return [c for c in self.calls if c.action == action]
 
+    def add_tool(self, tool: HostTool) -> HostTool:
+        self.tools[tool.name] = tool
+        return tool
+
+    # ----------------------------------------------------------------- plumbing
+
     def _record(self, ctx: RequestContext) -> None:
         self.calls.append(HostCall(ctx.request.action, dict(ctx.data), ctx.context))
 
-    def _recorded(self, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
-        async def handler(ctx: RequestContext) -> dict[str, Any]:
+    def _recorded(self, route: Route) -> Route:
+        if route.stream:
+            stream = cast(StreamHandler, route.handler)
+
+            async def recorded_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+                self._record(ctx)
+                async for item in stream(ctx):
+                    yield item
+
+            return Route(recorded_stream, stream=True)
+        unary = cast(UnaryHandler, route.handler)
+
+        async def recorded(ctx: RequestContext) -> dict[str, Any]:
             self._record(ctx)
-            return fn(ctx.data)
+            return await unary(ctx)
+
+        return Route(recorded)
+
+    @staticmethod
+    def _unary(fn: Unary) -> UnaryHandler:
+        async def handler(ctx: RequestContext) -> dict[str, Any]:
+            result = fn(ctx.data)
+            if hasattr(result, "__await__"):
+                result = await result
+            return cast(dict[str, Any], result)
 
         return handler
+
+    def _identify(self, ctx: RequestContext) -> str | None:
+        claimed = ctx.data.get("caller_plugin_identity")
+        claimed = claimed if isinstance(claimed, str) and claimed else None
+        try:
+            installation = ActionScope.from_context(ctx.context).installation_uuid
+        except ValidationError:
+            installation = None
+        bound = next(
+            (
+                identity
+                for identity, row in self.settings.items()
+                if installation is not None and row.installation_uuid == installation
+            ),
+            None,
+        )
+        if bound is not None and claimed is not None and bound != claimed:
+            raise RunNotOwnedError(
+                "Caller plugin identity does not match the installation binding",
+                details={"caller": claimed, "binding": bound},
+            )
+        return bound or claimed
+
+    # ----------------------------------------------------------------- runs
+
+    async def start_run(
+        self, plugin_identity: str, runner_name: str, text: str | None = "hello", **options: Any
+    ) -> StartedRun:
+        """Register a run of ``author/name``'s runner (see :meth:`RunHost.start_run`);
+        the context grants every scripted model and tool unless ``resources`` is given."""
+        if "resources" not in options:
+            from langbot_plugin.host.run_context import make_resources
+
+            options["resources"] = make_resources(models=list(self.models), tools=list(self.tools))
+        return await self.runs.start_run(plugin_identity, runner_name, text, **options)
+
+    async def run(
+        self,
+        client: PluginRuntimeClient,
+        author: str,
+        plugin: str,
+        runner: str,
+        text: str | None = "hello",
+        *,
+        on_result: OnResult | None = None,
+        scope: ActionScope | None = None,
+        **options: Any,
+    ) -> RunOutcome:
+        """Start a run, send ``run_runner`` through ``client`` and drive it to its end."""
+        started = await self.start_run(f"{author}/{plugin}", runner, text, **options)
+        deadline = started.session.deadline_at
+        idle = 300.0 if deadline is None else max(deadline - self.runs.clock(), 0.0) + 1.0
+        items = client.run_runner(
+            author, plugin, runner, started.context, scope=scope, timeout=idle
+        )
+        return await self.runs.drive(started, items, on_result=on_result)
 
     # ----------------------------------------------------------------- settings
 
@@ -171,10 +224,32 @@ class LocalHost:
         return {"message": message, "usage": usage}
 
     async def _invoke_llm_stream(self, ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-        self._record(ctx)
         model = self._model(ctx.data)
         for chunk in model.chunks(model.answer(list(ctx.data.get("messages") or []))):
             yield {"chunk": chunk}
+
+    def _count_tokens(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"tokens": self._model(data).count_tokens(list(data.get("messages") or []))}
+
+    # ----------------------------------------------------------------- tools
+
+    def _tool(self, data: dict[str, Any]) -> HostTool:
+        tool = self.tools.get(str(data.get("tool_name")))
+        if tool is None:
+            raise NotFoundError(f"Tool {data.get('tool_name')} not found")
+        return tool
+
+    async def _call_tool(self, data: dict[str, Any]) -> dict[str, Any]:
+        tool = self._tool(data)
+        if data.get("run_id"):  # the run API's form (parameters checked by the gate)
+            return {"result": await tool.call(dict(data.get("parameters") or {}))}
+        parameters = data.get("tool_parameters") or {}
+        if not isinstance(parameters, dict):
+            raise InvalidParamsError("tool_parameters must be an object")
+        return {"tool_response": await tool.call(cast(dict[str, Any], parameters))}
+
+    def _tool_detail(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {"tool": self._tool(data).detail()}
 
     # ----------------------------------------------------------------- storage
 

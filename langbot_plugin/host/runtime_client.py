@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -89,6 +90,71 @@ class PluginRuntimeClient:
 
     def _context(self, scope: ActionScope | None) -> dict[str, Any]:
         return (scope or self.bridge).as_context()
+
+    # ------------------------------------------------------------------ installations
+
+    def binding_for(self, installation_uuid: str, digest: str, revision: int = 1) -> ActionScope:
+        """An installation binding in this client's workspace."""
+        return self.workspace.model_copy(
+            update={
+                "installation_uuid": installation_uuid,
+                "runtime_revision": revision,
+                "artifact_digest": digest,
+            }
+        )
+
+    async def install_package(
+        self,
+        content: bytes,
+        *,
+        installation_uuid: str | None = None,
+        revision: int = 1,
+        enabled: bool = True,
+    ) -> tuple[ActionScope, ctl.ApplyInstallationResult]:
+        """Send a ``.lbpkg`` and apply it, the way the host installs a plugin."""
+        digest = hashlib.sha256(content).hexdigest()
+        binding = self.binding_for(installation_uuid or str(uuid.uuid4()), digest, revision)
+        context = binding.as_context()
+        key = await self.session.send_file(content, suffix="lbpkg", context=context)
+        params = {"enabled": enabled, "execution_mode": "dedicated", "artifact_file_key": key}
+        result = await ctl.APPLY_PLUGIN_INSTALLATION.call(
+            self.session, params, context=context, timeout=900
+        )
+        return binding, result
+
+    async def apply_installation(
+        self, binding: ActionScope, *, enabled: bool = True
+    ) -> ctl.ApplyInstallationResult:
+        """Re-apply an installation without sending its package (config change, enable)."""
+        return await ctl.APPLY_PLUGIN_INSTALLATION.call(
+            self.session,
+            {"enabled": enabled, "execution_mode": "dedicated"},
+            context=binding.as_context(),
+            timeout=900,
+        )
+
+    async def remove_installation(self, binding: ActionScope) -> None:
+        await ctl.REMOVE_PLUGIN_INSTALLATION.call(self.session, context=binding.as_context())
+
+    async def reconcile(self, bindings: list[ActionScope]) -> ctl.ReconcileResult:
+        desired = [{"binding": b.as_context(), "enabled": True} for b in bindings]
+        return await ctl.RECONCILE_PLUGIN_INSTALLATIONS.call(
+            self.session, {"installations": desired}, timeout=300
+        )
+
+    async def get_plugin_logs(
+        self,
+        author: str,
+        name: str,
+        *,
+        scope: ActionScope | None = None,
+        limit: int = 200,
+        level: str | None = None,
+    ) -> list[dict[str, Any]]:
+        params = {"plugin_author": author, "plugin_name": name, "limit": limit, "level": level}
+        result = await ctl.GET_PLUGIN_LOGS.call(self.session, params, context=self._context(scope))
+        logs = (result.model_extra or {}).get("logs", [])
+        return list(logs) if isinstance(logs, list) else []
 
     # ------------------------------------------------------------------ actions
 

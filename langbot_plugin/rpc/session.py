@@ -562,9 +562,9 @@ class RPCSession:
                         if request.stream_flow_control:
                             # Called as a stream: end it, so the caller never waits forever.
                             await self._respond(Response(seq, chunk_status=END))
-                except ConnectionClosedError:
-                    pass
                 except Exception as exc:
+                    if isinstance(exc, ConnectionClosedError) and self.closed:
+                        return  # our own link is gone: nobody to answer
                     if not isinstance(exc, RPCError):
                         logger.exception("%s: action %s failed", self.name, request.action)
                     await self._respond_quietly(error_response(seq, exc))

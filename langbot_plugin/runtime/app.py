@@ -47,6 +47,9 @@ class PluginRuntime:
 
     def __init__(self, options: RuntimeOptions) -> None:
         options.check()
+        # Workers run with their plugin folder as working directory: every path handed
+        # to them must be absolute, so the data folder is resolved once, here.
+        options.data_dir = options.data_dir.resolve()
         self.options = options
         self.state = RuntimeState(options)
         self.supervisor = Supervisor(self.state)

@@ -27,7 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from langbot_plugin.rpc.errors import PermissionDeniedError
+from langbot_plugin.protocol.errors import (
+    ApiNotAvailableError,
+    ResourceNotGrantedError,
+    RunDeadlineError,
+    RunNotLiveError,
+    RunNotOwnedError,
+)
 
 __all__ = [
     "ApiNotAvailableError",
@@ -38,26 +44,6 @@ __all__ = [
     "RunNotLiveError",
     "RunNotOwnedError",
 ]
-
-
-class RunNotLiveError(PermissionDeniedError):
-    code = "run_not_live"
-
-
-class RunNotOwnedError(PermissionDeniedError):
-    code = "run_not_owned"
-
-
-class RunDeadlineError(PermissionDeniedError):
-    code = "deadline_exceeded"
-
-
-class ResourceNotGrantedError(PermissionDeniedError):
-    code = "resource_not_granted"
-
-
-class ApiNotAvailableError(PermissionDeniedError):
-    code = "api_not_available"
 
 
 Grants = dict[str, frozenset[str]]

@@ -62,7 +62,7 @@ class RuntimeState:
         self.options = options
         self.registry = PluginRegistry()
         self.upstream = Upstream()
-        self.debug_keys = DebugKeys()
+        self.debug_keys = DebugKeys(path=options.data_dir / "debug_keys.json")
         self.live_runs = LiveRuns()
 
     async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:

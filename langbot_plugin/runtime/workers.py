@@ -216,12 +216,11 @@ class Supervisor:
         spec = worker.spec
         env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
         env["PYTHONUNBUFFERED"] = "1"
-        command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(spec.plugin_dir)]
+        folder = spec.plugin_dir.resolve()
+        command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(folder)]
         first = not worker.started.is_set()
         try:
-            process = await anyio.open_process(
-                command, cwd=spec.plugin_dir, env=env, stderr=subprocess.PIPE
-            )
+            process = await anyio.open_process(command, cwd=folder, env=env, stderr=subprocess.PIPE)
         except OSError as exc:
             worker.start_error = exc
             worker.started.set()

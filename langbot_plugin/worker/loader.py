@@ -27,6 +27,7 @@ from langbot_plugin.api.definition.components import (
 )
 from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage, load_plugin
+from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.plugin import BasePlugin
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 
@@ -45,6 +46,14 @@ KIND_BASES: dict[str, type[BaseComponent]] = {
     "AgentRunner": AgentRunner,
     "Runner": AgentRunner,
 }
+
+
+def _load(root: Path) -> PluginPackage:
+    """Read the folder, with ``spec.pages`` filled from its Page components (as ``lbp build``
+    does), so a plugin run with ``lbp run`` reports the same pages as its package."""
+    package = load_plugin(root)
+    populate_pages(package)
+    return package
 
 
 def _module_name(relative_file: str) -> str:
@@ -71,7 +80,7 @@ class LoadedPlugin:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self.package: PluginPackage = load_plugin(self.root)
+        self.package: PluginPackage = _load(self.root)
         self.components = [LoadedComponent(m) for m in self.package.components]
         self.plugin: BasePlugin | None = None
         self.settings = PluginSettings()
@@ -112,7 +121,7 @@ class LoadedPlugin:
             if file and Path(file).resolve().is_relative_to(self.root):
                 del sys.modules[name]
         importlib.invalidate_caches()
-        self.package = load_plugin(self.root)
+        self.package = _load(self.root)
         self.components = [LoadedComponent(m) for m in self.package.components]
         self.plugin = None
         self.status = "mounted"

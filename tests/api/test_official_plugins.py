@@ -1,31 +1,26 @@
 """The official runner plugins import on this SDK unchanged.
 
-1. Every name they import from the entities and proxies is importable here.
+1. Every name they import from the SDK (entities, proxies, agent tools) is importable
+   here.
 2. Each plugin (LocalAgent and the langbot-agent-runner collection, except the
    dashscope and tbox runners that need vendor SDKs) is materialized from its public
-   repository mirror with ``git archive`` and all its modules are imported in a fresh
-   interpreter, as the worker would. A plugin is skipped, naming the missing module,
-   while a part of the SDK it imports is still being written
-   (``langbot_plugin.api.definition...``, ``langbot_plugin.api.agent_tools...``).
+   repository mirror with ``git archive`` and all its modules, daemon programs
+   included, are imported in a fresh interpreter, as the worker would.
+3. The langbot-agent-runner collection's own test suite passes on this SDK.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
-import importlib.util
-import io
 import json
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-MIRRORS = Path("/work/.mirror")
-RUNNERS_REPO = MIRRORS / "langbot-app+langbot-agent-runner" / "repo"
-LOCAL_AGENT_REPO = MIRRORS / "langbot-app+langbot-local-agent" / "repo"
+from tests.support.official import LOCAL_AGENT_REPO, RUNNERS_REPO, materialize
+
 VENDOR_SDK_PLUGINS = {"dashscope-agent", "tbox-agent"}
 
 # What the official plugins import from this package's entities and proxies (AST scan
@@ -65,6 +60,14 @@ IMPORTED_NAMES: dict[str, list[str]] = {
     ],
     "langbot_plugin.api.entities.builtin.resource.tool": ["LLMTool"],
     "langbot_plugin.api.proxies.agent_run": ["AgentRunAPIProxy", "PermissionDeniedError"],
+    "langbot_plugin.api.agent_tools.asset_gateway": ["get_default_agent_asset_gateway"],
+    "langbot_plugin.api.agent_tools.daemon": [
+        "AgentRuntimeDaemonClient", "AgentRuntimeDaemonError", "LocalMCPProxy",
+        "agent_runtime_daemon_config_from_plugin_config", "get_agent_runtime_daemon_hub",
+    ],
+    "langbot_plugin.api.agent_tools.external_tools": ["AgentRunExternalTools"],
+    "langbot_plugin.api.agent_tools.mcp_access": ["AgentRunMCPAccess"],
+    "langbot_plugin.api.agent_tools.mcp_config": ["AgentMCPServerConfig"],
 }  # fmt: skip
 
 
@@ -98,22 +101,12 @@ def _plugins() -> list[tuple[str, Path, str]]:
 PLUGINS = _plugins()
 
 
-def _materialize(repo: Path, subdir: str, into: Path) -> Path:
-    command = ["git", "-C", str(repo), "archive", "--format=tar", "HEAD"]
-    if subdir:
-        command.append(subdir)
-    archive = subprocess.run(command, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / subdir if subdir else into
-
-
 def _modules(root: Path) -> list[str]:
     names: list[str] = []
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
-        if relative.parts[0] == "tests" or path.name == "daemon.py":
-            continue  # tests need pytest fixtures; daemons are separate programs
+        if relative.parts[0] == "tests":
+            continue  # tests need pytest fixtures
         parts = relative.with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         if name:  # a plugin root may carry an __init__.py of its own
@@ -121,39 +114,15 @@ def _modules(root: Path) -> list[str]:
     return names
 
 
-def _missing_sdk_modules(root: Path) -> list[str]:
-    wanted: set[str] = set()
-    for path in root.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                wanted.add(node.module)
-            elif isinstance(node, ast.Import):
-                wanted.update(alias.name for alias in node.names)
-    missing: list[str] = []
-    for module in sorted(m for m in wanted if m.startswith("langbot_plugin")):
-        try:
-            if importlib.util.find_spec(module) is None:
-                missing.append(module)
-        except ModuleNotFoundError:
-            missing.append(module)
-    return missing
-
-
 IMPORT_ALL = """
 import importlib, json, sys
-missing_sdk = set(sys.argv[1].split(",")) - {""}
-waiting, failed = [], []
-for name in sys.argv[2:]:
+failed = []
+for name in sys.argv[1:]:
     try:
         importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name in missing_sdk or any(m.startswith(str(exc.name) + ".") for m in missing_sdk):
-            waiting.append(name)
-        else:
-            failed.append(f"{name}: {exc!r}")
     except Exception as exc:
         failed.append(f"{name}: {exc!r}")
-print(json.dumps({"waiting": waiting, "failed": failed}))
+print(json.dumps(failed))
 """
 
 
@@ -162,11 +131,10 @@ print(json.dumps({"waiting": waiting, "failed": failed}))
 def test_official_plugin_modules_import(name: str, repo: Path, subdir: str, tmp_path: Path) -> None:
     if name in VENDOR_SDK_PLUGINS:
         pytest.skip(f"{name} needs a vendor SDK")
-    root = _materialize(repo, subdir, tmp_path)
-    missing = _missing_sdk_modules(root)
+    root = materialize(repo, subdir, tmp_path)
     modules = _modules(root)
     done = subprocess.run(
-        [sys.executable, "-c", IMPORT_ALL, ",".join(missing), *modules],
+        [sys.executable, "-c", IMPORT_ALL, *modules],
         cwd=root,
         capture_output=True,
         text=True,
@@ -174,11 +142,18 @@ def test_official_plugin_modules_import(name: str, repo: Path, subdir: str, tmp_
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    outcome = json.loads(done.stdout.splitlines()[-1])
-    assert outcome["failed"] == []
-    if outcome["waiting"]:
-        imported = len(modules) - len(outcome["waiting"])
-        pytest.skip(
-            f"{imported}/{len(modules)} modules import; the rest wait for SDK modules still "
-            f"being written: {', '.join(missing)}"
-        )
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+@pytest.mark.skipif(not RUNNERS_REPO.is_dir(), reason="the runner collection mirror is not here")
+def test_the_runner_collections_own_tests_pass_on_this_sdk(tmp_path: Path) -> None:
+    root = materialize(RUNNERS_REPO, "", tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

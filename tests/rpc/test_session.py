@@ -57,6 +57,9 @@ class Probe:
         async def crash(ctx: RequestContext) -> dict[str, Any]:
             raise ValueError("boom")
 
+        async def upstream_gone(ctx: RequestContext) -> dict[str, Any]:
+            raise ConnectionClosedError("the link this handler relied on closed")
+
         async def hang(ctx: RequestContext) -> dict[str, Any]:
             self.started.set()
             try:
@@ -92,6 +95,7 @@ class Probe:
             echo=Route(echo),
             fail=Route(fail),
             crash=Route(crash),
+            upstream_gone=Route(upstream_gone),
             hang=Route(hang),
             block=Route(block),
             count=Route(count, stream=True),
@@ -382,3 +386,12 @@ async def test_malformed_error_types_map_back(link: tuple[Transport, Transport])
     async with sessions(link, Probe()) as (client, _):
         with pytest.raises(MalformedMessageError):
             await client.call("__stream_ack", {"seq_id": "x"})
+
+
+async def test_a_handler_losing_another_link_still_answers(
+    link: tuple[Transport, Transport],
+) -> None:
+    """ConnectionClosedError from a different connection is an error to report, not our close."""
+    async with sessions(link, Probe()) as (client, _):
+        with anyio.fail_after(5), pytest.raises(ConnectionClosedError, match="relied on"):
+            await client.call("upstream_gone")

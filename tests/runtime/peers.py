@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +19,8 @@ from tests.conftest import free_port
 
 @asynccontextmanager
 async def running_runtime(**options: Any) -> AsyncGenerator[PluginRuntime]:
+    scratch = tempfile.TemporaryDirectory(prefix="lbp-rt-")
+    options.setdefault("data_dir", Path(scratch.name))
     opts = RuntimeOptions(
         host="127.0.0.1", control_port=free_port(), debug_port=free_port(), **options
     )
@@ -28,6 +32,7 @@ async def running_runtime(**options: Any) -> AsyncGenerator[PluginRuntime]:
             yield runtime
         finally:
             runtime.stop()
+    scratch.cleanup()
 
 
 def component(kind: str, name: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -15,7 +16,9 @@ from tests.conftest import free_port
 pytestmark = pytest.mark.anyio
 
 
-async def test_stdio_runtime_serves_the_handshake_and_exits_when_stdin_closes() -> None:
+async def test_stdio_runtime_serves_the_handshake_and_exits_when_stdin_closes(
+    tmp_path: Path,
+) -> None:
     command = [
         sys.executable,
         "-m",
@@ -24,6 +27,8 @@ async def test_stdio_runtime_serves_the_handshake_and_exits_when_stdin_closes() 
         "-s",
         "--ws-debug-port",
         str(free_port()),
+        "--data-dir",
+        str(tmp_path),
     ]
     process = await anyio.open_process(command, stderr=subprocess.PIPE)
     assert process.stdin is not None

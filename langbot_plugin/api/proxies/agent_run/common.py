@@ -185,6 +185,15 @@ class AgentRunProxyBase:
 
     # ------------------------------------------------------------------ checks
 
+    def granted_operations(self, kind: str, resource_id: str) -> frozenset[str]:
+        """The operations the run may use on a resource (``kind``: ``model``, ``tool``
+        or ``knowledge_base``), after the manifest fallback; empty if not granted."""
+        return self._grants.get(kind, {}).get(resource_id, frozenset())
+
+    def api_available(self, name: str) -> bool:
+        """Whether the context API ``name`` (``history_page``, ...) is available."""
+        return self._apis.allows(name)
+
     def _require_resource(self, kind: str, resource_id: str, operation: str) -> None:
         granted = self._grants[kind]
         label = kind.replace("_", " ")

@@ -1,9 +1,8 @@
 from collections.abc import AsyncGenerator
 
+from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
 from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext, AgentRunResult
 from langbot_plugin.api.entities.builtin.provider.message import Message
-
-from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
 
 
 class EchoRunner(AgentRunner):

@@ -1,9 +1,8 @@
 from collections.abc import AsyncGenerator
 
+from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 from langbot_plugin.api.entities.builtin.provider.message import Message
-
-from langbot_plugin.api.definition.components.command.command import Command
 
 
 class Ask(Command):

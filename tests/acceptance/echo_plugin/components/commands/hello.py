@@ -1,8 +1,7 @@
 from collections.abc import AsyncGenerator
 
-from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
-
 from langbot_plugin.api.definition.components.command.command import Command
+from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
 
 class Hello(Command):

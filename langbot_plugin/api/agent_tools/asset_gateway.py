@@ -1,0 +1,338 @@
+"""A long-lived MCP gateway shared by runs, for platforms that call back into LangBot.
+
+Dify, Coze, n8n or Langflow workflows cannot be handed a fresh MCP server per run;
+they are configured once with the gateway's URL. Each run registers with the gateway
+(:meth:`AgentAssetGateway.register_run`) and passes the registration's short-lived
+token to the workflow. A request then names its run by that token, either as
+``Authorization: Bearer <token>`` (or ``X-LangBot-Agent-Gateway-Token``) or as a
+``run_token`` argument of the tool call.
+
+* With a valid header token, ``tools/list`` shows exactly that run's granted tools,
+  and calls act for that run. An unknown or expired header token gets HTTP 401.
+* Without a header token, ``tools/list`` shows the fixed catalogue of LangBot tool
+  kinds (no run's data), each with an optional ``run_token`` argument; a call without
+  a valid ``run_token`` is refused.
+
+The gateway binds ``127.0.0.1`` unless told otherwise. Tokens live
+:data:`DEFAULT_RUN_TOKEN_TTL_SECONDS` unless the registration says otherwise, and die
+with ``registration.stop()``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langbot_plugin.api.agent_tools._loopback import LoopbackHTTPService
+from langbot_plugin.api.agent_tools._server import (
+    GateDecision,
+    bearer_token,
+    build_http_app,
+    build_mcp_server,
+    is_loopback,
+    surface_from_scope,
+    tokens_match,
+)
+from langbot_plugin.api.agent_tools.external_tools import (
+    AgentRunExternalTools,
+    mcp_error_result,
+)
+from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
+from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+
+__all__ = [
+    "DEFAULT_RUN_TOKEN_TTL_SECONDS",
+    "LANGBOT_AGENT_GATEWAY_INFO",
+    "LANGBOT_AGENT_GATEWAY_INSTRUCTIONS",
+    "LANGBOT_AGENT_GATEWAY_SERVER_NAME",
+    "AgentAssetGateway",
+    "AgentAssetGatewayRegistration",
+    "get_default_agent_asset_gateway",
+]
+
+logger = logging.getLogger(__name__)
+
+LANGBOT_AGENT_GATEWAY_SERVER_NAME = "langbot_agent"
+LANGBOT_AGENT_GATEWAY_INFO = {"name": "langbot-agent-gateway", "version": "0.1.0"}
+LANGBOT_AGENT_GATEWAY_INSTRUCTIONS = (
+    "Use langbot_list_assets to discover the LangBot assets this run may use. Calls are "
+    "scoped to a run by the Authorization bearer token or by the run_token argument."
+)
+DEFAULT_RUN_TOKEN_TTL_SECONDS = 3600.0
+_TOKEN_HEADERS = ("X-LangBot-Agent-Gateway-Token", "X-LangBot-Agent-MCP-Token")
+
+
+@dataclass
+class AgentAssetGatewayRegistration:
+    """One run's registration in a gateway; :attr:`token` names the run."""
+
+    gateway: AgentAssetGateway
+    token: str
+    tools: AgentRunExternalTools
+    expires_at: float
+
+    @property
+    def server_name(self) -> str:
+        return self.gateway.server_name
+
+    @property
+    def endpoint(self) -> str:
+        return self.gateway.endpoint
+
+    @property
+    def http_mcp_endpoint(self) -> str:
+        return self.gateway.http_mcp_endpoint
+
+    @property
+    def expired(self) -> bool:
+        """Whether the token's lifetime is over."""
+        return time.monotonic() >= self.expires_at
+
+    def mcp_server(
+        self,
+        *,
+        public_url: str | None = None,
+        transport: str = "http",
+        include_token_header: bool = True,
+    ) -> AgentMCPServerConfig:
+        """How a harness reaches the gateway as this run."""
+        headers = (
+            {"Authorization": f"Bearer {self.token}", _TOKEN_HEADERS[0]: self.token}
+            if include_token_header
+            else {}
+        )
+        return AgentMCPServerConfig.http(
+            name=self.server_name,
+            url=(public_url or self.http_mcp_endpoint).strip(),
+            headers=headers,
+            transport=transport,
+        )
+
+    def http_mcp_server_config(
+        self,
+        *,
+        public_url: str | None = None,
+        transport: str = "http",
+        include_token_header: bool = True,
+    ) -> dict[str, Any]:
+        """:meth:`mcp_server` as a dict (with ``type``)."""
+        return self.mcp_server(
+            public_url=public_url, transport=transport, include_token_header=include_token_header
+        ).to_dict(include_type=True)
+
+    def stop(self) -> None:
+        """Revoke the token."""
+        self.gateway.unregister_run(self.token)
+
+
+class _RunSurface:
+    """A caller identified by a header token: that run's tools only."""
+
+    def __init__(self, registration: AgentAssetGatewayRegistration) -> None:
+        self._registration = registration
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return self._registration.tools.mcp_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        arguments.pop("run_token", None)
+        return await self._registration.tools.call_mcp_tool(name, arguments)
+
+
+class _TokenArgumentSurface:
+    """A caller without a header token: the catalogue; calls name their run."""
+
+    def __init__(self, gateway: AgentAssetGateway) -> None:
+        self._gateway = gateway
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return AgentRunExternalTools.all_mcp_tools(include_run_token=True)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        token = str(arguments.pop("run_token", "") or "").strip()
+        registration = self._gateway.registration_for(token)
+        if registration is None:
+            return mcp_error_result(
+                "a valid LangBot run_token is required", code="permission_denied.run_token"
+            )
+        return await registration.tools.call_mcp_tool(name, arguments)
+
+
+class AgentAssetGateway:
+    """A process-long MCP server on HTTP whose callers are scoped by run tokens.
+
+    ``start()``, ``stop()`` and ``register_run()`` are synchronous; call them from
+    async code (the gateway serves on the running event loop).
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        request_timeout: float = 60.0,
+        server_name: str = LANGBOT_AGENT_GATEWAY_SERVER_NAME,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.request_timeout = request_timeout
+        self.server_name = server_name
+        self._registrations: dict[str, AgentAssetGatewayRegistration] = {}
+        self._service: LoopbackHTTPService | None = None
+
+    # ------------------------------------------------------------------ serving
+
+    @property
+    def running(self) -> bool:
+        """Whether the gateway serves on the current event loop."""
+        return self._service is not None and self._service.running
+
+    def start(self) -> None:
+        """Bind and serve (again, if a previous event loop that served it is gone)."""
+        if self._service is not None and self._service.running:
+            return
+        self._service = None
+        if not is_loopback(self.host):
+            logger.warning(
+                "LangBot asset gateway listens on %s:%s; every call needs a run token",
+                self.host,
+                self.port,
+            )
+        server = build_mcp_server(
+            surface_from_scope,
+            name=LANGBOT_AGENT_GATEWAY_INFO["name"],
+            version=LANGBOT_AGENT_GATEWAY_INFO["version"],
+            instructions=LANGBOT_AGENT_GATEWAY_INSTRUCTIONS,
+            call_timeout=lambda: self.request_timeout,
+        )
+        app = build_http_app(server, self._authorize, paths=("/mcp", "/mcp/http"))
+        service = LoopbackHTTPService(
+            app, host=self.host, port=self.port, name="langbot-asset-gateway"
+        )
+        service.start()
+        self._service = service
+
+    def stop(self) -> None:
+        """Stop serving and drop every registration."""
+        self._registrations.clear()
+        service, self._service = self._service, None
+        if service is not None:
+            service.stop()
+
+    async def aclose(self) -> None:
+        """Stop and wait until the socket is closed."""
+        self._registrations.clear()
+        service, self._service = self._service, None
+        if service is not None:
+            await service.aclose()
+
+    @property
+    def endpoint(self) -> str:
+        """``http://host:port`` of the bound socket."""
+        if self._service is None:
+            raise RuntimeError("LangBot asset gateway is not started")
+        return self._service.url
+
+    @property
+    def http_mcp_endpoint(self) -> str:
+        """The streamable-HTTP MCP URL."""
+        return f"{self.endpoint}/mcp"
+
+    # ------------------------------------------------------------------ runs
+
+    def register_run(
+        self,
+        api: AgentRunAPIProxy,
+        ctx: AgentRunContext,
+        *,
+        token: str | None = None,
+        ttl_seconds: float = DEFAULT_RUN_TOKEN_TTL_SECONDS,
+    ) -> AgentAssetGatewayRegistration:
+        """Admit a run (starting the gateway if needed); the returned registration's
+        token is valid for ``ttl_seconds`` (at least one) or until ``stop()``."""
+        self.start()
+        registration = AgentAssetGatewayRegistration(
+            gateway=self,
+            token=token or secrets.token_urlsafe(32),
+            tools=AgentRunExternalTools(api, ctx),
+            expires_at=time.monotonic() + max(1.0, ttl_seconds),
+        )
+        self._registrations[registration.token] = registration
+        return registration
+
+    def unregister_run(self, token: str) -> None:
+        """Revoke a run token."""
+        self._registrations.pop(token, None)
+
+    def _drop_expired(self) -> None:
+        for token in [t for t, r in self._registrations.items() if r.expired]:
+            del self._registrations[token]
+
+    def has_active_registrations(self) -> bool:
+        """Whether some run token is still valid."""
+        self._drop_expired()
+        return bool(self._registrations)
+
+    def registration_for(self, token: str) -> AgentAssetGatewayRegistration | None:
+        """The live registration a token names, if any."""
+        if not token:
+            return None
+        self._drop_expired()
+        for known, registration in self._registrations.items():
+            if tokens_match(token, known):
+                return registration
+        return None
+
+    def matches_config(self, *, host: str, port: int, server_name: str) -> bool:
+        """Whether this gateway was made with these settings."""
+        return (self.host, self.port, self.server_name) == (host, port, server_name)
+
+    def _authorize(self, headers: Mapping[str, str]) -> GateDecision:
+        token = bearer_token(headers, *_TOKEN_HEADERS)
+        if not token:
+            return _TokenArgumentSurface(self)
+        registration = self.registration_for(token)
+        if registration is None:
+            return (401, "unknown or expired LangBot run token")
+        return _RunSurface(registration)
+
+
+_default_gateway: AgentAssetGateway | None = None
+
+
+def get_default_agent_asset_gateway(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    request_timeout: float = 60.0,
+    server_name: str = LANGBOT_AGENT_GATEWAY_SERVER_NAME,
+) -> AgentAssetGateway:
+    """The process's shared gateway, started.
+
+    Asked for other settings while no run is registered, it is replaced by a new one
+    with those settings; while runs are registered, the running one is kept (only its
+    request timeout follows the latest call).
+    """
+    global _default_gateway
+    gateway = _default_gateway
+    if (
+        gateway is not None
+        and not gateway.matches_config(host=host, port=port, server_name=server_name)
+        and not gateway.has_active_registrations()
+    ):
+        gateway.stop()
+        gateway = None
+    if gateway is None:
+        gateway = AgentAssetGateway(
+            host=host, port=port, request_timeout=request_timeout, server_name=server_name
+        )
+        _default_gateway = gateway
+    else:
+        gateway.request_timeout = request_timeout
+    gateway.start()
+    return gateway

@@ -1,0 +1,50 @@
+"""``lbp build``: package the plugin in this folder as ``<author>-<name>-<version>.lbpkg``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+PROG = "lbp build"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Check the plugin and package it as <author>-<name>-<version>.lbpkg (a zip with "
+            "manifest.yaml at its root). Files matched by .gitignore are left out, and so are "
+            ".git, .env, virtual environments, caches, *.pyc and earlier packages."
+        ),
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, default=None, help="output folder (default: <plugin>/dist)"
+    )
+    parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list the files packaged and skipped"
+    )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    from langbot_plugin.cli.common import guarded
+
+    def body() -> int:
+        from langbot_plugin.cli.packaging import build_package
+
+        root: Path = args.dir
+        output: Path = args.output if args.output is not None else root / "dist"
+        result = build_package(root, output)
+        if args.verbose:
+            for name in result.files:
+                sys.stdout.write(f"  + {name}\n")
+            for name in result.skipped:
+                sys.stdout.write(f"  - {name}\n")
+        size = result.path.stat().st_size
+        sys.stdout.write(f"built {result.path} ({len(result.files)} files, {size} bytes)\n")
+        return 0
+
+    return guarded(PROG, body)

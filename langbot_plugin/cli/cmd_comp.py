@@ -1,0 +1,206 @@
+"""``lbp comp <Kind>``: add a component to the plugin in this folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langbot_plugin.cli.scaffold import ComponentKind
+
+PROG = "lbp comp"
+KIND_NAMES = "EventListener, Tool, Command, KnowledgeEngine, Parser, Page, AgentRunner"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Add a component: writes components/<folder>/<name>.yaml and its code, and makes "
+            "manifest.yaml list the folder. Kinds: " + KIND_NAMES + " (Runner is accepted "
+            "for AgentRunner)."
+        ),
+    )
+    parser.add_argument("kind", help="component kind")
+    parser.add_argument("name", nargs="?", help="component name (lowercase, digits, _)")
+    parser.add_argument("--name", dest="name_flag", help="same as the positional name")
+    parser.add_argument("--description", help="one-line description")
+    parser.add_argument("--label", help="display name (default: from the name)")
+    parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
+    parser.add_argument(
+        "-y", "--non-interactive", action="store_true", help="never prompt; fail on missing values"
+    )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_intermixed_args(argv)
+    from langbot_plugin.cli.common import guarded
+
+    return guarded(PROG, lambda: _comp(args))
+
+
+def _check_name(value: str) -> str | None:
+    from langbot_plugin.cli.common import COMPONENT_NAME_RULE
+
+    if COMPONENT_NAME_RULE.match(value):
+        return None
+    return (
+        f"component name {value!r} must start with a lowercase letter and use only "
+        "lowercase letters, digits and '_'"
+    )
+
+
+def _comp(args: argparse.Namespace) -> int:
+    from langbot_plugin.cli.common import CliError, Prompter
+    from langbot_plugin.cli.scaffold import find_kind, label_of
+
+    kind = find_kind(args.kind)
+    root: Path = args.dir.resolve()
+    manifest_path = root / "manifest.yaml"
+    if not manifest_path.is_file():
+        raise CliError(
+            f"no manifest.yaml in {root}; run lbp comp in a plugin folder (see lbp init)"
+        )
+    positional: str | None = args.name
+    flag: str | None = args.name_flag
+    if positional and flag and positional != flag:
+        raise CliError(f"two different names given: {positional!r} and --name {flag!r}")
+    ask = Prompter(PROG, interactive=not args.non_interactive)
+    name = positional or flag
+    if name is None:
+        name = ask.ask(f"{kind.kind} name", "a name", default=kind.default_name, check=_check_name)
+    if problem := _check_name(name):
+        raise CliError(problem)
+    _refuse_duplicate(root, kind.kind, name)
+    label: str = args.label or label_of(name)
+    description: str = args.description or ask.ask(
+        "Description", "--description", default=kind.description
+    )
+
+    written = _write_component(root, kind, name, label, description)
+    changed = _list_folder_in_manifest(manifest_path, kind)
+    _verify(root, kind.kind, name)
+    for path in written:
+        sys.stdout.write(f"created {path.relative_to(root).as_posix()}\n")
+    if changed:
+        sys.stdout.write(f"manifest.yaml now lists {kind.directory}/ under {kind.kind}\n")
+    return 0
+
+
+def _refuse_duplicate(root: Path, kind: str, name: str) -> None:
+    from langbot_plugin.api.definition.discovery import ManifestError, load_plugin
+    from langbot_plugin.cli.common import CliError
+
+    try:
+        package = load_plugin(root)
+    except ManifestError as exc:
+        raise CliError(f"the plugin does not load as it is: {exc}") from None
+    for component in package.of_kind(kind):
+        if component.name == name:
+            raise CliError(f"a {kind} named {name!r} already exists ({component.rel_path})")
+
+
+def _write_component(
+    root: Path, kind: ComponentKind, name: str, label: str, description: str
+) -> list[Path]:
+    from langbot_plugin.cli.common import CliError
+    from langbot_plugin.cli.scaffold import (
+        class_name,
+        html_text,
+        py_doc,
+        render,
+        write_new,
+        yaml_str,
+    )
+
+    folder = root / kind.directory
+    outputs = [folder / f"{name}.{ext}" for ext in kind.templates]
+    existing = [p for p in outputs if p.exists()]
+    if existing:
+        shown = ", ".join(p.relative_to(root).as_posix() for p in existing)
+        raise CliError(f"{shown} already exists; choose another name")
+    cls = class_name(name, kind.suffix, kind.imported)
+    values = {
+        "name": name,
+        "class_name": cls,
+        "label_yaml": yaml_str(label),
+        "description_yaml": yaml_str(description),
+        "label_html": html_text(label),
+        "description_html": html_text(description),
+        "doc": py_doc(description),
+    }
+    written: list[Path] = []
+    for package_dir in (root / "components", folder):
+        init = package_dir / "__init__.py"
+        if not init.exists():
+            write_new(init, "")
+            written.append(init)
+    for ext, path in zip(kind.templates, outputs, strict=True):
+        write_new(path, render(f"components/{kind.folder}/component.{ext}.tmpl", values))
+        written.append(path)
+    return written
+
+
+def _covers(root: Path, components: dict[str, Any], directory: str) -> bool:
+    """Whether some ``fromDirs`` entry already reads YAML files directly in ``directory``."""
+    wanted = (root / directory).resolve()
+    for sources in components.values():
+        if not isinstance(sources, dict):
+            continue
+        for entry in sources.get("fromDirs") or []:
+            path = entry if isinstance(entry, str) else (entry or {}).get("path")
+            if path and (root / str(path)).resolve() == wanted:
+                return True
+    return False
+
+
+def _list_folder_in_manifest(manifest_path: Path, kind: ComponentKind) -> bool:
+    """Add ``{kind: {fromDirs: [{path: components/<folder>/}]}}`` unless already covered."""
+    import yaml
+
+    from langbot_plugin.cli.common import CliError
+
+    text = manifest_path.read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise CliError(f"{manifest_path} is not a YAML mapping")
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        spec = {}
+        data["spec"] = spec
+    components = spec.get("components")
+    if not isinstance(components, dict):
+        components = {}
+        spec["components"] = components
+    if _covers(manifest_path.parent, components, kind.directory):
+        return False
+    group = components.get(kind.kind)
+    if not isinstance(group, dict):
+        group = {}
+        components[kind.kind] = group
+    from_dirs = group.get("fromDirs")
+    if not isinstance(from_dirs, list):
+        from_dirs = []
+        group["fromDirs"] = from_dirs
+    from_dirs.append({"path": f"{kind.directory}/"})
+    if any(line.lstrip().startswith("#") for line in text.splitlines()):
+        sys.stderr.write(f"{PROG}: note: manifest.yaml was rewritten; its comments are gone\n")
+    manifest_path.write_text(
+        yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+    return True
+
+
+def _verify(root: Path, kind: str, name: str) -> None:
+    from langbot_plugin.api.definition.discovery import ManifestError, load_plugin
+    from langbot_plugin.cli.common import CliError
+
+    try:
+        package = load_plugin(root)
+    except ManifestError as exc:
+        raise CliError(f"the new component breaks the plugin: {exc}", code=1) from None
+    if not any(c.name == name for c in package.of_kind(kind)):
+        raise CliError(f"the new {kind} {name!r} is not found by manifest.yaml", code=1)

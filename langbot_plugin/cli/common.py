@@ -1,0 +1,107 @@
+"""What the author-facing commands share: the error type, exit codes and prompting.
+
+Every command turns a :class:`CliError` into one ``lbp <command>: <message>`` line on
+stderr and a non-zero exit code, so scripts can rely on ``$?``:
+
+- ``USAGE`` (2): the command line, a name or the folder is wrong; fix the input.
+- ``FAILURE`` (1): the input was fine but the work failed (network, server refusal).
+
+This module imports only the standard library (it is loaded by ``--help`` paths).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+
+__all__ = [
+    "AUTHOR_RULE",
+    "COMPONENT_NAME_RULE",
+    "FAILURE",
+    "PLUGIN_NAME_RULE",
+    "USAGE",
+    "CliError",
+    "Prompter",
+    "guarded",
+]
+
+USAGE = 2
+FAILURE = 1
+
+#: Plugin author and plugin name: letters, digits, ``_`` and ``-`` (as the reference CLI).
+AUTHOR_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
+PLUGIN_NAME_RULE = AUTHOR_RULE
+#: Component names: a lowercase letter, then lowercase letters, digits and ``_``.
+COMPONENT_NAME_RULE = re.compile(r"^[a-z][0-9a-z_]*$")
+
+
+class CliError(Exception):
+    """A failure to report on one line; ``code`` becomes the exit status."""
+
+    def __init__(self, message: str, code: int = USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def guarded(prog: str, body: Callable[[], int]) -> int:
+    """Run ``body``; report a :class:`CliError` (or an :class:`OSError`) on one line.
+
+    Returns the exit status: 0 from ``body``, the error's code, or ``FAILURE``.
+    """
+    try:
+        return body()
+    except CliError as exc:
+        sys.stderr.write(f"{prog}: {exc.message}\n")
+        return exc.code
+    except OSError as exc:  # a file the command needed could not be read or written
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"{prog}: {exc.strerror or exc}{where}\n")
+        return FAILURE
+
+
+Check = Callable[[str], str | None]  # returns an error text, or None when the answer is fine
+
+
+class Prompter:
+    """Asks for missing values, or refuses to when running non-interactively.
+
+    Prompts go to stderr and answers are read from stdin one line each, so answers can
+    be piped in (``printf 'me\\n...' | lbp init``). An invalid answer is explained and
+    asked again; the end of stdin is an error naming the flag that would have avoided
+    the question.
+    """
+
+    def __init__(self, prog: str, interactive: bool) -> None:
+        self.prog = prog
+        self.interactive = interactive
+
+    def ask(
+        self,
+        label: str,
+        flag: str,
+        *,
+        default: str | None = None,
+        check: Check | None = None,
+    ) -> str:
+        if not self.interactive:
+            if default is None:
+                raise CliError(f"{flag} is required with --non-interactive")
+            return default
+        suffix = f" [{default}]" if default else ""
+        while True:
+            sys.stderr.write(f"{label}{suffix}: ")
+            sys.stderr.flush()
+            line = sys.stdin.readline()
+            if not line:
+                sys.stderr.write("\n")
+                raise CliError(f"no answer for {label.lower()!r} (stdin closed); pass {flag}")
+            answer = line.strip() or (default or "")
+            if not answer:
+                sys.stderr.write("  an answer is required\n")
+                continue
+            problem = check(answer) if check else None
+            if problem is None:
+                return answer
+            sys.stderr.write(f"  {problem}\n")

@@ -1,0 +1,254 @@
+"""``lbp demo``: the whole system in one minute, with nothing to configure.
+
+It starts ``lbp rt`` as a child process, connects to it the way LangBot does (with an
+in-memory host that owns a scripted model), installs the example plugin as a package,
+and then drives it: a streamed agent run, a command, a tool call. When a Box backend
+is available it also starts ``lbp box`` and runs a command in a sandbox.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+
+from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
+
+__all__ = ["example_plugin", "main", "run_demo"]
+
+DEMO_MODEL = "demo-model"
+QUESTION = "What does langbot-plugin give a plugin author?"
+ANSWER = (
+    "It gives you a small SDK (AgentRunner, Command, Tool, EventListener...), a runtime "
+    "that LangBot drives over one WebSocket, and a sandbox for running code: write a "
+    "generator, yield results, and LangBot streams them to your users."
+)
+
+
+def say(text: str) -> None:
+    sys.stdout.write(f"[demo] {text}\n")
+    sys.stdout.flush()
+
+
+def example_plugin() -> Path:
+    """The example plugin folder: shipped with the package, or in a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_examples" / "hello_agent", here.parent / "examples" / "hello_agent"):
+        if (candidate / "manifest.yaml").is_file():
+            return candidate
+    raise FileNotFoundError("the example plugin (examples/hello_agent) is not available")
+
+
+def build_package(folder: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_for(check: Callable[[], Any], seconds: float) -> None:
+    """Poll a real condition (a port accepting connections) with a bound."""
+    with anyio.fail_after(seconds):
+        while not await check():  # noqa: ASYNC110 - nothing to wait on but the port itself
+            await anyio.sleep(0.05)
+
+
+async def port_open(port: int) -> bool:
+    try:
+        stream = await anyio.connect_tcp("127.0.0.1", port)
+    except OSError:
+        return False
+    await stream.aclose()
+    return True
+
+
+@asynccontextmanager
+async def child(command: list[str], log: Path, cwd: Path) -> AsyncGenerator[Process]:
+    sink = await anyio.to_thread.run_sync(log.open, "wb")
+    with sink:
+        process = await anyio.open_process(command, stdout=sink, stderr=sink, cwd=cwd)
+        try:
+            yield process
+        finally:
+            if process.returncode is None:
+                process.terminate()
+                with anyio.move_on_after(10):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+            await process.aclose()
+
+
+def run_context(run_id: str, text: str) -> dict[str, Any]:
+    """A run context shaped like the one LangBot builds, granting the demo model."""
+    return {
+        "run_id": run_id,
+        "trigger": {
+            "type": "message.received",
+            "source": "platform",
+            "timestamp": int(time.time()),
+        },
+        "event": {
+            "event_id": f"evt-{run_id}",
+            "event_type": "message.received",
+            "source": "platform",
+            "data": {},
+        },
+        "conversation": {"conversation_id": "demo-conversation", "launcher_type": "person"},
+        "actor": {"actor_type": "user", "actor_id": "demo-user", "actor_name": "Demo"},
+        "input": {"text": text, "contents": [{"type": "text", "text": text}]},
+        "delivery": {"surface": "demo", "supports_streaming": True},
+        "resources": {
+            "models": [
+                {"model_id": DEMO_MODEL, "model_type": "llm", "operations": ["invoke", "stream"]}
+            ],
+        },
+        "context": {"available_apis": {}},
+        "runtime": {"langbot_version": "demo", "deadline_at": time.time() + 60},
+        "config": {"system-prompt": "You are the langbot-plugin demo."},
+    }
+
+
+async def drive_plugin(host: PluginRuntimeClient) -> None:
+    content = build_package(example_plugin())
+    say(f"installing examples/hello_agent as a package ({len(content)} bytes) ...")
+    binding, result = await host.install_package(content)
+    if result.state != "running":
+        raise RuntimeError(f"installation failed: {result.error_code}: {result.message}")
+    say("installed and running in its own worker process")
+
+    for runner in await host.list_runners(binding):
+        say(f"runner offered to LangBot: {runner['manifest']['id']}")
+
+    say(f'agent run: user says "{QUESTION}"')
+    sys.stdout.write("       assistant > ")
+    shown = ""
+    async for item in host.run_runner(
+        "langbot-demo",
+        "hello_agent",
+        "assistant",
+        run_context("demo-run-1", QUESTION),
+        scope=binding,
+    ):
+        if item["type"] == "message.delta":
+            text = str(item["data"]["chunk"]["content"])  # cumulative: print what is new
+            sys.stdout.write(text[len(shown) :])
+            sys.stdout.flush()
+            shown = text
+        elif item["type"] == "run.completed":
+            sys.stdout.write("\n")
+            reason = item["data"]["finish_reason"]
+            say(f"run completed (sequence {item['sequence']}, finish reason {reason})")
+        elif item["type"] == "run.failed":
+            raise RuntimeError(f"the run failed: {item['data']}")
+
+    command = {
+        "query_id": 1,
+        "session": {
+            "launcher_type": "person",
+            "launcher_id": "demo-user",
+            "sender_id": "demo-user",
+        },
+        "command_text": "time",
+        "full_command_text": "!time",
+        "command": "time",
+        "crt_command": "time",
+        "params": ["time"],
+        "crt_params": [],
+        "privilege": 1,
+    }
+    for reply in await host.execute_command(command, scope=binding):
+        say(f"command !time -> {reply['text']}")
+    total = await host.call_tool("add", {"a": 2, "b": 40}, scope=binding)
+    say(f"tool add(2, 40) -> {total}")
+    logs = await host.get_plugin_logs("langbot-demo", "hello_agent", scope=binding, limit=3)
+    say(f"last plugin log line: {logs[-1]['text'] if logs else '(none)'}")
+
+
+async def drive_box(workdir: Path, lbp: list[str]) -> None:
+    """Start ``lbp box`` and run one command in a sandbox, if a backend works here."""
+    try:
+        from box_runtime.client import BoxClient  # type: ignore[import-not-found]
+    except ImportError:
+        say("Box runtime not installed in this build; skipping the sandbox part")
+        return
+    port = free_port()
+    async with child([*lbp, "box", "--ws-control-port", str(port)], workdir / "box.log", workdir):
+        await wait_for(lambda: port_open(port), 30)
+        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as box:
+            info = await box.get_backend_info()
+            if not info.available:
+                say(
+                    f"no sandbox backend is available here ({info.name}); skipping the sandbox part"
+                )
+                return
+            result = await box.execute(
+                "echo hello from a $(uname -s) sandbox; id -u", session_id="demo"
+            )
+            say(f"sandbox ({info.name}) said: {result.stdout.strip()!r} (exit {result.exit_code})")
+            await box.delete_session("demo")
+
+
+async def run_demo(keep: bool = False) -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="lbp-demo-"))
+    lbp = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
+    control, debug = free_port(), free_port()
+    say(f"working in {workdir}")
+    try:
+        command = [
+            *lbp,
+            "rt",
+            "--ws-control-port",
+            str(control),
+            "--ws-debug-port",
+            str(debug),
+            "--data-dir",
+            str(workdir / "rt-data"),
+        ]
+        async with child(command, workdir / "rt.log", workdir):
+            await wait_for(lambda: port_open(control), 30)
+            say(f"lbp rt is up: control ws://127.0.0.1:{control}/control/ws")
+            model = ScriptedModel([ANSWER], model_uuid=DEMO_MODEL, chunk_chars=12)
+            local = LocalHost(models={DEMO_MODEL: model})
+            url = f"ws://127.0.0.1:{control}/control/ws"
+            async with PluginRuntimeClient.connect(url, local) as host:
+                say("connected as a LangBot host (a scripted model stands in for an LLM)")
+                await drive_plugin(host)
+        await drive_box(workdir, lbp)
+        say("done: everything above ran over real sockets and processes")
+    finally:
+        if keep:
+            say(f"logs kept in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(keep: bool = False) -> int:
+    os.environ.setdefault("LBP_LOG_LEVEL", "WARNING")
+    try:
+        anyio.run(run_demo, keep)
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        sys.stderr.write(f"lbp demo failed: {exc}\n")
+        return 1
+    return 0

@@ -1,0 +1,143 @@
+"""Run authorization in front of the host's own actions (models, tools, storage ...).
+
+:class:`GatedDispatcher` answers the run-only actions from the
+:class:`~langbot_plugin.host.services.RunServices` table and forwards everything
+else to an inner dispatcher (for example :class:`~langbot_plugin.host.LocalHost`).
+An inner action whose payload carries a ``run_id`` is served only when the run is
+live and the caller's, and when the resource named in the payload is granted
+for the operation in :data:`CHECKS`; without ``run_id`` it passes unchanged (a
+plain plugin call, as on the 4.11.2 host). With ``strict=False`` a ``run_id`` the
+registry has never seen passes unchecked too (a development host that did not start
+the run itself); runs it knows are always enforced. The inner route decides the answer shape
+(``call_tool`` answers ``{result}`` with ``run_id`` and ``{tool_response}``
+without, as the 4.11.2 host does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from langbot_plugin.host.registry import RunSession
+from langbot_plugin.rpc import Dispatcher, RequestContext, Route
+from langbot_plugin.rpc.errors import InvalidParamsError
+from langbot_plugin.rpc.session import StreamHandler, UnaryHandler
+
+if TYPE_CHECKING:
+    from langbot_plugin.host.services import RunServices
+
+__all__ = ["CHECKS", "GatedDispatcher"]
+
+Check = Callable[[RunSession, dict[str, Any]], None]
+
+
+def _resource(kind: str, field: str, operation: str) -> Check:
+    def check(session: RunSession, data: dict[str, Any]) -> None:
+        session.grants.require_resource(kind, data.get(field), operation, session.run_id)
+
+    return check
+
+
+def _tool_call(session: RunSession, data: dict[str, Any]) -> None:
+    session.grants.require_resource("tool", data.get("tool_name"), "call", session.run_id)
+    if "parameters" not in data:
+        raise InvalidParamsError("parameters is required for Runner tool calls")
+
+
+def _storage(session: RunSession, data: dict[str, Any]) -> None:
+    owner = data.get("owner_type")
+    if owner not in ("plugin", "workspace"):
+        raise InvalidParamsError("owner_type must be 'plugin' or 'workspace'")
+    session.grants.require_storage(str(owner), session.run_id)
+
+
+def _api(name: str) -> Check:
+    return lambda session, _data: session.grants.require_api(name, session.run_id)
+
+
+_STORAGE_ACTIONS = (
+    "set_binary_storage",
+    "get_binary_storage",
+    "delete_binary_storage",
+    "get_binary_storage_keys",
+)
+
+#: What a run-scoped call of each inner action needs from the run's grants.
+CHECKS: dict[str, Check] = {
+    "invoke_llm": _resource("model", "llm_model_uuid", "invoke"),
+    "invoke_llm_stream": _resource("model", "llm_model_uuid", "stream"),
+    "count_tokens": _resource("model", "llm_model_uuid", "count_tokens"),
+    "invoke_rerank": _resource("model", "rerank_model_uuid", "rerank"),
+    "invoke_embedding": _resource("model", "embedding_model_uuid", "invoke"),
+    "call_tool": _tool_call,
+    "get_tool_detail": _resource("tool", "tool_name", "detail"),
+    "retrieve_knowledge": _resource("knowledge_base", "kb_id", "retrieve"),
+    "retrieve_knowledge_base": _resource("knowledge_base", "kb_id", "retrieve"),
+    **dict.fromkeys(
+        (
+            "set_binary_storage",
+            "get_binary_storage",
+            "delete_binary_storage",
+            "get_binary_storage_keys",
+        ),
+        _storage,
+    ),
+    "reply_stream": _api("reply_stream"),
+    **{
+        name: _api("box")
+        for name in (
+            "get_box_status",
+            "list_boxes",
+            "acquire_box",
+            "bind_box",
+            "import_box_attachments",
+            "export_box_files",
+        )
+    },
+}
+
+
+class GatedDispatcher:
+    """The run-only table first, then the inner dispatcher behind run authorization."""
+
+    def __init__(
+        self, services: RunServices, inner: Dispatcher | None, *, strict: bool = True
+    ) -> None:
+        self.services = services
+        self.inner = inner
+        self.strict = strict
+
+    def authorize(self, ctx: RequestContext) -> RunSession | None:
+        """Check a call of an inner action; ``None`` when it carries no ``run_id``."""
+        run_id = ctx.data.get("run_id")
+        if run_id is None or (not self.strict and run_id not in self.services.registry):
+            return None
+        session = self.services.session(run_id, ctx)
+        check = CHECKS.get(ctx.request.action)
+        if check is not None:
+            check(session, ctx.data)
+        return session
+
+    def resolve(self, action: str) -> Route | None:
+        own = self.services.resolve(action)
+        if own is not None:
+            return own
+        route = self.inner.resolve(action) if self.inner is not None else None
+        if route is None:
+            return None
+        if route.stream:
+            stream = cast(StreamHandler, route.handler)
+
+            async def gated_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+                self.authorize(ctx)
+                async for item in stream(ctx):
+                    yield item
+
+            return Route(gated_stream, stream=True)
+        unary = cast(UnaryHandler, route.handler)
+
+        async def gated(ctx: RequestContext) -> dict[str, Any]:
+            self.authorize(ctx)
+            return await unary(ctx)
+
+        return Route(gated)

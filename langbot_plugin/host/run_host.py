@@ -1,0 +1,428 @@
+"""The host's run machinery in one object: start a run, drive its stream, serve its calls.
+
+:class:`RunHost` owns the registry, the SQLite stores and the service table, and
+does what a host does around one ``run_runner`` call:
+
+* :meth:`RunHost.start_run` records the incoming message (event log, transcript),
+  loads the state snapshot, builds the run context (:func:`build_run_context`, with
+  ``latest_cursor`` pointing at that message) and registers the run with its grants
+  frozen. Send ``started.context`` as the ``context`` of ``run_runner``.
+* :meth:`RunHost.drive` consumes the result stream through a
+  :class:`~langbot_plugin.host.results.ResultNormalizer`: it records each result in
+  the run's ledger, applies ``state.updated``, appends delivered messages to the
+  transcript, and ends the run. It stops the stream (closing it cancels the runner)
+  when someone calls :meth:`RunHost.cancel` / ``run_cancel``, or when the deadline
+  passes; the run then ends ``cancelled`` or ``timeout`` with a synthesized
+  ``run.failed``.
+* :meth:`RunHost.dispatcher` serves the run-scoped runtime -> host actions.
+
+Identities and what stop, clear and restart do (see also ``docs/``):
+
+=====================  ======================================  ========================
+identity               owner, lifetime                         stop / clear / restart
+=====================  ======================================  ========================
+conversation           the host; as long as the chat exists    kept / history and
+                                                               conversation state
+                                                               dropped / kept (SQLite)
+run (``run_id``)       the host; one ``run_runner`` stream     ends ``cancelled`` /
+                                                               n.a. / forgotten
+runner state           the host, per scope key; until cleared  kept / conversation
+                                                               scope dropped / kept
+=====================  ======================================  ========================
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from langbot_plugin.host.event_log import EventLogStore
+from langbot_plugin.host.grants import STATE_SCOPES, RunGrants, RunScope
+from langbot_plugin.host.registry import RunRegistry, RunSession
+from langbot_plugin.host.results import Dropped, NormalizedResult, ResultNormalizer
+from langbot_plugin.host.run_context import build_run_context
+from langbot_plugin.host.services import Identify, RunServices, payload_identity
+from langbot_plugin.host.sqlite import HostDatabase
+from langbot_plugin.host.state_store import StateStore
+from langbot_plugin.host.transcript import TranscriptStore
+from langbot_plugin.host.truncation import DEFAULT_MESSAGE_LIMIT
+from langbot_plugin.rpc import Dispatcher
+from langbot_plugin.rpc.errors import RPCError, RPCTimeoutError
+
+__all__ = ["RunHost", "RunOutcome", "StartedRun"]
+
+OnResult = Callable[[NormalizedResult], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class StartedRun:
+    """A registered run and the context to send with ``run_runner``."""
+
+    context: dict[str, Any]
+    session: RunSession
+
+    @property
+    def run_id(self) -> str:
+        return self.session.run_id
+
+
+@dataclass
+class RunOutcome:
+    """How a driven run ended: status, the answer as shown, and what was dropped."""
+
+    run_id: str
+    status: str
+    text: str
+    error: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    results: list[NormalizedResult] = field(default_factory=list[NormalizedResult])
+    dropped: list[Dropped] = field(default_factory=list[Dropped])
+
+    @property
+    def messages(self) -> list[str]:
+        """The texts of the messages delivered, in order."""
+        return [r.text or "" for r in self.results if r.message is not None]
+
+
+class RunHost:
+    """Registry + stores + service table (see the module docstring)."""
+
+    def __init__(
+        self,
+        database: HostDatabase | str | os.PathLike[str] = ":memory:",
+        *,
+        clock: Callable[[], float] = time.time,
+        identify: Identify = payload_identity,
+        langbot_version: str = "v4.11.2",
+        max_message_bytes: int = DEFAULT_MESSAGE_LIMIT,
+        retain_finished: int = 1000,
+    ) -> None:
+        self.db = database if isinstance(database, HostDatabase) else HostDatabase(database)
+        self.clock = clock
+        self.langbot_version = langbot_version
+        self.max_message_bytes = max_message_bytes
+        self.registry = RunRegistry(clock=clock, retain_finished=retain_finished)
+        self.state = StateStore(self.db)
+        self.transcript = TranscriptStore(self.db)
+        self.events = EventLogStore(self.db)
+        self.services = RunServices(
+            self.registry, self.state, self.transcript, self.events, identify=identify
+        )
+
+    def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
+        """The run-scoped actions, in front of ``inner`` (gated by run authorization;
+        see :class:`~langbot_plugin.host.gate.GatedDispatcher` for ``strict``)."""
+        return self.services.dispatcher(inner, strict=strict)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ start
+
+    async def start_run(
+        self,
+        plugin_identity: str,
+        runner_name: str,
+        text: str | None = "hello",
+        *,
+        runner_id: str | None = None,
+        state_scopes: Iterable[str] | None = None,
+        prompt: list[dict[str, Any]] | None = None,
+        binding_id: str | None = None,
+        record_input: bool = True,
+        **context_options: Any,
+    ) -> StartedRun:
+        """Record the input, build the context and register the run.
+
+        ``context_options`` go to :func:`build_run_context` (``resources``,
+        ``available_apis``, ``timeout``/``deadline_at``, ``launcher_id``, ``config``...).
+        ``state_scopes`` limits the state scopes the run may use (default: all);
+        ``prompt`` is what ``get_prompt`` answers.
+        """
+        self.registry.expire()  # time out overdue runs, forget the oldest finished ones
+        context_options.setdefault("langbot_version", self.langbot_version)
+        context = build_run_context(text, clock=self.clock, **context_options)
+        scope = RunScope.from_context(context, binding_id)
+        runner = runner_id or f"plugin:{plugin_identity}/{runner_name}"
+        access = context["context"]
+        event = context["event"]
+        if record_input and scope.conversation_id is not None:
+            await self.events.append(
+                scope,
+                event_type=event["event_type"],
+                source=event["source"],
+                event_id=event["event_id"],
+                event_time=event["event_time"],
+                actor_name=context["actor"]["actor_name"],
+                input_summary=text,
+                run_id=context["run_id"],
+                runner_id=runner,
+            )
+            await self.transcript.append(
+                scope,
+                role="user",
+                content=text,
+                content_json={"role": "user", "content": context["input"]["contents"]},
+                event_id=event["event_id"],
+                metadata={"actor_type": scope.actor_type, "actor_id": scope.actor_id},
+            )
+        latest, count = await self.transcript.latest(scope)
+        access.update(
+            latest_cursor=latest,
+            transcript_seq=int(latest) if latest is not None else None,
+            has_history_before=count > (1 if record_input else 0),
+            event_seq=await self.events.latest_seq(scope),
+        )
+        scopes = tuple(STATE_SCOPES if state_scopes is None else state_scopes)
+        context["state"] = await self._snapshot(scope, runner, scopes)
+        deadline = context["runtime"]["deadline_at"]
+        session = self.registry.register(
+            context["run_id"],
+            plugin_identity=plugin_identity,
+            runner_id=runner,
+            grants=RunGrants.from_context(
+                context["resources"], access["available_apis"], state_scopes=scopes
+            ),
+            scope=scope,
+            deadline_at=float(deadline) if deadline is not None else None,
+            event_id=event["event_id"],
+            prompt=prompt,
+        )
+        return StartedRun(context, session)
+
+    async def _snapshot(
+        self, scope: RunScope, runner_id: str, scopes: tuple[str, ...]
+    ) -> dict[str, dict[str, Any]]:
+        snapshot: dict[str, dict[str, Any]] = {name: {} for name in STATE_SCOPES}
+        for name in scopes:
+            key = scope.state_key(name, runner_id)
+            if key is not None:
+                snapshot[name] = await self.state.snapshot(key)
+        if "conversation" in scopes and scope.conversation_id is not None:
+            snapshot["conversation"].setdefault("external.conversation_id", scope.conversation_id)
+        return snapshot
+
+    # ------------------------------------------------------------------ drive
+
+    async def drive(
+        self,
+        run: StartedRun | RunSession,
+        items: AsyncIterable[dict[str, Any]],
+        *,
+        on_result: OnResult | None = None,
+    ) -> RunOutcome:
+        """Consume ``items`` (the ``run_runner`` stream) until it ends.
+
+        ``on_result`` sees each accepted result as it arrives (to deliver deltas).
+        After the terminal result the stream is still read to its end (later items are
+        dropped), so the runner's own cleanup is not cut short; a cancel request or the
+        deadline closes it early. If ``drive`` itself is cancelled or fails, the run
+        still ends (``cancelled`` / ``failed``).
+        """
+        session = run.session if isinstance(run, StartedRun) else run
+        normalizer = ResultNormalizer(session.run_id, max_message_bytes=self.max_message_bytes)
+        outcome = RunOutcome(session.run_id, "running", "")
+        try:
+            failure, timed_out = await self._consume(session, items, normalizer, outcome, on_result)
+            ended = self._close(session, normalizer, failure, timed_out)
+            if ended is not None:
+                await self._apply(session, ended, outcome, on_result)
+            if not outcome.messages and normalizer.final_text and session.scope.conversation_id:
+                await self._remember(session, normalizer.final_text, None)
+        except BaseException as exc:
+            if not session.finished:
+                cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+                reason = "the host stopped driving the run" if cancelled else repr(exc)
+                self.registry.finish(session.run_id, "cancelled" if cancelled else "failed", reason)
+            raise
+        self.registry.finish(
+            session.run_id,
+            normalizer.status,
+            (normalizer.error or {}).get("error"),
+            usage=normalizer.usage,
+        )
+        outcome.status = normalizer.status
+        outcome.text = normalizer.final_text
+        outcome.error = normalizer.error
+        outcome.usage = normalizer.usage
+        outcome.dropped = list(normalizer.dropped)
+        return outcome
+
+    async def _consume(
+        self,
+        session: RunSession,
+        items: AsyncIterable[dict[str, Any]],
+        normalizer: ResultNormalizer,
+        outcome: RunOutcome,
+        on_result: OnResult | None,
+    ) -> tuple[BaseException | None, bool]:
+        """Read the stream until it ends, is cancelled or times out; always close it.
+        Returns the stream's failure (if any) and whether the deadline stopped it."""
+        failure: BaseException | None = None
+        timed_out = False
+        remaining = float("inf")
+        if session.deadline_at is not None:
+            remaining = max(session.deadline_at - self.clock(), 0.0)
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch_cancel() -> None:
+                    await session.cancel_requested.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch_cancel)
+                with anyio.move_on_after(remaining) as deadline:
+                    try:
+                        async for item in items:
+                            result = normalizer.accept(item)
+                            if result is not None:
+                                await self._apply(session, result, outcome, on_result)
+                    except (RPCError, TimeoutError, ConnectionError) as exc:
+                        failure = exc
+                timed_out = deadline.cancelled_caught
+                tg.cancel_scope.cancel()
+        finally:
+            closer = getattr(items, "aclose", None)
+            if closer is not None:
+                with anyio.CancelScope(shield=True):
+                    await closer()
+        return failure, timed_out
+
+    def _close(
+        self,
+        session: RunSession,
+        normalizer: ResultNormalizer,
+        failure: BaseException | None,
+        timed_out: bool,
+    ) -> NormalizedResult | None:
+        if normalizer.terminal:
+            return None
+        if session.cancel_requested.is_set():
+            reason = session.status_reason or "cancelled by the host"
+            return normalizer.close("cancelled", reason, "cancelled")
+        if isinstance(failure, RPCTimeoutError | TimeoutError):
+            return normalizer.close("failed", str(failure), "runner.timeout", retryable=True)
+        if failure is not None:
+            return normalizer.close(
+                "failed", str(failure) or type(failure).__name__, "runner.error"
+            )
+        if timed_out:
+            return normalizer.close(
+                "timeout", "the run passed its deadline", "runner.timeout", retryable=True
+            )
+        return normalizer.close("failed", "the runner ended without a result", "runner.no_result")
+
+    async def _apply(
+        self,
+        session: RunSession,
+        result: NormalizedResult,
+        outcome: RunOutcome,
+        on_result: OnResult | None,
+    ) -> None:
+        metadata: dict[str, Any] = {}
+        if result.truncated is not None:
+            metadata["truncated"] = result.truncated.to_dict()
+        if result.duplicate:
+            metadata["duplicate_final_message"] = True
+        if result.type == "state.updated":
+            metadata.update(await self._update_state(session, result.data))
+        self.registry.record_event(
+            session,
+            sequence=result.sequence,
+            kind=result.type,
+            data=result.data,
+            usage=result.usage,
+            metadata=metadata,
+        )
+        if result.message is not None and session.scope.conversation_id is not None:
+            await self._remember(session, result.text or "", result.data.get("message"))
+        outcome.results.append(result)
+        if on_result is not None:
+            maybe = on_result(result)
+            if maybe is not None:
+                await maybe
+
+    async def _update_state(self, session: RunSession, data: dict[str, Any]) -> dict[str, Any]:
+        scope = str(data.get("scope"))
+        key = session.state_key(scope) if scope in session.grants.state_scopes else None
+        if key is None:
+            return {"state_rejected": f'scope "{scope}" is not available to this run'}
+        try:
+            await self.state.set(
+                key,
+                str(data.get("key")),
+                data.get("value"),
+                scope=scope,
+                runner_id=session.runner_id,
+            )
+        except RPCError as exc:
+            return {"state_rejected": exc.message, "state_error_code": exc.code}
+        return {}
+
+    async def _remember(self, session: RunSession, text: str, message: Any) -> None:
+        await self.transcript.append(
+            session.scope,
+            role="assistant",
+            content=text,
+            content_json=dict(message) if isinstance(message, Mapping) else None,
+            run_id=session.run_id,
+            runner_id=session.runner_id,
+            metadata={"run_id": session.run_id, "runner_id": session.runner_id},
+        )
+
+    # ------------------------------------------------------------------ control
+
+    def cancel(self, run_id: str, reason: str | None = None) -> RunSession:
+        """Stop a run (what a user's "stop" does): its driver closes the stream."""
+        return self.registry.request_cancel(run_id, reason or "cancelled by the host")
+
+    async def steer(self, run_id: str, text: str) -> bool:
+        """Hand a follow-up message to a live run that may pull steering input;
+        ``False`` if it cannot take it (finished, no grant, queue full)."""
+        session = self.registry.get(run_id)
+        if session is None or session.finished or "steering_pull" not in session.grants.apis:
+            return False
+        record = await self.events.append(
+            session.scope, event_type="message.received", source="host_adapter", input_summary=text
+        )
+        if session.scope.conversation_id is not None:
+            await self.transcript.append(
+                session.scope, role="user", content=text, event_id=record["event_id"]
+            )
+        scope = session.scope
+        return session.steering.push(
+            {
+                "claimed_run_id": run_id,
+                "runner_id": session.runner_id,
+                "claimed_at": int(self.clock()),
+                "event": {
+                    "event_id": record["event_id"],
+                    "event_type": "message.received",
+                    "event_time": record["event_time"],
+                    "source": "host_adapter",
+                    "data": {},
+                },
+                "input": {"text": text, "contents": [{"type": "text", "text": text}]},
+                "conversation": {
+                    "conversation_id": scope.conversation_id,
+                    "thread_id": scope.thread_id,
+                    "bot_id": scope.bot_id,
+                    "workspace_id": scope.workspace_id,
+                },
+                "actor": {"actor_type": scope.actor_type or "user", "actor_id": scope.actor_id},
+                "metadata": {},
+            }
+        )
+
+    async def clear_conversation(self, session: RunSession) -> None:
+        """What "clear" does: drop the conversation's history and its conversation-scope
+        state (external resume ids live there). Other scopes are kept."""
+        await self.transcript.clear(session.scope)
+        key = session.state_key("conversation")
+        if key is not None:
+            await self.state.clear(key)

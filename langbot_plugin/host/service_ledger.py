@@ -1,0 +1,147 @@
+"""The run-ledger actions of the service table: ``run_get``, ``run_list``,
+``run_events_page``, ``run_cancel``.
+
+A run sees its own record and the records of other runs **of the same runner in
+the same conversation** (same thread, bot and workspace), as the 4.11.2 host
+allows; anything else is ``resource_not_granted`` (``details.kind = "run"``), and
+an unknown target is ``not_found``. Admin access to every run (the reference's
+``runner.admin_plugins``) is not offered here.
+
+The ledger keeps the reference's cursor rules, which differ from the transcript's:
+``run_list`` pages newest first by record ``id`` (``before_cursor`` exclusive,
+``next_cursor`` = the last id returned); ``run_events_page`` pages by result
+``sequence`` with exclusive ``before_cursor``/``after_cursor`` (``forward`` by
+default; ``next_cursor`` = the last sequence returned when ``has_more``,
+``prev_cursor`` = the first one).
+
+``run_cancel`` records the request and sets the run's ``cancel_requested`` event;
+the run's driver then closes the stream, which cancels the runner for real (the
+reference only set a database flag runners had to poll).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from langbot_plugin.host import service_params as sp
+from langbot_plugin.host.errors import ResourceNotGrantedError
+from langbot_plugin.host.paging import MAX_PAGE, parse_cursor
+from langbot_plugin.host.registry import RunSession
+from langbot_plugin.rpc import RequestContext
+from langbot_plugin.rpc.errors import InvalidParamsError
+
+if TYPE_CHECKING:
+    from langbot_plugin.host.services import RunServices
+
+__all__ = ["run_cancel", "run_events_page", "run_get", "run_list", "visible"]
+
+Handler = Callable[[Any, RequestContext], Awaitable[dict[str, Any]]]
+
+
+def visible(session: RunSession, target: RunSession) -> bool:
+    """Whether ``session`` may read or cancel ``target``."""
+    if target is session:
+        return True
+    mine, theirs = session.scope, target.scope
+    return (
+        target.runner_id == session.runner_id
+        and target.plugin_identity == session.plugin_identity
+        and mine.conversation_id is not None
+        and (mine.conversation_id, mine.thread_id) == (theirs.conversation_id, theirs.thread_id)
+        and mine.bot_id in (None, theirs.bot_id)
+        and mine.workspace_id in (None, theirs.workspace_id)
+    )
+
+
+def _target(services: RunServices, session: RunSession, target_run_id: str | None) -> RunSession:
+    target = services.registry.require(target_run_id or session.run_id)
+    if not visible(session, target):
+        raise ResourceNotGrantedError(
+            f"Run {target.run_id} is not accessible by this run",
+            details={"kind": "run", "resource": target.run_id, "run_id": session.run_id},
+        )
+    return target
+
+
+def _limit(value: int) -> int:
+    return max(1, min(value, MAX_PAGE))
+
+
+def run_get(services: RunServices) -> Handler:
+    async def handle(p: sp.RunTargetParams, ctx: RequestContext) -> dict[str, Any]:
+        session = services.session(p.run_id, ctx, "run_get")
+        return _target(services, session, p.target_run_id).record()
+
+    return handle
+
+
+def run_list(services: RunServices) -> Handler:
+    async def handle(p: sp.RunListParams, ctx: RequestContext) -> dict[str, Any]:
+        session = services.session(p.run_id, ctx, "run_list")
+        services.conversation(session, p.conversation_id)
+        before = parse_cursor(p.before_cursor, "before_cursor")
+        statuses = set(p.statuses or [])
+        runs = sorted(
+            (
+                s
+                for s in services.registry
+                if visible(session, s) and (not statuses or s.status in statuses)
+            ),
+            key=lambda s: s.ledger_id,
+            reverse=True,
+        )
+        total = len(runs)
+        if before is not None:
+            runs = [s for s in runs if s.ledger_id < before]
+        limit = _limit(p.limit)
+        page, has_more = runs[:limit], len(runs) > limit
+        return {
+            "items": [s.record() for s in page],
+            "next_cursor": str(page[-1].ledger_id) if has_more else None,
+            "prev_cursor": None,
+            "has_more": has_more,
+            "total_count": total,
+        }
+
+    return handle
+
+
+def run_events_page(services: RunServices) -> Handler:
+    async def handle(p: sp.RunEventsPageParams, ctx: RequestContext) -> dict[str, Any]:
+        session = services.session(p.run_id, ctx, "run_events_page")
+        target = _target(services, session, p.target_run_id)
+        if p.direction not in ("forward", "backward"):
+            raise InvalidParamsError("direction must be 'forward' or 'backward'")
+        before = parse_cursor(p.before_cursor, "before_cursor")
+        after = parse_cursor(p.after_cursor, "after_cursor")
+        events = sorted(
+            (
+                e
+                for e in target.events
+                if (before is None or e["sequence"] < before)
+                and (after is None or e["sequence"] > after)
+            ),
+            key=lambda e: e["sequence"],
+            reverse=p.direction == "backward",
+        )
+        limit = _limit(p.limit)
+        page, has_more = events[:limit], len(events) > limit
+        return {
+            "items": page,
+            "next_cursor": str(page[-1]["sequence"]) if page and has_more else None,
+            "prev_cursor": str(page[0]["sequence"]) if page else None,
+            "has_more": has_more,
+        }
+
+    return handle
+
+
+def run_cancel(services: RunServices) -> Handler:
+    async def handle(p: sp.RunCancelParams, ctx: RequestContext) -> dict[str, Any]:
+        session = services.session(p.run_id, ctx, "run_cancel")
+        target = _target(services, session, p.target_run_id)
+        reason = p.status_reason or p.reason
+        return services.registry.request_cancel(target.run_id, reason).record()
+
+    return handle

@@ -1,0 +1,252 @@
+"""The service table: the run-scoped runtime -> host actions, authorized and answered.
+
+:class:`RunServices` serves the actions a runner reaches through
+``AgentRunAPIProxy`` (declared in :mod:`langbot_plugin.host.service_params`):
+``state_get/set/delete/list``, ``history_page``, ``history_search``, ``event_get``,
+``event_page``, ``steering_pull``, ``get_prompt``, ``run_get``, ``run_list``,
+``run_events_page`` and ``run_cancel``. :meth:`RunServices.dispatcher` puts the
+table in front of another dispatcher (the host's model, tool and storage actions),
+whose calls carrying a ``run_id`` are authorized against the run first
+(:mod:`langbot_plugin.host.gate`).
+
+Every call is checked the same way before anything is read or written:
+
+1. ``run_id`` is present (else ``invalid_params``);
+2. the run is live and belongs to the caller (:meth:`RunRegistry.authorize`:
+   ``run_not_live``, ``run_not_owned``, ``deadline_exceeded``). The caller is
+   ``caller_plugin_identity``, which the plugin runtime sets from the plugin's
+   connection; a host can pass ``identify=`` to take it from its own binding instead;
+3. the context API is enabled in the run's ``available_apis`` (``api_not_available``);
+4. the call stays in the run's scope: its own conversation and thread, its own state
+   scope keys, runs of the same runner in the same conversation
+   (``resource_not_granted`` with ``details.kind``).
+
+Answers have the keys the 4.11.2 host sends. Refusals are RPC errors whose code
+travels in the error response (``data.error_code``); see
+:mod:`langbot_plugin.host.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langbot_plugin.host import service_params as sp
+from langbot_plugin.host.errors import ResourceNotGrantedError
+from langbot_plugin.host.event_log import EventLogStore
+from langbot_plugin.host.grants import STATE_SCOPES
+from langbot_plugin.host.paging import PageWindow
+from langbot_plugin.host.registry import RunRegistry, RunSession
+from langbot_plugin.host.state_store import StateStore
+from langbot_plugin.host.transcript import TranscriptStore
+from langbot_plugin.protocol.spec import ActionTable
+from langbot_plugin.rpc import Dispatcher, RequestContext, Route
+from langbot_plugin.rpc.errors import InvalidParamsError, NotFoundError
+
+__all__ = ["Identify", "RunServices", "payload_identity"]
+
+#: Who is calling: returns the caller's ``author/name`` (or ``None`` if unknown).
+Identify = Callable[[RequestContext], str | None]
+
+
+def payload_identity(ctx: RequestContext) -> str | None:
+    """The ``caller_plugin_identity`` the runtime put into the payload."""
+    value = ctx.data.get("caller_plugin_identity")
+    return value if isinstance(value, str) else None
+
+
+class RunServices:
+    """Serves the run-scoped actions from a registry and the host's stores."""
+
+    def __init__(
+        self,
+        registry: RunRegistry,
+        state: StateStore,
+        transcript: TranscriptStore,
+        events: EventLogStore,
+        *,
+        identify: Identify = payload_identity,
+    ) -> None:
+        self.registry = registry
+        self.state = state
+        self.transcript = transcript
+        self.events = events
+        self.identify = identify
+        self.table = ActionTable()
+        self._register()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def session(self, run_id: object, ctx: RequestContext, api: str | None = None) -> RunSession:
+        """The live run ``run_id`` of the caller, with ``api`` enabled (or the refusal)."""
+        if run_id is None or run_id == "":
+            raise InvalidParamsError(f"run_id is required for {ctx.request.action}")
+        session = self.registry.authorize(run_id, self.identify(ctx))
+        if api is not None:
+            session.grants.require_api(api, session.run_id)
+        return session
+
+    def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
+        """This table in front of ``inner``, whose run-scoped calls are gated
+        (``strict=False``: calls naming a run this registry never saw pass unchecked)."""
+        from langbot_plugin.host.gate import GatedDispatcher
+
+        return GatedDispatcher(self, inner, strict=strict)
+
+    def resolve(self, action: str) -> Route | None:
+        return self.table.resolve(action)
+
+    def _register(self) -> None:
+        from langbot_plugin.host import service_ledger as ledger
+
+        handlers: dict[str, Any] = {
+            "state_get": self.state_get,
+            "state_set": self.state_set,
+            "state_delete": self.state_delete,
+            "state_list": self.state_list,
+            "history_page": self.history_page,
+            "history_search": self.history_search,
+            "event_get": self.event_get,
+            "event_page": self.event_page,
+            "steering_pull": self.steering_pull,
+            "get_prompt": self.get_prompt,
+            "run_get": ledger.run_get(self),
+            "run_list": ledger.run_list(self),
+            "run_events_page": ledger.run_events_page(self),
+            "run_cancel": ledger.run_cancel(self),
+        }
+        for spec in sp.RUN_ACTIONS:
+            self.table.add(spec, handlers[spec.name])
+
+    @staticmethod
+    def conversation(session: RunSession, requested: str | None) -> None:
+        """Refuse a conversation other than the run's own."""
+        if requested and requested != session.scope.conversation_id:
+            raise ResourceNotGrantedError(
+                f"Conversation {requested} is not accessible by this run",
+                details={"kind": "conversation", "resource": requested, "run_id": session.run_id},
+            )
+
+    # ------------------------------------------------------------------ state
+
+    def _scope_key(self, session: RunSession, scope: str) -> str:
+        if scope not in STATE_SCOPES:
+            raise InvalidParamsError(
+                f"scope must be one of {', '.join(STATE_SCOPES)}, not {scope!r}",
+                details={"scope": scope},
+            )
+        details = {"kind": "state_scope", "resource": scope, "run_id": session.run_id}
+        if scope not in session.grants.state_scopes:
+            raise ResourceNotGrantedError(
+                f'Scope "{scope}" is not enabled by binding policy', details=details
+            )
+        key = session.state_key(scope)
+        if key is None:
+            raise ResourceNotGrantedError(
+                f'Scope key not available for scope "{scope}" (the run has no {scope} identity)',
+                details=details,
+            )
+        return key
+
+    async def state_get(self, p: sp.StateKeyParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "state")
+        return {"value": await self.state.get(self._scope_key(session, p.scope), p.key)}
+
+    async def state_set(self, p: sp.StateSetParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "state")
+        key = self._scope_key(session, p.scope)
+        await self.state.set(key, p.key, p.value, scope=p.scope, runner_id=session.runner_id)
+        return {"success": True}
+
+    async def state_delete(self, p: sp.StateKeyParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "state")
+        return {"success": await self.state.delete(self._scope_key(session, p.scope), p.key)}
+
+    async def state_list(self, p: sp.StateListParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "state")
+        key = self._scope_key(session, p.scope)
+        keys, has_more = await self.state.list_keys(key, p.prefix, p.limit if p.limit > 0 else 100)
+        return {"keys": keys, "has_more": has_more}
+
+    # ------------------------------------------------------------------ history
+
+    async def history_page(self, p: sp.HistoryPageParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "history_page")
+        self.conversation(session, p.conversation_id)
+        window = PageWindow.of(p.before_cursor, p.after_cursor, p.limit, p.direction)
+        return await self.transcript.page(
+            session.scope, window, include_attachments=p.include_attachments
+        )
+
+    async def history_search(
+        self, p: sp.HistorySearchParams, ctx: RequestContext
+    ) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "history_search")
+        requested = p.filters.get("conversation_id")
+        self.conversation(session, requested if isinstance(requested, str) else None)
+        items = await self.transcript.search(
+            session.scope,
+            p.query,
+            roles=_strings(p.filters.get("roles"), "roles"),
+            item_types=_strings(p.filters.get("item_types"), "item_types"),
+            top_k=p.top_k,
+        )
+        return {"items": items, "total_count": len(items), "query": p.query}
+
+    # ------------------------------------------------------------------ events
+
+    async def event_get(self, p: sp.EventGetParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "event_get")
+        found = await self.events.get(p.event_id)
+        if found is None:
+            raise NotFoundError(f"Event {p.event_id} not found", details={"event_id": p.event_id})
+        record, recorded_by = found
+        scope = session.scope
+        visible = recorded_by == session.run_id or (
+            scope.sees_conversation(record["conversation_id"], record["thread_id"])
+            and scope.bot_id in (None, record["bot_id"])
+            and scope.workspace_id in (None, record["workspace_id"])
+        )
+        if not visible:
+            raise ResourceNotGrantedError(
+                f"Event {p.event_id} is not accessible by this run",
+                details={"kind": "event", "resource": p.event_id, "run_id": session.run_id},
+            )
+        return record
+
+    async def event_page(self, p: sp.EventPageParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "event_page")
+        self.conversation(session, p.conversation_id)
+        window = PageWindow.of(p.before_cursor, p.after_cursor, p.limit)
+        return await self.events.page(session.scope, window, event_types=p.event_types)
+
+    # ------------------------------------------------------------------ steering, prompt
+
+    async def steering_pull(self, p: sp.SteeringPullParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "steering_pull")
+        items = session.steering.pull(p.mode, p.limit)
+        for item in items:
+            event = item.get("event")
+            source_event = event.get("event_id") if isinstance(event, dict) else None
+            await self.events.append(
+                session.scope,
+                event_type="steering.injected",
+                source="runner",
+                input_summary=f"steering injected from {source_event}",
+                run_id=session.run_id,
+                runner_id=session.runner_id,
+                metadata={"steering": {"source_event_id": source_event, "pull_mode": p.mode}},
+            )
+        return {"items": items}
+
+    async def get_prompt(self, p: sp.RunParams, ctx: RequestContext) -> dict[str, Any]:
+        session = self.session(p.run_id, ctx, "prompt_get")
+        return {"prompt": [dict(message) for message in session.prompt]}
+
+
+def _strings(value: object, name: str) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidParamsError(f"filters.{name} must be a list of strings")
+    return [str(v) for v in value]

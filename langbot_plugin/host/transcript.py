@@ -1,0 +1,239 @@
+"""The transcript: each conversation's messages as the history APIs return them.
+
+The host appends the user's message when a run starts and the runner's completed
+messages as they arrive. A runner pages through it with ``history_page`` (cursor
+rules in :mod:`langbot_plugin.host.paging`: a cursor *includes* the record it
+names, so paging back from ``latest_cursor`` starts at the newest message) and
+searches it with ``history_search`` (case-insensitive substring match on the text,
+newest first).
+
+Items have the ``TranscriptItem`` shape of the 4.11.2 host. ``content`` is the text
+projection (over ``max_content_chars`` it is cut with a visible marker);
+``content_json`` keeps the structured message. Access is scoped by the run's
+:class:`~langbot_plugin.host.grants.RunScope`: its conversation and thread (and
+bot and workspace when known). Clearing a conversation
+(:meth:`TranscriptStore.clear`) removes its items; stopping a run keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from typing import Any
+
+from langbot_plugin.host.grants import RunScope
+from langbot_plugin.host.paging import PageWindow, page_answer
+from langbot_plugin.host.sqlite import HostDatabase
+
+__all__ = ["MAX_CONTENT_CHARS", "TranscriptStore"]
+
+MAX_CONTENT_CHARS = 16_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS transcript (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+    transcript_id   TEXT NOT NULL UNIQUE,
+    event_id        TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    thread_id       TEXT,
+    bot_id          TEXT,
+    workspace_id    TEXT,
+    role            TEXT NOT NULL,
+    item_type       TEXT NOT NULL,
+    content         TEXT,
+    content_json    TEXT,
+    attachment_refs TEXT,
+    run_id          TEXT,
+    runner_id       TEXT,
+    created_at      REAL NOT NULL,
+    metadata        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS transcript_by_conversation ON transcript (conversation_id, seq);
+"""
+
+_COLUMNS = (
+    "seq, transcript_id, event_id, conversation_id, thread_id, bot_id, workspace_id, role,"
+    " item_type, content, content_json, attachment_refs, created_at, metadata"
+)
+
+
+def _scope_sql(scope: RunScope) -> tuple[str, list[Any]]:
+    clause = "conversation_id = ? AND thread_id IS ?"
+    args: list[Any] = [scope.conversation_id, scope.thread_id]
+    if scope.bot_id is not None:
+        clause += " AND bot_id = ?"
+        args.append(scope.bot_id)
+    if scope.workspace_id is not None:
+        clause += " AND workspace_id = ?"
+        args.append(scope.workspace_id)
+    return clause, args
+
+
+def _item(row: sqlite3.Row, include_attachments: bool) -> dict[str, Any]:
+    return {
+        "transcript_id": row["transcript_id"],
+        "event_id": row["event_id"],
+        "bot_id": row["bot_id"],
+        "workspace_id": row["workspace_id"],
+        "conversation_id": row["conversation_id"],
+        "thread_id": row["thread_id"],
+        "role": row["role"],
+        "item_type": row["item_type"],
+        "content": row["content"],
+        "content_json": json.loads(row["content_json"]) if row["content_json"] else None,
+        "seq": row["seq"],
+        "cursor": str(row["seq"]),
+        "created_at": int(row["created_at"]),
+        "metadata": json.loads(row["metadata"]),
+        "attachment_refs": (
+            json.loads(row["attachment_refs"])
+            if include_attachments and row["attachment_refs"]
+            else []
+        ),
+    }
+
+
+class TranscriptStore:
+    """Append, page and search conversation transcripts."""
+
+    def __init__(self, db: HostDatabase, *, max_content_chars: int = MAX_CONTENT_CHARS) -> None:
+        self.db = db
+        self.max_content_chars = max_content_chars
+        db.ensure(_SCHEMA)
+
+    def _content(self, content: str | None) -> str | None:
+        if content is None or len(content) <= self.max_content_chars:
+            return content
+        return (
+            content[: self.max_content_chars]
+            + f"\n\n[truncated by the host: {len(content)} characters, "
+            f"{self.max_content_chars} kept in the transcript]"
+        )
+
+    async def append(
+        self,
+        scope: RunScope,
+        *,
+        role: str,
+        content: str | None,
+        content_json: dict[str, Any] | None = None,
+        event_id: str | None = None,
+        item_type: str = "message",
+        attachment_refs: list[dict[str, Any]] | None = None,
+        run_id: str | None = None,
+        runner_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Append one item to the scope's conversation; returns it (with ``seq``/``cursor``)."""
+        if scope.conversation_id is None:
+            raise ValueError("a transcript item needs a conversation_id")
+        transcript_id = str(uuid.uuid4())
+        values = (
+            transcript_id,
+            event_id or f"transcript:{transcript_id}",
+            scope.conversation_id,
+            scope.thread_id,
+            scope.bot_id,
+            scope.workspace_id,
+            role,
+            item_type,
+            self._content(content),
+            json.dumps(content_json, ensure_ascii=False) if content_json is not None else None,
+            json.dumps(attachment_refs, ensure_ascii=False) if attachment_refs else None,
+            run_id,
+            runner_id,
+            time.time(),
+            json.dumps(metadata or {}, ensure_ascii=False),
+        )
+
+        def insert(conn: sqlite3.Connection) -> dict[str, Any]:
+            cursor = conn.execute(
+                "INSERT INTO transcript (transcript_id, event_id, conversation_id, thread_id,"
+                " bot_id, workspace_id, role, item_type, content, content_json, attachment_refs,"
+                " run_id, runner_id, created_at, metadata)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM transcript WHERE seq = ?", (cursor.lastrowid,)
+            ).fetchone()
+            return _item(row, include_attachments=True)
+
+        return await self.db.run(insert)
+
+    async def page(
+        self, scope: RunScope, window: PageWindow, *, include_attachments: bool = False
+    ) -> dict[str, Any]:
+        """One page of the scope's conversation (``{items, next_cursor, prev_cursor,
+        has_more}``); an empty page when the run has no conversation."""
+        if scope.conversation_id is None:
+            return page_answer(window, [])
+        where, args = _scope_sql(scope)
+        tail, tail_args = window.sql()
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM transcript WHERE {where}{tail}", [*args, *tail_args]
+            ).fetchall()
+            return [_item(row, include_attachments) for row in rows]
+
+        return page_answer(window, await self.db.run(read))
+
+    async def search(
+        self,
+        scope: RunScope,
+        query: str,
+        *,
+        roles: list[str] | None = None,
+        item_types: list[str] | None = None,
+        top_k: int = 10,
+    ) -> list[dict[str, Any]]:
+        """Items whose text contains ``query`` (case-insensitive), newest first."""
+        if scope.conversation_id is None:
+            return []
+        where, args = _scope_sql(scope)
+        escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        where += " AND content LIKE ? ESCAPE '\\'"
+        args.append(f"%{escaped}%")
+        for column, values in (("role", roles), ("item_type", item_types)):
+            if values:
+                where += f" AND {column} IN ({', '.join('?' for _ in values)})"
+                args.extend(values)
+        limit = max(1, min(top_k, 100))
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM transcript WHERE {where} ORDER BY seq DESC LIMIT ?",
+                [*args, limit],
+            ).fetchall()
+            return [_item(row, include_attachments=True) for row in rows]
+
+        return await self.db.run(read)
+
+    async def latest(self, scope: RunScope) -> tuple[str | None, int]:
+        """The cursor of the scope's newest item (``None`` if empty) and the item count."""
+        if scope.conversation_id is None:
+            return None, 0
+        where, args = _scope_sql(scope)
+
+        def read(conn: sqlite3.Connection) -> tuple[int | None, int]:
+            row = conn.execute(
+                f"SELECT MAX(seq), COUNT(*) FROM transcript WHERE {where}", args
+            ).fetchone()
+            return row[0], int(row[1])
+
+        newest, count = await self.db.run(read)
+        return (None if newest is None else str(newest)), count
+
+    async def clear(self, scope: RunScope) -> int:
+        """Remove the scope's conversation history; returns the number of items."""
+        if scope.conversation_id is None:
+            return 0
+        where, args = _scope_sql(scope)
+
+        def remove(conn: sqlite3.Connection) -> int:
+            return conn.execute(f"DELETE FROM transcript WHERE {where}", args).rowcount
+
+        return await self.db.run(remove)

@@ -1,0 +1,55 @@
+"""Refusals of run-scoped calls, shared by every side that checks a run's grants.
+
+The plugin runtime checks a call carrying ``run_id`` before forwarding it, and the
+host checks it again; both refuse with these classes, so a runner sees one vocabulary
+whichever side refused::
+
+    PermissionDeniedError       permission_denied
+    ├── RunNotLiveError         run_not_live          unknown, finished, cancelled or expired run
+    ├── RunNotOwnedError        run_not_owned         the run belongs to another plugin
+    ├── RunDeadlineError        deadline_exceeded     the run is past its ``deadline_at``
+    ├── ResourceNotGrantedError resource_not_granted  a model, tool, KB or storage not granted
+    └── ApiNotAvailableError    api_not_available     the context API is off in ``available_apis``
+"""
+
+from __future__ import annotations
+
+from langbot_plugin.rpc.errors import PermissionDeniedError
+
+__all__ = [
+    "ApiNotAvailableError",
+    "ResourceNotGrantedError",
+    "RunDeadlineError",
+    "RunNotLiveError",
+    "RunNotOwnedError",
+]
+
+
+class RunNotLiveError(PermissionDeniedError):
+    """No live run has this id: never started, finished, cancelled or expired."""
+
+    code = "run_not_live"
+
+
+class RunNotOwnedError(PermissionDeniedError):
+    """The run belongs to another plugin (or the caller did not say who it is)."""
+
+    code = "run_not_owned"
+
+
+class RunDeadlineError(PermissionDeniedError):
+    """The run is past its ``deadline_at``."""
+
+    code = "deadline_exceeded"
+
+
+class ResourceNotGrantedError(PermissionDeniedError):
+    """The model, tool, knowledge base, storage area or scope is outside the grants."""
+
+    code = "resource_not_granted"
+
+
+class ApiNotAvailableError(PermissionDeniedError):
+    """The context API is off in the run's ``available_apis``."""
+
+    code = "api_not_available"

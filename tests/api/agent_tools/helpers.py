@@ -1,0 +1,71 @@
+"""A run API wired to a host peer over RPC, and MCP clients from the ``mcp`` package."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
+from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext
+from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from tests.api.helpers import HostPeer, connected
+from tests.api.runs import run_context
+
+HISTORY = {"items": [], "has_more": False}
+ANSWERS: dict[str, Any] = {
+    "call_tool": lambda data: {"result": {"echo": data["parameters"]}},
+    "get_tool_detail": {"tool": {"name": "t", "description": "d", "parameters": {}}},
+    "retrieve_knowledge_base": {"results": [{"id": "doc", "content": [], "metadata": {}}]},
+    "history_page": HISTORY,
+}
+
+
+@dataclass
+class Run:
+    """A run's context, its API proxy and the host peer behind it."""
+
+    ctx: AgentRunContext
+    api: AgentRunAPIProxy
+    peer: HostPeer
+
+    def tools(self) -> AgentRunExternalTools:
+        return AgentRunExternalTools(self.api, self.ctx)
+
+
+@asynccontextmanager
+async def running(
+    ctx: AgentRunContext | None = None,
+    *,
+    answers: Mapping[str, Any] | None = None,
+    permissions: Mapping[str, Any] | None = None,
+) -> AsyncGenerator[Run]:
+    """A run API proxy whose calls reach a scripted host over a real RPC session."""
+    peer = HostPeer(answers={**ANSWERS, **(answers or {})})
+    async with connected(peer) as session:
+        context = ctx or run_context()
+        api = AgentRunAPIProxy(context, session, permissions=permissions)
+        yield Run(context, api, peer)
+
+
+@asynccontextmanager
+async def http_client(url: str, headers: Mapping[str, str] | None = None) -> AsyncGenerator[Any]:
+    """An ``mcp`` client session over streamable HTTP."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers=dict(headers or {})) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None) as client,
+    ):
+        yield client
+
+
+def tool_names(listed: Any) -> set[str]:
+    return {tool.name for tool in listed.tools}
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)

@@ -1,0 +1,149 @@
+"""``lbp init``: non-interactive flags, prompts, and clear refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from langbot_plugin.api.definition.discovery import load_plugin
+from tests.cli.helpers import lbp, ok
+
+EXPECTED_FILES = {
+    "manifest.yaml",
+    "main.py",
+    "README.md",
+    "requirements.txt",
+    ".env.example",
+    ".gitignore",
+    "assets/icon.svg",
+    ".vscode/launch.json",
+}
+
+
+def files_of(root: Path) -> set[str]:
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def test_non_interactive_init_writes_a_loadable_plugin(tmp_path: Path) -> None:
+    out = ok(
+        "init",
+        "weather-bot",
+        "--author",
+        "alice_01",
+        "--description",
+        'Says "hi": twice # really',
+        "--version",
+        "1.2.3",
+        "-y",
+        cwd=tmp_path,
+    )
+    root = tmp_path / "weather-bot"
+    assert "created plugin alice_01/weather-bot" in out
+    assert files_of(root) == EXPECTED_FILES
+    manifest = yaml.safe_load((root / "manifest.yaml").read_text())
+    assert manifest["metadata"]["author"] == "alice_01"
+    assert manifest["metadata"]["name"] == "weather-bot"
+    assert manifest["metadata"]["version"] == "1.2.3"
+    assert manifest["metadata"]["description"] == {"en_US": 'Says "hi": twice # really'}
+    assert manifest["metadata"]["label"] == {"en_US": "Weather Bot"}
+    assert manifest["execution"] == {"python": {"path": "main.py", "attr": "WeatherBot"}}
+    package = load_plugin(root)
+    assert package.identity == "alice_01/weather-bot"
+    assert package.components == []
+    assert "class WeatherBot(BasePlugin):" in (root / "main.py").read_text()
+    compile((root / "main.py").read_text(), "main.py", "exec")
+    assert "PLUGIN_DEBUG_KEY=" in (root / ".env.example").read_text()
+
+
+def test_name_flag_and_dir_flag(tmp_path: Path) -> None:
+    ok(
+        "init",
+        "--name",
+        "p1",
+        "--author",
+        "a",
+        "--dir",
+        "elsewhere",
+        "-y",
+        "--no-git",
+        cwd=tmp_path,
+    )
+    manifest = yaml.safe_load((tmp_path / "elsewhere" / "manifest.yaml").read_text())
+    assert manifest["metadata"]["name"] == "p1"
+    assert not (tmp_path / "elsewhere" / ".git").exists()
+
+
+def test_init_in_the_current_folder_takes_its_name(tmp_path: Path) -> None:
+    folder = tmp_path / "my_plugin"
+    folder.mkdir()
+    (folder / ".hidden").write_text("hidden files do not count")
+    ok("init", "--author", "me", "-y", "--no-git", cwd=folder)
+    assert yaml.safe_load((folder / "manifest.yaml").read_text())["metadata"]["name"] == "my_plugin"
+
+
+def test_git_repository_is_created_unless_asked_not_to(tmp_path: Path) -> None:
+    import shutil
+
+    ok("init", "withgit", "--author", "me", "-y", cwd=tmp_path)
+    if shutil.which("git"):
+        assert (tmp_path / "withgit" / ".git").is_dir()
+
+
+def test_interactive_prompts_read_answers_and_re_ask_invalid_ones(tmp_path: Path) -> None:
+    done = lbp("init", "chatty", "--no-git", cwd=tmp_path, stdin="bad author!\ngood-author\n\n")
+    assert done.code == 0, done.err
+    assert "Author" in done.err
+    assert "may only use letters" in done.err
+    manifest = yaml.safe_load((tmp_path / "chatty" / "manifest.yaml").read_text())
+    assert manifest["metadata"]["author"] == "good-author"
+    # an empty answer takes the default description
+    assert manifest["metadata"]["description"]["en_US"] == "Chatty, a LangBot plugin"
+
+
+def test_closed_stdin_fails_naming_the_flag(tmp_path: Path) -> None:
+    done = lbp("init", "quiet", cwd=tmp_path, stdin="")
+    assert done.code == 2
+    assert "pass --author" in done.err
+    assert not (tmp_path / "quiet").exists()
+
+
+def test_non_interactive_without_author_fails(tmp_path: Path) -> None:
+    done = lbp("init", "noauthor", "-y", cwd=tmp_path)
+    assert done.code == 2
+    assert "--author is required" in done.err
+    assert not (tmp_path / "noauthor").exists()
+
+
+def test_invalid_names_are_refused(tmp_path: Path) -> None:
+    done = lbp("init", "bad name", "--author", "me", "-y", cwd=tmp_path)
+    assert done.code == 2
+    assert "plugin name 'bad name'" in done.err
+    done = lbp("init", "good", "--author", "b@d", "-y", cwd=tmp_path)
+    assert done.code == 2
+    assert "author 'b@d'" in done.err
+    done = lbp("init", "one", "--name", "two", "--author", "me", "-y", cwd=tmp_path)
+    assert done.code == 2
+    assert "two different names" in done.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_empty_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    done = lbp("init", "taken", "--author", "me", "-y", cwd=tmp_path)
+    assert done.code == 2
+    assert "is not empty (notes.txt)" in done.err
+    assert sorted(p.name for p in (tmp_path / "taken").iterdir()) == ["notes.txt"]
+
+
+def test_a_folder_that_cannot_be_created_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    done = lbp("init", "p", "--author", "me", "--dir", "a-file/p", "-y", cwd=tmp_path)
+    assert done.code == 1
+    assert done.err.startswith("lbp init: Not a directory: ")
+    assert "Traceback" not in done.err

@@ -1,0 +1,159 @@
+"""Starting ``lbp rt`` and ``lbp run`` as real processes for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+
+from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.host.runtime_client import default_workspace
+from tests.conftest import free_port
+
+LBP = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
+ECHO_PLUGIN = Path(__file__).resolve().parent.parent / "acceptance" / "echo_plugin"
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], seconds: float = 20.0) -> None:
+    """Poll a real condition (a port, a listing) with a bound; no blind sleeps."""
+    with anyio.fail_after(seconds):
+        while not await check():
+            await anyio.sleep(0.05)
+
+
+async def port_open(port: int) -> bool:
+    try:
+        stream = await anyio.connect_tcp("127.0.0.1", port)
+    except OSError:
+        return False
+    await stream.aclose()
+    return True
+
+
+async def stop(process: Process) -> int:
+    if process.returncode is None:
+        process.terminate()
+        with anyio.move_on_after(10):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    await process.aclose()
+    return int(process.returncode or 0)
+
+
+class Runtime:
+    def __init__(self, process: Process, control_port: int, debug_port: int, data: Path) -> None:
+        self.process = process
+        self.control_port = control_port
+        self.debug_port = debug_port
+        self.data = data
+
+    @property
+    def control_url(self) -> str:
+        return f"ws://127.0.0.1:{self.control_port}/control/ws"
+
+    @property
+    def debug_url(self) -> str:
+        return f"ws://127.0.0.1:{self.debug_port}/plugin/debug/ws"
+
+
+@asynccontextmanager
+async def lbp_rt(
+    tmp: Path, *extra: str, ports: tuple[int, int] | None = None
+) -> AsyncGenerator[Runtime]:
+    control, debug = ports or (free_port(), free_port())
+    data = tmp / "rt-data"
+    command = [
+        *LBP,
+        "rt",
+        "--ws-control-port",
+        str(control),
+        "--ws-debug-port",
+        str(debug),
+        "--data-dir",
+        "rt-data",  # relative, as `lbp rt` is usually started (cwd is tmp)
+        *extra,
+    ]
+    process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp)
+    try:
+        await wait_until(lambda: port_open(control))
+        yield Runtime(process, control, debug, data)
+    finally:
+        await stop(process)
+
+
+def copy_plugin(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", ".env"))
+    return target
+
+
+@asynccontextmanager
+async def lbp_run(plugin_dir: Path, url: str, key: str, *extra: str) -> AsyncGenerator[Process]:
+    env = {**os.environ, "DEBUG_RUNTIME_WS_URL": url, "PLUGIN_DEBUG_KEY": key}
+    process = await anyio.open_process(
+        [*LBP, "run", *extra], cwd=plugin_dir, env=env, stdout=None, stderr=None
+    )
+    try:
+        yield process
+    finally:
+        await stop(process)
+
+
+async def plugin_listed(host: PluginRuntimeClient, identity: str) -> bool:
+    return any(
+        p.identity == identity and p.status == "initialized" for p in await host.list_plugins()
+    )
+
+
+#: One LangBot instance and workspace across reconnects, as a real host keeps them.
+WORKSPACE = default_workspace("0b7c2f1e-5a6d-4e3f-9a8b-7c6d5e4f3a2b")
+
+
+@asynccontextmanager
+async def host_for(
+    runtime: Runtime, local: LocalHost | None = None
+) -> AsyncGenerator[PluginRuntimeClient]:
+    async with PluginRuntimeClient.connect(
+        runtime.control_url, local or LocalHost(), workspace=WORKSPACE
+    ) as host:
+        yield host
+
+
+def command_context(text: str) -> dict[str, Any]:
+    words = text.split()
+    return {
+        "query_id": 1,
+        "session": {"launcher_type": "person", "launcher_id": "u1", "sender_id": "u1"},
+        "command_text": text,
+        "full_command_text": f"!{text}",
+        "command": words[0],
+        "crt_command": words[0],
+        "params": words,
+        "crt_params": words[1:],
+        "privilege": 1,
+    }
+
+
+def run_context(text: str, run_id: str = "run-e2e") -> dict[str, Any]:
+    """The smallest run context the entity models accept, like the host's but without grants."""
+    return {
+        "run_id": run_id,
+        "trigger": {"type": "message.received"},
+        "event": {
+            "event_id": f"e-{run_id}",
+            "event_type": "message.received",
+            "source": "platform",
+        },
+        "input": {"text": text},
+        "delivery": {"surface": "websocket"},
+        "resources": {},
+        "runtime": {"deadline_at": None},
+    }
