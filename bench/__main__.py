@@ -265,8 +265,11 @@ def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> Non
             raw=fig("raw", sample, fn, higher) if with_raw else None,
             **kw,
         )
+        figures = {"ours": row.ours, "reference": row.reference, "raw": row.raw}
         row.runs = {
-            impl: runs.seen.get(f"rpc-{impl}-{kind}", []) for impl in ("ours", "reference", "raw")
+            impl: runs.seen.get(f"rpc-{impl}-{kind}", [])
+            for impl, value in figures.items()
+            if value is not None
         }
         return row
 
