@@ -24,6 +24,7 @@ import datetime
 import importlib
 import inspect
 import json
+import math
 import os
 import platform
 import subprocess
@@ -121,6 +122,18 @@ def wait_for_quiet(limit: float = 1.0, patience: float = 120.0) -> None:
     log(f"machine still busy (load {load_average()}); measuring anyway")
 
 
+def python_speed() -> str:
+    """Seconds for a fixed pure-Python loop (best of 5): how fast this CPU is right now."""
+    best = math.inf
+    for _ in range(5):
+        t0 = time.process_time()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, time.process_time() - t0)
+    return f"{best * 1000:.0f} ms for 10^6 additions in a Python loop (best of 5)"
+
+
 def machine() -> dict[str, Any]:
     cpu = "unknown"
     try:
@@ -155,6 +168,7 @@ def machine() -> dict[str, Any]:
         "websockets, pydantic": f"{websockets.__version__} {pydantic.VERSION}",
         "commit": commit,
         "load average at start": load_average(),
+        "python speed": python_speed(),
     }
 
 
