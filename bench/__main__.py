@@ -403,7 +403,8 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
             "call_tool CPU time, host + rt + plugin",
             "ms",
             lambda d: sum(d["call_cpu"].values()) * 1000,
-            note="per sequential call, summed over the three processes (insensitive to load)",
+            note="per sequential call, summed over the three processes "
+            "(less sensitive to load than wall time)",
         )
     )
     refused = {
