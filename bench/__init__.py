@@ -1,0 +1,4 @@
+"""Benchmarks (``make bench`` / ``python -m bench [section or box module ...]``).
+
+Timings never go into the test suite; see ``bench/README.md``.
+"""

@@ -9,9 +9,11 @@ Sections, each run in child processes one after the other, never in parallel:
   plugin spawn -> registered, idle RSS (:mod:`bench.host_ours`,
   ``bench/reference/host_driver.py``).
 * ``cli``: ``lbp --help`` and ``lbp ver`` wall time.
-* ``box``: every ``bench/box_*.py`` module with an ``async def run(report)`` hook.
+* ``box``: every ``bench/box_*.py`` module: one with ``async def run(report)`` adds rows
+  to the table; one with ``main(argv) -> int`` runs as a child and its output follows.
 
-Options: ``--quick`` (fewer samples), ``--only SECTION`` (repeatable), ``--json PATH``
+Positional names pick sections or box modules (``python -m bench box_bench``). Options:
+``--quick`` (fewer samples), ``--only SECTION`` (repeatable), ``--json PATH``
 (default ``.bench/results.json``), ``--markdown PATH`` (the table as Markdown).
 """
 
@@ -38,7 +40,7 @@ from typing import Any
 from bench import stats
 from bench.cli_times import time_command
 from bench.plan import FULL, HOST_FULL, HOST_QUICK, QUICK
-from bench.procs import REPO, run_json
+from bench.procs import LOG_DIR, REPO, run_json
 from bench.refenv import (
     ReferenceUnavailable,
     reference_env,
@@ -492,21 +494,48 @@ def cli_section(report: Report, ref: Path | None, repeat: int) -> None:
 # ----------------------------------------------------------------------------- box
 
 
-def box_modules() -> list[str]:
+def box_modules(only: list[str] | None = None) -> list[str]:
     here = Path(__file__).resolve().parent
-    return sorted(f"bench.{path.stem}" for path in here.glob("box_*.py"))
+    names = sorted(path.stem for path in here.glob("box_*.py"))
+    return [f"bench.{name}" for name in names if not only or name in only]
 
 
-def box_section(report: Report, ref: Path | None, repeat: int) -> None:
-    for name in box_modules():
+def _takes_report(hook: Any) -> bool:
+    try:
+        return len(inspect.signature(hook).parameters) == 1
+    except (TypeError, ValueError):
+        return False
+
+
+def box_section(
+    report: Report, ref: Path | None, repeat: int, only: list[str] | None = None
+) -> None:
+    """Run each ``bench/box_*.py``: ``async def run(report)`` adds rows to our table;
+    a module with ``main(argv) -> int`` instead runs as ``python -m bench.box_x`` and
+    its own output is shown after the table."""
+    env = dict(os.environ)
+    if ref is not None:
+        env.setdefault("LBP_REFERENCE_VENV", str(ref.parent.parent))  # box_bench's variable
+    for name in box_modules(only):
         log(f"box: {name}")
         try:
             module = importlib.import_module(name)
             hook = getattr(module, "run", None)
-            if hook is None or not inspect.iscoroutinefunction(hook):
-                report.problem(f"{name}: no `async def run(report)` hook")
+            if hook is not None and inspect.iscoroutinefunction(hook) and _takes_report(hook):
+                asyncio.run(hook(report))
                 continue
-            asyncio.run(hook(report))
+            if not callable(getattr(module, "main", None)):
+                report.problem(f"{name}: neither `async def run(report)` nor `main(argv)`")
+                continue
+            proc = subprocess.run(
+                [sys.executable, "-m", name], capture_output=True, text=True, env=env, check=False
+            )
+            LOG_DIR.mkdir(parents=True, exist_ok=True)
+            (LOG_DIR / f"{name.removeprefix('bench.')}.log").write_text(proc.stderr)
+            report.extra.append((name, proc.stdout.strip()))
+            if proc.returncode != 0:
+                tail = " | ".join(proc.stderr.strip().splitlines()[-2:])
+                report.problem(f"{name} exited {proc.returncode}: {tail}")
         except Exception as exc:
             traceback.print_exc()
             report.problem(f"{name}: {exc!r}")
@@ -517,6 +546,11 @@ def box_section(report: Report, ref: Path | None, repeat: int) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "names",
+        nargs="*",
+        help="sections (rpc, host, cli, box) or box modules (e.g. box_bench) to run; default all",
+    )
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only SECTION")
     parser.add_argument(
@@ -531,7 +565,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", type=Path, default=REPO / ".bench" / "results.json")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
-    sections = args.only or list(SECTIONS)
+    box_only = [n for n in args.names if n.startswith("box_")]
+    unknown = [n for n in args.names if n not in SECTIONS and not n.startswith("box_")]
+    if unknown:
+        parser.error(f"unknown section or module: {', '.join(unknown)}")
+    picked = [n for n in args.names if n in SECTIONS] + (["box"] if box_only else [])
+    sections = (args.only or []) + picked or list(SECTIONS)
     repeat = args.repeat or (1 if args.quick else 3)
     Runs.aggregate = args.aggregate
 
@@ -564,13 +603,19 @@ def main(argv: list[str]) -> int:
         info["reference websockets, pydantic"] = probe.stdout.strip()
     log(f"machine: {info}")
 
-    handlers = {"rpc": rpc_section, "host": host_section, "cli": cli_section, "box": box_section}
+    handlers = {"rpc": rpc_section, "host": host_section, "cli": cli_section}
     for name in SECTIONS:
-        if name in sections:
+        if name not in sections:
+            continue
+        if name == "box":
+            box_section(report, ref, repeat, box_only or None)
+        else:
             handlers[name](report, ref, repeat)
 
     info["load average at end"] = load_average()
     print(report.text_table())
+    for name, output in report.extra:
+        print(f"\n== {name}\n{output}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(report.to_json(info) + "\n")
     log(f"results written to {args.json}")

@@ -120,6 +120,8 @@ class Report:
     reference_python: Path | None = None
     rows: list[Row] = field(default_factory=list[Row])
     problems: list[str] = field(default_factory=list[str])
+    #: (module, text) printed after the table by modules that report on their own.
+    extra: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
     def add(self, row: Row, *checks: Target) -> Row:
         """Add ``row``; every check must pass for the row to count as met."""
@@ -196,6 +198,7 @@ class Report:
                 "quick": self.quick,
                 "rows": [asdict(row) for row in self.rows],
                 "problems": self.problems,
+                "other_output": dict(self.extra),
             },
             indent=2,
         )

@@ -188,25 +188,27 @@ async def drive_plugin(host: PluginRuntimeClient) -> None:
 
 async def drive_box(workdir: Path, lbp: list[str]) -> None:
     """Start ``lbp box`` and run one command in a sandbox, if a backend works here."""
-    try:
-        from box_runtime.client import BoxClient  # type: ignore[import-not-found]
-    except ImportError:
-        say("Box runtime not installed in this build; skipping the sandbox part")
-        return
+    from box_runtime.client import BoxClient
+
     port = free_port()
     async with child([*lbp, "box", "--ws-control-port", str(port)], workdir / "box.log", workdir):
         await wait_for(lambda: port_open(port), 30)
+        say(f"lbp box is up: ws://127.0.0.1:{port}/rpc/ws")
         async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as box:
-            info = await box.get_backend_info()
+            await box.init({"backend": "nsjail"})  # needs no image
+            info = await box.backend_info()
             if not info.available:
-                say(
-                    f"no sandbox backend is available here ({info.name}); skipping the sandbox part"
-                )
+                await box.init({"backend": "local"})  # probes Docker, then nsjail
+                info = await box.backend_info()
+            if not info.available:
+                say(f"no sandbox backend works here ({info.reason}); skipping the sandbox part")
                 return
-            result = await box.execute(
-                "echo hello from a $(uname -s) sandbox; id -u", session_id="demo"
+            result = await box.exec(
+                cmd='echo "hello from a sandbox, running as uid $(id -u)"',
+                session_id="demo",
+                timeout_sec=30,
             )
-            say(f"sandbox ({info.name}) said: {result.stdout.strip()!r} (exit {result.exit_code})")
+            say(f"{info.name} sandbox said: {result.stdout.strip()} (exit {result.exit_code})")
             await box.delete_session("demo")
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError
-from langbot_plugin.rpc.session import StreamHandler, UnaryHandler
+from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
 
 if TYPE_CHECKING:
     from langbot_plugin.host.services import RunServices

@@ -35,7 +35,7 @@ from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RouteTable
 from langbot_plugin.rpc.errors import InvalidParamsError
-from langbot_plugin.rpc.session import StreamHandler, UnaryHandler
+from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
 
 if TYPE_CHECKING:
     from langbot_plugin.host.runtime_client import PluginRuntimeClient

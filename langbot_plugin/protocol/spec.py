@@ -19,13 +19,9 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from langbot_plugin.rpc.errors import InvalidParamsError, MalformedMessageError
-from langbot_plugin.rpc.session import (
-    USE_DEFAULT,
-    RequestContext,
-    Route,
-    RPCSession,
-    UseDefault,
-)
+from langbot_plugin.rpc.routes import RequestContext, Route
+from langbot_plugin.rpc.session import RPCSession
+from langbot_plugin.rpc.stream_call import USE_DEFAULT, UseDefault
 
 __all__ = [
     "ActionSpec",

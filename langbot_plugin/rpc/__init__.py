@@ -25,14 +25,9 @@ from langbot_plugin.rpc.errors import (
     UnauthenticatedError,
 )
 from langbot_plugin.rpc.files import FileStore
-from langbot_plugin.rpc.session import (
-    Dispatcher,
-    RequestContext,
-    Route,
-    RouteTable,
-    RPCSession,
-    StreamCall,
-)
+from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route, RouteTable
+from langbot_plugin.rpc.session import RPCSession
+from langbot_plugin.rpc.stream_call import StreamCall
 from langbot_plugin.rpc.transport import Transport
 
 __all__ = [

@@ -5,17 +5,19 @@ Both peers call and serve over the same transport. Each side numbers its own req
 
 * :meth:`RPCSession.call`: a unary call with a timeout. A caller that times out or is
   cancelled sends ``__cancel_action`` so the peer stops working on it.
-* :meth:`RPCSession.stream`: a streamed call with flow control: items carry
-  ``stream_index``, the caller acknowledges every ``ack_every`` items with
-  ``__stream_ack``, and the producer never runs more than ``window`` items ahead.
-  Nothing is dropped; closing the stream early cancels the peer's handler.
-* serving: requests are looked up in a :class:`Dispatcher`; each runs in its own task
-  (at most ``max_inflight`` at once, excess answered with ``too_many_requests``) inside
-  the session's task group, and can be cancelled by the peer.
-* ``__ping``, ``__heartbeat``, ``__stream_ack``, ``__cancel_action`` and ``__file_chunk``
-  are served by the session itself.
+* :meth:`RPCSession.stream`: a streamed call with flow control (see
+  :mod:`.stream_call`): items carry ``stream_index``, the caller acknowledges every
+  ``ack_every`` items with ``__stream_ack``, and the producer never runs more than
+  ``window`` items ahead. Nothing is dropped; closing the stream early cancels the
+  peer's handler.
+* serving: requests are looked up in a :class:`~.routes.Dispatcher`; each runs in its
+  own task (at most ``max_inflight`` at once, excess answered with
+  ``too_many_requests``) inside the session's task group, and can be cancelled by the
+  peer.
+* the reserved actions of :mod:`.reserved` (``__ping``, ``__heartbeat``,
+  ``__stream_ack``, ``__cancel_action``, ``__file_chunk``) are served by the session.
 
-:func:`error_response` is the only place where an exception becomes a wire error.
+Handler exceptions become wire errors in one place, :func:`.wire_errors.error_response`.
 """
 
 from __future__ import annotations
@@ -24,12 +26,10 @@ import logging
 import math
 import re
 import secrets
-from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -38,169 +38,35 @@ from langbot_plugin.rpc.envelope import CONTINUE, END, Request, Response, dumps,
 from langbot_plugin.rpc.errors import (
     ActionNotFoundError,
     ConnectionClosedError,
-    InternalError,
     MalformedMessageError,
     MessageTooLargeError,
-    RemoteError,
     RPCError,
     RPCTimeoutError,
     TooManyRequestsError,
-    error_class_for_code,
 )
 from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES, FileStore, new_file_key
+from langbot_plugin.rpc.reserved import (
+    CANCEL,
+    CONTROL_ACTIONS,
+    FILE_CHUNK,
+    HEARTBEAT,
+    PING,
+    STREAM_ACK,
+)
+from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route
+from langbot_plugin.rpc.stream_call import USE_DEFAULT, Inbox, StreamCall, UseDefault
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
+from langbot_plugin.rpc.wire_errors import error_from_response, error_response
 
-__all__ = [
-    "CONTROL_ACTIONS",
-    "USE_DEFAULT",
-    "Dispatcher",
-    "RPCSession",
-    "RequestContext",
-    "Route",
-    "RouteTable",
-    "StreamCall",
-    "UseDefault",
-    "error_from_response",
-    "error_response",
-]
+__all__ = ["DEFAULT_TIMEOUT", "RPCSession"]
 
 logger = logging.getLogger("langbot_plugin.rpc")
 
-PING, HEARTBEAT, STREAM_ACK, CANCEL, FILE_CHUNK = (
-    "__ping",
-    "__heartbeat",
-    "__stream_ack",
-    "__cancel_action",
-    "__file_chunk",
-)
-CONTROL_ACTIONS = frozenset({PING, HEARTBEAT, STREAM_ACK, CANCEL, FILE_CHUNK})
 DEFAULT_TIMEOUT = 30.0
 _SEQ_HINT = re.compile(r'"seq_id"\s*:\s*(-?\d{1,18})')
-_MAX_ERROR_CHARS = 4096
-
-
-class UseDefault:
-    """Marker type: "use the session's default timeout"."""
-
-    __slots__ = ()
-
-
-USE_DEFAULT = UseDefault()
-
-
-@dataclass(frozen=True, slots=True)
-class RequestContext:
-    """What a handler gets: the request and the session it arrived on."""
-
-    session: RPCSession
-    request: Request
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.request.data
-
-    @property
-    def context(self) -> dict[str, Any] | None:
-        return self.request.context
-
-
-UnaryHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
-StreamHandler = Callable[[RequestContext], AsyncIterator[dict[str, Any]]]
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """How to serve one action: a coroutine (unary) or an async iterator (stream)."""
-
-    handler: UnaryHandler | StreamHandler
-    stream: bool = False
-
-
-class Dispatcher(Protocol):
-    """Looks up the route of an action name (``None``: not served here)."""
-
-    def resolve(self, action: str) -> Route | None: ...
-
-
-class RouteTable(dict[str, Route]):
-    """The simplest dispatcher: a dict from action name to :class:`Route`."""
-
-    def resolve(self, action: str) -> Route | None:
-        return self.get(action)
-
-
-# --------------------------------------------------------------------------- errors
-
-
-def error_response(seq_id: int, exc: BaseException) -> Response:
-    """The wire form of ``exc``: code 1, ``"Class: text"``, and our stable code in data."""
-    if isinstance(exc, RPCError):
-        wire_type, text, code, details = exc.wire_type, exc.message, exc.code, exc.details
-    else:
-        wire_type, text, code, details = type(exc).__name__, str(exc), InternalError.code, {}
-    if len(text) > _MAX_ERROR_CHARS:
-        text = text[:_MAX_ERROR_CHARS] + "... [truncated]"
-    data: dict[str, Any] = {"error_code": code, "error_type": wire_type}
-    if details:
-        data["details"] = details
-    return Response(seq_id=seq_id, code=1, message=f"{wire_type}: {text}", data=data)
-
-
-def error_from_response(response: Response) -> RPCError:
-    """Re-create the exception a peer reported; unknown codes become :class:`RemoteError`."""
-    data = response.data
-    code = data.get("error_code")
-    wire_type = data.get("error_type")
-    details = data.get("details")
-    details = details if isinstance(details, dict) else None
-    cls = error_class_for_code(code) if isinstance(code, str) else None
-    if cls is None or cls is RemoteError:
-        return RemoteError(
-            response.message, remote_code=code if isinstance(code, str) else "", details=details
-        )
-    text = response.message
-    prefix = f"{cls.__name__}: "
-    if wire_type == cls.__name__ and text.startswith(prefix):
-        text = text[len(prefix) :]  # keeps "ValueError: boom" for an InternalError
-    try:
-        return cls(text, details=details)
-    except TypeError:  # a subclass with a different constructor
-        return RemoteError(response.message, remote_code=str(code), details=details)
 
 
 # --------------------------------------------------------------------------- plumbing
-
-
-class _Inbox:
-    """Responses for one outgoing call, in arrival order (unbounded; see flow control)."""
-
-    __slots__ = ("_event", "_items", "failure", "flow_controlled")
-
-    def __init__(self) -> None:
-        self._items: deque[Response] = deque()
-        self._event = anyio.Event()
-        self.failure: RPCError | None = None
-        self.flow_controlled = False
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def put(self, item: Response) -> None:
-        self._items.append(item)
-        self._event.set()
-
-    def fail(self, error: RPCError) -> None:
-        if self.failure is None:
-            self.failure = error
-        self._event.set()
-
-    async def get(self) -> Response:
-        while not self._items:
-            if self.failure is not None:
-                raise self.failure
-            await self._event.wait()
-            self._event = anyio.Event()
-        return self._items.popleft()
 
 
 class _Window:
@@ -265,7 +131,7 @@ class RPCSession:
         #: raise it only on links whose both ends are ours.
         self.file_chunk_bytes = file_chunk_bytes
         self._next_seq = secrets.randbelow(100_000) + 1
-        self._pending: dict[int, _Inbox] = {}
+        self._pending: dict[int, Inbox] = {}
         self._running: dict[int, _Running] = {}
         self._tg: TaskGroup | None = None
         self._closed = anyio.Event()
@@ -383,7 +249,7 @@ class RPCSession:
         """Call ``action`` on the peer and return its ``data``; raises the peer's error."""
         limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
         seq = self._take_seq()
-        inbox = _Inbox()
+        inbox = Inbox()
         self._pending[seq] = inbox
         try:
             with anyio.fail_after(limit if limit is not None else math.inf):
@@ -634,116 +500,3 @@ class RPCSession:
             pass
         except RPCError as exc:
             await self._respond_quietly(error_response(seq, exc))
-
-
-class StreamCall:
-    """The caller's side of a streamed call: ``async with`` it, then ``async for`` items.
-
-    Leaving the block (or :meth:`aclose`) before the stream ended cancels the peer's
-    handler. Iterating without ``async with`` works too; then call :meth:`aclose` when
-    stopping early.
-    """
-
-    def __init__(
-        self,
-        session: RPCSession,
-        action: str,
-        data: dict[str, Any],
-        context: dict[str, Any] | None,
-        timeout: float | None,
-    ) -> None:
-        self._session = session
-        self.action = action
-        self._data = data
-        self._context = context
-        self._timeout = timeout
-        self._seq: int | None = None
-        self._inbox = _Inbox()
-        self._inbox.flow_controlled = True
-        self._consumed = 0
-        self._acked = 0
-        self._done = False
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __aiter__(self) -> Self:
-        return self
-
-    async def _start(self) -> None:
-        session = self._session
-        self._seq = session._take_seq()  # pyright: ignore[reportPrivateUsage]
-        session._pending[self._seq] = self._inbox  # pyright: ignore[reportPrivateUsage]
-        request = Request(
-            self._seq, self.action, self._data, self._context, stream_flow_control=True
-        )
-        await session._send(request.to_wire())  # pyright: ignore[reportPrivateUsage]
-
-    async def __anext__(self) -> dict[str, Any]:
-        if self._done:
-            raise StopAsyncIteration
-        session = self._session
-        try:
-            with anyio.fail_after(self._timeout if self._timeout is not None else math.inf):
-                if self._seq is None:
-                    await self._start()
-                elif self._consumed - self._acked >= session.ack_every:
-                    self._acked = self._consumed
-                    ack = Request(
-                        session._take_seq(),  # pyright: ignore[reportPrivateUsage]
-                        STREAM_ACK,
-                        {"seq_id": self._seq, "index": self._consumed},
-                        self._context,
-                    )
-                    await session._send(ack.to_wire())  # pyright: ignore[reportPrivateUsage]
-                response = await self._inbox.get()
-        except TimeoutError:
-            await self.aclose()
-            raise RPCTimeoutError(
-                f"{self.action} stream got no item within {self._timeout} s",
-                details={"action": self.action, "timeout": self._timeout},
-            ) from None
-        except RPCError:
-            await self._finish()
-            raise
-        if response.code != 0:
-            await self._finish()
-            raise error_from_response(response)
-        if response.chunk_status == END:
-            await self._finish()
-            raise StopAsyncIteration
-        if response.stream_index is not None:
-            if response.stream_index != self._consumed + 1:
-                await self.aclose()
-                raise MalformedMessageError(
-                    f"stream item {response.stream_index} arrived, {self._consumed + 1} expected"
-                )
-            self._consumed = response.stream_index
-        return response.data
-
-    async def _finish(self) -> None:
-        self._done = True
-        if self._seq is not None:
-            self._session._pending.pop(self._seq, None)  # pyright: ignore[reportPrivateUsage]
-
-    async def aclose(self) -> None:
-        """Stop early: forget the stream and ask the peer to cancel its handler."""
-        if self._done:
-            return
-        await self._finish()
-        if self._seq is not None:
-            with anyio.CancelScope(shield=True):
-                await self._session._cancel_remote(self._seq, self._context)  # pyright: ignore[reportPrivateUsage]
-
-    async def collect(self) -> list[dict[str, Any]]:
-        """Read the whole stream into a list."""
-        async with self:
-            return [item async for item in self]

@@ -23,7 +23,7 @@ from langbot_plugin.host import HostTool, LocalHost, ScriptedModel
 from langbot_plugin.host.run_host import StartedRun
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.files import FileStore
-from langbot_plugin.rpc.session import StreamCall
+from langbot_plugin.rpc.stream_call import StreamCall
 from langbot_plugin.rpc.transport_memory import memory_pair
 
 pytestmark = pytest.mark.anyio

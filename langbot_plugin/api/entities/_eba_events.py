@@ -29,12 +29,9 @@ __all__ = [
 ]
 
 
-def _nobody() -> platform_entities.User:
-    return platform_entities.User(id="")
-
-
-def _no_group() -> platform_entities.UserGroup:
-    return platform_entities.UserGroup(id="")
+# the same defaults as the platform events carry
+_nobody = platform_events._nobody  # pyright: ignore[reportPrivateUsage]
+_no_group = platform_events._no_group  # pyright: ignore[reportPrivateUsage]
 
 
 _ChatType = platform_entities.ChatType

@@ -1,0 +1,95 @@
+"""Sandbox backends behind one interface, and how the runtime picks one.
+
+Selection (seed 001's order): an explicit ``box.backend`` wins (``docker``,
+``nsjail``); ``local`` probes Docker, then nsjail, and takes the first usable one.
+``podman`` and ``e2b`` are planned for a later release and ``host`` (running commands
+unsandboxed) is not offered: choosing them gives a clear error. Backends are created
+through factories so tests can substitute :class:`~.fake.FakeBackend`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from box_runtime.backends.base import SandboxBackend
+from box_runtime.config import BoxConfig
+
+__all__ = [
+    "LOCAL_ORDER",
+    "UNSUPPORTED_BACKENDS",
+    "BackendFactory",
+    "Selection",
+    "default_factories",
+    "select_backend",
+]
+
+BackendFactory = Callable[[BoxConfig], SandboxBackend]
+
+#: The order ``box.backend: local`` probes in.
+LOCAL_ORDER = ("docker", "nsjail")
+
+UNSUPPORTED_BACKENDS: dict[str, str] = {
+    "podman": "the Podman backend is planned for a later release; use docker or nsjail",
+    "e2b": "the E2B backend is planned for a later release; use docker or nsjail",
+    "host": "running commands unsandboxed on the host is not offered; use docker or nsjail",
+}
+
+
+def _docker(config: BoxConfig) -> SandboxBackend:
+    from box_runtime.backends.docker import DockerBackend
+
+    return DockerBackend(config.docker)
+
+
+def _nsjail(config: BoxConfig) -> SandboxBackend:
+    from box_runtime.backends.nsjail import NsjailBackend
+
+    return NsjailBackend(config.nsjail)
+
+
+def default_factories() -> dict[str, BackendFactory]:
+    return {"docker": _docker, "nsjail": _nsjail}
+
+
+@dataclass(slots=True)
+class Selection:
+    """The chosen backend (or ``None``) and, per candidate, why it was not usable."""
+
+    backend: SandboxBackend | None
+    requested: str
+    reasons: dict[str, str]
+
+    @property
+    def reason(self) -> str:
+        if self.backend is not None:
+            return ""
+        return "; ".join(f"{name}: {why}" for name, why in self.reasons.items()) or (
+            f"no backend named {self.requested!r}"
+        )
+
+
+async def select_backend(config: BoxConfig, factories: Mapping[str, BackendFactory]) -> Selection:
+    """Create and probe candidates in order; return the first usable backend."""
+    requested = config.backend
+    reasons: dict[str, str] = {}
+    if requested in UNSUPPORTED_BACKENDS:
+        reasons[requested] = UNSUPPORTED_BACKENDS[requested]
+        return Selection(None, requested, reasons)
+    candidates = LOCAL_ORDER if requested == "local" else (requested,)
+    for name in candidates:
+        factory = factories.get(name)
+        if factory is None:
+            reasons[name] = "not available in this build"
+            continue
+        try:
+            backend = factory(config)
+            why = await backend.probe()
+        except Exception as exc:  # a probe must never take the runtime down
+            reasons[name] = f"probe failed: {exc}"
+            continue
+        if why is None:
+            return Selection(backend, requested, reasons)
+        reasons[name] = why
+        await backend.aclose()
+    return Selection(None, requested, reasons)

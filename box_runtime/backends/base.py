@@ -1,0 +1,115 @@
+"""The interface every sandbox backend implements, and the plain data it receives.
+
+The runtime decides *what* a sandbox is (a :class:`SandboxPlan`: image, network,
+limits, already-checked mounts, names and labels) and *what* to run (an
+:class:`ExecRequest`); a backend only knows *how* on its engine. A backend maps its
+library's errors at its edge: a sandbox that vanished raises
+:class:`~box_runtime.errors.BoxSandboxGoneError`, an engine problem raises
+:class:`~box_runtime.errors.BoxBackendUnavailableError`, anything the request got wrong
+raises :class:`~box_runtime.errors.BoxValidationError`.
+
+``exec`` enforces the request's timeout itself and kills only that command (not the
+sandbox), reporting ``timed_out``; it keeps at most ``output_limit`` bytes of each
+stream (head and tail) while reading.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from box_runtime.security import CollectedOutput
+
+__all__ = ["ExecOutcome", "ExecRequest", "Mount", "SandboxBackend", "SandboxPlan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """A bind mount; ``host_path`` is a real path that passed the mount checks."""
+
+    host_path: str
+    sandbox_path: str
+    read_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPlan:
+    """Everything a backend needs to create one session's sandbox."""
+
+    #: Stable, injective name of the session on the engine (container name).
+    name: str
+    #: SHA-256 hex of the session key (tenant, generation and the caller's id).
+    key_hash: str
+    session_id: str
+    deployment_id: str
+    image: str
+    network: bool
+    cpus: float
+    memory_mb: int
+    pids_limit: int
+    read_only_rootfs: bool
+    persistent: bool
+    #: The workspace mount first, then the extra mounts.
+    mounts: tuple[Mount, ...]
+    mount_path: str
+    #: Runtime-owned per-session directory (scratch, home) on the host.
+    session_dir: str
+    #: Whether the workspace directory is runtime-owned (and may be chowned).
+    workspace_owned: bool
+    labels: Mapping[str, str] = field(default_factory=dict[str, str])
+
+
+@dataclass(frozen=True, slots=True)
+class ExecRequest:
+    command: str
+    workdir: str
+    env: Mapping[str, str]
+    timeout_sec: float
+    output_limit: int
+    head_ratio: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExecOutcome:
+    exit_code: int | None
+    timed_out: bool
+    stdout: CollectedOutput
+    stderr: CollectedOutput
+
+
+class SandboxBackend(abc.ABC):
+    """One sandbox technology. Instances are created per runtime and reused."""
+
+    name: ClassVar[str]
+    #: Whether ``SandboxPlan.image`` means anything (nsjail runs the host's files).
+    custom_images: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    async def probe(self) -> str | None:
+        """``None`` when usable, else a short reason why not."""
+
+    @abc.abstractmethod
+    async def start(self, plan: SandboxPlan) -> str:
+        """Create (or adopt a persistent) sandbox; return its backend id."""
+
+    @abc.abstractmethod
+    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        """Run one command in the sandbox ``handle``."""
+
+    @abc.abstractmethod
+    async def stop(self, plan: SandboxPlan, handle: str) -> None:
+        """Remove the sandbox; a sandbox that is already gone is not an error."""
+
+    async def cleanup_orphans(self, deployment_id: str) -> list[str]:
+        """Remove non-persistent sandboxes this deployment left behind; return their ids."""
+        del deployment_id
+        return []
+
+    def protected_paths(self) -> tuple[str, ...]:
+        """Host paths of the engine itself (data dir, sockets) that must never be mounted."""
+        return ()
+
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook, a no-op by default
+        """Release engine connections."""

@@ -1,0 +1,415 @@
+"""Docker backend through the Docker SDK's low-level API (calls run in worker threads).
+
+A session is one long-lived container (``sleep infinity`` under docker-init) created
+locked down: no network unless asked (``network_mode=none``), every capability
+dropped, ``no-new-privileges``, a read-only root with a tmpfs ``/tmp``, CPU, memory
+(swap included) and pid limits, an optional non-root user, and labels naming the
+deployment, so startup cleanup removes only this deployment's leftovers.
+
+An exec is one ``exec_create`` + ``exec_start`` + ``exec_inspect``, all in one worker
+thread: no container inspect per exec (the container's init pid is looked up once per
+session). Output flows into bounded head+tail collectors, through named pipes in the
+container's ``/tmp`` when the engine is local (see :mod:`.docker_io`), else off Docker's
+multiplexed stream. The command runs under a tiny shell wrapper that records its
+process-group id in ``/tmp``, so a timeout (or a cancelled call) kills exactly that
+command's process group and leaves the session alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+import anyio
+import docker  # type: ignore[import-untyped]
+import docker.utils  # type: ignore[import-untyped]
+from docker import errors as docker_errors  # type: ignore[import-untyped]
+from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
+
+from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
+from box_runtime.backends.docker_io import (
+    EXEC_WRAPPER,
+    KILL_SCRIPT,
+    Abort,
+    Fifos,
+    demux_stream,
+    open_fifos,
+    pump_fifos,
+)
+from box_runtime.config import DockerConfig
+from box_runtime.errors import (
+    BoxBackendUnavailableError,
+    BoxSandboxGoneError,
+    BoxValidationError,
+)
+from box_runtime.security import OutputCollector
+
+__all__ = ["DockerBackend"]
+
+logger = logging.getLogger("box_runtime.docker")
+
+
+def _explain(exc: BaseException) -> str:
+    explanation = getattr(exc, "explanation", None)
+    return str(explanation or exc)
+
+
+class DockerBackend(SandboxBackend):
+    name = "docker"
+
+    def __init__(self, config: DockerConfig, *, max_threads: int = 96) -> None:
+        self._config = config
+        self._api: Any = None
+        self._limiter = anyio.CapacityLimiter(max_threads)
+        self._protected: tuple[str, ...] = ()
+        #: container -> (its root through /proc, mount namespace), or None: use the stream.
+        self._roots: dict[str, tuple[str, str] | None] = {}
+        #: containers whose agent did not answer (docker exec is used for them).
+        self._agent_ok: dict[str, bool] = {}
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _client(self) -> Any:
+        if self._api is None:
+            kwargs: dict[str, Any] = {"base_url": self._config.base_url}
+            if not self._config.base_url:
+                kwargs = dict(docker.utils.kwargs_from_env())
+            self._api = docker.APIClient(timeout=120, max_pool_size=64, **kwargs)
+        return self._api
+
+    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    # ------------------------------------------------------------------ backend
+
+    async def probe(self) -> str | None:
+        def check() -> str | None:
+            try:
+                api = self._client()
+                api.ping()
+                info = api.info()
+            except Exception as exc:
+                return f"no Docker engine reachable ({_explain(exc)})"
+            root = info.get("DockerRootDir")
+            socket_path = str(api.base_url)
+            protected = [root] if isinstance(root, str) and root else []
+            if socket_path.startswith("http+unix://"):
+                protected.append("/" + socket_path.removeprefix("http+unix://").lstrip("/"))
+            self._protected = tuple(protected)
+            return None
+
+        return cast(str | None, await self._run(check))
+
+    def protected_paths(self) -> tuple[str, ...]:
+        return self._protected
+
+    async def start(self, plan: SandboxPlan) -> str:
+        return cast(str, await self._run(self._start_blocking, plan))
+
+    def _start_blocking(self, plan: SandboxPlan) -> str:
+        api = self._client()
+        config = self._config
+        self._chown_for_user(plan)
+        host_config = api.create_host_config(
+            mounts=[
+                DockerMount(m.sandbox_path, m.host_path, type="bind", read_only=m.read_only)
+                for m in plan.mounts
+            ],
+            network_mode=config.network if plan.network else "none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            read_only=plan.read_only_rootfs,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={config.tmpfs_size_mb}m,mode=1777"},
+            nano_cpus=int(plan.cpus * 1e9) if config.cpu_limit_enabled else None,
+            mem_limit=f"{plan.memory_mb}m",
+            memswap_limit=f"{plan.memory_mb}m",
+            pids_limit=plan.pids_limit,
+            init=config.init,
+        )
+        create = {
+            "image": plan.image,
+            "command": ["sh", "-c", AGENT_SCRIPT] if config.exec_agent else ["sleep", "infinity"],
+            "name": plan.name,
+            "labels": dict(plan.labels),
+            "host_config": host_config,
+            "working_dir": plan.mount_path,
+            "user": config.user or None,
+            "hostname": "box",
+            "detach": True,
+        }
+        for attempt in range(3):
+            try:
+                container_id = str(api.create_container(**create)["Id"])
+                break
+            except docker_errors.ImageNotFound:
+                if attempt or not config.pull_missing_images:
+                    raise BoxValidationError(self._missing_image(plan.image)) from None
+                self._pull(plan.image)
+            except docker_errors.APIError as exc:
+                if exc.status_code != 409 or attempt == 2:
+                    raise BoxBackendUnavailableError(
+                        f"docker create failed: {_explain(exc)}"
+                    ) from None
+                adopted = self._adopt_or_remove(plan)
+                if adopted is not None:
+                    return adopted
+            except docker_errors.DockerException as exc:
+                raise BoxBackendUnavailableError(f"docker create failed: {_explain(exc)}") from None
+        else:  # pragma: no cover - the loop always breaks or raises
+            raise BoxBackendUnavailableError("docker create failed")
+        try:
+            api.start(container_id)
+        except docker_errors.DockerException as exc:
+            self._remove_quietly(container_id)
+            raise BoxBackendUnavailableError(f"docker start failed: {_explain(exc)}") from None
+        return container_id
+
+    def _missing_image(self, image: str) -> str:
+        return (
+            f"image {image} is not available on this Docker engine; build it offline with "
+            f"'lbp box image build --tag {image}' or pull it"
+        )
+
+    def _pull(self, image: str) -> None:
+        repository, _, tag = (
+            image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
+        )
+        logger.info("Box: pulling %s", image)
+        try:
+            self._client().pull(repository, tag=tag or "latest")
+        except docker_errors.DockerException as exc:
+            raise BoxValidationError(
+                f"{self._missing_image(image)} (pull failed: {_explain(exc)})"
+            ) from None
+
+    def _adopt_or_remove(self, plan: SandboxPlan) -> str | None:
+        """A container of this name exists: adopt our persistent one, else remove it."""
+        api = self._client()
+        try:
+            existing = api.inspect_container(plan.name)
+        except docker_errors.NotFound:
+            return None
+        labels = existing.get("Config", {}).get("Labels") or {}
+        if (
+            plan.persistent
+            and labels.get("langbot.box.key") == plan.key_hash
+            and labels.get("langbot.box.persistent") == "true"
+        ):
+            if not existing.get("State", {}).get("Running"):
+                api.start(existing["Id"])
+            logger.info("Box: adopted persistent container %s", plan.name)
+            return str(existing["Id"])
+        self._remove_quietly(existing["Id"])
+        return None
+
+    def _chown_for_user(self, plan: SandboxPlan) -> None:
+        user = self._config.user
+        if not user or os.geteuid() != 0:
+            return
+        uid_text, _, gid_text = user.partition(":")
+        if not uid_text.isdigit() or (gid_text and not gid_text.isdigit()):
+            return  # a user name: the image resolves it, we cannot chown for it
+        uid, gid = int(uid_text), int(gid_text or uid_text)
+        targets = [os.path.join(plan.session_dir, "tmp"), os.path.join(plan.session_dir, "home")]
+        if plan.workspace_owned:
+            targets.append(plan.mounts[0].host_path)
+        for target in targets:
+            os.chown(target, uid, gid)
+
+    def _remove_quietly(self, container: str) -> None:
+        try:
+            self._client().remove_container(container, force=True, v=True)
+        except docker_errors.NotFound:
+            pass
+        except docker_errors.APIError as exc:
+            if exc.status_code != 409:  # 409: removal already in progress
+                raise BoxBackendUnavailableError(f"docker remove failed: {_explain(exc)}") from None
+
+    async def stop(self, plan: SandboxPlan, handle: str) -> None:
+        del plan
+        self._roots.pop(handle, None)
+        self._agent_ok.pop(handle, None)
+        await self._run(self._remove_quietly, handle)
+
+    async def cleanup_orphans(self, deployment_id: str) -> list[str]:
+        def cleanup() -> list[str]:
+            api = self._client()
+            found = api.containers(
+                all=True, filters={"label": [f"langbot.box.deployment={deployment_id}"]}
+            )
+            removed: list[str] = []
+            for container in found:
+                labels = container.get("Labels") or {}
+                if labels.get("langbot.box.persistent") == "true":
+                    continue
+                self._remove_quietly(container["Id"])
+                removed.append(str(container["Id"]))
+            return removed
+
+        return cast(list[str], await self._run(cleanup))
+
+    async def aclose(self) -> None:
+        api, self._api = self._api, None
+        if api is not None:
+            await self._run(api.close)
+
+    # ------------------------------------------------------------------ exec
+
+    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        del plan
+        abort = Abort()
+        try:
+            return await anyio.to_thread.run_sync(
+                self._exec_blocking,
+                handle,
+                request,
+                abort,
+                limiter=self._limiter,
+                abandon_on_cancel=True,
+            )
+        except BaseException:
+            abort.fire()  # the abandoned thread kills the command and returns
+            raise
+
+    def _exec_blocking(self, handle: str, request: ExecRequest, abort: Abort) -> ExecOutcome:
+        token = secrets.token_hex(8)
+        stdout = OutputCollector(request.output_limit, request.head_ratio)
+        stderr = OutputCollector(request.output_limit, request.head_ratio)
+        deadline = time.monotonic() + request.timeout_sec
+        root = self._root(handle)
+        if root is not None and self._config.exec_agent and self._agent_ok.get(handle, True):
+            script = agent_script_text(request.workdir, request.env, request.command)
+            ran = run_via_agent(
+                root, token, script, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
+            )
+            if ran is not None:
+                timed_out, exit_code = ran
+                if timed_out or abort.requested:
+                    self._kill(handle, token)
+                    return ExecOutcome(None, True, stdout.result(), stderr.result())
+                return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
+            self._agent_ok[handle] = False  # no agent in this container: docker exec from now on
+        fifos: Fifos | None = None
+        if root is not None:
+            try:
+                fifos = open_fifos(root, token)
+            except OSError:
+                fifos = None
+        return self._docker_exec(handle, request, token, fifos, (stdout, stderr, deadline, abort))
+
+    def _docker_exec(
+        self,
+        handle: str,
+        request: ExecRequest,
+        token: str,
+        fifos: Fifos | None,
+        io: tuple[OutputCollector, OutputCollector, float, Abort],
+    ) -> ExecOutcome:
+        api = self._client()
+        stdout, stderr, deadline, abort = io
+        flag = "1" if fifos is not None else ""
+        command = ["sh", "-c", EXEC_WRAPPER, "sh", token, request.workdir, request.command, flag]
+        try:
+            try:
+                exec_id = api.exec_create(
+                    handle, command, environment=[f"{k}={v}" for k, v in request.env.items()]
+                )["Id"]
+                sock = api.exec_start(exec_id, socket=True)
+            except docker_errors.NotFound:
+                raise BoxSandboxGoneError(f"container {handle[:12]} is gone") from None
+            except docker_errors.APIError as exc:
+                if exc.status_code == 409:  # the container exists but is not running
+                    raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
+                raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
+            except docker_errors.DockerException as exc:
+                raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
+            raw: socket.socket = getattr(sock, "_sock", sock)
+            abort.attach(raw)
+            try:
+                if fifos is not None:
+                    timed_out = pump_fifos(
+                        fifos, raw, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
+                    )
+                else:
+                    timed_out = demux_stream(
+                        raw, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
+                    )
+            finally:
+                sock.close()
+                raw.close()
+        finally:
+            if fifos is not None:
+                fifos.close()
+        if timed_out or abort.requested:
+            self._kill(handle, token)
+            return ExecOutcome(None, True, stdout.result(), stderr.result())
+        exit_code = self._exit_code(handle, exec_id)
+        return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
+
+    def _root(self, handle: str) -> str | None:
+        """The container's filesystem through ``/proc`` (fast paths), or ``None``."""
+        if not self._config.fast_output:
+            return None
+        if handle not in self._roots:
+            self._roots[handle] = self._find_root(handle)
+        found = self._roots[handle]
+        if found is None:
+            return None
+        path, namespace = found
+        try:
+            if os.readlink(os.path.join(os.path.dirname(path), "ns", "mnt")) == namespace:
+                return path
+        except OSError:
+            pass
+        del self._roots[handle]  # the container stopped or restarted: look again next time
+        return None
+
+    def _find_root(self, handle: str) -> tuple[str, str] | None:
+        """``(/proc/<pid>/root, its mount namespace)`` of the container's init, if reachable.
+
+        The pid comes from the engine's pid namespace; it is used only when ours is the
+        same, which the process's cgroup naming this container proves (a runtime inside
+        another container sees other processes under those numbers, or none).
+        """
+        try:
+            details = self._client().inspect_container(handle)
+            container_id, pid = str(details["Id"]), int(details["State"]["Pid"])
+            if pid <= 0:
+                return None
+            proc = f"/proc/{pid}"
+            with open(f"{proc}/cgroup", encoding="utf-8") as cgroups:
+                if container_id not in cgroups.read():
+                    return None
+            namespace = os.readlink(f"{proc}/ns/mnt")
+            if not os.access(f"{proc}/root/tmp", os.W_OK):
+                return None
+        except (docker_errors.DockerException, OSError, KeyError, TypeError, ValueError):
+            return None
+        return f"{proc}/root", namespace
+
+    def _exit_code(self, handle: str, exec_id: str) -> int | None:
+        api = self._client()
+        for _ in range(200):
+            try:
+                state = api.exec_inspect(exec_id)
+            except docker_errors.NotFound:
+                raise BoxSandboxGoneError(f"container {handle[:12]} vanished") from None
+            if not state.get("Running"):
+                code = state.get("ExitCode")
+                return int(code) if code is not None else None
+            time.sleep(0.002)  # the stream ended a moment before docker recorded the exit
+        return None
+
+    def _kill(self, handle: str, token: str) -> None:
+        api = self._client()
+        try:
+            kill_id = api.exec_create(handle, ["sh", "-c", KILL_SCRIPT, "lbp-kill", token])["Id"]
+            api.exec_start(kill_id)
+        except docker_errors.DockerException as exc:
+            logger.warning("Box: could not kill a timed-out command in %s: %s", handle[:12], exc)

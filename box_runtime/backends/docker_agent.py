@@ -1,0 +1,238 @@
+"""A tiny in-container agent that runs commands without a ``docker exec`` each time.
+
+``docker exec`` costs tens of milliseconds in the engine (runc sets up a process in the
+container's namespaces). Every session container therefore starts
+:data:`AGENT_SCRIPT`, a POSIX-shell loop that waits on a named pipe in the container's
+``/tmp``; when the runtime can reach that directory (same host, through
+``/proc/<init pid>/root``) an exec is:
+
+1. write the command as a script file next to the pipe, create three named pipes for
+   its stdout, stderr and exit status, open our ends;
+2. write the command's token into the control pipe;
+3. the agent starts ``setsid sh <script>`` with stdout/stderr on the pipes (its own
+   session and process group, recorded in ``/tmp/.lbp-exec`` like the exec wrapper
+   does), waits for it and writes the exit status;
+4. we read both streams into the head+tail collectors until the status arrived and the
+   streams ended.
+
+A timeout is handled by the backend with the same kill script as ``docker exec``. If
+the agent is not there (an image without ``mkfifo``/``setsid``, an engine we cannot
+reach, a container we do not own), :func:`run_via_agent` returns ``None`` and the
+backend falls back to ``docker exec``. The agent runs with the sandbox's privileges:
+it adds no authority, only a shorter path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import selectors
+import shlex
+import stat
+import time
+from collections.abc import Mapping
+
+from box_runtime.backends.docker_io import Abort, make_pipe, open_dir
+from box_runtime.security import OutputCollector
+
+__all__ = ["AGENT_DIR", "AGENT_SCRIPT", "AgentRun", "agent_script_text", "run_via_agent"]
+
+AGENT_DIR = "/tmp/.lbp-agent"
+#: The agent loop. It gives up (leaving ``docker exec`` to do the work) when it cannot
+#: start or when its control pipe disappears; it never spins.
+AGENT_LOOP = (
+    f"a={AGENT_DIR}; "
+    'mkdir -p "$a" && chmod 700 "$a" && command -v setsid >/dev/null '
+    '&& mkfifo "$a/ctl" || exit 0; '
+    'while [ -p "$a/ctl" ]; do '
+    'IFS= read -r t <"$a/ctl" || continue; '
+    "case \"$t\" in ''|*[!0-9a-f]*) continue ;; esac; "
+    '[ -f "$a/$t.sh" ] || continue; '
+    'setsid sh "$a/$t.sh" >"$a/$t.o" 2>"$a/$t.e" </dev/null & p=$!; '
+    'echo "$p $t" >/tmp/.lbp-exec; '
+    'wait "$p"; s=$?; '
+    'echo "$s" 1<>"$a/$t.r"; '
+    "done"
+)
+#: The container's main process: the agent in the background, ``sleep`` in front, so
+#: the container lives on whatever happens to the agent.
+AGENT_SCRIPT = f"({AGENT_LOOP}) </dev/null >/dev/null 2>&1 & exec sleep infinity"
+_READ_BYTES = 256 * 1024
+_CONNECT_WAIT_SEC = 1.0
+#: How long output is still collected after the command exited (a background process it
+#: started may hold stdout open; it keeps running, the exec returns).
+_LINGER_SEC = 0.5
+
+
+def agent_script_text(workdir: str, env: Mapping[str, str], command: str) -> str:
+    """The script the agent runs for one exec (values are shell-quoted)."""
+    quoted = shlex.quote(workdir)
+    lines = [f"cd {quoted} 2>/dev/null || {{ mkdir -p {quoted} && cd {quoted}; }} || exit 126"]
+    lines += [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+    lines.append(command)
+    return "\n".join(lines) + "\n"
+
+
+class AgentRun:
+    """The host-side files and pipes of one agent exec, all inside the agent directory."""
+
+    def __init__(self, directory: int, token: str) -> None:
+        self.directory = directory
+        self.token = token
+        self.names: list[str] = []
+        self.fds: list[int] = []
+        self.writers: list[int] = []
+
+    def open_pipe(self, suffix: str) -> int:
+        name = f"{self.token}.{suffix}"
+        reader, writer = make_pipe(self.directory, name)
+        self.names.append(name)
+        self.fds.append(reader)
+        self.writers.append(writer)  # held until the status arrives (see module docs)
+        return reader
+
+    def write_script(self, text: str) -> None:
+        name = f"{self.token}.sh"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(name, flags, 0o644, dir_fd=self.directory)
+        self.names.append(name)
+        try:
+            os.fchmod(fd, 0o644)
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def close_writers(self) -> None:
+        while self.writers:
+            os.close(self.writers.pop())
+
+    def close(self) -> None:
+        self.close_writers()
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for name in self.names:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=self.directory)
+
+
+def _agent_dir(root: str, seconds: float) -> int | None:
+    """The agent directory's fd once its control pipe exists, or ``None``.
+
+    A new container starts the agent within milliseconds, hence the short wait.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            directory: int | None = open_dir(root, "tmp", AGENT_DIR.rsplit("/", 1)[1])
+        except OSError:
+            directory = None
+        if directory is not None:
+            try:
+                info = os.stat("ctl", dir_fd=directory, follow_symlinks=False)
+                if stat.S_ISFIFO(info.st_mode):
+                    return directory
+            except OSError:
+                pass
+            os.close(directory)
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.001)
+
+
+def _signal_agent(directory: int, token: str, seconds: float) -> bool:
+    """Hand the token to a waiting agent; False when no agent listens (within a moment)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fd = os.open("ctl", os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=directory)
+        except OSError as exc:
+            # ENXIO: nobody reads right now (between two commands, or starting up).
+            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+            continue
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return False
+            os.write(fd, f"{token}\n".encode())
+        finally:
+            os.close(fd)
+        return True
+
+
+def _status(line: bytes) -> int:
+    """The exit status the agent wrote (the pipe is the sandbox's: trust nothing)."""
+    text = line.split(b"\n", 1)[0].strip()
+    return int(text) if text.isdigit() and len(text) <= 3 else -1
+
+
+def run_via_agent(
+    root: str,
+    token: str,
+    script: str,
+    *,
+    stdout: OutputCollector,
+    stderr: OutputCollector,
+    deadline: float,
+    abort: Abort,
+    connect_wait: float = _CONNECT_WAIT_SEC,
+) -> tuple[bool, int | None] | None:
+    """Run ``script`` through the agent: ``(timed_out, exit_code)``, or ``None`` if absent."""
+    directory = _agent_dir(root, connect_wait)
+    if directory is None:
+        return None
+    run = AgentRun(directory, token)
+    wake_read, wake_write = os.pipe()
+    abort.attach_fd(wake_write)
+    selector = selectors.DefaultSelector()
+    try:
+        try:
+            out_fd, err_fd, status_fd = run.open_pipe("o"), run.open_pipe("e"), run.open_pipe("r")
+            run.write_script(script)
+        except OSError:
+            return None
+        if not _signal_agent(directory, token, connect_wait):
+            return None
+        targets = {out_fd: stdout, err_fd: stderr}
+        for fd in (out_fd, err_fd, status_fd, wake_read):
+            selector.register(fd, selectors.EVENT_READ)
+        buffer = bytearray(_READ_BYTES)
+        status = bytearray()
+        exit_code: int | None = None
+        open_streams = 2
+        while open_streams or exit_code is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                # Past the status, only a background process still holds the streams.
+                return (False, exit_code) if exit_code is not None else (True, None)
+            for key, _ in selector.select(left):
+                fd = key.fd
+                if fd == wake_read:
+                    return True, None  # aborted: the caller kills the command
+                try:
+                    count = os.readv(fd, [buffer])
+                except (BlockingIOError, InterruptedError):
+                    continue
+                if fd == status_fd:
+                    status += buffer[:count]
+                    if b"\n" in status:
+                        exit_code = _status(bytes(status))
+                        selector.unregister(fd)
+                        run.close_writers()  # the streams may end now
+                        deadline = min(deadline, time.monotonic() + _LINGER_SEC)
+                    continue
+                if count == 0:
+                    selector.unregister(fd)
+                    open_streams -= 1
+                    continue
+                targets[fd].feed(memoryview(buffer)[:count])
+        return False, exit_code
+    finally:
+        selector.close()
+        abort.detach_fd()
+        os.close(wake_read)
+        os.close(wake_write)
+        run.close()
+        os.close(directory)

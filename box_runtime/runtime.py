@@ -1,0 +1,444 @@
+"""The Box runtime: configuration, backend choice, the session table and its reaper.
+
+:class:`BoxRuntime` is transport-agnostic (the RPC handlers live in
+:mod:`box_runtime.service`). Its rules:
+
+* A session is created on first use (``box_exec`` or ``box_create_session``) and
+  reused while compatible; a request with different settings is a conflict.
+* Creating a sandbox happens outside any global lock; concurrent requests for the same
+  key wait for the one creation in flight.
+* Commands in one session run one at a time (a per-session lock); sessions run in
+  parallel. A command that times out is killed alone; its session stays.
+* A sandbox that vanished (removed behind the runtime's back) is recreated on the
+  next exec, without an engine round trip per exec to check.
+* ``limits.max_sessions`` caps live plus in-creation sessions.
+* A background reaper removes idle non-persistent sessions after
+  ``sessions.ttl_sec``; :meth:`BoxRuntime.shutdown_sessions` removes every
+  non-persistent session (``box_shutdown``, SIGTERM/SIGINT).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import time
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import anyio
+
+from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
+from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend
+from box_runtime.config import BoxConfig
+from box_runtime.errors import (
+    BoxBackendUnavailableError,
+    BoxCapacityExceededError,
+    BoxSandboxGoneError,
+    BoxSessionNotFoundError,
+    BoxValidationError,
+)
+from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
+from box_runtime.protocol import BackendInfo
+from box_runtime.security import check_quota, passthrough_env
+from box_runtime.sessions import (
+    Session,
+    SessionKey,
+    Tenant,
+    assert_compatible,
+    make_plan,
+    remove_session_dir,
+    resolve_spec,
+)
+from box_runtime.settings import Settings
+from box_runtime.storage import measure_tree
+
+__all__ = ["BoxRuntime"]
+
+
+@contextmanager
+def _single_error() -> Generator[None]:
+    """Re-raise a task group's lone error as itself, not as a one-element group."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+logger = logging.getLogger("box_runtime")
+_MIB = 1024 * 1024
+
+
+class BoxRuntime:
+    """Sessions on one backend. Use ``async with runtime.running():`` to run the reaper."""
+
+    def __init__(
+        self,
+        *,
+        config: Mapping[str, Any] | None = None,
+        factories: Mapping[str, BackendFactory] | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = Settings(
+            config=config,
+            environ=os.environ if environ is None else environ,
+            cwd=cwd or os.getcwd(),
+        )
+        self._clock = clock
+        self._factories = dict(default_factories() if factories is None else factories)
+        self._sessions: dict[SessionKey, Session] = {}
+        self._creating: dict[SessionKey, anyio.Event] = {}
+        self._selection: Selection | None = None
+        self._selection_stale = False
+        self._backend_lock = anyio.Lock()
+        self._orphans_cleaned = False
+        self.reaped = 0
+
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def config(self) -> BoxConfig:
+        return self.settings.config
+
+    @property
+    def initialized(self) -> anyio.Event:
+        return self.settings.initialized
+
+    @property
+    def default_workspace(self) -> str | None:
+        return self.settings.default_workspace
+
+    async def configure(self, update: Mapping[str, Any]) -> None:
+        """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
+        if self.settings.apply(update):
+            self._selection_stale = True
+        self.settings.initialized.set()
+        await self._backend_selection()
+
+    # ------------------------------------------------------------------ backend
+
+    async def _backend_selection(self) -> Selection:
+        async with self._backend_lock:
+            selection = self._selection
+            if selection is None or (self._selection_stale and not self._sessions):
+                if selection is not None and selection.backend is not None:
+                    await selection.backend.aclose()
+                selection = await select_backend(self.config, self._factories)
+                self._selection, self._selection_stale = selection, False
+                if selection.backend is None:
+                    logger.warning("Box: no usable sandbox backend: %s", selection.reason)
+                else:
+                    logger.info("Box: using the %s backend", selection.backend.name)
+                    self.settings.protect(selection.backend.protected_paths())
+            if selection.backend is not None and not self._orphans_cleaned:
+                self._orphans_cleaned = True
+                try:
+                    removed = await selection.backend.cleanup_orphans(self.settings.deployment_id)
+                except Exception as exc:
+                    logger.warning("Box: orphan cleanup failed: %s", exc)
+                else:
+                    if removed:
+                        logger.info("Box: removed %d orphaned sandbox(es)", len(removed))
+            return selection
+
+    async def backend(self) -> SandboxBackend:
+        selection = await self._backend_selection()
+        if selection.backend is None:
+            raise BoxBackendUnavailableError(f"no usable sandbox backend: {selection.reason}")
+        return selection.backend
+
+    async def backend_info(self) -> BackendInfo:
+        selection = await self._backend_selection()
+        backend = selection.backend
+        if backend is None:
+            return BackendInfo(name=None, available=False, reason=selection.reason)
+        try:
+            reason = await backend.probe()
+        except Exception as exc:
+            reason = f"probe failed: {exc}"
+        if reason is not None and not self._sessions:
+            self._selection_stale = True  # try the candidates again next time
+        return BackendInfo(name=backend.name, available=reason is None, reason=reason)
+
+    # ------------------------------------------------------------------ sessions
+
+    def _key(self, session_id: str, tenant: Tenant | None) -> SessionKey:
+        return SessionKey(tenant, session_id.strip())
+
+    def sessions(self, tenant: Tenant | None) -> list[Session]:
+        return [s for key, s in self._sessions.items() if key.tenant == tenant]
+
+    def count(self) -> int:
+        return len(self._sessions) + len(self._creating)
+
+    def get_session(self, session_id: str, tenant: Tenant | None) -> BoxSessionInfo:
+        session = self._sessions.get(self._key(session_id, tenant))
+        if session is None:
+            raise BoxSessionNotFoundError(f"session {session_id} not found")
+        return session.info()
+
+    async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
+        config = await self.settings.ready()
+        backend = await self.backend()
+        resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
+        session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
+        return session.info()
+
+    async def _get_or_create(self, spec: BoxSpec, key: SessionKey) -> Session:
+        while True:
+            session = self._sessions.get(key)
+            if session is not None:
+                if session.closing:
+                    await session.closed.wait()
+                    continue
+                assert_compatible(session.spec, spec)
+                session.touch(self._clock())
+                return session
+            pending = self._creating.get(key)
+            if pending is not None:
+                await pending.wait()
+                continue
+            limit = self.config.limits.max_sessions
+            if self.count() >= limit:
+                raise BoxCapacityExceededError(
+                    f"Box session capacity reached ({limit} sessions)",
+                    details={"quota": "max_sessions", "limit": limit, "actual": self.count()},
+                )
+            done = anyio.Event()
+            self._creating[key] = done
+            try:
+                session = await self._create(spec, key)
+                self._sessions[key] = session
+                return session
+            finally:
+                del self._creating[key]
+                done.set()
+
+    async def _create(self, spec: BoxSpec, key: SessionKey) -> Session:
+        backend = await self.backend()
+        extra_denied = backend.protected_paths()
+        plan, workspace = await anyio.to_thread.run_sync(
+            lambda: make_plan(
+                spec,
+                key,
+                sessions_root=os.path.join(self.settings.state_dir, "sessions"),
+                deployment_id=self.settings.deployment_id,
+                allowed_roots=self.settings.allowed_roots,
+                extra_denied=extra_denied,
+            )
+        )
+        try:
+            handle = await backend.start(plan)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
+            raise
+        now = dt.datetime.now(dt.UTC)
+        logger.info("Box: session %s created on %s (%s)", key.session_id, backend.name, handle[:24])
+        return Session(
+            key=key,
+            spec=spec,
+            plan=plan,
+            handle=handle,
+            backend_name=backend.name,
+            workspace_dir=workspace,
+            created_at=now,
+            last_used_at=now,
+            last_used_mono=self._clock(),
+        )
+
+    async def delete_session(self, session_id: str, tenant: Tenant | None) -> None:
+        session = self._sessions.get(self._key(session_id, tenant))
+        if session is None:
+            raise BoxSessionNotFoundError(f"session {session_id} not found")
+        await self._remove(session, keep_persistent=False)
+
+    async def _remove(self, session: Session, *, keep_persistent: bool) -> None:
+        if session.closing:
+            await session.closed.wait()
+            return
+        session.closing = True
+        try:
+            with anyio.CancelScope(shield=True):
+                if keep_persistent and session.spec.persistent:
+                    logger.info(
+                        "Box: leaving persistent session %s running", session.key.session_id
+                    )
+                    return
+                backend = self._selection.backend if self._selection else None
+                if backend is not None:
+                    try:
+                        await backend.stop(session.plan, session.handle)
+                    except Exception as exc:
+                        logger.warning("Box: removing %s failed: %s", session.handle, exc)
+                await anyio.to_thread.run_sync(remove_session_dir, session.plan.session_dir)
+        finally:
+            if self._sessions.get(session.key) is session:
+                del self._sessions[session.key]
+            session.closed.set()
+
+    async def retire_generations(
+        self, instance_uuid: str, workspace_uuid: str, current: int
+    ) -> None:
+        """Remove the sessions of older placement generations of one workspace."""
+        stale = [
+            s
+            for key, s in self._sessions.items()
+            if key.tenant is not None
+            and key.tenant.instance_uuid == instance_uuid
+            and key.tenant.workspace_uuid == workspace_uuid
+            and key.tenant.generation < current
+        ]
+        await self._remove_all(stale, keep_persistent=False)
+
+    async def _remove_all(self, sessions: list[Session], *, keep_persistent: bool) -> None:
+        async with anyio.create_task_group() as tg:
+            for session in sessions:
+                tg.start_soon(lambda s=session: self._remove(s, keep_persistent=keep_persistent))
+
+    async def shutdown_sessions(self) -> None:
+        """Remove every non-persistent session (persistent ones keep running)."""
+        await self._remove_all(list(self._sessions.values()), keep_persistent=True)
+
+    async def reap_expired(self) -> int:
+        """Remove idle non-persistent sessions older than the TTL; return how many."""
+        ttl = self.config.sessions.ttl_sec
+        if ttl <= 0:
+            return 0
+        now = self._clock()
+        expired = [
+            s
+            for s in self._sessions.values()
+            if not s.spec.persistent
+            and not s.closing
+            and s.active == 0
+            and now - s.last_used_mono >= ttl
+        ]
+        await self._remove_all(expired, keep_persistent=False)
+        self.reaped += len(expired)
+        return len(expired)
+
+    # ------------------------------------------------------------------ exec
+
+    async def exec(self, spec: BoxSpec, tenant: Tenant | None) -> BoxExecutionResult:
+        config = await self.settings.ready()
+        backend = await self.backend()
+        resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
+        if not resolved.cmd:
+            raise BoxValidationError("cmd must not be empty")
+        session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
+        env = {**passthrough_env(config.env_passthrough, self.settings.environ), **resolved.env}
+        request = ExecRequest(
+            command=resolved.cmd,
+            workdir=resolved.workdir,
+            env=env,
+            timeout_sec=resolved.timeout_sec,
+            output_limit=config.output.max_bytes,
+            head_ratio=config.output.head_ratio,
+        )
+        session.active += 1
+        try:
+            async with session.lock:
+                if session.closing:
+                    raise BoxSessionNotFoundError(f"session {resolved.session_id} was deleted")
+                await self._check_workspace_quota(session, "before the command")
+                started = time.perf_counter()
+                outcome = await self._exec_in(session, backend, request)
+                duration_ms = int((time.perf_counter() - started) * 1000)
+        finally:
+            session.active -= 1
+            session.touch(self._clock())
+        stderr = outcome.stderr.text
+        if outcome.timed_out:
+            stderr += f"{'' if not stderr or stderr.endswith(chr(10)) else chr(10)}"
+            stderr += f"Command timed out after {resolved.timeout_sec} seconds."
+        result = BoxExecutionResult(
+            session_id=resolved.session_id,
+            backend_name=backend.name,
+            status=BoxExecutionStatus.TIMED_OUT
+            if outcome.timed_out
+            else BoxExecutionStatus.COMPLETED,
+            exit_code=None if outcome.timed_out else outcome.exit_code,
+            stdout=outcome.stdout.text,
+            stderr=stderr,
+            duration_ms=duration_ms,
+            stdout_truncated=outcome.stdout.truncated,
+            stderr_truncated=outcome.stderr.truncated,
+            stdout_bytes=outcome.stdout.total_bytes,
+            stderr_bytes=outcome.stderr.total_bytes,
+        )
+        await self._check_workspace_quota(session, "after the command")
+        return result
+
+    async def _exec_in(
+        self, session: Session, backend: SandboxBackend, request: ExecRequest
+    ) -> ExecOutcome:
+        try:
+            return await backend.exec(session.plan, session.handle, request)
+        except BoxSandboxGoneError:
+            if session.closing:
+                raise BoxSessionNotFoundError(
+                    f"session {session.key.session_id} was deleted while the command ran"
+                ) from None
+            logger.warning(
+                "Box: the sandbox of session %s vanished; recreating it", session.key.session_id
+            )
+            session.handle = await backend.start(session.plan)
+            return await backend.exec(session.plan, session.handle, request)
+
+    async def _check_workspace_quota(self, session: Session, when: str) -> None:
+        quota_mb = session.spec.workspace_quota_mb
+        if quota_mb <= 0:
+            return
+        cap = self.config.limits.max_workspace_entries
+        size = await anyio.to_thread.run_sync(
+            lambda: measure_tree(session.workspace_dir, max_entries=cap)
+        )
+        check_quota("workspace_entries", cap, size.entries + (0 if size.complete else 1))
+        try:
+            check_quota("workspace_bytes", quota_mb * _MIB, size.size_bytes, unit="bytes")
+        except BoxValidationError as exc:
+            exc.message = f"workspace of session {session.key.session_id} {when}: {exc.message}"
+            raise
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def _reaper(self) -> None:
+        while True:
+            sessions = self.config.sessions
+            interval = sessions.reaper_interval_sec
+            if sessions.ttl_sec > 0:
+                interval = min(interval, float(sessions.ttl_sec))
+            await anyio.sleep(interval)
+            try:
+                await self.reap_expired()
+            except Exception:
+                logger.exception("Box: the session reaper failed")
+
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[BoxRuntime]:
+        """Run the reaper; on exit remove non-persistent sessions and close the backend."""
+        try:
+            with _single_error():
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._reaper)
+                    if self.initialized.is_set():
+                        await self._backend_selection()
+                    try:
+                        yield self
+                    finally:
+                        tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.shutdown_sessions()
+        selection = self._selection
+        if selection is not None and selection.backend is not None:
+            await selection.backend.aclose()

@@ -1,0 +1,129 @@
+"""The host-owned Box session scope (seed 000): ``lb-box-<64 lowercase hex>``.
+
+A host derives one Box session per conversation target from a canonical scope::
+
+    {"bot_id", "instance_id", "platform_adapter", "target_id", "target_type",
+     "thread_id", "workspace_id"}
+
+(dimensions that are unknown are left out, never filled with placeholders). The
+scope is serialised as sorted, compact JSON, prefixed with a domain-separation
+label and hashed with SHA-256; the id is ``lb-box-`` plus the 64-character hex
+digest, so raw platform identifiers never reach the Box or its container metadata.
+
+``mcp-shared`` is the one other well-known id: the long-lived session of MCP servers
+the host runs inside the Box.
+
+Strict mode (``box.sessions.strict_ids: true``) makes the runtime refuse every other
+id; it is off by default because the released host still uses ids such as
+``global`` and ``runner-<sha256>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from box_runtime.errors import BoxValidationError
+
+__all__ = [
+    "MCP_SHARED_SESSION_ID",
+    "SCOPE_DIMENSIONS",
+    "SCOPE_DOMAIN",
+    "SESSION_ID_PATTERN",
+    "canonical_scope",
+    "check_session_id",
+    "is_scoped_session_id",
+    "scoped_session_id",
+]
+
+SCOPE_DOMAIN = "langbot.box.session-scope.v1"
+MCP_SHARED_SESSION_ID = "mcp-shared"
+SESSION_ID_PATTERN = re.compile(r"^lb-box-[0-9a-f]{64}$")
+SCOPE_DIMENSIONS = (
+    "instance_id",
+    "workspace_id",
+    "bot_id",
+    "platform_adapter",
+    "target_type",
+    "target_id",
+    "thread_id",
+)
+_REQUIRED = ("target_type", "target_id")
+_MAX_DIMENSION_CHARS = 1024
+
+
+def canonical_scope(
+    *,
+    target_type: str,
+    target_id: str,
+    instance_id: str | None = None,
+    workspace_id: str | None = None,
+    bot_id: str | None = None,
+    platform_adapter: str | None = None,
+    thread_id: str | None = None,
+) -> str:
+    """The canonical JSON text of a scope; fails closed on empty or malformed values."""
+    values = {
+        "instance_id": instance_id,
+        "workspace_id": workspace_id,
+        "bot_id": bot_id,
+        "platform_adapter": platform_adapter,
+        "target_type": target_type,
+        "target_id": target_id,
+        "thread_id": thread_id,
+    }
+    scope: dict[str, str] = {}
+    for name, value in values.items():
+        if value is None:
+            if name in _REQUIRED:
+                raise BoxValidationError(f"Box scope needs {name}")
+            continue
+        if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise BoxValidationError(f"Box scope {name} must be a string")
+        text = value.strip()
+        if not text:
+            raise BoxValidationError(f"Box scope {name} must not be empty")
+        if len(text) > _MAX_DIMENSION_CHARS:
+            raise BoxValidationError(f"Box scope {name} is longer than {_MAX_DIMENSION_CHARS}")
+        scope[name] = text
+    return json.dumps(scope, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def scoped_session_id(
+    *,
+    target_type: str,
+    target_id: str,
+    instance_id: str | None = None,
+    workspace_id: str | None = None,
+    bot_id: str | None = None,
+    platform_adapter: str | None = None,
+    thread_id: str | None = None,
+) -> str:
+    """The Box session id of a host scope: ``lb-box-`` + SHA-256 of the canonical scope."""
+    text = canonical_scope(
+        target_type=target_type,
+        target_id=target_id,
+        instance_id=instance_id,
+        workspace_id=workspace_id,
+        bot_id=bot_id,
+        platform_adapter=platform_adapter,
+        thread_id=thread_id,
+    )
+    digest = hashlib.sha256(f"{SCOPE_DOMAIN}\n{text}".encode()).hexdigest()
+    return f"lb-box-{digest}"
+
+
+def is_scoped_session_id(session_id: str) -> bool:
+    """Whether ``session_id`` has the canonical ``lb-box-<64 hex>`` shape."""
+    return SESSION_ID_PATTERN.fullmatch(session_id) is not None
+
+
+def check_session_id(session_id: str, *, strict: bool) -> str:
+    """Return ``session_id``; in strict mode refuse anything but scoped ids and ``mcp-shared``."""
+    if strict and not (is_scoped_session_id(session_id) or session_id == MCP_SHARED_SESSION_ID):
+        raise BoxValidationError(
+            "session_id must be lb-box-<64 lowercase hex> or mcp-shared "
+            "(strict session ids are enabled: box.sessions.strict_ids)"
+        )
+    return session_id

@@ -1,0 +1,294 @@
+"""``lbp box``: the aiohttp server (one port) and the stdio mode the host spawns.
+
+Routes on the one port (default 5410):
+
+* ``/rpc/ws``: the action RPC (WebSocket);
+* ``/healthz``: liveness (always 200 while the process serves);
+* ``/readyz``: 200 when a sandbox backend is usable, 503 otherwise;
+* ``/v1/sessions/{id}/managed-process[/{pid}]/ws``: the managed-process relay
+  (answers ``not_supported`` until managed processes arrive).
+
+Authentication: when ``LANGBOT_BOX_CONTROL_TOKEN`` is set, every route but
+``/healthz`` requires it in ``X-LangBot-Box-Control-Token``; binding anything but a
+loopback address without a token is refused at startup. ``X-LangBot-Instance-Id``
+binds a connection (and the process, from the first such connection on, or from
+``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance.
+
+In stdio mode (``-s``) the RPC runs over stdin/stdout and the port serves only the
+probes and the relay; it binds loopback unless ``--host`` says otherwise, and a port
+that is taken is logged, not fatal. SIGTERM and SIGINT remove every non-persistent
+session before the process exits.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+import signal
+from dataclasses import dataclass, field
+
+import anyio
+from aiohttp import WSCloseCode, web
+
+from box_runtime.runtime import BoxRuntime
+from box_runtime.service import INSTANCE_ID_PATTERN, BoxService
+from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES
+from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport
+
+__all__ = [
+    "CONTROL_TOKEN_ENV",
+    "CONTROL_TOKEN_HEADER",
+    "INSTANCE_HEADER",
+    "TRUSTED_INSTANCE_ENV",
+    "ServerOptions",
+    "StartupError",
+    "is_loopback",
+    "make_app",
+    "serve",
+]
+
+logger = logging.getLogger("box_runtime.server")
+
+CONTROL_TOKEN_ENV = "LANGBOT_BOX_CONTROL_TOKEN"
+TRUSTED_INSTANCE_ENV = "LANGBOT_BOX_TRUSTED_INSTANCE_UUID"
+CONTROL_TOKEN_HEADER = "X-LangBot-Box-Control-Token"
+INSTANCE_HEADER = "X-LangBot-Instance-Id"
+MIN_TOKEN_CHARS = 32
+
+
+class StartupError(Exception):
+    """The server refuses to start with these options (message says why)."""
+
+
+@dataclass(slots=True)
+class ServerOptions:
+    host: str = "127.0.0.1"
+    port: int = 5410
+    stdio: bool = False
+    token: str = ""
+    trusted_instance: str | None = None
+    #: Set once the HTTP site listens (tests read the bound port from here).
+    listening: anyio.Event = field(default_factory=anyio.Event)
+    bound_port: int | None = None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_options(options: ServerOptions) -> None:
+    token = options.token
+    if token and (len(token) < MIN_TOKEN_CHARS or any(ch.isspace() for ch in token)):
+        raise StartupError(
+            f"{CONTROL_TOKEN_ENV} must be at least {MIN_TOKEN_CHARS} characters without spaces"
+        )
+    if not token and not is_loopback(options.host):
+        raise StartupError(
+            f"refusing to listen on {options.host} without a control token: set "
+            f"{CONTROL_TOKEN_ENV} (shared with the host), or bind 127.0.0.1"
+        )
+    trusted = options.trusted_instance
+    if trusted is not None and not INSTANCE_ID_PATTERN.fullmatch(trusted):
+        raise StartupError(f"{TRUSTED_INSTANCE_ENV} is not a valid LangBot instance id")
+
+
+class _Gate:
+    """Token and instance checks shared by the routes."""
+
+    def __init__(self, options: ServerOptions) -> None:
+        self.token = options.token
+        self.trusted_instance = options.trusted_instance
+
+    def token_ok(self, request: web.Request) -> bool:
+        if not self.token:
+            return True
+        supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
+        return hmac.compare_digest(supplied.encode(), self.token.encode())
+
+    def instance(self, request: web.Request) -> tuple[bool, str | None]:
+        """(allowed, instance id) for a control connection; pins the first instance seen."""
+        header = request.headers.get(INSTANCE_HEADER)
+        if header is not None:
+            header = header.strip()
+            if not INSTANCE_ID_PATTERN.fullmatch(header):
+                return False, None
+        if self.trusted_instance is None:
+            if header is not None:
+                self.trusted_instance = header
+                logger.info("Box: bound to LangBot instance %s", header)
+            return True, header
+        if header is None or not hmac.compare_digest(header, self.trusted_instance):
+            return False, None
+        return True, header
+
+
+_SERVICE = web.AppKey("service", BoxService)
+_GATE = web.AppKey("gate", _Gate)
+_SOCKETS = web.AppKey("sockets", set[web.WebSocketResponse])
+
+
+def _deny(reason: str, status: int = 401) -> web.Response:
+    return web.json_response(
+        {"error": {"code": "unauthenticated", "message": reason}}, status=status
+    )
+
+
+async def _rpc_ws(request: web.Request) -> web.StreamResponse:
+    gate = request.app[_GATE]
+    if not gate.token_ok(request):
+        return _deny(f"missing or wrong {CONTROL_TOKEN_HEADER}")
+    allowed, instance = gate.instance(request)
+    if not allowed:
+        return _deny(f"{INSTANCE_HEADER} is missing, malformed or names another instance")
+    service = request.app[_SERVICE]
+    ws = web.WebSocketResponse(max_msg_size=DEFAULT_MAX_MESSAGE_BYTES + 1024 * 1024)
+    await ws.prepare(request)
+    sockets = request.app[_SOCKETS]
+    sockets.add(ws)
+    session = RPCSession(aiohttp_transport(ws), service.dispatcher, name="box")
+    service.attach(session, instance)
+    try:
+        await session.serve()
+    finally:
+        service.detach(session)
+        sockets.discard(ws)
+    return ws
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    service = request.app[_SERVICE]
+    return web.json_response(
+        {
+            "live": True,
+            "sessions": service.runtime.count(),
+            "connections": service.connections,
+            "initialized": service.runtime.initialized.is_set(),
+        }
+    )
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    if not request.app[_GATE].token_ok(request):
+        return _deny(f"missing or wrong {CONTROL_TOKEN_HEADER}")
+    info = await request.app[_SERVICE].runtime.backend_info()
+    body = {"ready": info.available, "backend": info.model_dump(mode="json")}
+    return web.json_response(body, status=200 if info.available else 503)
+
+
+async def _managed_process_ws(request: web.Request) -> web.Response:
+    if not request.app[_GATE].token_ok(request):
+        return _deny(f"missing or wrong {CONTROL_TOKEN_HEADER}")
+    return web.json_response(
+        {
+            "error": {
+                "code": "not_supported",
+                "message": "managed processes are not supported by this Box runtime yet",
+            }
+        },
+        status=501,
+    )
+
+
+async def _close_sockets(app: web.Application) -> None:
+    for ws in list(app[_SOCKETS]):
+        await ws.close(code=WSCloseCode.GOING_AWAY, message=b"Box runtime shutting down")
+
+
+def make_app(service: BoxService, options: ServerOptions) -> web.Application:
+    app = web.Application()
+    app[_SERVICE] = service
+    app[_GATE] = _Gate(options)
+    app[_SOCKETS] = set()
+    app.on_shutdown.append(_close_sockets)
+    app.router.add_get("/rpc/ws", _rpc_ws)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/v1/sessions/{session_id}/managed-process/ws", _managed_process_ws)
+    app.router.add_get(
+        "/v1/sessions/{session_id}/managed-process/{process_id}/ws", _managed_process_ws
+    )
+    return app
+
+
+async def _on_signals(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for received in signals:
+            logger.info(
+                "Box: %s received, removing sessions and exiting", signal.Signals(received).name
+            )
+            scope.cancel()
+            return
+
+
+async def serve(
+    options: ServerOptions,
+    runtime: BoxRuntime | None = None,
+    *,
+    handle_signals: bool = True,
+) -> None:
+    """Run the Box until a signal, the end of stdin (stdio mode) or cancellation."""
+    check_options(options)
+    runtime = runtime or BoxRuntime()
+    service = BoxService(runtime)
+    async with runtime.running():
+        runner = web.AppRunner(make_app(service, options), handle_signals=False)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, options.host, options.port)
+            try:
+                await site.start()
+            except OSError as exc:
+                if not options.stdio:
+                    raise StartupError(
+                        f"cannot listen on {options.host}:{options.port}: {exc}"
+                    ) from exc
+                logger.warning(
+                    "Box: port %s unavailable (%s); serving stdio only", options.port, exc
+                )
+            else:
+                addresses = runner.addresses
+                options.bound_port = int(addresses[0][1]) if addresses else options.port
+                logger.info("Box: listening on %s:%s", options.host, options.bound_port)
+            options.listening.set()
+            async with anyio.create_task_group() as tg:
+                if handle_signals:
+                    tg.start_soon(_on_signals, tg.cancel_scope)
+                if options.stdio:
+                    await _serve_stdio(service, options)
+                    tg.cancel_scope.cancel()
+                else:
+                    await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await runner.cleanup()
+
+
+async def _serve_stdio(service: BoxService, options: ServerOptions) -> None:
+    from langbot_plugin.rpc.transport_stdio import process_stdio_transport
+
+    async with process_stdio_transport() as transport:
+        session = RPCSession(transport, service.dispatcher, name="box-stdio")
+        service.attach(session, options.trusted_instance)
+        try:
+            await session.serve()
+        finally:
+            service.detach(session)
+    logger.info("Box: stdin closed, shutting down")
+
+
+def options_from_env(host: str, port: int, stdio: bool) -> ServerOptions:
+    return ServerOptions(
+        host=host,
+        port=port,
+        stdio=stdio,
+        token=os.environ.get(CONTROL_TOKEN_ENV, "").strip(),
+        trusted_instance=os.environ.get(TRUSTED_INSTANCE_ENV, "").strip() or None,
+    )

@@ -1,0 +1,267 @@
+"""The Box's action handlers: one typed handler per action of :mod:`box_runtime.protocol`.
+
+Tenancy: a request's ``context`` (``instance_uuid``, ``workspace_uuid``,
+``placement_generation``, as the released host sends it) selects the tenant whose
+sessions the request sees; requests without one share a context-free namespace. On a
+connection bound to a LangBot instance (``X-LangBot-Instance-Id`` or the trusted
+instance given to a stdio child), a context naming another instance is refused. A
+workspace's placement generation only moves forward: an older one is refused, a newer
+one retires the sessions of the older generations.
+
+Parameter validation errors surface as ``BoxValidationError`` (what the released host
+expects), not as the RPC core's generic ``invalid_params``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from box_runtime import protocol as p
+from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidationError
+from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.runtime import BoxRuntime
+from box_runtime.sessions import Tenant
+from box_runtime.storage import measure_tree, verify_shared_workspace
+from langbot_plugin.protocol.spec import ActionSpec, ActionTable, Empty, Params, Result
+from langbot_plugin.rpc import (
+    InvalidParamsError,
+    NotSupportedError,
+    PermissionDeniedError,
+    RequestContext,
+    Route,
+    RouteTable,
+    RPCSession,
+)
+
+__all__ = ["INSTANCE_ID_PATTERN", "BoxService", "Peer"]
+
+INSTANCE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_LATER = "is not supported by this Box runtime yet (planned for a later release)"
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """What the runtime knows about one connection."""
+
+    instance_id: str | None
+
+
+class BoxService:
+    """Serves the Box actions for any number of connections on one runtime."""
+
+    def __init__(self, runtime: BoxRuntime) -> None:
+        self.runtime = runtime
+        self._peers: dict[RPCSession, Peer] = {}
+        self._generations: dict[tuple[str, str], int] = {}
+        self.dispatcher = self._build_dispatcher()
+
+    # ------------------------------------------------------------------ connections
+
+    def attach(self, session: RPCSession, instance_id: str | None) -> None:
+        self._peers[session] = Peer(instance_id)
+
+    def detach(self, session: RPCSession) -> None:
+        self._peers.pop(session, None)
+
+    @property
+    def connections(self) -> int:
+        return len(self._peers)
+
+    # ------------------------------------------------------------------ tenancy
+
+    async def _tenant(self, ctx: RequestContext) -> Tenant | None:
+        context = ctx.context
+        peer = self._peers.get(ctx.session, Peer(None))
+        if not context:
+            return None
+        instance = context.get("instance_uuid")
+        workspace = context.get("workspace_uuid")
+        generation = context.get("placement_generation")
+        if not isinstance(instance, str) or not INSTANCE_ID_PATTERN.fullmatch(instance):
+            raise BoxValidationError("context.instance_uuid is missing or malformed")
+        if not isinstance(workspace, str) or not workspace.strip() or len(workspace) > 256:
+            raise BoxValidationError("context.workspace_uuid is missing or malformed")
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+            raise BoxValidationError("context.placement_generation must be a positive integer")
+        if peer.instance_id is not None and instance != peer.instance_id:
+            raise PermissionDeniedError("the request context belongs to another LangBot instance")
+        key = (instance, workspace)
+        current = self._generations.get(key)
+        if current is not None and generation < current:
+            raise PermissionDeniedError(
+                f"stale placement generation {generation} (current {current})",
+                details={"current": current, "requested": generation},
+            )
+        if current != generation:
+            self._generations[key] = generation
+            if current is not None:
+                await self.runtime.retire_generations(instance, workspace, generation)
+        return Tenant(instance, workspace, generation)
+
+    def _check_instance(self, ctx: RequestContext) -> None:
+        """Host-control actions: a context, when present, must name the bound instance."""
+        peer = self._peers.get(ctx.session, Peer(None))
+        context = ctx.context or {}
+        instance = context.get("instance_uuid")
+        if peer.instance_id is not None and instance is not None and instance != peer.instance_id:
+            raise PermissionDeniedError("the request context belongs to another LangBot instance")
+
+    # ------------------------------------------------------------------ handlers
+
+    async def init(self, params: Params, ctx: RequestContext) -> p.InitResult:
+        self._check_instance(ctx)
+        update = params.model_dump()
+        admission = update.get("admission")
+        if isinstance(admission, dict) and admission.get("required") is True:  # pyright: ignore[reportUnknownMemberType]
+            raise NotSupportedError(f"managed sandbox admission (box.admission.required) {_LATER}")
+        await self.runtime.configure(update)
+        return p.InitResult(initialized=True)
+
+    async def backend_info(self, params: Empty, ctx: RequestContext) -> p.BackendInfo:
+        del params
+        self._check_instance(ctx)
+        return await self.runtime.backend_info()
+
+    async def status(self, params: Empty, ctx: RequestContext) -> p.BoxStatus:
+        del params
+        tenant = await self._tenant(ctx)
+        runtime = self.runtime
+        config = runtime.config
+        limits = config.limits
+        used = len(runtime.sessions(tenant))
+        return p.BoxStatus(
+            backend=await runtime.backend_info(),
+            active_sessions=used,
+            managed_processes=0,
+            session_ttl_sec=config.sessions.ttl_sec,
+            limits={
+                "max_sessions": limits.max_sessions,
+                "max_managed_processes": limits.max_managed_processes,
+                "max_completed_processes": limits.max_completed_processes,
+                "max_admission_records": limits.max_admission_records,
+                "max_rpc_file_bytes": limits.max_rpc_file_bytes,
+            },
+            capacity=p.Capacity(
+                limit=limits.max_sessions,
+                used=used,
+                remaining=max(0, limits.max_sessions - runtime.count()),
+            ),
+            profile=config.local.profile,
+            initialized=runtime.initialized.is_set(),
+        )
+
+    async def exec(self, spec: BoxSpec, ctx: RequestContext) -> BoxExecutionResult:
+        return await self.runtime.exec(spec, await self._tenant(ctx))
+
+    async def create_session(self, spec: BoxSpec, ctx: RequestContext) -> BoxSessionInfo:
+        return await self.runtime.create_session(spec, await self._tenant(ctx))
+
+    async def get_session(self, ref: p.SessionRef, ctx: RequestContext) -> BoxSessionInfo:
+        return self.runtime.get_session(ref.session_id, await self._tenant(ctx))
+
+    async def get_sessions(self, params: Empty, ctx: RequestContext) -> p.SessionList:
+        del params
+        tenant = await self._tenant(ctx)
+        return p.SessionList(sessions=[s.info() for s in self.runtime.sessions(tenant)])
+
+    async def delete_session(self, ref: p.SessionRef, ctx: RequestContext) -> p.Deleted:
+        await self.runtime.delete_session(ref.session_id, await self._tenant(ctx))
+        return p.Deleted(deleted=ref.session_id)
+
+    async def storage_analysis(self, params: Empty, ctx: RequestContext) -> p.StorageAnalysis:
+        del params
+        sessions = self.runtime.sessions(await self._tenant(ctx))
+        cap = self.runtime.config.limits.max_workspace_entries
+        directories: list[p.StorageDirectory] = []
+        for session in sessions:
+            size = await anyio.to_thread.run_sync(
+                lambda s=session: measure_tree(s.workspace_dir, max_entries=cap)
+            )
+            directories.append(
+                p.StorageDirectory(
+                    key=f"session:{session.key.session_id}",
+                    path=f"{session.spec.mount_path} ({session.key.session_id})",
+                    exists=size.exists,
+                    size_bytes=size.size_bytes,
+                    file_count=size.entries,
+                    error_count=size.errors + (0 if size.complete else 1),
+                )
+            )
+        return p.StorageAnalysis(
+            size_bytes=sum(d.size_bytes for d in directories),
+            directories=directories,
+            active_sessions=len(sessions),
+        )
+
+    async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:
+        del params
+        self._check_instance(ctx)
+        await self.runtime.shutdown_sessions()
+        return Empty()
+
+    async def verify_shared_workspace(
+        self, probe: p.SharedWorkspaceProbe, ctx: RequestContext
+    ) -> p.SharedWorkspaceProof:
+        self._check_instance(ctx)
+        root = self.runtime.default_workspace
+        if root is None:
+            raise BoxReadinessError("no shared workspace is configured (box.local.host_root)")
+        proof = await anyio.to_thread.run_sync(verify_shared_workspace, root, probe.marker_name)
+        return p.SharedWorkspaceProof.model_validate(proof)
+
+    async def admission(self, params: Params, ctx: RequestContext) -> Result:
+        del params
+        self._check_instance(ctx)
+        raise BoxAdmissionError(
+            "sandbox admission is not enabled on this Box (box.admission.required is false)"
+        )
+
+    async def later(self, params: Params, ctx: RequestContext) -> Result:
+        del params
+        raise NotSupportedError(f"{ctx.request.action} {_LATER}")
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _build_dispatcher(self) -> RouteTable:
+        table = ActionTable()
+        handlers: dict[ActionSpec[Any, Any], Any] = {
+            p.BOX_INIT: self.init,
+            p.BOX_HEALTH: self.backend_info,
+            p.BOX_GET_BACKEND_INFO: self.backend_info,
+            p.BOX_STATUS: self.status,
+            p.BOX_EXEC: self.exec,
+            p.BOX_CREATE_SESSION: self.create_session,
+            p.BOX_GET_SESSION: self.get_session,
+            p.BOX_GET_SESSIONS: self.get_sessions,
+            p.BOX_DELETE_SESSION: self.delete_session,
+            p.BOX_GET_STORAGE_ANALYSIS: self.storage_analysis,
+            p.BOX_SHUTDOWN: self.shutdown,
+            p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT: self.admission,
+            p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT: self.admission,
+            p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,
+        }
+        for spec in p.ALL_ACTIONS:
+            table.add(spec, handlers.get(spec, self.later))
+        routes = RouteTable()
+        for name in sorted(table.names):
+            route = table.resolve(name)
+            assert route is not None
+            routes[name] = _box_validation(route)
+        return routes
+
+
+def _box_validation(route: Route) -> Route:
+    """Report parameter errors as ``BoxValidationError`` (the host maps that class)."""
+    inner = route.handler
+
+    async def handler(ctx: RequestContext) -> dict[str, Any]:
+        try:
+            return await inner(ctx)  # type: ignore[no-any-return, misc]
+        except InvalidParamsError as exc:
+            raise BoxValidationError(exc.message, details=exc.details) from None
+
+    return Route(handler)

@@ -1,0 +1,273 @@
+"""Sessions: identity, the profile-resolved request, compatibility, and sandbox plans.
+
+A session is identified by a :class:`SessionKey`: the tenant (LangBot instance,
+workspace and placement generation, from the request's ``context``) and the caller's
+``session_id``, kept verbatim. The engine-side name is derived from the SHA-256 of the
+whole key, so two different keys can never share a sandbox (the reference's
+``re.sub`` made ``a/b`` and ``a:b`` collide).
+
+Every session gets its own runtime-owned directory ``<state>/sessions/<key hash>``
+holding its workspace (when the request names no ``host_path``) and scratch space,
+so sessions never share files unless a caller mounts the same host path on purpose.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+
+import anyio
+
+from box_runtime.backends.base import Mount, SandboxPlan
+from box_runtime.config import DEFAULT_IMAGE, BoxConfig
+from box_runtime.errors import BoxSessionConflictError, BoxValidationError
+from box_runtime.models import (
+    BUILTIN_PROFILES,
+    PROFILE_FIELDS,
+    BoxHostMountMode,
+    BoxNetworkMode,
+    BoxSessionInfo,
+    BoxSpec,
+    SessionStatus,
+)
+from box_runtime.scope import check_session_id
+from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths
+
+__all__ = [
+    "COMPATIBILITY_FIELDS",
+    "Session",
+    "SessionKey",
+    "Tenant",
+    "assert_compatible",
+    "make_plan",
+    "remove_session_dir",
+    "resolve_spec",
+]
+
+#: Settings a reused session must match (a different value is a conflict, not a silent reuse).
+COMPATIBILITY_FIELDS = (
+    "network",
+    "image",
+    "host_path",
+    "host_path_mode",
+    "mount_path",
+    "persistent",
+    "cpus",
+    "memory_mb",
+    "pids_limit",
+    "read_only_rootfs",
+    "workspace_quota_mb",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """Who a session belongs to, from the request ``context`` the host sends."""
+
+    instance_uuid: str
+    workspace_uuid: str
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    tenant: Tenant | None
+    session_id: str
+
+    @property
+    def digest(self) -> str:
+        tenant = self.tenant
+        parts = [
+            tenant.instance_uuid if tenant else None,
+            tenant.workspace_uuid if tenant else None,
+            tenant.generation if tenant else None,
+            self.session_id,
+        ]
+        text = json.dumps(parts, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(slots=True, eq=False)
+class Session:
+    key: SessionKey
+    spec: BoxSpec
+    plan: SandboxPlan
+    handle: str
+    backend_name: str
+    workspace_dir: str
+    created_at: dt.datetime
+    last_used_at: dt.datetime
+    last_used_mono: float
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    #: Execs waiting for or holding the lock (a session in use is never reaped).
+    active: int = 0
+    closing: bool = False
+
+    def touch(self, mono: float) -> None:
+        self.last_used_mono = mono
+        self.last_used_at = dt.datetime.now(dt.UTC)
+
+    def info(self) -> BoxSessionInfo:
+        spec = self.spec
+        status = (
+            SessionStatus.CLOSING
+            if self.closing
+            else SessionStatus.RUNNING
+            if self.active
+            else SessionStatus.IDLE
+        )
+        return BoxSessionInfo(
+            session_id=self.key.session_id,
+            backend_name=self.backend_name,
+            backend_session_id=self.handle,
+            image=spec.image,
+            network=spec.network,
+            host_path=spec.host_path,
+            host_path_mode=spec.host_path_mode,
+            mount_path=spec.mount_path,
+            persistent=spec.persistent,
+            cpus=spec.cpus,
+            memory_mb=spec.memory_mb,
+            pids_limit=spec.pids_limit,
+            read_only_rootfs=spec.read_only_rootfs,
+            workspace_quota_mb=spec.workspace_quota_mb,
+            created_at=self.created_at,
+            last_used_at=self.last_used_at,
+            status=status,
+        )
+
+
+def resolve_spec(spec: BoxSpec, config: BoxConfig, *, custom_images: bool = True) -> BoxSpec:
+    """Apply the active profile: defaults for unset fields, locked fields, timeout cap."""
+    check_session_id(spec.session_id, strict=config.sessions.strict_ids)
+    check_env(spec.env)
+    profile = BUILTIN_PROFILES[config.local.profile]
+    given = spec.model_fields_set
+    update: dict[str, object] = {}
+    for name in PROFILE_FIELDS:
+        if name in profile.locked or name not in given:
+            update[name] = getattr(profile, name)
+    if "workspace_quota_mb" not in given and config.local.workspace_quota_mb is not None:
+        update["workspace_quota_mb"] = config.local.workspace_quota_mb
+    image = str(update.get("image", spec.image)) or config.local.image or DEFAULT_IMAGE
+    update["image"] = image if custom_images else "host"
+    timeout = update.get("timeout_sec", spec.timeout_sec)
+    assert isinstance(timeout, int)
+    update["timeout_sec"] = min(timeout, profile.max_timeout_sec)
+    return spec.model_copy(update=update)
+
+
+def assert_compatible(existing: BoxSpec, requested: BoxSpec) -> None:
+    """Raise when a request for an existing session asks for different settings."""
+    for name in COMPATIBILITY_FIELDS:
+        have, want = getattr(existing, name), getattr(requested, name)
+        if have != want:
+            raise BoxSessionConflictError(
+                f"session {requested.session_id} already exists with {name}={_show(have)} "
+                f"(requested {_show(want)}); delete it or use another session_id",
+                details={"field": name, "existing": _show(have), "requested": _show(want)},
+            )
+    if _mount_set(existing) != _mount_set(requested):
+        raise BoxSessionConflictError(
+            f"session {requested.session_id} already exists with other extra_mounts; "
+            "mounts are fixed when a session is created",
+            details={"field": "extra_mounts"},
+        )
+
+
+def _show(value: object) -> object:
+    return value.value if isinstance(value, BoxNetworkMode | BoxHostMountMode) else value
+
+
+def _mount_set(spec: BoxSpec) -> set[tuple[str, str, str]]:
+    return {(m.host_path, m.mount_path, m.mode.value) for m in spec.extra_mounts}
+
+
+def make_plan(
+    spec: BoxSpec,
+    key: SessionKey,
+    *,
+    sessions_root: str,
+    deployment_id: str,
+    allowed_roots: list[str],
+    extra_denied: tuple[str, ...],
+) -> tuple[SandboxPlan, str]:
+    """Check every mount, create the session's directories; return the plan and workspace.
+
+    Blocking (filesystem work): run it in a worker thread.
+    """
+    digest = key.digest
+    session_dir = os.path.join(sessions_root, digest)
+    mounts: list[Mount] = []
+    check_sandbox_mount_paths([spec.mount_path, *(m.mount_path for m in spec.extra_mounts)])
+    if spec.host_path is not None and spec.host_path_mode is not BoxHostMountMode.NONE:
+        # Check before creating anything, then again once the directory exists, so a
+        # symlink planted in between cannot redirect the mount.
+        check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
+        os.makedirs(spec.host_path, exist_ok=True)
+        workspace = check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
+        owned = False
+        read_only = spec.host_path_mode is BoxHostMountMode.READ_ONLY
+    else:
+        workspace = os.path.join(session_dir, "workspace")
+        owned = True
+        read_only = False
+    for index, extra in enumerate(spec.extra_mounts):
+        if extra.mode is BoxHostMountMode.NONE:
+            continue
+        real = check_mount(
+            extra.host_path,
+            allowed_roots,
+            field=f"extra_mounts[{index}].host_path",
+            extra_denied=extra_denied,
+        )
+        if not os.path.exists(real):
+            raise BoxValidationError(
+                f"extra_mounts[{index}].host_path {extra.host_path} does not exist"
+            )
+        mounts.append(Mount(real, extra.mount_path, extra.mode is BoxHostMountMode.READ_ONLY))
+    # 0o711: a jail user must be able to pass through to its own mounts, not list them.
+    os.makedirs(sessions_root, mode=0o711, exist_ok=True)
+    os.makedirs(session_dir, mode=0o711, exist_ok=True)
+    os.makedirs(os.path.join(session_dir, "workspace"), mode=0o755, exist_ok=True)
+    os.makedirs(os.path.join(session_dir, "tmp"), mode=0o1777, exist_ok=True)
+    os.chmod(os.path.join(session_dir, "tmp"), 0o1777)
+    os.makedirs(os.path.join(session_dir, "home"), mode=0o755, exist_ok=True)
+    mounts.insert(0, Mount(workspace, spec.mount_path, read_only))
+    plan = SandboxPlan(
+        name=f"lbbox-{deployment_id}-{digest}",
+        key_hash=digest,
+        session_id=key.session_id,
+        deployment_id=deployment_id,
+        image=spec.image,
+        network=spec.network is BoxNetworkMode.ON,
+        cpus=spec.cpus,
+        memory_mb=spec.memory_mb,
+        pids_limit=spec.pids_limit,
+        read_only_rootfs=spec.read_only_rootfs,
+        persistent=spec.persistent,
+        mounts=tuple(mounts),
+        mount_path=spec.mount_path,
+        session_dir=session_dir,
+        workspace_owned=owned,
+        # No "langbot.box=true": the reference runtime's startup cleanup removes every
+        # container carrying it, which would take ours down when both share an engine.
+        labels={
+            "langbot.box.deployment": deployment_id,
+            "langbot.box.key": digest,
+            "langbot.box.session": key.session_id[:1024],
+            "langbot.box.persistent": "true" if spec.persistent else "false",
+            "langbot.box.workspace": key.tenant.workspace_uuid if key.tenant else "",
+        },
+    )
+    return plan, workspace
+
+
+def remove_session_dir(session_dir: str) -> None:
+    """Delete a session's runtime-owned directory (blocking)."""
+    shutil.rmtree(session_dir, ignore_errors=True)

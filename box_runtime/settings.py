@@ -1,0 +1,122 @@
+"""The runtime's live settings: the merged configuration and what is derived from it.
+
+Holds the raw (merged) ``box`` config and its validated model, resolves the paths in
+it against the runtime's working directory (allowed mount roots, the state and default
+workspace directories) and knows the deployment id. Sources, in order: defaults,
+``LANGBOT_BOX_CONFIG``, an explicit config (tests, embedders), then each ``box_init``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from box_runtime.config import BoxConfig, merge_config, unknown_keys
+from box_runtime.errors import BoxValidationError
+from box_runtime.security import normalize_allowed_roots, real_path
+
+__all__ = ["BACKEND_KEYS", "Settings"]
+
+logger = logging.getLogger("box_runtime")
+
+#: Config sections whose change calls for a new backend selection.
+BACKEND_KEYS = ("backend", "docker", "nsjail")
+
+
+class Settings:
+    def __init__(
+        self,
+        *,
+        config: Mapping[str, Any] | None,
+        environ: Mapping[str, str],
+        cwd: str,
+    ) -> None:
+        self.environ = dict(environ)
+        self.cwd = cwd
+        self.raw: dict[str, Any] = {}
+        self.config = BoxConfig()
+        self.allowed_roots: list[str] = []
+        self.protected: tuple[str, ...] = ()
+        #: Set once a configuration arrived (env, explicit, or box_init).
+        self.initialized = anyio.Event()
+        env_config = self.environ.get("LANGBOT_BOX_CONFIG", "").strip()
+        if env_config:
+            try:
+                loaded: Any = json.loads(env_config)
+            except json.JSONDecodeError as exc:
+                raise BoxValidationError(f"LANGBOT_BOX_CONFIG is not valid JSON: {exc}") from None
+            if not isinstance(loaded, dict):
+                raise BoxValidationError("LANGBOT_BOX_CONFIG must be a JSON object")
+            self.apply(loaded)  # pyright: ignore[reportUnknownArgumentType]
+            self.initialized.set()
+        if config is not None:
+            self.apply(config)
+            self.initialized.set()
+        if not self.raw:
+            self.apply({})
+
+    def apply(self, update: Mapping[str, Any]) -> bool:
+        """Merge, validate and adopt ``update``; True when backend settings changed."""
+        raw, config = merge_config(self.raw, update)
+        allowed = self._allowed(config)
+        changed = any(
+            config.model_dump().get(key) != self.config.model_dump().get(key)
+            for key in BACKEND_KEYS
+        )
+        self.raw, self.config, self.allowed_roots = raw, config, allowed
+        for key in unknown_keys(config):
+            logger.debug("Box config: ignoring unknown key %s", key)
+        return changed
+
+    def protect(self, paths: tuple[str, ...]) -> None:
+        """Add the selected engine's own paths to the mount deny set."""
+        self.protected = paths
+        self.allowed_roots = self._allowed(self.config)
+
+    def _allowed(self, config: BoxConfig) -> list[str]:
+        roots = list(config.local.allowed_mount_roots)
+        host_root = config.local.host_root.strip()
+        if not roots and host_root:
+            roots = [host_root]
+        return normalize_allowed_roots(roots, base=self.cwd, extra_denied=self.protected)
+
+    async def ready(self) -> BoxConfig:
+        """The config, after waiting (bounded) for a first ``box_init`` if none came yet."""
+        if not self.initialized.is_set():
+            with anyio.move_on_after(self.config.init_wait_sec):
+                await self.initialized.wait()
+        return self.config
+
+    @property
+    def deployment_id(self) -> str:
+        configured = self.config.deployment_id or self.environ.get("LANGBOT_BOX_DEPLOYMENT_ID", "")
+        if configured:
+            return configured
+        seed = f"{real_path(self.cwd)}:{os.getuid()}"
+        return hashlib.sha256(seed.encode()).hexdigest()[:12]
+
+    @property
+    def state_dir(self) -> str:
+        config = self.config
+        if config.state_dir:
+            return real_path(config.state_dir, base=self.cwd)
+        if config.local.host_root:
+            return os.path.join(real_path(config.local.host_root, base=self.cwd), ".lbp-box")
+        return os.path.join(tempfile.gettempdir(), f"lbp-box-{os.getuid()}")
+
+    @property
+    def default_workspace(self) -> str | None:
+        local = self.config.local
+        if local.default_workspace:
+            base = real_path(local.host_root, base=self.cwd) if local.host_root else self.cwd
+            return real_path(local.default_workspace, base=base)
+        if local.host_root:
+            return os.path.join(real_path(local.host_root, base=self.cwd), "default")
+        return None

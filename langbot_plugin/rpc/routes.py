@@ -1,0 +1,67 @@
+"""How a session finds the code that serves an action.
+
+A :class:`Dispatcher` maps an action name to a :class:`Route`: a coroutine for a unary
+action or an async iterator for a streamed one. Handlers receive a
+:class:`RequestContext` (the request and the session it arrived on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from langbot_plugin.rpc.envelope import Request
+
+if TYPE_CHECKING:
+    from langbot_plugin.rpc.session import RPCSession
+
+__all__ = [
+    "Dispatcher",
+    "RequestContext",
+    "Route",
+    "RouteTable",
+    "StreamHandler",
+    "UnaryHandler",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What a handler gets: the request and the session it arrived on."""
+
+    session: RPCSession
+    request: Request
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.request.data
+
+    @property
+    def context(self) -> dict[str, Any] | None:
+        return self.request.context
+
+
+UnaryHandler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
+StreamHandler = Callable[[RequestContext], AsyncIterator[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """How to serve one action: a coroutine (unary) or an async iterator (stream)."""
+
+    handler: UnaryHandler | StreamHandler
+    stream: bool = False
+
+
+class Dispatcher(Protocol):
+    """Looks up the route of an action name (``None``: not served here)."""
+
+    def resolve(self, action: str) -> Route | None: ...
+
+
+class RouteTable(dict[str, Route]):
+    """The simplest dispatcher: a dict from action name to :class:`Route`."""
+
+    def resolve(self, action: str) -> Route | None:
+        return self.get(action)

@@ -1,0 +1,179 @@
+"""The caller's side of calls: waiting for answers, and streamed calls.
+
+:class:`StreamCall` is what :meth:`RPCSession.stream` returns; it starts the call on
+first iteration, acknowledges items as they are consumed (flow control), and cancels
+the peer's handler when the caller stops early.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import anyio
+
+from langbot_plugin.rpc.envelope import END, Request, Response
+from langbot_plugin.rpc.errors import MalformedMessageError, RPCError, RPCTimeoutError
+from langbot_plugin.rpc.reserved import STREAM_ACK
+from langbot_plugin.rpc.wire_errors import error_from_response
+
+if TYPE_CHECKING:
+    from langbot_plugin.rpc.session import RPCSession
+
+__all__ = ["USE_DEFAULT", "Inbox", "StreamCall", "UseDefault"]
+
+
+class UseDefault:
+    """Marker type: "use the session's default timeout"."""
+
+    __slots__ = ()
+
+
+USE_DEFAULT = UseDefault()
+
+
+class Inbox:
+    """Responses for one outgoing call, in arrival order (unbounded; see flow control)."""
+
+    __slots__ = ("_event", "_items", "failure", "flow_controlled")
+
+    def __init__(self) -> None:
+        self._items: deque[Response] = deque()
+        self._event = anyio.Event()
+        self.failure: RPCError | None = None
+        self.flow_controlled = False
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: Response) -> None:
+        self._items.append(item)
+        self._event.set()
+
+    def fail(self, error: RPCError) -> None:
+        if self.failure is None:
+            self.failure = error
+        self._event.set()
+
+    async def get(self) -> Response:
+        while not self._items:
+            if self.failure is not None:
+                raise self.failure
+            await self._event.wait()
+            self._event = anyio.Event()
+        return self._items.popleft()
+
+
+class StreamCall:
+    """The caller's side of a streamed call: ``async with`` it, then ``async for`` items.
+
+    Leaving the block (or :meth:`aclose`) before the stream ended cancels the peer's
+    handler. Iterating without ``async with`` works too; then call :meth:`aclose` when
+    stopping early.
+    """
+
+    def __init__(
+        self,
+        session: RPCSession,
+        action: str,
+        data: dict[str, Any],
+        context: dict[str, Any] | None,
+        timeout: float | None,
+    ) -> None:
+        self._session = session
+        self.action = action
+        self._data = data
+        self._context = context
+        self._timeout = timeout
+        self._seq: int | None = None
+        self._inbox = Inbox()
+        self._inbox.flow_controlled = True
+        self._consumed = 0
+        self._acked = 0
+        self._done = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def _start(self) -> None:
+        session = self._session
+        self._seq = session._take_seq()  # pyright: ignore[reportPrivateUsage]
+        session._pending[self._seq] = self._inbox  # pyright: ignore[reportPrivateUsage]
+        request = Request(
+            self._seq, self.action, self._data, self._context, stream_flow_control=True
+        )
+        await session._send(request.to_wire())  # pyright: ignore[reportPrivateUsage]
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self._done:
+            raise StopAsyncIteration
+        session = self._session
+        try:
+            with anyio.fail_after(self._timeout if self._timeout is not None else math.inf):
+                if self._seq is None:
+                    await self._start()
+                elif self._consumed - self._acked >= session.ack_every:
+                    self._acked = self._consumed
+                    ack = Request(
+                        session._take_seq(),  # pyright: ignore[reportPrivateUsage]
+                        STREAM_ACK,
+                        {"seq_id": self._seq, "index": self._consumed},
+                        self._context,
+                    )
+                    await session._send(ack.to_wire())  # pyright: ignore[reportPrivateUsage]
+                response = await self._inbox.get()
+        except TimeoutError:
+            await self.aclose()
+            raise RPCTimeoutError(
+                f"{self.action} stream got no item within {self._timeout} s",
+                details={"action": self.action, "timeout": self._timeout},
+            ) from None
+        except RPCError:
+            await self._finish()
+            raise
+        if response.code != 0:
+            await self._finish()
+            raise error_from_response(response)
+        if response.chunk_status == END:
+            await self._finish()
+            raise StopAsyncIteration
+        if response.stream_index is not None:
+            if response.stream_index != self._consumed + 1:
+                await self.aclose()
+                raise MalformedMessageError(
+                    f"stream item {response.stream_index} arrived, {self._consumed + 1} expected"
+                )
+            self._consumed = response.stream_index
+        return response.data
+
+    async def _finish(self) -> None:
+        self._done = True
+        if self._seq is not None:
+            self._session._pending.pop(self._seq, None)  # pyright: ignore[reportPrivateUsage]
+
+    async def aclose(self) -> None:
+        """Stop early: forget the stream and ask the peer to cancel its handler."""
+        if self._done:
+            return
+        await self._finish()
+        if self._seq is not None:
+            with anyio.CancelScope(shield=True):
+                await self._session._cancel_remote(self._seq, self._context)  # pyright: ignore[reportPrivateUsage]
+
+    async def collect(self) -> list[dict[str, Any]]:
+        """Read the whole stream into a list."""
+        async with self:
+            return [item async for item in self]

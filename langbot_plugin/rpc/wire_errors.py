@@ -1,0 +1,53 @@
+"""The one boundary between exceptions and wire errors.
+
+:func:`error_response` turns any exception a handler raised into the error frame
+(``code: 1``, ``message: "Class: text"`` for reference peers, ``data.error_code`` for
+ours); :func:`error_from_response` turns such a frame back into the registered class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langbot_plugin.rpc.envelope import Response
+from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError, error_class_for_code
+
+__all__ = ["error_from_response", "error_response"]
+
+_MAX_ERROR_CHARS = 4096
+
+
+def error_response(seq_id: int, exc: BaseException) -> Response:
+    """The wire form of ``exc``: code 1, ``"Class: text"``, and our stable code in data."""
+    if isinstance(exc, RPCError):
+        wire_type, text, code, details = exc.wire_type, exc.message, exc.code, exc.details
+    else:
+        wire_type, text, code, details = type(exc).__name__, str(exc), InternalError.code, {}
+    if len(text) > _MAX_ERROR_CHARS:
+        text = text[:_MAX_ERROR_CHARS] + "... [truncated]"
+    data: dict[str, Any] = {"error_code": code, "error_type": wire_type}
+    if details:
+        data["details"] = details
+    return Response(seq_id=seq_id, code=1, message=f"{wire_type}: {text}", data=data)
+
+
+def error_from_response(response: Response) -> RPCError:
+    """Re-create the exception a peer reported; unknown codes become :class:`RemoteError`."""
+    data = response.data
+    code = data.get("error_code")
+    wire_type = data.get("error_type")
+    details = data.get("details")
+    details = details if isinstance(details, dict) else None
+    cls = error_class_for_code(code) if isinstance(code, str) else None
+    if cls is None or cls is RemoteError:
+        return RemoteError(
+            response.message, remote_code=code if isinstance(code, str) else "", details=details
+        )
+    text = response.message
+    prefix = f"{cls.__name__}: "
+    if wire_type == cls.__name__ and text.startswith(prefix):
+        text = text[len(prefix) :]  # keeps "ValueError: boom" for an InternalError
+    try:
+        return cls(text, details=details)
+    except TypeError:  # a subclass with a different constructor
+        return RemoteError(response.message, remote_code=str(code), details=details)

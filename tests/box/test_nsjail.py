@@ -1,0 +1,224 @@
+"""The nsjail backend for real (skipped without nsjail unless LBP_REQUIRE_NSJAIL=1)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncGenerator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
+from box_runtime.backends.cgroups import CgroupPlan
+from box_runtime.backends.nsjail import build_args
+from box_runtime.config import NsjailConfig
+from box_runtime.errors import BoxMountDeniedError
+from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.runtime import BoxRuntime
+
+from .helpers import require_nsjail
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def state() -> Iterator[Path]:
+    # Not pytest's tmp_path: its parents are private (0700), and the jail user must be
+    # able to pass through every directory above a mount.
+    root = Path(tempfile.mkdtemp(prefix="lbp-nsjail-test-", dir="/tmp"))
+    root.chmod(0o711)
+    (root / "mounts").mkdir(mode=0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+async def runtime(state: Path) -> AsyncGenerator[BoxRuntime]:
+    require_nsjail()
+    box = BoxRuntime(
+        config={
+            "backend": "nsjail",
+            "state_dir": str(state / "state"),
+            "local": {"allowed_mount_roots": [str(state / "mounts")]},
+        },
+        environ={},
+        cwd=str(state),
+    )
+    async with box.running():
+        yield box
+
+
+def spec(cmd: str, session_id: str = "s1", **fields: Any) -> BoxSpec:
+    return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
+
+
+def plan(tmp: str, **fields: Any) -> SandboxPlan:
+    values: dict[str, Any] = {
+        "name": "n",
+        "key_hash": "k",
+        "session_id": "s",
+        "deployment_id": "d",
+        "image": "host",
+        "network": False,
+        "cpus": 1.5,
+        "memory_mb": 256,
+        "pids_limit": 32,
+        "read_only_rootfs": True,
+        "persistent": False,
+        "mounts": (Mount(f"{tmp}/ws", "/workspace", False), Mount("/data/ro", "/ro", True)),
+        "mount_path": "/workspace",
+        "session_dir": tmp,
+        "workspace_owned": True,
+    }
+    values.update(fields)
+    return SandboxPlan(**values)
+
+
+REQUEST = ExecRequest("echo hi", "/workspace", {"A": "1"}, 7.5, 1000, 0.6)
+
+
+def test_args_have_an_explicit_time_limit_and_cgroup_v1_limits() -> None:
+    cgroups = CgroupPlan(
+        "v1",
+        v1={
+            "memory": ("/sys/fs/cgroup/memory", "me/lbp-box-jails"),
+            "pids": ("/sys/fs/cgroup/pids", "lbp-box-jails"),
+        },
+        v1_memsw=True,
+    )
+    args = build_args(
+        "/nsjail",
+        plan("/s"),
+        REQUEST,
+        config=NsjailConfig(),
+        cgroups=cgroups,
+        uid=65534,
+        log_path="/s/log",
+        system_mounts=["/usr"],
+    )
+    joined = " ".join(args)
+    assert "--time_limit 9" in joined  # ceil(7.5) + 1, never nsjail's default 600
+    assert f"--cgroup_mem_max {256 * 1024 * 1024}" in joined
+    assert f"--cgroup_mem_memsw_max {256 * 1024 * 1024}" in joined
+    assert "--cgroup_mem_parent me/lbp-box-jails" in joined
+    assert "--cgroup_pids_max 32" in joined
+    assert "--rlimit_as inf" in joined
+    assert "-B /s/ws:/workspace" in joined
+    assert "-R /data/ro:/ro" in joined
+    assert "-R /usr" in joined
+    assert "--disable_clone_newnet" not in args
+    assert "A=1" in args
+    assert args[-2:] == ["/workspace", "echo hi"]
+
+
+def test_args_for_cgroup_v2_and_for_rlimits_only() -> None:
+    v2 = build_args(
+        "/nsjail",
+        plan("/s", network=True),
+        REQUEST,
+        config=NsjailConfig(max_time_limit_sec=5),
+        cgroups=CgroupPlan("v2", v2_parent="/sys/fs/cgroup/box/lbp-box-jails"),
+        uid=None,
+        log_path="/s/log",
+        system_mounts=[],
+    )
+    joined = " ".join(v2)
+    assert "--use_cgroupv2 --cgroupv2_mount /sys/fs/cgroup/box/lbp-box-jails" in joined
+    assert "--cgroup_cpu_ms_per_sec 1500" in joined
+    assert "--time_limit 5" in joined  # capped by box.nsjail.max_time_limit_sec
+    assert "--disable_clone_newnet" in v2
+    plain = " ".join(
+        build_args(
+            "/nsjail",
+            plan("/s"),
+            REQUEST,
+            config=NsjailConfig(),
+            cgroups=CgroupPlan("none", reason="test"),
+            uid=None,
+            log_path="/s/log",
+            system_mounts=[],
+        )
+    )
+    assert "--rlimit_as 256" in plain
+    assert "--rlimit_nproc 32" in plain
+    assert "cgroup" not in plain
+
+
+@pytest.mark.nsjail
+async def test_exec_env_exit_code_and_isolation(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(
+        spec('echo "$GREETING"; echo oops >&2; id -u; exit 5', env={"GREETING": "hi jail"}), None
+    )
+    assert result.backend_name == "nsjail"
+    assert result.stdout.split("\n")[0] == "hi jail"
+    assert result.stderr == "oops\n"
+    assert result.exit_code == 5
+    if os.geteuid() == 0:
+        assert result.stdout.split("\n")[1] == "65534"
+    probe = await runtime.exec(
+        spec(
+            "grep -c : /proc/net/dev; touch /usr/x 2>/dev/null || echo usr-read-only; "
+            "ls /root 2>/dev/null || echo no-root; cat /etc/shadow 2>/dev/null || echo no-shadow; "
+            "echo data > /workspace/f && cat /workspace/f; pwd"
+        ),
+        None,
+    )
+    assert probe.stdout == "1\nusr-read-only\nno-root\nno-shadow\ndata\n/workspace\n"
+
+
+@pytest.mark.nsjail
+async def test_memory_limit_kills_a_greedy_process(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(
+        spec("python3 -c 'x = bytearray(300 * 1024 * 1024); print(len(x))'", memory_mb=64), None
+    )
+    assert result.exit_code != 0
+    assert "314572800" not in result.stdout
+
+
+@pytest.mark.nsjail
+async def test_timeout_kills_the_command_and_keeps_the_session(runtime: BoxRuntime) -> None:
+    await runtime.exec(spec("echo kept > /workspace/state"), None)
+    result = await runtime.exec(spec("echo started; sleep 30", timeout_sec=1), None)
+    assert result.status is BoxExecutionStatus.TIMED_OUT
+    assert result.stdout == "started\n"
+    after = await runtime.exec(spec("cat /workspace/state"), None)
+    assert after.stdout == "kept\n"
+
+
+@pytest.mark.nsjail
+async def test_ten_megabytes_of_output(runtime: BoxRuntime) -> None:
+    result = await runtime.exec(spec("head -c 10000000 /dev/zero | tr '\\0' y; echo END"), None)
+    assert result.stdout_bytes == 10_000_004
+    assert result.stdout_truncated
+    assert result.stdout.endswith("yyyEND\n")
+
+
+@pytest.mark.nsjail
+async def test_sessions_are_separate_and_mounts_are_checked(
+    runtime: BoxRuntime, state: Path
+) -> None:
+    await runtime.exec(spec("echo one > /workspace/mine; echo t > /tmp/t", "one"), None)
+    other = await runtime.exec(spec("ls /workspace; ls /tmp", "two"), None)
+    assert other.stdout == ""
+    shared = state / "mounts" / "shared"
+    await anyio.Path(shared).mkdir(mode=0o777)
+    await anyio.Path(shared).chmod(0o777)
+    written = await runtime.exec(spec("echo hi > out", "host", host_path=str(shared)), None)
+    assert written.exit_code == 0, written.stderr
+    assert await anyio.Path(shared / "out").read_text() == "hi\n"
+    with pytest.raises(BoxMountDeniedError):
+        await runtime.exec(spec("true", "bad", host_path="/root"), None)
+
+
+@pytest.mark.nsjail
+async def test_one_session_is_serialised(runtime: BoxRuntime) -> None:
+    serial = "echo start >> /workspace/log; sleep 0.2; echo end >> /workspace/log"
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(runtime.exec, spec(serial), None)
+    log = await runtime.exec(spec("cat /workspace/log"), None)
+    assert log.stdout == "start\nend\n" * 3

@@ -1,0 +1,349 @@
+"""The runtime on the fake backend: sessions, locks, capacity, timeouts, reaper, tenancy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from box_runtime.backends.fake import FakeBackend
+from box_runtime.errors import (
+    BoxBackendUnavailableError,
+    BoxCapacityExceededError,
+    BoxMountDeniedError,
+    BoxQuotaExceededError,
+    BoxSessionConflictError,
+    BoxSessionNotFoundError,
+    BoxValidationError,
+)
+from box_runtime.models import BoxExecutionStatus, BoxNetworkMode, BoxSpec
+from box_runtime.runtime import BoxRuntime
+from box_runtime.sessions import Tenant
+
+from .helpers import FakeClock, fake_runtime
+
+pytestmark = pytest.mark.anyio
+
+T1 = Tenant("inst-1", "ws-1", 1)
+
+
+def spec(session_id: str = "s1", cmd: str = "echo hi", **fields: object) -> BoxSpec:
+    return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
+
+
+async def test_exec_creates_the_session_on_demand_and_reuses_it(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        first = await runtime.exec(spec(), T1)
+        second = await runtime.exec(spec(cmd="echo again"), T1)
+        assert (first.stdout, second.stdout) == ("hi\n", "again\n")
+        assert first.status is BoxExecutionStatus.COMPLETED
+        assert first.exit_code == 0
+        assert first.backend_name == "fake"
+        assert len(fake.started) == 1
+
+
+async def test_incompatible_reuse_is_a_conflict_naming_the_field(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path)
+    async with runtime.running():
+        await runtime.create_session(spec(memory_mb=256), T1)
+        with pytest.raises(BoxSessionConflictError, match="memory_mb=256") as caught:
+            await runtime.exec(spec(memory_mb=512), T1)
+        assert caught.value.details["field"] == "memory_mb"
+
+
+async def test_session_ids_are_kept_verbatim_and_never_collide(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        for session_id in ("a/b", "a:b", "a b", "A/B"):
+            await runtime.create_session(spec(session_id), T1)
+        names = {plan.name for plan in fake.started}
+        dirs = {plan.session_dir for plan in fake.started}
+        assert len(names) == len(dirs) == 4
+        assert {s.key.session_id for s in runtime.sessions(T1)} == {"a/b", "a:b", "a b", "A/B"}
+
+
+async def test_each_session_has_its_own_workspace(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        await runtime.create_session(spec("one"), T1)
+        await runtime.create_session(spec("two"), T1)
+        one, two = (plan.mounts[0].host_path for plan in fake.started)
+        assert one != two
+        assert await anyio.Path(one).is_dir()
+        assert await anyio.Path(two).is_dir()
+        assert all(plan.workspace_owned for plan in fake.started)
+
+
+async def test_tenants_do_not_see_each_other(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    other = Tenant("inst-1", "ws-2", 1)
+    async with runtime.running():
+        await runtime.create_session(spec("shared-name"), T1)
+        await runtime.create_session(spec("shared-name"), other)
+        assert len(fake.started) == 2
+        assert [s.key.session_id for s in runtime.sessions(T1)] == ["shared-name"]
+        assert runtime.sessions(None) == []
+        with pytest.raises(BoxSessionNotFoundError):
+            runtime.get_session("shared-name", None)
+
+
+async def test_global_capacity(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path, limits={"max_sessions": 2})
+    async with runtime.running():
+        await runtime.create_session(spec("a"), T1)
+        await runtime.create_session(spec("b"), T1)
+        with pytest.raises(BoxCapacityExceededError) as caught:
+            await runtime.create_session(spec("c"), T1)
+        assert caught.value.details["limit"] == 2
+        assert caught.value.details["actual"] == 2
+        await runtime.delete_session("a", T1)
+        await runtime.create_session(spec("c"), T1)
+
+
+async def test_one_session_runs_one_command_at_a_time(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        info = await runtime.create_session(spec(), T1)
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(runtime.exec, spec(cmd="wait go"), T1)
+            await fake.exec_started.wait()
+            # Only one of the three may be inside the sandbox; release them one by one.
+            fake.gate("go").set()
+        assert fake.max_running(info.backend_session_id) == 1
+        assert len(fake.execs(info.backend_session_id)) == 3
+
+
+async def test_sessions_run_in_parallel(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    running: list[str] = []
+
+    async with runtime.running(), anyio.create_task_group() as tg:
+        for name in ("p1", "p2", "p3"):
+            tg.start_soon(runtime.exec, spec(name, "wait all"), T1)
+        with anyio.fail_after(5):
+            while True:  # bounded polling of real state: all three execs inside at once
+                running = [h for h, box in fake.sandboxes.items() if box.running]
+                if len(running) == 3:
+                    break
+                await anyio.lowlevel.checkpoint()
+        fake.gate("all").set()
+    assert len(running) == 3
+
+
+async def test_a_timed_out_command_is_killed_but_the_session_stays(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        info = await runtime.create_session(spec(), T1)
+        result = await runtime.exec(spec(cmd="wait never", timeout_sec=1), T1)
+        assert result.status is BoxExecutionStatus.TIMED_OUT
+        assert result.exit_code is None
+        assert "timed out after 1 seconds" in result.stderr
+        after = await runtime.exec(spec(cmd="echo alive"), T1)
+        assert after.stdout == "alive\n"
+        assert fake.stopped == []
+        assert runtime.get_session("s1", T1).backend_session_id == info.backend_session_id
+
+
+async def test_a_vanished_sandbox_is_recreated(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        before = await runtime.create_session(spec(), T1)
+        fake.vanish(before.backend_session_id)
+        result = await runtime.exec(spec(cmd="echo back"), T1)
+        assert result.stdout == "back\n"
+        after = runtime.get_session("s1", T1)
+        assert after.backend_session_id != before.backend_session_id
+        assert len(fake.started) == 2
+
+
+async def test_deleting_a_session_removes_sandbox_and_directory(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        info = await runtime.create_session(spec(), T1)
+        session_dir = fake.started[0].session_dir
+        await runtime.delete_session("s1", T1)
+        assert fake.stopped == [info.backend_session_id]
+        assert not await anyio.Path(session_dir).exists()
+        with pytest.raises(BoxSessionNotFoundError):
+            await runtime.delete_session("s1", T1)
+
+
+async def test_delete_while_a_command_runs(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        await runtime.create_session(spec(), T1)
+        errors: list[BaseException] = []
+
+        async def run() -> None:
+            try:
+                await runtime.exec(spec(cmd="wait forever"), T1)
+            except BoxSessionNotFoundError as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await fake.exec_started.wait()
+            await runtime.delete_session("s1", T1)
+            fake.gate("forever").set()
+        assert len(errors) == 1
+        assert len(fake.started) == 1  # not recreated
+
+
+async def test_ttl_reaper_removes_idle_sessions_only(tmp_path: Path) -> None:
+    clock = FakeClock()
+    runtime, fake = fake_runtime(tmp_path, clock=clock, sessions={"ttl_sec": 60})
+    async with runtime.running():
+        await runtime.create_session(spec("idle"), T1)
+        await runtime.create_session(spec("keep", persistent=True), T1)
+        await runtime.create_session(spec("busy"), T1)
+        clock.advance(30)
+        assert await runtime.reap_expired() == 0
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(runtime.exec, spec("busy", "wait busy"), T1)
+            await fake.exec_started.wait()
+            clock.advance(31)
+            assert await runtime.reap_expired() == 1  # only "idle"
+            fake.gate("busy").set()
+        assert {s.key.session_id for s in runtime.sessions(T1)} == {"keep", "busy"}
+
+
+async def test_background_reaper_runs(tmp_path: Path) -> None:
+    clock = FakeClock()
+    runtime, _ = fake_runtime(
+        tmp_path, clock=clock, sessions={"ttl_sec": 1, "reaper_interval_sec": 0.01}
+    )
+    async with runtime.running():
+        await runtime.create_session(spec("old"), T1)
+        clock.advance(5)
+        with anyio.fail_after(5):
+            while runtime.sessions(T1):
+                await anyio.sleep(0.01)
+        assert runtime.reaped == 1
+
+
+async def test_shutdown_keeps_persistent_sessions_running(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        keep = await runtime.create_session(spec("keep", persistent=True), T1)
+        drop = await runtime.create_session(spec("drop"), T1)
+    assert fake.stopped == [drop.backend_session_id]
+    assert keep.backend_session_id in fake.live()
+    assert fake.closed
+
+
+async def test_profile_locks_fields_and_caps_the_timeout(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path, local={"profile": "offline_readonly"})
+    async with runtime.running():
+        info = await runtime.create_session(
+            spec(network="on", read_only_rootfs=False, timeout_sec=999), T1
+        )
+        assert info.network is BoxNetworkMode.OFF  # locked
+        assert info.read_only_rootfs  # locked
+        assert info.cpus == 0.5  # profile default for an unset field
+        plan = fake.started[0]
+        assert not plan.network
+        result = await runtime.exec(spec(cmd="echo x", timeout_sec=999), T1)
+        assert result.ok
+
+
+async def test_default_image(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path, local={"image": "my/image:1"})
+    async with runtime.running():
+        assert (await runtime.create_session(spec("a"), T1)).image == "my/image:1"
+        assert (await runtime.create_session(spec("b", image="x:2"), T1)).image == "x:2"
+
+
+async def test_strict_session_ids(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path, sessions={"strict_ids": True})
+    async with runtime.running():
+        with pytest.raises(BoxValidationError, match="strict"):
+            await runtime.create_session(spec("global"), T1)
+        await runtime.create_session(spec("mcp-shared"), T1)
+        await runtime.create_session(spec("lb-box-" + "0" * 64), T1)
+
+
+async def test_empty_command_is_refused(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path)
+    async with runtime.running():
+        with pytest.raises(BoxValidationError, match="cmd"):
+            await runtime.exec(spec(cmd="   "), T1)
+
+
+async def test_host_mounts_follow_the_allowlist(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    allowed = tmp_path / "mounts" / "tenant"
+    async with runtime.running():
+        await runtime.create_session(spec("ok", host_path=str(allowed)), T1)
+        assert await anyio.Path(allowed).is_dir()  # created on demand in the allowed root
+        assert fake.started[0].mounts[0].host_path == str(await anyio.Path(allowed).resolve())
+        assert not fake.started[0].workspace_owned
+        with pytest.raises(BoxMountDeniedError, match="outside"):
+            await runtime.create_session(spec("bad", host_path=str(tmp_path / "elsewhere")), T1)
+        with pytest.raises(BoxMountDeniedError, match="protected"):
+            await runtime.create_session(spec("etc", host_path="/etc"), T1)
+        skill = tmp_path / "skills" / "a"
+        await anyio.Path(skill).mkdir(parents=True)
+        with pytest.raises(BoxMountDeniedError, match=r"extra_mounts\[0\]"):
+            await runtime.create_session(
+                spec("extra", extra_mounts=[{"host_path": str(skill), "mount_path": "/s"}]), T1
+            )
+        assert not await anyio.Path(tmp_path / "elsewhere").exists()
+
+
+async def test_workspace_quota_reports_limit_and_actual(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        await runtime.create_session(spec(workspace_quota_mb=1), T1)
+        workspace = fake.started[0].mounts[0].host_path
+        await anyio.Path(workspace, "big").write_bytes(b"x" * (2 * 1024 * 1024))
+        with pytest.raises(BoxQuotaExceededError) as caught:
+            await runtime.exec(spec(cmd="echo x", workspace_quota_mb=1), T1)
+        assert caught.value.limit == 1024 * 1024
+        assert caught.value.actual == 2 * 1024 * 1024
+        assert "before the command" in caught.value.message
+
+
+async def test_an_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path, backend="e2b")
+    async with runtime.running():
+        info = await runtime.backend_info()
+        assert not info.available
+        assert info.reason is not None
+        assert "later release" in info.reason
+        with pytest.raises(BoxBackendUnavailableError, match="later release"):
+            await runtime.exec(spec(), T1)
+
+
+async def test_business_actions_use_defaults_when_no_init_arrives(tmp_path: Path) -> None:
+    runtime = BoxRuntime(
+        factories={"fake": lambda _config: FakeBackend()}, environ={}, cwd=str(tmp_path)
+    )
+    runtime.config.init_wait_sec = 0.01
+    async with runtime.running():
+        # Defaults select "local" (docker, nsjail), which this factory table lacks.
+        info = await runtime.backend_info()
+        assert not info.available
+        await runtime.configure({"backend": "fake", "state_dir": str(tmp_path / "s")})
+        assert (await runtime.backend_info()).available
+
+
+async def test_env_config_counts_as_initialised(tmp_path: Path) -> None:
+    runtime = BoxRuntime(
+        environ={"LANGBOT_BOX_CONFIG": '{"sessions": {"ttl_sec": 7}}'}, cwd=str(tmp_path)
+    )
+    assert runtime.initialized.is_set()
+    assert runtime.config.sessions.ttl_sec == 7
+    with pytest.raises(BoxValidationError, match="JSON"):
+        BoxRuntime(environ={"LANGBOT_BOX_CONFIG": "{nope"}, cwd=str(tmp_path))
+
+
+async def test_generations_are_retired(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        old = await runtime.create_session(spec(), T1)
+        await runtime.retire_generations("inst-1", "ws-1", 2)
+        assert fake.stopped == [old.backend_session_id]
