@@ -579,7 +579,7 @@ def main(argv: list[str]) -> int:
         wait_for_quiet()
     report = Report(quick=args.quick)
     ref: Path | None = None
-    if set(sections) & {"rpc", "host", "cli"}:
+    if sections:
         try:
             ref = reference_python()
             report.reference_python = ref
