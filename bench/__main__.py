@@ -613,7 +613,8 @@ def main(argv: list[str]) -> int:
             handlers[name](report, ref, repeat)
 
     info["load average at end"] = load_average()
-    print(report.text_table())
+    if report.rows or report.problems:
+        print(report.text_table())
     for name, output in report.extra:
         print(f"\n== {name}\n{output}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
