@@ -32,7 +32,7 @@ typecheck: install
 check: lint typecheck test
 
 bench: install
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 acceptance: install
 	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt" "$(CURDIR)/$(BIN)/lbp" \

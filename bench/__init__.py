@@ -1,1 +1,4 @@
-"""Benchmarks (``make bench`` / ``python -m bench [name ...]``); timings never go into tests."""
+"""Benchmarks (``make bench`` / ``python -m bench [section or box module ...]``).
+
+Timings never go into the test suite; see ``bench/README.md``.
+"""

@@ -1,0 +1,228 @@
+"""host -> ``lbp rt`` -> plugin, on our side.
+
+    python -m bench.host_ours HOST_PLAN_JSON
+
+Starts our ``lbp rt`` in a child process, connects to it the way the released host
+does (:class:`PluginRuntimeClient` serving :class:`LocalHost`), fetches a debug key,
+starts ``lbp run`` for ``bench/plugins/echotool`` and times until the runtime lists the
+plugin as initialized (several rounds), reads the idle RSS of both processes, then
+times ``call_tool``: sequential calls and rounds of concurrent calls. Prints one JSON
+line of raw samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from bench.plan import HostPlan
+from bench.procs import (
+    cpu_seconds,
+    free_port,
+    one_line_error,
+    stop_process,
+    tree_rss_mb,
+    wait_port,
+)
+from langbot_plugin.host import LocalHost, PluginRuntimeClient
+
+PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "echotool"
+IDENTITY = ("bench", "echotool")
+TOOL = "echo_tool"
+ROLES = ("host", "runtime", "plugin")
+#: In-flight requests a connection accepts (ours and the reference alike).
+MAX_INFLIGHT = 128
+
+
+def session_payload(client: PluginRuntimeClient) -> dict[str, Any]:
+    """A ``Session`` dump as the host sends it with ``call_tool``."""
+    now = time.time()
+    return {
+        "instance_uuid": client.workspace.instance_uuid,
+        "workspace_uuid": client.workspace.workspace_uuid,
+        "placement_generation": 1,
+        "launcher_type": "person",
+        "launcher_id": "bench-user",
+        "sender_id": "bench-user",
+        "bot_uuid": "bench-bot",
+        "use_prompt_name": "default",
+        "using_conversation": None,
+        "conversations": [],
+        "create_time": now,
+        "update_time": now,
+    }
+
+
+async def listed(client: PluginRuntimeClient) -> bool:
+    for plugin in await client.list_plugins():
+        if (plugin.author, plugin.name) == IDENTITY and plugin.status == "initialized":
+            return True
+    return False
+
+
+def last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
+async def wait_listed(
+    client: PluginRuntimeClient,
+    present: bool,
+    plugin: asyncio.subprocess.Process,
+    plugin_log: Path,
+    timeout: float = 60.0,
+) -> None:
+    """Poll ``list_plugins`` until the plugin is (or is no longer) listed as initialized."""
+    deadline = time.monotonic() + timeout
+    while await listed(client) != present:
+        if present and plugin.returncode is not None:
+            raise RuntimeError(f"lbp run exited {plugin.returncode}: {last_line(plugin_log)}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"plugin {'never appeared' if present else 'never left'}")
+        await asyncio.sleep(0.002)
+
+
+async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
+    lbp = str(Path(sys.executable).parent / "lbp")
+    control, debug = free_port(), free_port()
+    log = (work / "rt.log").open("wb")
+    rt = await asyncio.create_subprocess_exec(
+        *[lbp, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)],
+        *["--data-dir", str(work / "data"), "--log-level", "WARNING"],
+        cwd=work,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+    )
+    plugin: asyncio.subprocess.Process | None = None
+    out: dict[str, Any] = {}
+    try:
+        await wait_port(control)
+        url = f"ws://127.0.0.1:{control}/control/ws"
+        async with PluginRuntimeClient.connect(url, LocalHost()) as client:
+            key = await client.get_debug_key()
+            plugin_dir = work / "echotool"
+            shutil.copytree(PLUGIN_SRC, plugin_dir)
+            (plugin_dir / ".env").write_text(
+                f"DEBUG_RUNTIME_WS_URL=ws://127.0.0.1:{debug}/plugin/debug/ws\n"
+                f"PLUGIN_DEBUG_KEY={key}\n"
+            )
+            plugin_log_path = work / "plugin.log"
+            plugin_log = plugin_log_path.open("wb")
+            spawn: list[float] = []
+            spawn_cpu: list[float] = []
+            for round_ in range(plan.spawn_rounds):
+                t0 = time.perf_counter()
+                plugin = await asyncio.create_subprocess_exec(
+                    lbp,
+                    "run",
+                    "--log-level",
+                    "WARNING",
+                    cwd=plugin_dir,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=plugin_log,
+                    stderr=plugin_log,
+                )
+                await wait_listed(client, True, plugin, plugin_log_path)
+                spawn.append(time.perf_counter() - t0)
+                spawn_cpu.append(cpu_seconds(plugin.pid))
+                if round_ < plan.spawn_rounds - 1:
+                    await stop_process(plugin)
+                    await wait_listed(client, False, plugin, plugin_log_path)
+            out["spawn"] = spawn
+            out["spawn_cpu"] = spawn_cpu
+            assert plugin is not None
+
+            await asyncio.sleep(plan.idle_seconds)
+            out["rss"] = {"runtime": tree_rss_mb(rt.pid), "plugin": tree_rss_mb(plugin.pid)}
+
+            session = session_payload(client)
+            counter = iter(range(10**9))
+
+            async def call() -> None:
+                n = next(counter)
+                reply = await client.call_tool(
+                    TOOL,
+                    {"text": f"hi {n}"},
+                    session=session,
+                    query_id=n,
+                    query_uuid=str(uuid.uuid4()),
+                )
+                if reply != {"echo": {"text": f"hi {n}"}}:
+                    raise RuntimeError(f"unexpected tool response {reply!r}")
+
+            for _ in range(plan.warmup):
+                await call()
+            samples: list[float] = []
+            pids = (os.getpid(), rt.pid, plugin.pid)
+            cpu_before = [cpu_seconds(pid) for pid in pids]
+            for _ in range(plan.calls):
+                t0 = time.perf_counter()
+                await call()
+                samples.append(time.perf_counter() - t0)
+            out["call"] = samples
+            out["call_cpu"] = {
+                who: (cpu_seconds(pid) - before) / plan.calls
+                for who, pid, before in zip(ROLES, pids, cpu_before, strict=True)
+            }
+
+            # 200 callers at once, at most MAX_INFLIGHT requests on the wire (the
+            # per-connection cap both runtimes enforce); then one ungated burst, to
+            # report how the runtime copes with a host that does not hold back.
+            gate = asyncio.Semaphore(MAX_INFLIGHT)
+
+            async def gated_call() -> None:
+                async with gate:
+                    await call()
+
+            async def burst(fn: Callable[[], Awaitable[None]]) -> dict[str, Any]:
+                t0 = time.perf_counter()
+                results = await asyncio.gather(
+                    *(fn() for _ in range(plan.concurrent)), return_exceptions=True
+                )
+                elapsed = time.perf_counter() - t0
+                errors = [r for r in results if isinstance(r, BaseException)]
+                if errors:
+                    out.setdefault("error_sample", one_line_error(errors[0]))
+                return {"elapsed": elapsed, "calls": plan.concurrent, "errors": len(errors)}
+
+            out["concurrent"] = [await burst(gated_call) for _ in range(plan.concurrent_rounds)]
+            out["ungated"] = await burst(call)
+    finally:
+        if plugin is not None:
+            await stop_process(plugin)
+        await stop_process(rt)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    plan = HostPlan(**json.loads(argv[0]))
+    work = Path(tempfile.mkdtemp(prefix="lbp-bench-ours-"))
+    try:
+        result = asyncio.run(measure(plan, work))
+    except Exception as exc:
+        traceback.print_exc()
+        for name in ("rt.log", "plugin.log"):
+            path = work / name
+            if path.exists():
+                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
+        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

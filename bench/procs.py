@@ -1,0 +1,146 @@
+"""Process helpers: free ports, waiting for a listener, drivers that print JSON, RSS."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "REPO",
+    "DriverError",
+    "cpu_seconds",
+    "free_port",
+    "one_line_error",
+    "rss_mb",
+    "run_json",
+    "stop_process",
+    "tree_rss_mb",
+    "wait_port",
+]
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class DriverError(RuntimeError):
+    """A benchmark driver failed; the message carries the tail of its stderr."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def wait_port(port: int, timeout: float = 30.0) -> None:
+    """Wait until something accepts TCP connections on 127.0.0.1:``port``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.01)
+            continue
+        writer.close()
+        return
+
+
+LOG_DIR = REPO / ".bench" / "logs"
+
+
+def run_json(
+    argv: Sequence[str],
+    *,
+    name: str,
+    timeout: float = 900.0,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Any:
+    """Run a driver and parse the JSON object on the last line of its stdout.
+
+    The driver's stderr is kept in ``.bench/logs/NAME.log``. A driver that fails prints
+    ``{"error": "..."}`` as its last line; that text becomes the :class:`DriverError`.
+    """
+    proc = subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env, check=False
+    )
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    log = LOG_DIR / f"{name}.log"
+    log.write_text(proc.stderr)
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    result: Any = None
+    if lines:
+        try:
+            result = json.loads(lines[-1])
+        except ValueError:
+            result = None
+    if isinstance(result, dict) and "error" in result:
+        raise DriverError(f"{result['error']} (log: {log.relative_to(REPO)})")
+    if proc.returncode != 0 or result is None:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        raise DriverError(f"exited {proc.returncode}: {tail} (log: {log.relative_to(REPO)})")
+    return result
+
+
+def one_line_error(exc: BaseException) -> str:
+    """The innermost single cause of ``exc`` as ``Class: text`` (task groups unwrapped)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of ``pid`` in MiB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise DriverError(f"no VmRSS for pid {pid}")
+
+
+async def stop_process(proc: asyncio.subprocess.Process, grace: float = 3.0) -> None:
+    """Terminate a child we started, then kill it if it lingers."""
+    if proc.returncode is not None:
+        return
+    proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), grace)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time ``pid`` has used so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_rss_mb(pid: int) -> float:
+    """RSS of ``pid`` plus all its descendants, in MiB."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            total += rss_mb(current)
+        except (OSError, DriverError):
+            continue
+        todo.extend(children.get(current, []))
+    return total
