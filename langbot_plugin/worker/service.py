@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator
@@ -86,7 +87,7 @@ class PluginService:
         if component is None or not isinstance(component.instance, Tool):
             raise NotFoundError(f"no tool {params.tool_name!r} in {self.loaded.identity}")
         tool = component.instance
-        accepted = inspect.signature(tool.call).parameters
+        accepted = _parameters_of(type(tool))
         if "session" in accepted and "query_id" in accepted:
             from langbot_plugin.api.entities.builtin.provider.session import Session
 
@@ -132,3 +133,9 @@ class PluginService:
         self.stopping = True
         logger.info("plugin %s: runtime asked to shut down", self.loaded.identity)
         return Empty()
+
+
+@functools.cache
+def _parameters_of(tool_class: type[Any]) -> frozenset[str]:
+    """The parameter names of a Tool class's ``call`` (read once per class)."""
+    return frozenset(inspect.signature(tool_class.call).parameters)
