@@ -419,3 +419,21 @@ async def test_a_handler_losing_another_link_still_answers(
     async with sessions(link, Probe()) as (client, _):
         with anyio.fail_after(5), pytest.raises(ConnectionClosedError, match="relied on"):
             await client.call("upstream_gone")
+
+
+async def test_a_stream_requested_without_flow_control_still_streams_and_ends(
+    link: tuple[Transport, Transport],
+) -> None:
+    """0.5 peers ask for streams without ``stream_flow_control``: no indexes, no window."""
+    raw, server_t = link
+    async with RPCSession(server_t, Probe().routes(), name="server").running():
+        await raw.send.send(json.dumps({"seq_id": 40, "action": "count", "data": {"n": 20}}))
+        frames: list[dict[str, Any]] = []
+        with anyio.fail_after(5):
+            while not frames or frames[-1]["chunk_status"] != "end":
+                item = await raw.receive.receive()
+                assert isinstance(item, str)
+                frames.append(json.loads(item))
+        assert [f["data"].get("i") for f in frames[:-1]] == list(range(20))  # past any window
+        assert all("stream_index" not in f for f in frames)
+        assert frames[-1]["data"] == {}

@@ -220,3 +220,35 @@ def test_unauthenticated_public_bind_is_refused() -> None:
 
     with pytest.raises(ValueError, match="without a token"):
         RuntimeOptions(host="0.0.0.0", control_token=None).check()
+
+
+async def test_healthz_answers_on_both_ports() -> None:
+    import aiohttp
+
+    async with running_runtime() as runtime, aiohttp.ClientSession() as http:
+        for port in (runtime.options.control_port, runtime.options.debug_port):
+            async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
+                assert (response.status, await response.text()) == (200, "ok\n")
+            async with http.get(f"http://127.0.0.1:{port}/nowhere") as response:
+                assert response.status == 404
+
+
+async def test_the_05_dialect_names_serve_the_same_runners() -> None:
+    """A 0.5 host says list_agent_runners / run_agent (its unflagged streams: tests/rpc)."""
+    plugin = ScriptedPlugin()
+    async with (
+        running_runtime() as runtime,
+        PluginRuntimeClient.connect(control_url(runtime), LocalHost()) as host,
+    ):
+        key = await host.get_debug_key()
+        async with plugin.connected(runtime, key):
+            listed = await host.session.call("list_agent_runners", {"include_plugins": None})
+            assert [r["runner_name"] for r in listed["runners"]] == ["echo"]
+            params = {
+                "plugin_author": "tester",
+                "plugin_name": "echoplug",
+                "runner_name": "echo",
+                "context": run_context("old host"),
+            }
+            raw = await host.session.stream("run_agent", params).collect()
+            assert raw[-1]["data"]["message"]["content"] == "echo-runner: old host"
