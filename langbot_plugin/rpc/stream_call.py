@@ -36,12 +36,18 @@ USE_DEFAULT = UseDefault()
 
 
 class Reply:
-    """The answer to one unary call: a future resolved once (cheaper than an inbox)."""
+    """The answer to one unary call: a future resolved once (cheaper than an inbox).
 
-    __slots__ = ("_future", "flow_controlled")
+    A failure is kept beside the future rather than set on it: the session may fail a
+    reply whose caller already left (its send failed), and an exception stored on a
+    future nobody awaits is reported as "never retrieved".
+    """
+
+    __slots__ = ("_future", "failure", "flow_controlled")
 
     def __init__(self) -> None:
-        self._future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._future: asyncio.Future[Response | None] = asyncio.get_running_loop().create_future()
+        self.failure: RPCError | None = None
         self.flow_controlled = False
 
     def __len__(self) -> int:
@@ -53,10 +59,15 @@ class Reply:
 
     def fail(self, error: RPCError) -> None:
         if not self._future.done():
-            self._future.set_exception(error)
+            self.failure = error
+            self._future.set_result(None)
 
     async def get(self) -> Response:
-        return await self._future
+        answer = await self._future
+        if answer is None:
+            assert self.failure is not None
+            raise self.failure
+        return answer
 
 
 class Inbox:

@@ -437,3 +437,23 @@ async def test_a_stream_requested_without_flow_control_still_streams_and_ends(
         assert [f["data"].get("i") for f in frames[:-1]] == list(range(20))  # past any window
         assert all("stream_index" not in f for f in frames)
         assert frames[-1]["data"] == {}
+
+
+async def test_a_failed_reply_nobody_awaits_logs_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """A session fails every pending reply when it closes, including one whose caller
+    already left because its own send failed; that must not leave an unretrieved
+    exception on a future (asyncio would log it when the future is collected)."""
+    import gc
+
+    from langbot_plugin.rpc.stream_call import Reply
+
+    reply = Reply()
+    reply.fail(ConnectionClosedError("closed while sending"))
+    del reply
+    gc.collect()
+    await anyio.lowlevel.checkpoint()
+    assert "never retrieved" not in caplog.text
+    waited = Reply()
+    waited.fail(ConnectionClosedError("closed"))
+    with pytest.raises(ConnectionClosedError):
+        await waited.get()
