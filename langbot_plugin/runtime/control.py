@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langbot_plugin.protocol import control_link as host
-from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Empty
@@ -189,7 +188,7 @@ class ControlConnection:
 
     async def call_tool(
         self, params: host.HostCallToolParams, ctx: RequestContext
-    ) -> plug.CallToolResult:
+    ) -> dict[str, Any]:
         return await call_tool(self.state.registry, _scope(ctx), params)
 
     async def emit_event(

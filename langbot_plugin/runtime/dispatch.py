@@ -175,15 +175,16 @@ def _split_tool_name(name: str) -> tuple[str | None, str]:
 
 async def call_tool(
     registry: PluginRegistry, scope: ActionScope, params: host.HostCallToolParams
-) -> plug.CallToolResult:
+) -> dict[str, Any]:
+    """Pass the call to the plugin owning the tool, and its answer back as it came."""
     owner, tool = _split_tool_name(params.tool_name)
     for handle in registry.in_scope(scope, params.include_plugins, ready_only=True):
         if owner is not None and handle.identity != owner:
             continue
-        if any(c.name == tool for c in handle.components("Tool")):
+        if handle.has_component("Tool", tool):
             payload = params.model_dump(exclude={"include_plugins"})
             payload["tool_name"] = tool
-            return await plug.CALL_TOOL.call(handle.session, payload, timeout=180.0)
+            return await handle.session.call(plug.CALL_TOOL.name, payload, timeout=180.0)
     raise NotFoundError(f"no plugin provides the tool {params.tool_name!r}")
 
 

@@ -69,6 +69,12 @@ class PluginHandle:
             return scope.installation_uuid == bridge
         return scope.installation_uuid == self.binding.installation_uuid
 
+    def has_component(self, kind: str, name: str) -> bool:
+        """Whether the plugin offers a component of ``kind`` named ``name`` (no copies made)."""
+        return any(
+            c.manifest.kind == kind and c.manifest.name == name for c in self.container.components
+        )
+
     def components(self, *kinds: str) -> list[ManifestDump]:
         """Components of these kinds, owned by the plugin's identity (as the host expects)."""
         return [
