@@ -11,7 +11,7 @@ Both peers call and serve over the same transport. Each side numbers its own req
   ``window`` items ahead. Nothing is dropped; closing the stream early cancels the
   peer's handler.
 * serving: requests are looked up in a :class:`~.routes.Dispatcher`; each runs in its
-  own task inside the session's task group, at most ``max_inflight`` at once; further
+  own task (see :mod:`.request_tasks`), at most ``max_inflight`` at once; further
   requests wait in order (up to ``max_queued``, by default four times the cap) and only
   beyond that are answered with ``too_many_requests``. A running or waiting request can
   be cancelled by the peer.
@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 import anyio
-from anyio.abc import TaskGroup
 
 from langbot_plugin.rpc.envelope import CONTINUE, END, Request, Response, dumps, parse_frame
 from langbot_plugin.rpc.errors import (
@@ -47,6 +46,7 @@ from langbot_plugin.rpc.errors import (
     TooManyRequestsError,
 )
 from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES, FileStore, new_file_key
+from langbot_plugin.rpc.request_tasks import RequestTasks
 from langbot_plugin.rpc.reserved import (
     CANCEL,
     CONTROL_ACTIONS,
@@ -140,7 +140,8 @@ class RPCSession:
         self._running: dict[int, _Running] = {}
         self._active = 0
         self._waiting: deque[tuple[Request, Route, _Running]] = deque()
-        self._tg: TaskGroup | None = None
+        self._tasks: RequestTasks | None = None
+        self._scope = anyio.CancelScope()
         self._closed = anyio.Event()
         self._close_error: RPCError | None = None
         self._started = anyio.Event()
@@ -156,17 +157,18 @@ class RPCSession:
 
     async def serve(self) -> None:
         """Serve until the peer goes away or :meth:`close` is called."""
+        tasks = RequestTasks(self.name)
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
+            with self._scope:
+                self._tasks = tasks
                 self._started.set()
                 try:
                     await self._receive_loop()
                 finally:
                     self._shut("connection closed by peer")
-                    tg.cancel_scope.cancel()
         finally:
             self._shut("connection closed")
+            await tasks.aclose()
             with anyio.CancelScope(shield=True):
                 for stream in (self.transport.send, self.transport.receive):
                     try:
@@ -189,8 +191,7 @@ class RPCSession:
     def close(self) -> None:
         """Stop serving; pending calls fail with :class:`ConnectionClosedError`."""
         self._shut("session closed")
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+        self._scope.cancel()
 
     def _shut(self, reason: str) -> None:
         if self._closed.is_set():
@@ -203,8 +204,8 @@ class RPCSession:
             running.scope.cancel()
 
     def _spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
-        if self._tg is not None and not self._closed.is_set():
-            self._tg.start_soon(fn, *args)
+        if self._tasks is not None and not self._closed.is_set():
+            self._tasks.start(fn(*args))
 
     # ------------------------------------------------------------------ sending
 
