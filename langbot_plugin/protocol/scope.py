@@ -9,6 +9,7 @@ installation whose uuid the host derives from the instance and workspace ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
 from typing import Any
@@ -56,8 +57,13 @@ def _bridge_seed(instance_uuid: str, workspace_uuid: str) -> str:
     return f"langbot:oss-plugin-bridge:{instance_uuid}:{workspace_uuid}"
 
 
+@functools.lru_cache(maxsize=256)
 def bridge_installation_uuid(instance_uuid: str, workspace_uuid: str) -> str:
-    """The installation uuid the host uses to address debug plugins of a workspace."""
+    """The installation uuid the host uses to address debug plugins of a workspace.
+
+    Cached: the runtime asks for it on every call routed to a debug plugin, and a
+    runtime serves a handful of workspaces.
+    """
     return str(uuid.uuid5(uuid.NAMESPACE_URL, _bridge_seed(instance_uuid, workspace_uuid)))
 
 
