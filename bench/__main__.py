@@ -453,6 +453,39 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
             ),
             below_ref(),
         )
+    cancel_section(report, repeat)
+
+
+def cancel_section(report: Report, repeat: int) -> None:
+    """host cancel -> runner stopped: ours only (the reference never closes the runner)."""
+    rounds = "5" if report.quick else "20"
+    runs = Runs()
+    for round_ in range(repeat):
+        if repeat > 1:
+            log(f"round {round_ + 1}/{repeat}")
+        run_driver(
+            report, runs, "cancel-ours", [sys.executable, "-m", "bench.cancel_ours", rounds], False
+        )
+    note = (
+        "ours only: the reference has no real cancellation (a flag its runners poll); "
+        f"{rounds} cancels per run; the slowest of them all"
+    )
+    for what, key in (
+        ("run ended cancelled at the host", "ended"),
+        ("runner's generator closed", "closed"),
+    ):
+        runs.figure("cancel-ours", lambda d, k=key: max(d[k]) * 1000)
+        slowest = runs.seen.get("cancel-ours", [])
+        row = Row(
+            "host -> rt -> plugin",
+            f"host cancel -> {what}, slowest",
+            "ms",
+            ours=max(slowest) if slowest else None,
+            target="< 1 s (issue 4)",
+            note=note,
+        )
+        row.runs = {"ours": slowest}
+        report.add(row, absolute_max(1000.0))
 
 
 # ----------------------------------------------------------------------------- cli

@@ -63,9 +63,9 @@ def session_payload(client: PluginRuntimeClient) -> dict[str, Any]:
     }
 
 
-async def listed(client: PluginRuntimeClient) -> bool:
+async def listed(client: PluginRuntimeClient, identity: tuple[str, str] = IDENTITY) -> bool:
     for plugin in await client.list_plugins():
-        if (plugin.author, plugin.name) == IDENTITY and plugin.status == "initialized":
+        if (plugin.author, plugin.name) == identity and plugin.status == "initialized":
             return True
     return False
 
@@ -80,11 +80,13 @@ async def wait_listed(
     present: bool,
     plugin: asyncio.subprocess.Process,
     plugin_log: Path,
+    *,
     timeout: float = 60.0,
+    identity: tuple[str, str] = IDENTITY,
 ) -> None:
     """Poll ``list_plugins`` until the plugin is (or is no longer) listed as initialized."""
     deadline = time.monotonic() + timeout
-    while await listed(client) != present:
+    while await listed(client, identity) != present:
         if present and plugin.returncode is not None:
             raise RuntimeError(f"lbp run exited {plugin.returncode}: {last_line(plugin_log)}")
         if time.monotonic() > deadline:
@@ -92,47 +94,64 @@ async def wait_listed(
         await asyncio.sleep(0.002)
 
 
-async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
-    lbp = str(Path(sys.executable).parent / "lbp")
+LBP = str(Path(sys.executable).parent / "lbp")
+
+
+async def start_runtime(work: Path) -> tuple[asyncio.subprocess.Process, int, int]:
+    """Our ``lbp rt`` on two free ports, logging to ``work/rt.log``: (process, control, debug)."""
     control, debug = free_port(), free_port()
     log = (work / "rt.log").open("wb")
     rt = await asyncio.create_subprocess_exec(
-        *[lbp, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)],
+        *[LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)],
         *["--data-dir", str(work / "data"), "--log-level", "WARNING"],
         cwd=work,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log,
         stderr=log,
     )
+    await wait_port(control)
+    return rt, control, debug
+
+
+async def debug_plugin_dir(
+    client: PluginRuntimeClient, source: Path, work: Path, debug: int
+) -> Path:
+    """A copy of ``source`` whose ``.env`` points ``lbp run`` at the runtime's debug port."""
+    key = await client.get_debug_key()
+    plugin_dir = work / source.name
+    shutil.copytree(source, plugin_dir)
+    (plugin_dir / ".env").write_text(
+        f"DEBUG_RUNTIME_WS_URL=ws://127.0.0.1:{debug}/plugin/debug/ws\nPLUGIN_DEBUG_KEY={key}\n"
+    )
+    return plugin_dir
+
+
+async def start_debug_plugin(plugin_dir: Path, log: Any) -> asyncio.subprocess.Process:
+    """``lbp run`` in ``plugin_dir``, output to the open file ``log``."""
+    return await asyncio.create_subprocess_exec(
+        *[LBP, "run", "--log-level", "WARNING"],
+        cwd=plugin_dir,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+    )
+
+
+async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
+    rt, control, debug = await start_runtime(work)
     plugin: asyncio.subprocess.Process | None = None
     out: dict[str, Any] = {}
     try:
-        await wait_port(control)
         url = f"ws://127.0.0.1:{control}/control/ws"
         async with PluginRuntimeClient.connect(url, LocalHost()) as client:
-            key = await client.get_debug_key()
-            plugin_dir = work / "echotool"
-            shutil.copytree(PLUGIN_SRC, plugin_dir)
-            (plugin_dir / ".env").write_text(
-                f"DEBUG_RUNTIME_WS_URL=ws://127.0.0.1:{debug}/plugin/debug/ws\n"
-                f"PLUGIN_DEBUG_KEY={key}\n"
-            )
+            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, debug)
             plugin_log_path = work / "plugin.log"
             plugin_log = plugin_log_path.open("wb")
             spawn: list[float] = []
             spawn_cpu: list[float] = []
             for round_ in range(plan.spawn_rounds):
                 t0 = time.perf_counter()
-                plugin = await asyncio.create_subprocess_exec(
-                    lbp,
-                    "run",
-                    "--log-level",
-                    "WARNING",
-                    cwd=plugin_dir,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=plugin_log,
-                    stderr=plugin_log,
-                )
+                plugin = await start_debug_plugin(plugin_dir, plugin_log)
                 await wait_listed(client, True, plugin, plugin_log_path)
                 spawn.append(time.perf_counter() - t0)
                 spawn_cpu.append(cpu_seconds(plugin.pid))

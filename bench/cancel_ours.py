@@ -1,0 +1,120 @@
+"""How fast a run the host cancels stops its runner, on our side only: the reference has
+no real cancellation (a flag its runners poll), so there is nothing like for like.
+
+    python -m bench.cancel_ours ROUNDS
+
+Starts our ``lbp rt`` and ``lbp run`` for ``bench/plugins/sleeper`` (an AgentRunner that
+says one word and then parks), and per round: starts a run through the host machinery
+(:class:`LocalHost`), waits for the first result, cancels the run as a user's "stop"
+does, and records the seconds from the cancel until (a) the host's driver has ended the
+run, (b) the runner's ``finally`` ran in the plugin process (it writes the time to a
+file; both processes read the same wall clock). Prints one JSON line of raw samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from bench.host_ours import (
+    debug_plugin_dir,
+    start_debug_plugin,
+    start_runtime,
+    wait_listed,
+)
+from bench.procs import one_line_error, stop_process
+from langbot_plugin.host import LocalHost, PluginRuntimeClient
+
+PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "sleeper"
+IDENTITY = ("bench", "sleeper")
+RUNNER = "sleeper"
+
+
+def _written(marker: Path) -> str:
+    try:
+        return marker.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+async def closed_at(marker: Path, timeout: float = 10.0) -> float:
+    """The time the runner wrote into ``marker`` when its generator was closed."""
+    deadline = time.monotonic() + timeout
+    while not (text := _written(marker)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the runner never closed ({marker.name} missing)")
+        await asyncio.sleep(0.001)
+    return float(text)
+
+
+async def one_round(
+    local: LocalHost, client: PluginRuntimeClient, plugin_dir: Path
+) -> tuple[float, float]:
+    started = await local.start_run("/".join(IDENTITY), RUNNER, "sleep", timeout=600)
+    first = asyncio.Event()
+    items = client.run_runner(*IDENTITY, RUNNER, started.context, timeout=600)
+    driving = asyncio.create_task(local.runs.drive(started, items, on_result=lambda _: first.set()))
+    await asyncio.wait_for(first.wait(), 30)
+    t0 = time.time()
+    local.runs.cancel(started.run_id, "bench: user pressed stop")
+    outcome = await asyncio.wait_for(driving, 30)
+    ended = time.time() - t0
+    if outcome.status != "cancelled":
+        raise RuntimeError(f"run ended {outcome.status!r}, not cancelled")
+    closed = await closed_at(plugin_dir / f"closed-{started.run_id}") - t0
+    return ended, closed
+
+
+async def measure(rounds: int, work: Path) -> dict[str, Any]:
+    rt, control, debug = await start_runtime(work)
+    plugin: asyncio.subprocess.Process | None = None
+    local = LocalHost()
+    try:
+        url = f"ws://127.0.0.1:{control}/control/ws"
+        async with PluginRuntimeClient.connect(url, local) as client:
+            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, debug)
+            log_path = work / "plugin.log"
+            plugin = await start_debug_plugin(plugin_dir, log_path.open("wb"))
+            await wait_listed(client, True, plugin, log_path, identity=IDENTITY)
+            await one_round(local, client, plugin_dir)  # warm-up
+            ended: list[float] = []
+            closed: list[float] = []
+            for _ in range(rounds):
+                host_side, runner_side = await one_round(local, client, plugin_dir)
+                ended.append(host_side)
+                closed.append(runner_side)
+            return {"ended": ended, "closed": closed}
+    finally:
+        if plugin is not None:
+            await stop_process(plugin)
+        await stop_process(rt)
+
+
+def main(argv: list[str]) -> int:
+    rounds = int(argv[0]) if argv else 20
+    work = Path(tempfile.mkdtemp(prefix="lbp-bench-cancel-"))
+    try:
+        result = asyncio.run(measure(rounds, work))
+    except Exception as exc:
+        traceback.print_exc()
+        for name in ("rt.log", "plugin.log"):
+            path = work / name
+            if path.exists():
+                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
+        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
