@@ -14,12 +14,10 @@ file; both processes read the same wall clock). Prints one JSON line of raw samp
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ from bench.host_ours import (
     start_runtime,
     wait_listed,
 )
-from bench.procs import one_line_error, stop_process
+from bench.procs import print_outcome, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "sleeper"
@@ -101,19 +99,9 @@ def main(argv: list[str]) -> int:
     rounds = int(argv[0]) if argv else 20
     work = Path(tempfile.mkdtemp(prefix="lbp-bench-cancel-"))
     try:
-        result = asyncio.run(measure(rounds, work))
-    except Exception as exc:
-        traceback.print_exc()
-        for name in ("rt.log", "plugin.log"):
-            path = work / name
-            if path.exists():
-                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
-        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
-        return 1
+        return print_outcome(lambda: asyncio.run(measure(rounds, work)), logs=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(json.dumps(result) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

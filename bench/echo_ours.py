@@ -15,7 +15,6 @@ import asyncio
 import hashlib
 import json
 import sys
-import traceback
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import anyio
 
 from bench.plan import Plan, run_plan
-from bench.procs import free_port, one_line_error, wait_port
+from bench.procs import free_port, print_outcome, wait_port
 from langbot_plugin.rpc import RequestContext, Route, RouteTable, RPCSession, Transport
 from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES
 from langbot_plugin.rpc.transport_stdio import process_stdio_transport, stdio_transport
@@ -113,14 +112,7 @@ def main(argv: list[str]) -> int:
         port = int(argv[2]) if len(argv) > 2 else 0
         asyncio.run(serve(argv[1], port))
         return 0
-    try:
-        result = asyncio.run(client(argv[1], Plan(**json.loads(argv[2]))))
-    except Exception as exc:
-        traceback.print_exc()
-        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
-        return 1
-    sys.stdout.write(json.dumps(result) + "\n")
-    return 0
+    return print_outcome(lambda: asyncio.run(client(argv[1], Plan(**json.loads(argv[2])))))
 
 
 if __name__ == "__main__":

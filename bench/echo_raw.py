@@ -17,14 +17,13 @@ import asyncio
 import itertools
 import json
 import sys
-import traceback
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import ServerConnection, serve
 
 from bench.plan import Plan, run_plan
-from bench.procs import free_port, one_line_error, stop_process, wait_port
+from bench.procs import free_port, print_outcome, stop_process, wait_port
 
 MAX_BYTES = 64 << 20
 
@@ -144,14 +143,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "serve":
         asyncio.run(serve_ws(int(argv[2])) if argv[1] == "ws" else serve_stdio())
         return 0
-    try:
-        result = asyncio.run(client(argv[1], Plan(**json.loads(argv[2]))))
-    except Exception as exc:
-        traceback.print_exc()
-        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
-        return 1
-    sys.stdout.write(json.dumps(result) + "\n")
-    return 0
+    return print_outcome(lambda: asyncio.run(client(argv[1], Plan(**json.loads(argv[2])))))
 
 
 if __name__ == "__main__":

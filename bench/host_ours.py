@@ -19,7 +19,6 @@ import shutil
 import sys
 import tempfile
 import time
-import traceback
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,6 +29,7 @@ from bench.procs import (
     cpu_seconds,
     free_port,
     one_line_error,
+    print_outcome,
     stop_process,
     tree_rss_mb,
     wait_port,
@@ -228,19 +228,9 @@ def main(argv: list[str]) -> int:
     plan = HostPlan(**json.loads(argv[0]))
     work = Path(tempfile.mkdtemp(prefix="lbp-bench-ours-"))
     try:
-        result = asyncio.run(measure(plan, work))
-    except Exception as exc:
-        traceback.print_exc()
-        for name in ("rt.log", "plugin.log"):
-            path = work / name
-            if path.exists():
-                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
-        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
-        return 1
+        return print_outcome(lambda: asyncio.run(measure(plan, work)), logs=work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(json.dumps(result) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""Process helpers: free ports, waiting for a listener, drivers that print JSON, RSS."""
+"""Process helpers: free ports, waiting for a listener, drivers that print JSON, RSS.
+
+Standard library only: the reference drivers (``bench/reference``), which run under the
+reference interpreter and must never see our package, import this module as ``procs``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,10 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +24,7 @@ __all__ = [
     "cpu_seconds",
     "free_port",
     "one_line_error",
+    "print_outcome",
     "rss_mb",
     "run_json",
     "stop_process",
@@ -91,10 +98,34 @@ def run_json(
 
 
 def one_line_error(exc: BaseException) -> str:
-    """The innermost single cause of ``exc`` as ``Class: text`` (task groups unwrapped)."""
+    """The innermost single cause of ``exc`` as ``Class: text`` (task groups unwrapped,
+    and a ``RuntimeError`` raised ``from`` a cause replaced by that cause)."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    if exc.__cause__ is not None and isinstance(exc, RuntimeError):
+        exc = exc.__cause__
     return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def print_outcome(measure: Callable[[], Any], logs: Path | None = None) -> int:
+    """Run a driver's ``measure`` and print its result as the one JSON line
+    :func:`run_json` reads; return the driver's exit status.
+
+    On failure the traceback (and the tail of ``rt.log`` / ``plugin.log`` in ``logs``)
+    goes to stderr and ``{"error": "..."}`` to stdout.
+    """
+    try:
+        result = measure()
+    except Exception as exc:
+        traceback.print_exc()
+        for name in ("rt.log", "plugin.log") if logs is not None else ():
+            path = logs / name
+            if path.exists():
+                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
+        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
+        return 1
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
 
 
 def rss_mb(pid: int) -> float:

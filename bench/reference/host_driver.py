@@ -23,17 +23,28 @@ import json
 import logging
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import time
-import traceback
 import uuid
 from pathlib import Path
 from typing import Any
 
 from langbot_plugin.entities.io.resp import ActionResponse
 from langbot_plugin.runtime.io.handler import Handler
+
+# bench/procs.py is standard library only; the bench folder (not the repository root,
+# which holds our package) is appended to the path so it never shadows the reference.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+from procs import (
+    cpu_seconds,
+    free_port,
+    one_line_error,
+    print_outcome,
+    stop_process,
+    tree_rss_mb,
+    wait_port,
+)
 
 
 class Act(enum.Enum):
@@ -185,68 +196,6 @@ async def wait_listed(
         await asyncio.sleep(0.002)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def _wait_port(port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.01)
-            continue
-        writer.close()
-        return
-
-
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        proc.terminate()
-        try:
-            await asyncio.wait_for(proc.wait(), 5)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _tree_rss_mb(pid: int) -> float:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0.0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            total += _rss_mb(current)
-        except OSError:
-            continue
-        todo.extend(children.get(current, []))
-    return total
-
-
 def session_payload(ws: Workspace) -> dict[str, Any]:
     now = time.time()
     return {
@@ -300,7 +249,7 @@ async def drive(
             )
             await wait_listed(host, True, plugin)
             spawn.append(time.perf_counter() - t0)
-            spawn_cpu.append(_cpu_seconds(plugin.pid))
+            spawn_cpu.append(cpu_seconds(plugin.pid))
             if round_ == 0:
                 # The host syncs the new debug row with the runtime on its next request.
                 row = ws.settings[IDENTITY]
@@ -317,14 +266,14 @@ async def drive(
                     action_context=binding,
                 )
             if round_ < plan["spawn_rounds"] - 1:
-                await _stop(plugin)
+                await stop_process(plugin, grace=5.0)
                 await wait_listed(host, False, plugin)
         out["spawn"] = spawn
         out["spawn_cpu"] = spawn_cpu
         assert plugin is not None
 
         await asyncio.sleep(plan["idle_seconds"])
-        out["rss"] = {"runtime": _tree_rss_mb(rt_pid), "plugin": _tree_rss_mb(plugin.pid)}
+        out["rss"] = {"runtime": tree_rss_mb(rt_pid), "plugin": tree_rss_mb(plugin.pid)}
 
         session = session_payload(ws)
         counter = iter(range(10**9))
@@ -351,14 +300,14 @@ async def drive(
             await call()
         samples = []
         pids = (os.getpid(), rt_pid, plugin.pid)
-        cpu_before = [_cpu_seconds(pid) for pid in pids]
+        cpu_before = [cpu_seconds(pid) for pid in pids]
         for _ in range(plan["calls"]):
             t0 = time.perf_counter()
             await call()
             samples.append(time.perf_counter() - t0)
         out["call"] = samples
         out["call_cpu"] = {
-            who: (_cpu_seconds(pid) - before) / plan["calls"]
+            who: (cpu_seconds(pid) - before) / plan["calls"]
             for who, pid, before in zip(ROLES, pids, cpu_before, strict=True)
         }
 
@@ -385,7 +334,7 @@ async def drive(
         out["ungated"] = await burst(call)
     finally:
         if plugin is not None:
-            await _stop(plugin)
+            await stop_process(plugin, grace=5.0)
     return out
 
 
@@ -393,7 +342,7 @@ async def measure(plugin_src: Path, plan: dict[str, Any], work: Path) -> dict[st
     from langbot_plugin.runtime.io.controllers.ws.client import WebSocketClientController
 
     lbp = str(Path(sys.executable).parent / "lbp")
-    control, debug = _free_port(), _free_port()
+    control, debug = free_port(), free_port()
     log = (work / "rt.log").open("wb")
     rt = await asyncio.create_subprocess_exec(
         lbp,
@@ -411,7 +360,7 @@ async def measure(plugin_src: Path, plan: dict[str, Any], work: Path) -> dict[st
     result: dict[str, Any] = {}
     failure: list[BaseException | None] = []
     try:
-        await _wait_port(control)
+        await wait_port(control, timeout=60.0)
 
         async def on_connection(conn: Any) -> None:
             host = HostHandler(conn, Workspace())
@@ -440,18 +389,10 @@ async def measure(plugin_src: Path, plan: dict[str, Any], work: Path) -> dict[st
             on_connection
         )
     finally:
-        await _stop(rt)
+        await stop_process(rt, grace=5.0)
     if failure:
         raise RuntimeError(f"reference host driver failed: {failure[0]!r}") from failure[0]
     return result
-
-
-def one_line_error(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if exc.__cause__ is not None and isinstance(exc, RuntimeError):
-        exc = exc.__cause__
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
 
 
 def main(argv: list[str]) -> int:
@@ -461,20 +402,10 @@ def main(argv: list[str]) -> int:
     work = Path(tempfile.mkdtemp(prefix="lbp-bench-refhost-"))
     os.chdir(work)  # the reference keeps ./data next to it
     try:
-        result = asyncio.run(measure(plugin_src, plan, work))
-    except Exception as exc:
-        traceback.print_exc()
-        for name in ("rt.log", "plugin.log"):
-            path = work / name
-            if path.exists():
-                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
-        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
-        return 1
+        return print_outcome(lambda: asyncio.run(measure(plugin_src, plan, work)), logs=work)
     finally:
         os.chdir("/")
         shutil.rmtree(work, ignore_errors=True)
-    sys.stdout.write(json.dumps(result) + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -23,15 +23,23 @@ import hashlib
 import json
 import logging
 import os
-import socket
 import sys
 import tempfile
 import time
-import traceback
+from pathlib import Path
 from typing import Any
 
 from langbot_plugin.entities.io.resp import ActionResponse
 from langbot_plugin.runtime.io.handler import Handler
+
+# bench/procs.py is standard library only; the bench folder (not the repository root,
+# which holds our package) is appended to the path so it never shadows the reference.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
+from procs import (
+    free_port,
+    print_outcome,
+    wait_port,
+)
 
 ME = os.path.abspath(__file__)
 
@@ -160,26 +168,6 @@ async def run_plan(handler: Handler, plan: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def _wait_port(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.02)
-            continue
-        writer.close()
-        return
-
-
 async def client(transport: str, plan: dict[str, Any]) -> dict[str, Any]:
     await _setup_process()
     result: dict[str, Any] = {}
@@ -196,12 +184,12 @@ async def client(transport: str, plan: dict[str, Any]) -> dict[str, Any]:
     if transport == "ws":
         from langbot_plugin.runtime.io.controllers.ws.client import WebSocketClientController
 
-        port = _free_port()
+        port = free_port()
         server = await asyncio.create_subprocess_exec(
             sys.executable, me, "serve", "ws", str(port), stdin=asyncio.subprocess.DEVNULL
         )
         try:
-            await _wait_port(port)
+            await wait_port(port)
             failure: list[BaseException | None] = []
 
             async def failed(_controller: Any, exc: BaseException | None) -> None:
@@ -223,14 +211,6 @@ async def client(transport: str, plan: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def one_line_error(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if exc.__cause__ is not None and isinstance(exc, RuntimeError):
-        exc = exc.__cause__
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
-
-
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     # The reference keeps transferred files under ./data/temp/lbp; keep that out of the repo.
@@ -242,14 +222,7 @@ def main(argv: list[str]) -> int:
         else:
             asyncio.run(serve_stdio())
         return 0
-    try:
-        result = asyncio.run(client(argv[1], json.loads(argv[2])))
-    except Exception as exc:
-        traceback.print_exc()
-        sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
-        return 1
-    sys.stdout.write(json.dumps(result) + "\n")
-    return 0
+    return print_outcome(lambda: asyncio.run(client(argv[1], json.loads(argv[2]))))
 
 
 if __name__ == "__main__":
