@@ -32,7 +32,7 @@ from langbot_plugin.api.agent_tools._daemon_wire import (
     parse,
     run_failed,
 )
-from langbot_plugin.api.agent_tools._loopback import LoopbackHTTPService
+from langbot_plugin.api.agent_tools._loopback import ServedOnLoopback
 from langbot_plugin.api.agent_tools._server import HTTPApp
 from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
 from langbot_plugin.api.agent_tools.mcp_protocol import jsonrpc_error
@@ -265,9 +265,11 @@ async def _nothing() -> AsyncGenerator[None]:
     yield
 
 
-class LocalMCPProxy:
+class LocalMCPProxy(ServedOnLoopback):
     """``http://127.0.0.1:<port>/mcp/<secret>``: a job's MCP endpoint on the daemon
     machine, relayed to the hub. ``start()`` from async code; ``stop()`` after."""
+
+    _served_label = "MCP proxy"
 
     def __init__(
         self,
@@ -282,7 +284,6 @@ class LocalMCPProxy:
         self.request_timeout = request_timeout
         self.server_name = server_name
         self._secret = secrets.token_urlsafe(24)
-        self._service: LoopbackHTTPService | None = None
 
     def _app(self) -> HTTPApp:
         from starlette.applications import Starlette
@@ -326,30 +327,8 @@ class LocalMCPProxy:
     def start(self) -> None:
         """Bind ``127.0.0.1`` and serve."""
         if self._service is None:
-            service = LoopbackHTTPService(
-                self._app(), host="127.0.0.1", port=0, name=f"langbot-mcp-proxy-{self.job_id}"
-            )
-            service.start()
-            self._service = service
-
-    def stop(self) -> None:
-        """Stop serving."""
-        service, self._service = self._service, None
-        if service is not None:
-            service.stop()
-
-    async def aclose(self) -> None:
-        """Stop serving and wait until the socket is closed."""
-        service, self._service = self._service, None
-        if service is not None:
-            await service.aclose()
-
-    @property
-    def endpoint(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        if self._service is None:
-            raise RuntimeError("MCP proxy is not started")
-        return self._service.url
+            name = f"langbot-mcp-proxy-{self.job_id}"
+            self._serve(self._app(), host="127.0.0.1", port=0, name=name)
 
     @property
     def http_mcp_endpoint(self) -> str:

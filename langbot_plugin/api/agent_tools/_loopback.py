@@ -14,13 +14,13 @@ import contextlib
 import logging
 import socket
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
 from langbot_plugin.api.agent_tools._server import HTTPApp
 
-__all__ = ["LoopbackHTTPService", "serving"]
+__all__ = ["LoopbackHTTPService", "ServedOnLoopback", "serving"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +139,39 @@ class LoopbackHTTPService:
         if task is not None and not task.done():
             with anyio.CancelScope(shield=True):
                 await asyncio.wait([task])
+
+
+class ServedOnLoopback:
+    """What the MCP bridge, the asset gateway and the daemon's MCP proxy share: at most
+    one :class:`LoopbackHTTPService` at a time, its stop and close, and its endpoint.
+    Subclasses name themselves in :attr:`_served_label` (for the "not started" error)."""
+
+    _served_label: ClassVar[str]
+    _service: LoopbackHTTPService | None = None
+
+    def _serve(self, http_app: HTTPApp, *, host: str, port: int, name: str) -> None:
+        service = LoopbackHTTPService(http_app, host=host, port=port, name=name)
+        service.start()
+        self._service = service
+
+    def stop(self) -> None:
+        """Stop serving (returns at once; the socket closes shortly after)."""
+        service, self._service = self._service, None
+        if service is not None:
+            service.stop()
+
+    async def aclose(self) -> None:
+        """Stop serving and wait until the socket is closed."""
+        service, self._service = self._service, None
+        if service is not None:
+            await service.aclose()
+
+    @property
+    def endpoint(self) -> str:
+        """``http://host:port`` of the bound socket."""
+        if self._service is None:
+            raise RuntimeError(f"{self._served_label} is not started")
+        return self._service.url
 
 
 @contextlib.asynccontextmanager

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langbot_plugin.api.agent_tools._loopback import LoopbackHTTPService
+from langbot_plugin.api.agent_tools._loopback import ServedOnLoopback
 from langbot_plugin.api.agent_tools._server import (
     GateDecision,
     bearer_token,
@@ -163,12 +163,14 @@ class _TokenArgumentSurface:
         return await registration.tools.call_mcp_tool(name, arguments)
 
 
-class AgentAssetGateway:
+class AgentAssetGateway(ServedOnLoopback):
     """A process-long MCP server on HTTP whose callers are scoped by run tokens.
 
     ``start()``, ``stop()`` and ``register_run()`` are synchronous; call them from
     async code (the gateway serves on the running event loop).
     """
+
+    _served_label = "LangBot asset gateway"
 
     def __init__(
         self,
@@ -183,7 +185,6 @@ class AgentAssetGateway:
         self.request_timeout = request_timeout
         self.server_name = server_name
         self._registrations: dict[str, AgentAssetGatewayRegistration] = {}
-        self._service: LoopbackHTTPService | None = None
 
     # ------------------------------------------------------------------ serving
 
@@ -211,32 +212,17 @@ class AgentAssetGateway:
             call_timeout=lambda: self.request_timeout,
         )
         app = build_http_app(server, self._authorize, paths=("/mcp", "/mcp/http"))
-        service = LoopbackHTTPService(
-            app, host=self.host, port=self.port, name="langbot-asset-gateway"
-        )
-        service.start()
-        self._service = service
+        self._serve(app, host=self.host, port=self.port, name="langbot-asset-gateway")
 
     def stop(self) -> None:
         """Stop serving and drop every registration."""
         self._registrations.clear()
-        service, self._service = self._service, None
-        if service is not None:
-            service.stop()
+        super().stop()
 
     async def aclose(self) -> None:
-        """Stop and wait until the socket is closed."""
+        """Stop, drop every registration, and wait until the socket is closed."""
         self._registrations.clear()
-        service, self._service = self._service, None
-        if service is not None:
-            await service.aclose()
-
-    @property
-    def endpoint(self) -> str:
-        """``http://host:port`` of the bound socket."""
-        if self._service is None:
-            raise RuntimeError("LangBot asset gateway is not started")
-        return self._service.url
+        await super().aclose()
 
     @property
     def http_mcp_endpoint(self) -> str:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from langbot_plugin.api.agent_tools._loopback import LoopbackHTTPService
+from langbot_plugin.api.agent_tools._loopback import ServedOnLoopback
 from langbot_plugin.api.agent_tools._server import (
     GateDecision,
     answer_in_process,
@@ -71,12 +71,14 @@ def merge_mcp_server_config(
     return data
 
 
-class AgentRunMCPBridge:
+class AgentRunMCPBridge(ServedOnLoopback):
     """One run's LangBot tools as an MCP server on loopback, guarded by a run token.
 
     ``start()`` binds and serves (call it from async code); ``stop()`` shuts it down,
     ``await aclose()`` waits for that. ``async with`` does both.
     """
+
+    _served_label = "LangBot MCP bridge"
 
     def __init__(
         self,
@@ -95,7 +97,6 @@ class AgentRunMCPBridge:
         #: The secret a client must present; new for every bridge.
         self.token = secrets.token_urlsafe(32)
         self._surface = AgentToolsMCPResolver(tools)
-        self._service: LoopbackHTTPService | None = None
 
     @classmethod
     def from_run_api(
@@ -139,23 +140,8 @@ class AgentRunMCPBridge:
         if not is_loopback(self.host):
             logger.warning("LangBot MCP bridge listens on %s (token protected)", self.host)
         app = build_http_app(self._server(), self._authorize, paths=("/mcp", "/mcp/http"))
-        service = LoopbackHTTPService(
-            app, host=self.host, port=self.port, name=f"langbot-mcp-bridge-{self.tools.ctx.run_id}"
-        )
-        service.start()
-        self._service = service
-
-    def stop(self) -> None:
-        """Stop serving (returns at once; the socket closes shortly after)."""
-        service, self._service = self._service, None
-        if service is not None:
-            service.stop()
-
-    async def aclose(self) -> None:
-        """Stop serving and wait until the socket is closed."""
-        service, self._service = self._service, None
-        if service is not None:
-            await service.aclose()
+        name = f"langbot-mcp-bridge-{self.tools.ctx.run_id}"
+        self._serve(app, host=self.host, port=self.port, name=name)
 
     async def __aenter__(self) -> AgentRunMCPBridge:
         self.start()
@@ -163,13 +149,6 @@ class AgentRunMCPBridge:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-    @property
-    def endpoint(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        if self._service is None:
-            raise RuntimeError("LangBot MCP bridge is not started")
-        return self._service.url
 
     @property
     def http_mcp_endpoint(self) -> str:
