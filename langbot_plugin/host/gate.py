@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from langbot_plugin.host.registry import RunSession
+from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError
 from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
@@ -31,15 +32,23 @@ __all__ = ["CHECKS", "GatedDispatcher"]
 Check = Callable[[RunSession, dict[str, Any]], None]
 
 
-def _resource(kind: str, field: str, operation: str) -> Check:
+def _check(need: Need) -> Check:
+    if isinstance(need, ApiNeed):
+        return lambda session, _data: session.grants.require_api(need.api, session.run_id)
+
     def check(session: RunSession, data: dict[str, Any]) -> None:
-        session.grants.require_resource(kind, data.get(field), operation, session.run_id)
+        session.grants.require_resource(
+            need.kind, data.get(need.field), need.operation, session.run_id
+        )
 
     return check
 
 
+_TOOL_GRANT = _check(NEEDS["call_tool"])
+
+
 def _tool_call(session: RunSession, data: dict[str, Any]) -> None:
-    session.grants.require_resource("tool", data.get("tool_name"), "call", session.run_id)
+    _TOOL_GRANT(session, data)
     if "parameters" not in data:
         raise InvalidParamsError("parameters is required for Runner tool calls")
 
@@ -51,28 +60,11 @@ def _storage(session: RunSession, data: dict[str, Any]) -> None:
     session.grants.require_storage(str(owner), session.run_id)
 
 
-def _api(name: str) -> Check:
-    return lambda session, _data: session.grants.require_api(name, session.run_id)
-
-
-_STORAGE_ACTIONS = (
-    "set_binary_storage",
-    "get_binary_storage",
-    "delete_binary_storage",
-    "get_binary_storage_keys",
-)
-
-#: What a run-scoped call of each inner action needs from the run's grants.
+#: What a run-scoped call of each inner action needs from the run's grants: the shared
+#: :data:`~langbot_plugin.protocol.run_needs.NEEDS`, plus the host's binary storage.
 CHECKS: dict[str, Check] = {
-    "invoke_llm": _resource("model", "llm_model_uuid", "invoke"),
-    "invoke_llm_stream": _resource("model", "llm_model_uuid", "stream"),
-    "count_tokens": _resource("model", "llm_model_uuid", "count_tokens"),
-    "invoke_rerank": _resource("model", "rerank_model_uuid", "rerank"),
-    "invoke_embedding": _resource("model", "embedding_model_uuid", "invoke"),
+    **{action: _check(need) for action, need in NEEDS.items()},
     "call_tool": _tool_call,
-    "get_tool_detail": _resource("tool", "tool_name", "detail"),
-    "retrieve_knowledge": _resource("knowledge_base", "kb_id", "retrieve"),
-    "retrieve_knowledge_base": _resource("knowledge_base", "kb_id", "retrieve"),
     **dict.fromkeys(
         (
             "set_binary_storage",
@@ -82,18 +74,6 @@ CHECKS: dict[str, Check] = {
         ),
         _storage,
     ),
-    "reply_stream": _api("reply_stream"),
-    **{
-        name: _api("box")
-        for name in (
-            "get_box_status",
-            "list_boxes",
-            "acquire_box",
-            "bind_box",
-            "import_box_attachments",
-            "export_box_files",
-        )
-    },
 }
 
 

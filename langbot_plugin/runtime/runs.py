@@ -34,6 +34,7 @@ from langbot_plugin.protocol.errors import (
     RunNotLiveError,
     RunNotOwnedError,
 )
+from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need
 
 __all__ = [
     "ApiNotAvailableError",
@@ -122,12 +123,21 @@ class LiveRun:
 Check = Callable[[LiveRun, dict[str, Any]], None]
 
 
-def _model(field_name: str, operation: str) -> Check:
-    return lambda run, data: run.require("model", run.models, data.get(field_name), operation)
+#: How each resource kind is named in refusals, and where a run keeps its grants.
+_RESOURCES: dict[str, tuple[str, Callable[[LiveRun], Grants]]] = {
+    "model": ("model", lambda run: run.models),
+    "tool": ("tool", lambda run: run.tools),
+    "knowledge_base": ("knowledge base", lambda run: run.knowledge_bases),
+}
 
 
-def _tool(operation: str) -> Check:
-    return lambda run, data: run.require("tool", run.tools, data.get("tool_name"), operation)
+def _check(need: Need) -> Check:
+    if isinstance(need, ApiNeed):
+        return _api(need.api)
+    label, grants_of = _RESOURCES[need.kind]
+    return lambda run, data: run.require(
+        label, grants_of(run), data.get(need.field), need.operation
+    )
 
 
 def _api(name: str) -> Check:
@@ -144,21 +154,11 @@ _STORAGE = {
     for verb, suffix in (("set", ""), ("get", ""), ("delete", ""), ("get", "_keys"))
 }
 
-#: What each run-scoped action needs from the run's grants.
+#: What each run-scoped action needs from the run's grants: the shared
+#: :data:`~langbot_plugin.protocol.run_needs.NEEDS`, plus the run APIs and the
+#: plugin-side storage actions that only the runtime sees under these names.
 CHECKS: dict[str, Check] = {
-    "invoke_llm": _model("llm_model_uuid", "invoke"),
-    "invoke_llm_stream": _model("llm_model_uuid", "stream"),
-    "count_tokens": _model("llm_model_uuid", "count_tokens"),
-    "invoke_rerank": _model("rerank_model_uuid", "rerank"),
-    "invoke_embedding": _model("embedding_model_uuid", "invoke"),
-    "call_tool": _tool("call"),
-    "get_tool_detail": _tool("detail"),
-    "retrieve_knowledge_base": lambda run, data: run.require(
-        "knowledge base", run.knowledge_bases, data.get("kb_id"), "retrieve"
-    ),
-    "retrieve_knowledge": lambda run, data: run.require(
-        "knowledge base", run.knowledge_bases, data.get("kb_id"), "retrieve"
-    ),
+    **{action: _check(need) for action, need in NEEDS.items()},
     "get_prompt": _api("prompt_get"),
     "history_page": _api("history_page"),
     "history_search": _api("history_search"),
@@ -171,18 +171,6 @@ CHECKS: dict[str, Check] = {
         for name in ("run_get", "run_list", "run_events_page", "run_cancel", "run_append_result")
     },
     "run_finalize": _api("run_finalize"),
-    "reply_stream": _api("reply_stream"),
-    **{
-        name: _api("box")
-        for name in (
-            "get_box_status",
-            "list_boxes",
-            "acquire_box",
-            "bind_box",
-            "import_box_attachments",
-            "export_box_files",
-        )
-    },
     **_STORAGE,
 }
 
