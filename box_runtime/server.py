@@ -23,7 +23,6 @@ session before the process exits.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import os
 import signal
@@ -35,6 +34,7 @@ from aiohttp import WSCloseCode, web
 from box_runtime.runtime import BoxRuntime
 from box_runtime.service import INSTANCE_ID_PATTERN, BoxService
 from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES
 from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport
 
@@ -73,15 +73,6 @@ class ServerOptions:
     #: Set once the HTTP site listens (tests read the bound port from here).
     listening: anyio.Event = field(default_factory=anyio.Event)
     bound_port: int | None = None
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_options(options: ServerOptions) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ import anyio
 
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import RPCError
+from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
@@ -22,15 +22,6 @@ __all__ = ["CONTROL_TOKEN_ENV", "RuntimeOptions", "RuntimeState", "is_loopback"]
 logger = logging.getLogger("langbot_plugin.runtime")
 
 CONTROL_TOKEN_ENV = "LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass

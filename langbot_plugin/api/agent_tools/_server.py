@@ -16,7 +16,6 @@ import the API at start-up and most never serve MCP.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 import math
@@ -26,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+
+from langbot_plugin.rpc.loopback import is_loopback
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -83,16 +84,6 @@ def bearer_token(headers: Mapping[str, str], *fallback_headers: str) -> str:
         if value:
             return value
     return ""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names the loopback interface."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def build_mcp_server(
