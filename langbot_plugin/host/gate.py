@@ -15,14 +15,14 @@ without, as the 4.11.2 host does).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError
-from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
+from langbot_plugin.rpc.routes import preceded_by
 
 if TYPE_CHECKING:
     from langbot_plugin.host.services import RunServices
@@ -105,19 +105,4 @@ class GatedDispatcher:
         route = self.inner.resolve(action) if self.inner is not None else None
         if route is None:
             return None
-        if route.stream:
-            stream = cast(StreamHandler, route.handler)
-
-            async def gated_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                self.authorize(ctx)
-                async for item in stream(ctx):
-                    yield item
-
-            return Route(gated_stream, stream=True)
-        unary = cast(UnaryHandler, route.handler)
-
-        async def gated(ctx: RequestContext) -> dict[str, Any]:
-            self.authorize(ctx)
-            return await unary(ctx)
-
-        return Route(gated)
+        return preceded_by(route, self.authorize)

@@ -35,7 +35,7 @@ from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RouteTable
 from langbot_plugin.rpc.errors import InvalidParamsError
-from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
+from langbot_plugin.rpc.routes import UnaryHandler, preceded_by
 
 if TYPE_CHECKING:
     from langbot_plugin.host.runtime_client import PluginRuntimeClient
@@ -93,7 +93,7 @@ class LocalHost:
 
     def resolve(self, action: str) -> Route | None:
         route = self._dispatcher.resolve(action)
-        return None if route is None else self._recorded(route)
+        return None if route is None else preceded_by(route, self._record)
 
     def calls_of(self, action: str) -> list[HostCall]:
         return [c for c in self.calls if c.action == action]
@@ -106,24 +106,6 @@ class LocalHost:
 
     def _record(self, ctx: RequestContext) -> None:
         self.calls.append(HostCall(ctx.request.action, dict(ctx.data), ctx.context))
-
-    def _recorded(self, route: Route) -> Route:
-        if route.stream:
-            stream = cast(StreamHandler, route.handler)
-
-            async def recorded_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                self._record(ctx)
-                async for item in stream(ctx):
-                    yield item
-
-            return Route(recorded_stream, stream=True)
-        unary = cast(UnaryHandler, route.handler)
-
-        async def recorded(ctx: RequestContext) -> dict[str, Any]:
-            self._record(ctx)
-            return await unary(ctx)
-
-        return Route(recorded)
 
     @staticmethod
     def _unary(fn: Unary) -> UnaryHandler:

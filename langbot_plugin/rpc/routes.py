@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from langbot_plugin.rpc.envelope import Request
 
@@ -23,6 +23,7 @@ __all__ = [
     "RouteTable",
     "StreamHandler",
     "UnaryHandler",
+    "preceded_by",
 ]
 
 
@@ -52,6 +53,28 @@ class Route:
 
     handler: UnaryHandler | StreamHandler
     stream: bool = False
+
+
+def preceded_by(route: Route, first: Callable[[RequestContext], object]) -> Route:
+    """``route`` with ``first(ctx)`` run before its handler: a check that may raise (the
+    call then fails with its error), or a note of the call. A stream runs ``first`` when
+    it is started, before its first item."""
+    if route.stream:
+        stream = cast(StreamHandler, route.handler)
+
+        async def preceded_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+            first(ctx)
+            async for item in stream(ctx):
+                yield item
+
+        return Route(preceded_stream, stream=True)
+    unary = cast(UnaryHandler, route.handler)
+
+    async def preceded(ctx: RequestContext) -> dict[str, Any]:
+        first(ctx)
+        return await unary(ctx)
+
+    return Route(preceded)
 
 
 class Dispatcher(Protocol):
