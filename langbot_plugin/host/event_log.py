@@ -19,7 +19,7 @@ import uuid
 from typing import Any
 
 from langbot_plugin.host.grants import RunScope
-from langbot_plugin.host.paging import PageWindow, page_answer
+from langbot_plugin.host.paging import PageWindow, page_answer, scope_sql
 from langbot_plugin.host.sqlite import HostDatabase
 
 __all__ = ["MAX_SUMMARY_CHARS", "EventLogStore"]
@@ -164,13 +164,7 @@ class EventLogStore:
         """One page of the scope's conversation events, filtered by type."""
         if scope.conversation_id is None:
             return page_answer(window, [])
-        where = "conversation_id = ? AND thread_id IS ?"
-        args: list[Any] = [scope.conversation_id, scope.thread_id]
-        for column in ("bot_id", "workspace_id"):
-            value = getattr(scope, column)
-            if value is not None:
-                where += f" AND {column} = ?"
-                args.append(value)
+        where, args = scope_sql(scope)
         if event_types:
             where += f" AND event_type IN ({', '.join('?' for _ in event_types)})"
             args.extend(event_types)

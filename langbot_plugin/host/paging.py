@@ -30,11 +30,14 @@ A page answers ``{items, next_cursor, prev_cursor, has_more}``:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from langbot_plugin.rpc.errors import InvalidParamsError
 
-__all__ = ["MAX_PAGE", "Direction", "PageWindow", "page_answer", "parse_cursor"]
+if TYPE_CHECKING:
+    from langbot_plugin.host.grants import RunScope
+
+__all__ = ["MAX_PAGE", "Direction", "PageWindow", "page_answer", "parse_cursor", "scope_sql"]
 
 MAX_PAGE = 100
 Direction = Literal["backward", "forward"]
@@ -114,3 +117,17 @@ def page_answer(window: PageWindow, rows: list[dict[str, Any]]) -> dict[str, Any
         "prev_cursor": prev_cursor,
         "has_more": has_more,
     }
+
+
+def scope_sql(scope: RunScope) -> tuple[str, list[Any]]:
+    """The ``WHERE`` condition (and its arguments) for the rows of ``scope``'s
+    conversation: its thread, and its bot and workspace where the scope names them."""
+    clause = "conversation_id = ? AND thread_id IS ?"
+    args: list[Any] = [scope.conversation_id, scope.thread_id]
+    if scope.bot_id is not None:
+        clause += " AND bot_id = ?"
+        args.append(scope.bot_id)
+    if scope.workspace_id is not None:
+        clause += " AND workspace_id = ?"
+        args.append(scope.workspace_id)
+    return clause, args

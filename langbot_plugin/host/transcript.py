@@ -24,7 +24,7 @@ import uuid
 from typing import Any
 
 from langbot_plugin.host.grants import RunScope
-from langbot_plugin.host.paging import PageWindow, page_answer
+from langbot_plugin.host.paging import PageWindow, page_answer, scope_sql
 from langbot_plugin.host.sqlite import HostDatabase
 
 __all__ = ["MAX_CONTENT_CHARS", "TranscriptStore"]
@@ -57,18 +57,6 @@ _COLUMNS = (
     "seq, transcript_id, event_id, conversation_id, thread_id, bot_id, workspace_id, role,"
     " item_type, content, content_json, attachment_refs, created_at, metadata"
 )
-
-
-def _scope_sql(scope: RunScope) -> tuple[str, list[Any]]:
-    clause = "conversation_id = ? AND thread_id IS ?"
-    args: list[Any] = [scope.conversation_id, scope.thread_id]
-    if scope.bot_id is not None:
-        clause += " AND bot_id = ?"
-        args.append(scope.bot_id)
-    if scope.workspace_id is not None:
-        clause += " AND workspace_id = ?"
-        args.append(scope.workspace_id)
-    return clause, args
 
 
 def _item(row: sqlite3.Row, include_attachments: bool) -> dict[str, Any]:
@@ -170,7 +158,7 @@ class TranscriptStore:
         has_more}``); an empty page when the run has no conversation."""
         if scope.conversation_id is None:
             return page_answer(window, [])
-        where, args = _scope_sql(scope)
+        where, args = scope_sql(scope)
         tail, tail_args = window.sql()
 
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -193,7 +181,7 @@ class TranscriptStore:
         """Items whose text contains ``query`` (case-insensitive), newest first."""
         if scope.conversation_id is None:
             return []
-        where, args = _scope_sql(scope)
+        where, args = scope_sql(scope)
         escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         where += " AND content LIKE ? ESCAPE '\\'"
         args.append(f"%{escaped}%")
@@ -216,7 +204,7 @@ class TranscriptStore:
         """The cursor of the scope's newest item (``None`` if empty) and the item count."""
         if scope.conversation_id is None:
             return None, 0
-        where, args = _scope_sql(scope)
+        where, args = scope_sql(scope)
 
         def read(conn: sqlite3.Connection) -> tuple[int | None, int]:
             row = conn.execute(
@@ -231,7 +219,7 @@ class TranscriptStore:
         """Remove the scope's conversation history; returns the number of items."""
         if scope.conversation_id is None:
             return 0
-        where, args = _scope_sql(scope)
+        where, args = scope_sql(scope)
 
         def remove(conn: sqlite3.Connection) -> int:
             return conn.execute(f"DELETE FROM transcript WHERE {where}", args).rowcount
