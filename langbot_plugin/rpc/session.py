@@ -15,6 +15,9 @@ Both peers call and serve over the same transport. Each side numbers its own req
   requests wait in order (up to ``max_queued``, by default four times the cap) and only
   beyond that are answered with ``too_many_requests``. A running or waiting request can
   be cancelled by the peer.
+* the :class:`~.stream_call.Outbound` seam (``open_call``, ``close_call``,
+  ``send_request``, ``acknowledge``, ``cancel_remote``): all a
+  :class:`~.stream_call.StreamCall` uses of its session.
 * the reserved actions of :mod:`.reserved` (``__ping``, ``__heartbeat``,
   ``__stream_ack``, ``__cancel_action``, ``__file_chunk``) are served by the session.
 
@@ -31,7 +34,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
@@ -56,7 +59,14 @@ from langbot_plugin.rpc.reserved import (
     STREAM_ACK,
 )
 from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route
-from langbot_plugin.rpc.stream_call import USE_DEFAULT, Inbox, Reply, StreamCall, UseDefault
+from langbot_plugin.rpc.stream_call import (
+    USE_DEFAULT,
+    Inbox,
+    Outbound,
+    Reply,
+    StreamCall,
+    UseDefault,
+)
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
 from langbot_plugin.rpc.wire_errors import error_from_response, error_response
 
@@ -244,6 +254,27 @@ class RPCSession:
         self._next_seq += 1
         return seq
 
+    # ------------------------------------------------------------------ the Outbound seam
+
+    def open_call(self, inbox: Inbox | Reply) -> int:
+        """Reserve a sequence number whose responses are routed to ``inbox``."""
+        seq = self._take_seq()
+        self._pending[seq] = inbox
+        return seq
+
+    def close_call(self, seq: int) -> None:
+        """Stop routing responses of ``seq``."""
+        self._pending.pop(seq, None)
+
+    async def send_request(self, request: Request) -> None:
+        """Send one request frame (``ConnectionClosedError`` once the session is closed)."""
+        await self._send(request.to_wire())
+
+    async def acknowledge(self, seq: int, index: int, context: dict[str, Any] | None) -> None:
+        """Acknowledge ``index`` consumed items of our stream call ``seq``."""
+        ack = {"seq_id": seq, "index": index}
+        await self._send(Request(self._take_seq(), STREAM_ACK, ack, context).to_wire())
+
     # ------------------------------------------------------------------ calling
 
     async def call(
@@ -256,9 +287,8 @@ class RPCSession:
     ) -> dict[str, Any]:
         """Call ``action`` on the peer and return its ``data``; raises the peer's error."""
         limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
-        seq = self._take_seq()
         inbox = Reply()
-        self._pending[seq] = inbox
+        seq = self.open_call(inbox)
         try:
             # asyncio's own timeout costs a fraction of an anyio cancel scope, and unary
             # calls are the hot path (every forwarded call crosses two of them)
@@ -266,16 +296,16 @@ class RPCSession:
                 await self._send(Request(seq, action, data or {}, context).to_wire())
                 response = await inbox.get()
         except TimeoutError:
-            self._spawn(self._cancel_remote, seq, context)
+            self._spawn(self.cancel_remote, seq, context)
             raise RPCTimeoutError(
                 f"{action} got no answer within {limit} s",
                 details={"action": action, "timeout": limit},
             ) from None
         except anyio.get_cancelled_exc_class():
-            self._spawn(self._cancel_remote, seq, context)
+            self._spawn(self.cancel_remote, seq, context)
             raise
         finally:
-            self._pending.pop(seq, None)
+            self.close_call(seq)
         if response.code != 0:
             raise error_from_response(response)
         return response.data
@@ -292,7 +322,7 @@ class RPCSession:
         limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
         return StreamCall(self, action, data or {}, context, limit)
 
-    async def _cancel_remote(self, seq: int, context: dict[str, Any] | None) -> None:
+    async def cancel_remote(self, seq: int, context: dict[str, Any] | None) -> None:
         """Best effort: ask the peer to stop ``seq``; its answer is not awaited."""
         if self._closed.is_set():
             return
@@ -527,3 +557,9 @@ class RPCSession:
             pass
         except RPCError as exc:
             await self._respond_quietly(error_response(seq, exc))
+
+
+if TYPE_CHECKING:
+
+    def rpc_session_is_outbound(session: RPCSession) -> Outbound:
+        return session  # checked by pyright: a session is what a StreamCall needs

@@ -11,19 +11,15 @@ import asyncio
 import math
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 
 from langbot_plugin.rpc.envelope import END, Request, Response
 from langbot_plugin.rpc.errors import MalformedMessageError, RPCError, RPCTimeoutError
-from langbot_plugin.rpc.reserved import STREAM_ACK
 from langbot_plugin.rpc.wire_errors import error_from_response
 
-if TYPE_CHECKING:
-    from langbot_plugin.rpc.session import RPCSession
-
-__all__ = ["USE_DEFAULT", "Inbox", "Reply", "StreamCall", "UseDefault"]
+__all__ = ["USE_DEFAULT", "Inbox", "Outbound", "Reply", "StreamCall", "UseDefault"]
 
 
 class UseDefault:
@@ -102,6 +98,37 @@ class Inbox:
         return self._items.popleft()
 
 
+class Outbound(Protocol):
+    """What a :class:`StreamCall` needs from its session (:class:`~.session.RPCSession`
+    implements it): numbered requests whose answers reach an :class:`Inbox`, acks and
+    cancels. Nothing else of the session is visible to a stream."""
+
+    @property
+    def ack_every(self) -> int:
+        """Acknowledge after this many consumed items."""
+        ...
+
+    def open_call(self, inbox: Inbox | Reply) -> int:
+        """Reserve a sequence number whose responses go to ``inbox``."""
+        ...
+
+    def close_call(self, seq: int) -> None:
+        """Stop routing responses of ``seq`` (idempotent)."""
+        ...
+
+    async def send_request(self, request: Request) -> None:
+        """Send one request frame; raises the session's error when it is closed."""
+        ...
+
+    async def acknowledge(self, seq: int, index: int, context: dict[str, Any] | None) -> None:
+        """Tell the producer of stream ``seq`` that ``index`` items were consumed."""
+        ...
+
+    async def cancel_remote(self, seq: int, context: dict[str, Any] | None) -> None:
+        """Best effort: ask the peer to stop serving ``seq``."""
+        ...
+
+
 class StreamCall:
     """The caller's side of a streamed call: ``async with`` it, then ``async for`` items.
 
@@ -112,7 +139,7 @@ class StreamCall:
 
     def __init__(
         self,
-        session: RPCSession,
+        session: Outbound,
         action: str,
         data: dict[str, Any],
         context: dict[str, Any] | None,
@@ -145,13 +172,11 @@ class StreamCall:
         return self
 
     async def _start(self) -> None:
-        session = self._session
-        self._seq = session._take_seq()  # pyright: ignore[reportPrivateUsage]
-        session._pending[self._seq] = self._inbox  # pyright: ignore[reportPrivateUsage]
+        self._seq = self._session.open_call(self._inbox)
         request = Request(
             self._seq, self.action, self._data, self._context, stream_flow_control=True
         )
-        await session._send(request.to_wire())  # pyright: ignore[reportPrivateUsage]
+        await self._session.send_request(request)
 
     async def __anext__(self) -> dict[str, Any]:
         if self._done:
@@ -163,13 +188,7 @@ class StreamCall:
                     await self._start()
                 elif self._consumed - self._acked >= session.ack_every:
                     self._acked = self._consumed
-                    ack = Request(
-                        session._take_seq(),  # pyright: ignore[reportPrivateUsage]
-                        STREAM_ACK,
-                        {"seq_id": self._seq, "index": self._consumed},
-                        self._context,
-                    )
-                    await session._send(ack.to_wire())  # pyright: ignore[reportPrivateUsage]
+                    await session.acknowledge(self._seq, self._consumed, self._context)
                 response = await self._inbox.get()
         except TimeoutError:
             await self.aclose()
@@ -198,7 +217,7 @@ class StreamCall:
     async def _finish(self) -> None:
         self._done = True
         if self._seq is not None:
-            self._session._pending.pop(self._seq, None)  # pyright: ignore[reportPrivateUsage]
+            self._session.close_call(self._seq)
 
     async def aclose(self) -> None:
         """Stop early: forget the stream and ask the peer to cancel its handler."""
@@ -207,7 +226,7 @@ class StreamCall:
         await self._finish()
         if self._seq is not None:
             with anyio.CancelScope(shield=True):
-                await self._session._cancel_remote(self._seq, self._context)  # pyright: ignore[reportPrivateUsage]
+                await self._session.cancel_remote(self._seq, self._context)
 
     async def collect(self) -> list[dict[str, Any]]:
         """Read the whole stream into a list."""
