@@ -1,7 +1,10 @@
-"""Imports flow one way: rpc <- protocol <- api <- worker/runtime/host <- cli.
+"""Imports flow one way: rpc <- entities <- protocol <- api <- worker/runtime/host <- cli.
 
-``box_runtime`` may use ``langbot_plugin.rpc`` and ``langbot_plugin.protocol`` only.
-A module that imports a layer above its own (or a sibling daemon package) fails here.
+``entities`` is ``langbot_plugin.api.entities``: the plugin API's data models (messages,
+run records, contexts), which the action catalogue in ``protocol`` uses as its wire
+types; they import nothing above ``rpc``. ``box_runtime`` may use ``langbot_plugin.rpc``
+and ``langbot_plugin.protocol`` only. A module that imports
+a layer above its own (or a sibling daemon package) fails here.
 """
 
 from __future__ import annotations
@@ -12,11 +15,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-RANK = {"rpc": 0, "protocol": 1, "api": 2, "worker": 3, "runtime": 3, "host": 3, "cli": 4}
+RANK = {
+    "rpc": 0,
+    "entities": 1,
+    "protocol": 2,
+    "api": 3,
+    "worker": 4,
+    "runtime": 4,
+    "host": 4,
+    "cli": 5,
+}
 SIBLINGS = {"worker", "runtime", "host"}
 # Modules directly under langbot_plugin/ that are not layers: the version module sits at the
 # bottom, the author test harness and the demo at the top.
-TOP_LEVEL_RANK = {"__init__": 0, "testing": 4, "demo": 4, "__main__": 4}
+TOP_LEVEL_RANK = {"__init__": 0, "testing": 5, "demo": 5, "__main__": 5}
 
 
 def layer_of(module: str) -> tuple[str, str | None]:
@@ -25,6 +37,8 @@ def layer_of(module: str) -> tuple[str, str | None]:
         return "box_runtime", None
     if parts[0] != "langbot_plugin":
         return "external", None
+    if parts[1:3] == ["api", "entities"]:
+        return "langbot_plugin", "entities"
     return "langbot_plugin", parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -51,7 +65,7 @@ def rank(sub: str | None) -> int:
         return 0
     if sub in RANK:
         return RANK[sub]
-    return TOP_LEVEL_RANK.get(sub, 4)
+    return TOP_LEVEL_RANK.get(sub, 5)
 
 
 def violations() -> list[str]:

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.host.registry import RunSession
-from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need
+from langbot_plugin.protocol.host_api import models, storage
+from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need, StorageNeed
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError
 from langbot_plugin.rpc.routes import preceded_by
@@ -35,6 +36,8 @@ Check = Callable[[RunSession, dict[str, Any]], None]
 def _check(need: Need) -> Check:
     if isinstance(need, ApiNeed):
         return lambda session, _data: session.grants.require_api(need.api, session.run_id)
+    if isinstance(need, StorageNeed):
+        return lambda session, _data: session.grants.require_storage(need.area, session.run_id)
 
     def check(session: RunSession, data: dict[str, Any]) -> None:
         session.grants.require_resource(
@@ -44,7 +47,7 @@ def _check(need: Need) -> Check:
     return check
 
 
-_TOOL_GRANT = _check(NEEDS["call_tool"])
+_TOOL_GRANT = _check(NEEDS[models.CALL_TOOL.name])
 
 
 def _tool_call(session: RunSession, data: dict[str, Any]) -> None:
@@ -64,16 +67,8 @@ def _storage(session: RunSession, data: dict[str, Any]) -> None:
 #: :data:`~langbot_plugin.protocol.run_needs.NEEDS`, plus the host's binary storage.
 CHECKS: dict[str, Check] = {
     **{action: _check(need) for action, need in NEEDS.items()},
-    "call_tool": _tool_call,
-    **dict.fromkeys(
-        (
-            "set_binary_storage",
-            "get_binary_storage",
-            "delete_binary_storage",
-            "get_binary_storage_keys",
-        ),
-        _storage,
-    ),
+    models.CALL_TOOL.name: _tool_call,
+    **{spec.name: _storage for spec in storage.BINARY_STORAGE},
 }
 
 

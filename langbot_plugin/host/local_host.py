@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -32,17 +32,21 @@ from langbot_plugin.host.errors import RunNotOwnedError
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
 from langbot_plugin.host.scripted import HostTool, ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
+from langbot_plugin.protocol.host_api import messaging, models, storage
+from langbot_plugin.protocol.host_link import (
+    GET_PLUGIN_SETTINGS,
+    INITIALIZE_PLUGIN_SETTINGS,
+    PluginSettingsParams,
+)
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RouteTable
-from langbot_plugin.rpc.errors import InvalidParamsError
-from langbot_plugin.rpc.routes import UnaryHandler, preceded_by
+from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
+from langbot_plugin.rpc import NotFoundError, RequestContext, Route
+from langbot_plugin.rpc.routes import preceded_by
 
 if TYPE_CHECKING:
     from langbot_plugin.host.runtime_client import PluginRuntimeClient
 
 __all__ = ["HostCall", "HostTool", "LocalHost", "ScriptedModel"]
-
-Unary = Callable[[dict[str, Any]], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,24 +74,20 @@ class LocalHost:
     strict_runs: bool = False
 
     def __post_init__(self) -> None:
-        unary: dict[str, Unary] = {
-            "initialize_plugin_settings": self._initialize_settings,
-            "get_plugin_settings": self._get_settings,
-            "get_langbot_version": lambda _: {"version": self.version, "api_features": []},
-            "get_llm_models": lambda _: {"llm_models": list(self.models)},
-            "invoke_llm": self._invoke_llm,
-            "count_tokens": self._count_tokens,
-            "call_tool": self._call_tool,
-            "get_tool_detail": self._tool_detail,
-            "set_binary_storage": self._set_storage,
-            "get_binary_storage": self._get_storage,
-            "get_binary_storage_keys": self._storage_keys,
-            "delete_binary_storage": self._delete_storage,
-        }
-        own = RouteTable(
-            {name: Route(self._unary(fn)) for name, fn in unary.items()},
-            invoke_llm_stream=Route(self._invoke_llm_stream, stream=True),
-        )
+        own = ActionTable()
+        own.add(INITIALIZE_PLUGIN_SETTINGS, self._initialize_settings)
+        own.add(GET_PLUGIN_SETTINGS, self._get_settings)
+        own.add(messaging.GET_LANGBOT_VERSION, self._version)
+        own.add(models.GET_LLM_MODELS, self._llm_models)
+        own.add(models.INVOKE_LLM, self._invoke_llm)
+        own.add(models.INVOKE_LLM_STREAM, self._invoke_llm_stream)
+        own.add(models.COUNT_TOKENS, self._count_tokens)
+        own.add(models.CALL_TOOL, self._call_tool)
+        own.add(models.GET_TOOL_DETAIL, self._tool_detail)
+        own.add(storage.SET_BINARY_STORAGE, self._set_storage)
+        own.add(storage.GET_BINARY_STORAGE, self._get_storage)
+        own.add(storage.GET_BINARY_STORAGE_KEYS, self._storage_keys)
+        own.add(storage.DELETE_BINARY_STORAGE, self._delete_storage)
         self.runs.services.identify = self._identify
         self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)
 
@@ -106,16 +106,6 @@ class LocalHost:
 
     def _record(self, ctx: RequestContext) -> None:
         self.calls.append(HostCall(ctx.request.action, dict(ctx.data), ctx.context))
-
-    @staticmethod
-    def _unary(fn: Unary) -> UnaryHandler:
-        async def handler(ctx: RequestContext) -> dict[str, Any]:
-            result = fn(ctx.data)
-            if hasattr(result, "__await__"):
-                result = await result
-            return cast(dict[str, Any], result)
-
-        return handler
 
     def _identify(self, ctx: RequestContext) -> str | None:
         claimed = ctx.data.get("caller_plugin_identity")
@@ -175,83 +165,99 @@ class LocalHost:
 
     # ----------------------------------------------------------------- settings
 
-    def _initialize_settings(self, data: dict[str, Any]) -> dict[str, Any]:
-        identity = f"{data['plugin_author']}/{data['plugin_name']}"
+    async def _initialize_settings(self, p: PluginSettingsParams, ctx: RequestContext) -> Empty:
+        identity = f"{p.plugin_author}/{p.plugin_name}"
         current = self.settings.get(identity)
         if current is None:
             current = PluginSettings(
                 installation_uuid=str(uuid.uuid4()), runtime_revision=1, artifact_digest="0" * 64
             )
-        current.install_source = str(data.get("install_source") or current.install_source)
-        current.install_info = dict(data.get("install_info") or {})
+        current.install_source = p.install_source or current.install_source
+        current.install_info = dict(p.install_info or {})
         self.settings[identity] = current
-        return {}
+        return Empty()
 
-    def _get_settings(self, data: dict[str, Any]) -> dict[str, Any]:
-        identity = f"{data['plugin_author']}/{data['plugin_name']}"
-        return self.settings.get(identity, PluginSettings()).model_dump(mode="json")
+    async def _get_settings(self, p: PluginSettingsParams, ctx: RequestContext) -> PluginSettings:
+        return self.settings.get(f"{p.plugin_author}/{p.plugin_name}", PluginSettings())
+
+    async def _version(self, p: Params, ctx: RequestContext) -> messaging.LangBotVersion:
+        return messaging.LangBotVersion(version=self.version, api_features=[])
 
     # ----------------------------------------------------------------- models
 
-    def _model(self, data: dict[str, Any]) -> ScriptedModel:
-        model = self.models.get(str(data.get("llm_model_uuid")))
-        if model is None:
-            raise NotFoundError(f"no model {data.get('llm_model_uuid')!r}")
-        return model
+    async def _llm_models(self, p: Params, ctx: RequestContext) -> models.LLMModels:
+        return models.LLMModels(llm_models=list(self.models))
 
-    def _invoke_llm(self, data: dict[str, Any]) -> dict[str, Any]:
-        message = self._model(data).answer(list(data.get("messages") or []))
+    def _model(self, p: models.InvokeLLMParams) -> tuple[ScriptedModel, list[dict[str, Any]]]:
+        model = self.models.get(p.llm_model_uuid)
+        if model is None:
+            raise NotFoundError(f"no model {p.llm_model_uuid!r}")
+        return model, [m.model_dump(mode="json", exclude_unset=True) for m in p.messages]
+
+    async def _invoke_llm(self, p: models.InvokeLLMParams, ctx: RequestContext) -> models.LLMAnswer:
+        model, messages = self._model(p)
+        message = model.answer(messages)
         words = len(str(message.get("content") or "").split())
         usage = {"prompt_tokens": 1, "completion_tokens": words, "total_tokens": words + 1}
-        return {"message": message, "usage": usage}
+        return models.LLMAnswer.model_validate({"message": message, "usage": usage})
 
-    async def _invoke_llm_stream(self, ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-        model = self._model(ctx.data)
-        for chunk in model.chunks(model.answer(list(ctx.data.get("messages") or []))):
-            yield {"chunk": chunk}
+    async def _invoke_llm_stream(
+        self, p: models.InvokeLLMParams, ctx: RequestContext
+    ) -> AsyncIterator[models.LLMStreamItem]:
+        model, messages = self._model(p)
+        for chunk in model.chunks(model.answer(messages)):
+            yield models.LLMStreamItem.model_validate({"chunk": chunk})
 
-    def _count_tokens(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"tokens": self._model(data).count_tokens(list(data.get("messages") or []))}
+    async def _count_tokens(
+        self, p: models.InvokeLLMParams, ctx: RequestContext
+    ) -> models.TokenCount:
+        _, messages = self._model(p)
+        return models.TokenCount(tokens=ScriptedModel.count_tokens(messages))
 
     # ----------------------------------------------------------------- tools
 
-    def _tool(self, data: dict[str, Any]) -> HostTool:
-        tool = self.tools.get(str(data.get("tool_name")))
+    def _tool(self, p: models.ToolRef) -> HostTool:
+        tool = self.tools.get(p.tool_name)
         if tool is None:
-            raise NotFoundError(f"Tool {data.get('tool_name')} not found")
+            raise NotFoundError(f"Tool {p.tool_name} not found")
         return tool
 
-    async def _call_tool(self, data: dict[str, Any]) -> dict[str, Any]:
-        tool = self._tool(data)
-        if data.get("run_id"):  # the run API's form (parameters checked by the gate)
-            return {"result": await tool.call(dict(data.get("parameters") or {}))}
-        parameters = data.get("tool_parameters") or {}
-        if not isinstance(parameters, dict):
-            raise InvalidParamsError("tool_parameters must be an object")
-        return {"tool_response": await tool.call(cast(dict[str, Any], parameters))}
+    async def _call_tool(
+        self, p: models.CallToolParams, ctx: RequestContext
+    ) -> models.CallToolResult:
+        tool = self._tool(p)
+        if p.run_id:  # the run API's form (parameters checked by the gate)
+            return models.CallToolResult(result=await tool.call(dict(p.parameters or {})))
+        return models.CallToolResult(tool_response=await tool.call(dict(p.tool_parameters or {})))
 
-    def _tool_detail(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"tool": self._tool(data).detail()}
+    async def _tool_detail(self, p: models.ToolRef, ctx: RequestContext) -> models.ToolDetailAnswer:
+        detail = self._tool(p).detail()
+        return models.ToolDetailAnswer(tool=models.ToolDetail(**detail))
 
     # ----------------------------------------------------------------- storage
 
-    def _key(self, data: dict[str, Any]) -> tuple[str, str, str]:
-        return (str(data.get("owner_type")), str(data.get("owner")), str(data.get("key")))
+    @staticmethod
+    def _key(p: storage.BinaryStorageKey) -> tuple[str, str, str]:
+        return (p.owner_type, p.owner, p.key)
 
-    def _set_storage(self, data: dict[str, Any]) -> dict[str, Any]:
-        self.storage[self._key(data)] = base64.b64decode(str(data.get("value_base64", "")))
-        return {}
+    async def _set_storage(self, p: storage.BinaryStorageSet, ctx: RequestContext) -> Result:
+        self.storage[self._key(p)] = base64.b64decode(p.value_base64)
+        return Result()
 
-    def _get_storage(self, data: dict[str, Any]) -> dict[str, Any]:
-        key = self._key(data)
+    async def _get_storage(
+        self, p: storage.BinaryStorageKey, ctx: RequestContext
+    ) -> storage.StorageValue:
+        key = self._key(p)
         if key not in self.storage:
             raise NotFoundError(f"Storage with key {key[2]} not found")
-        return {"value_base64": base64.b64encode(self.storage[key]).decode("ascii")}
+        return storage.StorageValue(value_base64=base64.b64encode(self.storage[key]).decode())
 
-    def _storage_keys(self, data: dict[str, Any]) -> dict[str, Any]:
-        owner = (str(data.get("owner_type")), str(data.get("owner")))
-        return {"keys": [k for (t, o, k) in self.storage if (t, o) == owner]}
+    async def _storage_keys(
+        self, p: storage.BinaryStorageKey, ctx: RequestContext
+    ) -> storage.StorageKeys:
+        owner = (p.owner_type, p.owner)
+        return storage.StorageKeys(keys=[k for (t, o, k) in self.storage if (t, o) == owner])
 
-    def _delete_storage(self, data: dict[str, Any]) -> dict[str, Any]:
-        self.storage.pop(self._key(data), None)
-        return {}
+    async def _delete_storage(self, p: storage.BinaryStorageKey, ctx: RequestContext) -> Result:
+        self.storage.pop(self._key(p), None)
+        return Result()

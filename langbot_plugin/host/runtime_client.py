@@ -151,10 +151,11 @@ class PluginRuntimeClient:
         limit: int = 200,
         level: str | None = None,
     ) -> list[dict[str, Any]]:
-        params = {"plugin_author": author, "plugin_name": name, "limit": limit, "level": level}
+        params = ctl.PluginLogsParams(
+            plugin_author=author, plugin_name=name, limit=limit, level=level
+        )
         result = await ctl.GET_PLUGIN_LOGS.call(self.session, params, context=self._context(scope))
-        logs = (result.model_extra or {}).get("logs", [])
-        return list(logs) if isinstance(logs, list) else []
+        return result.logs
 
     # ------------------------------------------------------------------ actions
 

@@ -22,12 +22,17 @@ reference only set a database flag runners had to poll).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
-from langbot_plugin.host import service_params as sp
+from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
+    AgentRun,
+    RunEventPage,
+    RunPage,
+)
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.paging import MAX_PAGE, parse_cursor
 from langbot_plugin.host.registry import RunSession
+from langbot_plugin.protocol.host_api import run_ledger as rl
 from langbot_plugin.rpc import RequestContext
 from langbot_plugin.rpc.errors import InvalidParamsError
 
@@ -36,7 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["run_cancel", "run_events_page", "run_get", "run_list", "visible"]
 
-Handler = Callable[[Any, RequestContext], Awaitable[dict[str, Any]]]
+P = TypeVar("P")
+R = TypeVar("R")
+Handler = Callable[[P, RequestContext], Awaitable[R]]
 
 
 def visible(session: RunSession, target: RunSession) -> bool:
@@ -68,17 +75,17 @@ def _limit(value: int) -> int:
     return max(1, min(value, MAX_PAGE))
 
 
-def run_get(services: RunServices) -> Handler:
-    async def handle(p: sp.RunTargetParams, ctx: RequestContext) -> dict[str, Any]:
-        session = services.session(p.run_id, ctx, "run_get")
-        return _target(services, session, p.target_run_id).record()
+def run_get(services: RunServices) -> Handler[rl.RunTargetParams, AgentRun]:
+    async def handle(p: rl.RunTargetParams, ctx: RequestContext) -> AgentRun:
+        session = services.session(p.run_id, ctx, rl.RUN_GET)
+        return AgentRun.model_validate(_target(services, session, p.target_run_id).record())
 
     return handle
 
 
-def run_list(services: RunServices) -> Handler:
-    async def handle(p: sp.RunListParams, ctx: RequestContext) -> dict[str, Any]:
-        session = services.session(p.run_id, ctx, "run_list")
+def run_list(services: RunServices) -> Handler[rl.RunListParams, RunPage]:
+    async def handle(p: rl.RunListParams, ctx: RequestContext) -> RunPage:
+        session = services.session(p.run_id, ctx, rl.RUN_LIST)
         services.conversation(session, p.conversation_id)
         before = parse_cursor(p.before_cursor, "before_cursor")
         statuses = set(p.statuses or [])
@@ -96,20 +103,22 @@ def run_list(services: RunServices) -> Handler:
             runs = [s for s in runs if s.ledger_id < before]
         limit = _limit(p.limit)
         page, has_more = runs[:limit], len(runs) > limit
-        return {
-            "items": [s.record() for s in page],
-            "next_cursor": str(page[-1].ledger_id) if has_more else None,
-            "prev_cursor": None,
-            "has_more": has_more,
-            "total_count": total,
-        }
+        return RunPage.model_validate(
+            {
+                "items": [s.record() for s in page],
+                "next_cursor": str(page[-1].ledger_id) if has_more else None,
+                "prev_cursor": None,
+                "has_more": has_more,
+                "total_count": total,
+            }
+        )
 
     return handle
 
 
-def run_events_page(services: RunServices) -> Handler:
-    async def handle(p: sp.RunEventsPageParams, ctx: RequestContext) -> dict[str, Any]:
-        session = services.session(p.run_id, ctx, "run_events_page")
+def run_events_page(services: RunServices) -> Handler[rl.RunEventsPageParams, RunEventPage]:
+    async def handle(p: rl.RunEventsPageParams, ctx: RequestContext) -> RunEventPage:
+        session = services.session(p.run_id, ctx, rl.RUN_EVENTS_PAGE)
         target = _target(services, session, p.target_run_id)
         if p.direction not in ("forward", "backward"):
             raise InvalidParamsError("direction must be 'forward' or 'backward'")
@@ -127,21 +136,25 @@ def run_events_page(services: RunServices) -> Handler:
         )
         limit = _limit(p.limit)
         page, has_more = events[:limit], len(events) > limit
-        return {
-            "items": page,
-            "next_cursor": str(page[-1]["sequence"]) if page and has_more else None,
-            "prev_cursor": str(page[0]["sequence"]) if page else None,
-            "has_more": has_more,
-        }
+        return RunEventPage.model_validate(
+            {
+                "items": page,
+                "next_cursor": str(page[-1]["sequence"]) if page and has_more else None,
+                "prev_cursor": str(page[0]["sequence"]) if page else None,
+                "has_more": has_more,
+            }
+        )
 
     return handle
 
 
-def run_cancel(services: RunServices) -> Handler:
-    async def handle(p: sp.RunCancelParams, ctx: RequestContext) -> dict[str, Any]:
-        session = services.session(p.run_id, ctx, "run_cancel")
+def run_cancel(services: RunServices) -> Handler[rl.RunCancelParams, AgentRun]:
+    async def handle(p: rl.RunCancelParams, ctx: RequestContext) -> AgentRun:
+        session = services.session(p.run_id, ctx, rl.RUN_CANCEL)
         target = _target(services, session, p.target_run_id)
         reason = p.status_reason or p.reason
-        return services.registry.request_cancel(target.run_id, reason).record()
+        return AgentRun.model_validate(
+            services.registry.request_cancel(target.run_id, reason).record()
+        )
 
     return handle

@@ -1,7 +1,8 @@
 """The service table: the run-scoped runtime -> host actions, authorized and answered.
 
 :class:`RunServices` serves the actions a runner reaches through
-``AgentRunAPIProxy`` (declared in :mod:`langbot_plugin.host.service_params`):
+``AgentRunAPIProxy`` (declared in :mod:`langbot_plugin.protocol.host_api.run_context`
+and :mod:`~langbot_plugin.protocol.host_api.run_ledger`):
 ``state_get/set/delete/list``, ``history_page``, ``history_search``, ``event_get``,
 ``event_page``, ``steering_pull``, ``get_prompt``, ``run_get``, ``run_list``,
 ``run_events_page`` and ``run_cancel``. :meth:`RunServices.dispatcher` puts the
@@ -31,7 +32,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from langbot_plugin.host import service_params as sp
+from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
+    AgentEventRecord,
+    EventPage,
+    HistoryPage,
+    HistorySearchResult,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES
@@ -39,7 +46,11 @@ from langbot_plugin.host.paging import PageWindow
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.state_store import StateStore
 from langbot_plugin.host.transcript import TranscriptStore
-from langbot_plugin.protocol.spec import ActionTable
+from langbot_plugin.protocol.host_api import run_context as rc
+from langbot_plugin.protocol.host_api import run_ledger
+from langbot_plugin.protocol.host_api.common import RunScopedParams
+from langbot_plugin.protocol.run_needs import api_flag
+from langbot_plugin.protocol.spec import ActionSpec, ActionTable
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError, NotFoundError
 
@@ -72,18 +83,21 @@ class RunServices:
         self.transcript = transcript
         self.events = events
         self.identify = identify
-        self.table = ActionTable()
+        self.table = ActionTable(sparse=True)  # answers shaped like the 4.11.2 host's
         self._register()
 
     # ------------------------------------------------------------------ plumbing
 
-    def session(self, run_id: object, ctx: RequestContext, api: str | None = None) -> RunSession:
-        """The live run ``run_id`` of the caller, with ``api`` enabled (or the refusal)."""
+    def session(
+        self, run_id: object, ctx: RequestContext, api: ActionSpec[Any, Any] | None = None
+    ) -> RunSession:
+        """The live run ``run_id`` of the caller, with ``api``'s flag of ``available_apis``
+        enabled (or the refusal)."""
         if run_id is None or run_id == "":
             raise InvalidParamsError(f"run_id is required for {ctx.request.action}")
         session = self.registry.authorize(run_id, self.identify(ctx))
         if api is not None:
-            session.grants.require_api(api, session.run_id)
+            session.grants.require_api(api_flag(api), session.run_id)
         return session
 
     def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
@@ -99,24 +113,21 @@ class RunServices:
     def _register(self) -> None:
         from langbot_plugin.host import service_ledger as ledger
 
-        handlers: dict[str, Any] = {
-            "state_get": self.state_get,
-            "state_set": self.state_set,
-            "state_delete": self.state_delete,
-            "state_list": self.state_list,
-            "history_page": self.history_page,
-            "history_search": self.history_search,
-            "event_get": self.event_get,
-            "event_page": self.event_page,
-            "steering_pull": self.steering_pull,
-            "get_prompt": self.get_prompt,
-            "run_get": ledger.run_get(self),
-            "run_list": ledger.run_list(self),
-            "run_events_page": ledger.run_events_page(self),
-            "run_cancel": ledger.run_cancel(self),
-        }
-        for spec in sp.RUN_ACTIONS:
-            self.table.add(spec, handlers[spec.name])
+        t = self.table
+        t.add(rc.STATE_GET, self.state_get)
+        t.add(rc.STATE_SET, self.state_set)
+        t.add(rc.STATE_DELETE, self.state_delete)
+        t.add(rc.STATE_LIST, self.state_list)
+        t.add(rc.HISTORY_PAGE, self.history_page)
+        t.add(rc.HISTORY_SEARCH, self.history_search)
+        t.add(rc.EVENT_GET, self.event_get)
+        t.add(rc.EVENT_PAGE, self.event_page)
+        t.add(rc.STEERING_PULL, self.steering_pull)
+        t.add(rc.GET_PROMPT, self.get_prompt)
+        t.add(run_ledger.RUN_GET, ledger.run_get(self))
+        t.add(run_ledger.RUN_LIST, ledger.run_list(self))
+        t.add(run_ledger.RUN_EVENTS_PAGE, ledger.run_events_page(self))
+        t.add(run_ledger.RUN_CANCEL, ledger.run_cancel(self))
 
     @staticmethod
     def conversation(session: RunSession, requested: str | None) -> None:
@@ -148,40 +159,44 @@ class RunServices:
             )
         return key
 
-    async def state_get(self, p: sp.StateKeyParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "state")
-        return {"value": await self.state.get(self._scope_key(session, p.scope), p.key)}
+    async def state_get(self, p: rc.StateKeyParams, ctx: RequestContext) -> rc.StateGetResult:
+        session = self.session(p.run_id, ctx, rc.STATE_GET)
+        return rc.StateGetResult(
+            value=await self.state.get(self._scope_key(session, p.scope), p.key)
+        )
 
-    async def state_set(self, p: sp.StateSetParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "state")
+    async def state_set(self, p: rc.StateSetParams, ctx: RequestContext) -> rc.StateSetResult:
+        session = self.session(p.run_id, ctx, rc.STATE_SET)
         key = self._scope_key(session, p.scope)
         await self.state.set(key, p.key, p.value, scope=p.scope, runner_id=session.runner_id)
-        return {"success": True}
+        return rc.StateSetResult(success=True)
 
-    async def state_delete(self, p: sp.StateKeyParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "state")
-        return {"success": await self.state.delete(self._scope_key(session, p.scope), p.key)}
+    async def state_delete(self, p: rc.StateKeyParams, ctx: RequestContext) -> rc.StateDeleteResult:
+        session = self.session(p.run_id, ctx, rc.STATE_DELETE)
+        deleted = await self.state.delete(self._scope_key(session, p.scope), p.key)
+        return rc.StateDeleteResult(success=deleted)
 
-    async def state_list(self, p: sp.StateListParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "state")
+    async def state_list(self, p: rc.StateListParams, ctx: RequestContext) -> rc.StateListResult:
+        session = self.session(p.run_id, ctx, rc.STATE_LIST)
         key = self._scope_key(session, p.scope)
         keys, has_more = await self.state.list_keys(key, p.prefix, p.limit if p.limit > 0 else 100)
-        return {"keys": keys, "has_more": has_more}
+        return rc.StateListResult(keys=keys, has_more=has_more)
 
     # ------------------------------------------------------------------ history
 
-    async def history_page(self, p: sp.HistoryPageParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "history_page")
+    async def history_page(self, p: rc.HistoryPageParams, ctx: RequestContext) -> HistoryPage:
+        session = self.session(p.run_id, ctx, rc.HISTORY_PAGE)
         self.conversation(session, p.conversation_id)
         window = PageWindow.of(p.before_cursor, p.after_cursor, p.limit, p.direction)
-        return await self.transcript.page(
+        page = await self.transcript.page(
             session.scope, window, include_attachments=p.include_attachments
         )
+        return HistoryPage.model_validate(page)
 
     async def history_search(
-        self, p: sp.HistorySearchParams, ctx: RequestContext
-    ) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "history_search")
+        self, p: rc.HistorySearchParams, ctx: RequestContext
+    ) -> HistorySearchResult:
+        session = self.session(p.run_id, ctx, rc.HISTORY_SEARCH)
         requested = p.filters.get("conversation_id")
         self.conversation(session, requested if isinstance(requested, str) else None)
         items = await self.transcript.search(
@@ -191,12 +206,14 @@ class RunServices:
             item_types=_strings(p.filters.get("item_types"), "item_types"),
             top_k=p.top_k,
         )
-        return {"items": items, "total_count": len(items), "query": p.query}
+        return HistorySearchResult.model_validate(
+            {"items": items, "total_count": len(items), "query": p.query}
+        )
 
     # ------------------------------------------------------------------ events
 
-    async def event_get(self, p: sp.EventGetParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "event_get")
+    async def event_get(self, p: rc.EventGetParams, ctx: RequestContext) -> AgentEventRecord:
+        session = self.session(p.run_id, ctx, rc.EVENT_GET)
         found = await self.events.get(p.event_id)
         if found is None:
             raise NotFoundError(f"Event {p.event_id} not found", details={"event_id": p.event_id})
@@ -212,18 +229,21 @@ class RunServices:
                 f"Event {p.event_id} is not accessible by this run",
                 details={"kind": "event", "resource": p.event_id, "run_id": session.run_id},
             )
-        return record
+        return AgentEventRecord.model_validate(record)
 
-    async def event_page(self, p: sp.EventPageParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "event_page")
+    async def event_page(self, p: rc.EventPageParams, ctx: RequestContext) -> EventPage:
+        session = self.session(p.run_id, ctx, rc.EVENT_PAGE)
         self.conversation(session, p.conversation_id)
         window = PageWindow.of(p.before_cursor, p.after_cursor, p.limit)
-        return await self.events.page(session.scope, window, event_types=p.event_types)
+        page = await self.events.page(session.scope, window, event_types=p.event_types)
+        return EventPage.model_validate(page)
 
     # ------------------------------------------------------------------ steering, prompt
 
-    async def steering_pull(self, p: sp.SteeringPullParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "steering_pull")
+    async def steering_pull(
+        self, p: rc.SteeringPullParams, ctx: RequestContext
+    ) -> SteeringPullResult:
+        session = self.session(p.run_id, ctx, rc.STEERING_PULL)
         items = session.steering.pull(p.mode, p.limit)
         for item in items:
             event = item.get("event")
@@ -237,11 +257,11 @@ class RunServices:
                 runner_id=session.runner_id,
                 metadata={"steering": {"source_event_id": source_event, "pull_mode": p.mode}},
             )
-        return {"items": items}
+        return SteeringPullResult.model_validate({"items": items})
 
-    async def get_prompt(self, p: sp.RunParams, ctx: RequestContext) -> dict[str, Any]:
-        session = self.session(p.run_id, ctx, "prompt_get")
-        return {"prompt": [dict(message) for message in session.prompt]}
+    async def get_prompt(self, p: RunScopedParams, ctx: RequestContext) -> rc.Prompt:
+        session = self.session(p.run_id, ctx, rc.GET_PROMPT)
+        return rc.Prompt(prompt=[dict(message) for message in session.prompt])
 
 
 def _strings(value: object, name: str) -> list[str] | None:

@@ -1,8 +1,10 @@
-"""Host -> runtime -> plugin calls that target one plugin's components.
+"""Host -> runtime -> plugin calls that target one plugin's components, and the
+component listings the runtime answers from the plugins' manifests.
 
-Each row of :data:`TARGETED` names the host action, the plugin action it becomes, how
-the host's payload maps onto the plugin's, and which result keys carry files. The
-runtime serves every row with one routine (:mod:`langbot_plugin.runtime.targeted`).
+Each row of :data:`TARGETED` pairs the host's action with the plugin's
+(:mod:`.plugin_components`), says how the host's payload maps onto the plugin's, and
+under which keys the host reads a file the plugin returned. The runtime serves every
+row with one routine (:mod:`langbot_plugin.runtime.targeted`).
 """
 
 from __future__ import annotations
@@ -11,80 +13,210 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TARGETED", "Targeted"]
+from pydantic import Field
+
+from langbot_plugin.api.entities.builtin.rag.context import RetrievalResponse
+from langbot_plugin.api.entities.builtin.rag.models import IngestionResult, ParseResult
+from langbot_plugin.protocol import plugin_components as comp
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result
+
+__all__ = [
+    "GET_PLUGIN_ASSETS_FILE",
+    "GET_PLUGIN_ICON",
+    "GET_PLUGIN_README",
+    "GET_RAG_CREATION_SETTINGS_SCHEMA",
+    "GET_RAG_RETRIEVAL_SETTINGS_SCHEMA",
+    "GET_STORAGE_ANALYSIS",
+    "LISTINGS",
+    "LIST_KNOWLEDGE_ENGINES",
+    "LIST_PARSERS",
+    "PAGE_API",
+    "PARSE_DOCUMENT",
+    "PLUGIN_DIAGNOSTIC",
+    "RAG_DELETE_DOCUMENT",
+    "RAG_INGEST_DOCUMENT",
+    "RAG_ON_KB_CREATE",
+    "RAG_ON_KB_DELETE",
+    "RETRIEVE_KNOWLEDGE",
+    "TARGETED",
+    "Engines",
+    "HostAssetRef",
+    "HostReadme",
+    "ParserEntries",
+    "PluginTarget",
+    "RagSchema",
+    "StorageAnalysis",
+    "Targeted",
+]
 
 Payload = dict[str, Any]
+_RELAYED = Direction.HOST_TO_PLUGIN
+_HOST = Direction.HOST_TO_RUNTIME
 
 
-def _keep(*keys: str) -> Callable[[Payload], Payload]:
-    def pick(data: Payload) -> Payload:
-        return {k: data[k] for k in keys if k in data}
+class PluginTarget(Params):
+    """Names the plugin a call is for (the host uses both spellings of the author)."""
 
-    return pick
+    plugin_author: str | None = None
+    author: str | None = None
+    plugin_name: str = ""
+
+    @property
+    def plugin_identity(self) -> str:
+        return f"{self.plugin_author or self.author}/{self.plugin_name}"
+
+
+class _ToPlugin(PluginTarget):
+    """A targeted call's payload: the target plus the plugin action's own fields."""
+
+
+class HostReadme(Result):
+    """The host reads the readme under either key."""
+
+    readme_file_key: str | None = None
+    plugin_readme_file_key: str | None = None
+    mime_type: str = ""
+
+
+class HostAssetRef(_ToPlugin):
+    """The host names the asset ``file_path`` (``file_key`` in older hosts)."""
+
+    file_path: str | None = None
+    file_key: str | None = None
+
+
+class RagSchema(Result):
+    schema_: list[Any] = Field(default_factory=list[Any], alias="schema")
+
+
+class EngineSchemaRef(PluginTarget):
+    engine_name: str | None = None
+
+
+class Engines(Result):
+    engines: list[dict[str, Any]]
+
+
+class ParserEntries(Result):
+    parsers: list[dict[str, Any]]
+
+
+class StorageDirectory(Result):
+    name: str
+    path: str
+    size_bytes: int
+
+
+class StorageAnalysis(Result):
+    size_bytes: int
+    directories: list[StorageDirectory]
+
+
+def _targeted(
+    name: str, params: type[Params], result: type[Any], timeout: float, **extra: Any
+) -> ActionSpec[Any, Any]:
+    return ActionSpec(name, params, result, direction=_RELAYED, timeout=timeout, **extra)
+
+
+GET_PLUGIN_ICON = _targeted(
+    "get_plugin_icon", _ToPlugin, comp.PluginIcon, 15, files=("plugin_icon_file_key",)
+)
+GET_PLUGIN_README = _targeted(
+    "get_plugin_readme",
+    _ToPlugin,
+    HostReadme,
+    20,
+    files=("readme_file_key", "plugin_readme_file_key"),
+)
+GET_PLUGIN_ASSETS_FILE = _targeted(
+    "get_plugin_assets_file", HostAssetRef, comp.AssetFile, 20, files=("file_file_key",)
+)
+PAGE_API = _targeted("page_api", _ToPlugin, comp.PageResponse, 30)
+RETRIEVE_KNOWLEDGE = _targeted("retrieve_knowledge", _ToPlugin, RetrievalResponse, 180)
+RAG_INGEST_DOCUMENT = _targeted("rag_ingest_document", _ToPlugin, IngestionResult, 1200)
+RAG_DELETE_DOCUMENT = _targeted("rag_delete_document", _ToPlugin, comp.Success, 30)
+RAG_ON_KB_CREATE = _targeted("rag_on_kb_create", _ToPlugin, comp.Success, 30)
+RAG_ON_KB_DELETE = _targeted("rag_on_kb_delete", _ToPlugin, comp.Success, 30)
+PARSE_DOCUMENT = _targeted(
+    "parse_document", _ToPlugin, ParseResult, 300, request_files=("context.file_key",)
+)
+
+LIST_KNOWLEDGE_ENGINES = ActionSpec(
+    "list_knowledge_engines", Params, Engines, direction=_HOST, doc="from the manifests"
+)
+LIST_PARSERS = ActionSpec(
+    "list_parsers", Params, ParserEntries, direction=_HOST, doc="from the manifests"
+)
+GET_RAG_CREATION_SETTINGS_SCHEMA = ActionSpec(
+    "get_rag_creation_settings_schema", EngineSchemaRef, RagSchema, direction=_HOST
+)
+GET_RAG_RETRIEVAL_SETTINGS_SCHEMA = ActionSpec(
+    "get_rag_retrieval_settings_schema", EngineSchemaRef, RagSchema, direction=_HOST
+)
+PLUGIN_DIAGNOSTIC = ActionSpec(
+    "plugin_diagnostic",
+    Params,
+    Result,
+    direction=_HOST,
+    doc="the host reports a problem ({code, message, plugin}); passed on to that plugin",
+)
+GET_STORAGE_ANALYSIS = ActionSpec(
+    "get_storage_analysis",
+    Params,
+    StorageAnalysis,
+    direction=_HOST,
+    doc="bytes used by the runtime's artifacts, environments and installations",
+)
+
+#: The listings and reports the runtime answers itself.
+LISTINGS = (
+    LIST_KNOWLEDGE_ENGINES,
+    LIST_PARSERS,
+    GET_RAG_CREATION_SETTINGS_SCHEMA,
+    GET_RAG_RETRIEVAL_SETTINGS_SCHEMA,
+    PLUGIN_DIAGNOSTIC,
+    GET_STORAGE_ANALYSIS,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Targeted:
-    """One host action addressed to a plugin (named by ``plugin_author``/``plugin_name``)."""
+    """One host action addressed to a plugin, and the plugin action it becomes.
 
-    host_action: str
-    plugin_action: str
-    payload: Callable[[Payload], Payload]
-    timeout: float = 30.0
-    #: result key holding a file the plugin sent, and the key(s) the host reads it under
-    file_result: tuple[str, tuple[str, ...]] | None = None
-    #: request key (inside ``context``) holding a file the host sent for the plugin
-    file_request: str | None = None
+    ``payload`` maps the host's payload onto the plugin's (default: the plugin
+    action's own fields, as they came). A file the plugin returns under the first key
+    of ``plugin.files`` is pushed to the host and named under every key of
+    ``host.files``; a file the host sent under ``host.request_files`` is pushed to the
+    plugin first.
+    """
+
+    host: ActionSpec[Any, Any]
+    plugin: ActionSpec[Any, Any]
+    payload: Callable[[Payload], Payload] | None = None
+
+    def plugin_payload(self, data: Payload) -> Payload:
+        if self.payload is not None:
+            return self.payload(data)
+        fields = self.plugin.params.model_fields
+        return {k: v for k, v in data.items() if k in fields}
 
 
 TARGETED: dict[str, Targeted] = {
-    row.host_action: row
+    row.host.name: row
     for row in [
+        Targeted(GET_PLUGIN_ICON, comp.GET_PLUGIN_ICON),
+        Targeted(GET_PLUGIN_README, comp.GET_PLUGIN_README),
         Targeted(
-            "get_plugin_icon",
-            "get_plugin_icon",
-            _keep(),
-            15,
-            file_result=("plugin_icon_file_key", ("plugin_icon_file_key",)),
-        ),
-        Targeted(
-            "get_plugin_readme",
-            "get_plugin_readme",
-            _keep("language"),
-            20,
-            file_result=("plugin_readme_file_key", ("readme_file_key", "plugin_readme_file_key")),
-        ),
-        Targeted(
-            "get_plugin_assets_file",
-            "get_plugin_assets_file",
+            GET_PLUGIN_ASSETS_FILE,
+            comp.GET_PLUGIN_ASSETS_FILE,
             lambda d: {"file_key": d.get("file_path", d.get("file_key", ""))},
-            20,
-            file_result=("file_file_key", ("file_file_key",)),
         ),
-        Targeted(
-            "page_api", "page_api", _keep("page_id", "endpoint", "method", "body", "caller"), 30
-        ),
-        Targeted(
-            "retrieve_knowledge",
-            "retrieve_knowledge",
-            _keep("retriever_name", "retrieval_context"),
-            180,
-        ),
-        Targeted("rag_ingest_document", "ingest_document", _keep("context", "engine_name"), 1200),
-        Targeted(
-            "rag_delete_document",
-            "delete_document",
-            _keep("kb_id", "document_id", "engine_name"),
-            30,
-        ),
-        Targeted("rag_on_kb_create", "on_kb_create", _keep("kb_id", "config", "engine_name"), 30),
-        Targeted("rag_on_kb_delete", "on_kb_delete", _keep("kb_id", "engine_name"), 30),
-        Targeted(
-            "parse_document",
-            "parse_document",
-            _keep("context", "parser_name"),
-            300,
-            file_request="file_key",
-        ),
+        Targeted(PAGE_API, comp.PAGE_API),
+        Targeted(RETRIEVE_KNOWLEDGE, comp.RETRIEVE_KNOWLEDGE),
+        Targeted(RAG_INGEST_DOCUMENT, comp.INGEST_DOCUMENT),
+        Targeted(RAG_DELETE_DOCUMENT, comp.DELETE_DOCUMENT),
+        Targeted(RAG_ON_KB_CREATE, comp.ON_KB_CREATE),
+        Targeted(RAG_ON_KB_DELETE, comp.ON_KB_DELETE),
+        Targeted(PARSE_DOCUMENT, comp.PARSE_DOCUMENT),
     ]
 }

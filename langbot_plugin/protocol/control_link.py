@@ -12,39 +12,57 @@ from typing import Any, Literal
 from pydantic import Field
 
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer
-from langbot_plugin.protocol.spec import ActionSpec, Empty, Params, Result
+from langbot_plugin.protocol.plugin_link import CallToolResult
+from langbot_plugin.protocol.runners import RunResultItem
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
 
 __all__ = [
     "APPLY_PLUGIN_INSTALLATION",
     "CALL_TOOL",
+    "CONTROL_ACTIONS",
+    "DELETE_PLUGIN",
     "EMIT_EVENT",
     "EXECUTE_COMMAND",
     "GET_DEBUG_INFO",
     "GET_PLUGIN_INFO",
     "GET_PLUGIN_LOGS",
+    "INSTALL_PLUGIN",
     "LIST_COMMANDS",
     "LIST_PLUGINS",
     "LIST_RUNNERS",
     "LIST_TOOLS",
     "RECONCILE_PLUGIN_INSTALLATIONS",
     "REMOVE_PLUGIN_INSTALLATION",
+    "RESTART_PLUGIN",
     "RUN_RUNNER",
     "SET_RUNTIME_CONFIG",
+    "UPGRADE_PLUGIN",
     "ApplyInstallationParams",
     "ApplyInstallationResult",
+    "CommandReturnItem",
+    "CommandsResult",
     "DebugInfo",
     "DesiredInstallation",
+    "FailedInstallation",
     "HostCallToolParams",
     "HostEmitEventParams",
     "HostEmitEventResult",
     "HostExecuteCommandParams",
     "HostRunRunnerParams",
+    "InstallParams",
+    "LifecycleRef",
+    "PluginInfoResult",
+    "PluginLogs",
     "PluginLogsParams",
     "PluginRef",
+    "PluginsResult",
+    "Progress",
     "ReconcileParams",
     "ReconcileResult",
+    "RunnersResult",
     "RuntimeConfig",
     "ScopedListParams",
+    "ToolsResult",
 ]
 
 ExecutionMode = Literal["dedicated", "shared-runtime-v1"]
@@ -159,10 +177,6 @@ class HostCallToolParams(ScopedListParams):
     query_uuid: str | None = None
 
 
-class ToolResponse(Result):
-    tool_response: Any = None
-
-
 class HostEmitEventParams(ScopedListParams):
     event_context: dict[str, Any]
 
@@ -173,28 +187,144 @@ class HostEmitEventResult(Result):
     event_context: dict[str, Any]
 
 
+class CommandReturnItem(Result):
+    """A host-safe ``CommandReturn``: the released host crashes on a non-null ``error``,
+    so the runtime folds an error into ``text``."""
+
+    text: str | None = None
+    image_base64: str | None = None
+    image_url: str | None = None
+    file_url: str | None = None
+    file_name: str | None = None
+    error: None = None
+
+
+class PluginLogs(Result):
+    logs: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+
+
+class LifecycleRef(Params):
+    plugin_author: str | None = None
+    plugin_name: str | None = None
+
+
+class InstallParams(Params):
+    install_source: str = ""
+    install_info: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class Progress(Result):
+    current_action: str
+
+
+_HOST = Direction.HOST_TO_RUNTIME
+
 SET_RUNTIME_CONFIG = ActionSpec(
-    "set_runtime_config", RuntimeConfig, Empty, doc="handshake: must come first"
+    "set_runtime_config",
+    RuntimeConfig,
+    Empty,
+    direction=_HOST,
+    timeout=10,
+    doc="the handshake: must come first on a connection",
 )
-LIST_PLUGINS = ActionSpec("list_plugins", ScopedListParams, PluginsResult)
-GET_PLUGIN_INFO = ActionSpec("get_plugin_info", PluginRef, PluginInfoResult)
+LIST_PLUGINS = ActionSpec("list_plugins", ScopedListParams, PluginsResult, direction=_HOST)
+GET_PLUGIN_INFO = ActionSpec("get_plugin_info", PluginRef, PluginInfoResult, direction=_HOST)
 RECONCILE_PLUGIN_INSTALLATIONS = ActionSpec(
-    "reconcile_plugin_installations", ReconcileParams, ReconcileResult
+    "reconcile_plugin_installations",
+    ReconcileParams,
+    ReconcileResult,
+    direction=_HOST,
+    timeout=300,
+    doc="make the running installations the desired ones",
 )
 APPLY_PLUGIN_INSTALLATION = ActionSpec(
-    "apply_plugin_installation", ApplyInstallationParams, ApplyInstallationResult
+    "apply_plugin_installation",
+    ApplyInstallationParams,
+    ApplyInstallationResult,
+    direction=_HOST,
+    timeout=900,
+    request_files=("artifact_file_key",),
+    doc="install (the package pushed first) or re-apply the context's installation",
 )
-REMOVE_PLUGIN_INSTALLATION = ActionSpec("remove_plugin_installation", Empty, Result)
-GET_DEBUG_INFO = ActionSpec("get_debug_info", Empty, DebugInfo)
+REMOVE_PLUGIN_INSTALLATION = ActionSpec(
+    "remove_plugin_installation", Empty, Empty, direction=_HOST, timeout=60
+)
+GET_DEBUG_INFO = ActionSpec("get_debug_info", Empty, DebugInfo, direction=_HOST, timeout=10)
 LIST_RUNNERS = ActionSpec(
-    "list_runners", ScopedListParams, RunnersResult, aliases=("list_agent_runners",)
+    "list_runners",
+    ScopedListParams,
+    RunnersResult,
+    aliases=("list_agent_runners",),
+    direction=_HOST,
 )
 RUN_RUNNER = ActionSpec(
-    "run_runner", HostRunRunnerParams, Result, stream=True, aliases=("run_agent",)
+    "run_runner",
+    HostRunRunnerParams,
+    RunResultItem,
+    stream=True,
+    aliases=("run_agent",),
+    direction=_HOST,
+    timeout=300,
+    doc="run an agent runner; failures the plugin cannot report become run.failed",
 )
-LIST_COMMANDS = ActionSpec("list_commands", ScopedListParams, CommandsResult)
-EXECUTE_COMMAND = ActionSpec("execute_command", HostExecuteCommandParams, Result, stream=True)
-LIST_TOOLS = ActionSpec("list_tools", ScopedListParams, ToolsResult)
-CALL_TOOL = ActionSpec("call_tool", HostCallToolParams, ToolResponse)
-EMIT_EVENT = ActionSpec("emit_event", HostEmitEventParams, HostEmitEventResult)
-GET_PLUGIN_LOGS = ActionSpec("get_plugin_logs", PluginLogsParams, Result)
+LIST_COMMANDS = ActionSpec("list_commands", ScopedListParams, CommandsResult, direction=_HOST)
+EXECUTE_COMMAND = ActionSpec(
+    "execute_command",
+    HostExecuteCommandParams,
+    CommandReturnItem,
+    stream=True,
+    direction=_HOST,
+    timeout=180,
+)
+LIST_TOOLS = ActionSpec("list_tools", ScopedListParams, ToolsResult, direction=_HOST)
+CALL_TOOL = ActionSpec(
+    "call_tool", HostCallToolParams, CallToolResult, direction=_HOST, timeout=180
+)
+EMIT_EVENT = ActionSpec(
+    "emit_event", HostEmitEventParams, HostEmitEventResult, direction=_HOST, timeout=180
+)
+GET_PLUGIN_LOGS = ActionSpec("get_plugin_logs", PluginLogsParams, PluginLogs, direction=_HOST)
+
+# The lifecycle actions of older hosts (the 4.11 host still sends delete and restart
+# for debug plugins); each streams {"current_action": ...} progress.
+DELETE_PLUGIN = ActionSpec(
+    "delete_plugin", LifecycleRef, Progress, stream=True, direction=_HOST, timeout=120
+)
+RESTART_PLUGIN = ActionSpec(
+    "restart_plugin", LifecycleRef, Progress, stream=True, direction=_HOST, timeout=120
+)
+INSTALL_PLUGIN = ActionSpec(
+    "install_plugin",
+    InstallParams,
+    Progress,
+    stream=True,
+    direction=_HOST,
+    timeout=900,
+    request_files=("install_info.plugin_file_key",),
+)
+UPGRADE_PLUGIN = ActionSpec(
+    "upgrade_plugin", Params, Progress, stream=True, direction=_HOST, doc="not supported"
+)
+
+#: Every action of the control connection except the component calls and listings.
+CONTROL_ACTIONS = (
+    SET_RUNTIME_CONFIG,
+    LIST_PLUGINS,
+    GET_PLUGIN_INFO,
+    RECONCILE_PLUGIN_INSTALLATIONS,
+    APPLY_PLUGIN_INSTALLATION,
+    REMOVE_PLUGIN_INSTALLATION,
+    GET_DEBUG_INFO,
+    LIST_RUNNERS,
+    RUN_RUNNER,
+    LIST_COMMANDS,
+    EXECUTE_COMMAND,
+    LIST_TOOLS,
+    CALL_TOOL,
+    EMIT_EVENT,
+    GET_PLUGIN_LOGS,
+    DELETE_PLUGIN,
+    RESTART_PLUGIN,
+    INSTALL_PLUGIN,
+    UPGRADE_PLUGIN,
+)

@@ -1,8 +1,9 @@
 """Actions between the plugin runtime and a plugin process (worker or ``lbp run``).
 
-Runtime -> plugin: initialize, describe, and call into components. Plugin -> runtime:
-``register_plugin``; everything else a plugin sends is forwarded to the host (see
-:mod:`langbot_plugin.protocol.host_link`).
+Runtime -> plugin: initialize, describe, and call into components (the calls into
+files, pages, knowledge engines and parsers are in :mod:`.plugin_components`).
+Plugin -> runtime: ``register_plugin``; everything else a plugin sends is forwarded to
+the host (see :mod:`langbot_plugin.protocol.host_link`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 from pydantic import Field
 
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
-from langbot_plugin.protocol.spec import ActionSpec, Empty, Params, Result
+from langbot_plugin.protocol.runners import RunResultItem
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
 
 __all__ = [
     "CALL_TOOL",
@@ -25,6 +27,7 @@ __all__ = [
     "SHUTDOWN",
     "CallToolParams",
     "CallToolResult",
+    "CommandReply",
     "EmitEventParams",
     "EmitEventResult",
     "ExecuteCommandParams",
@@ -75,32 +78,78 @@ class EmitEventResult(Result):
     event_context: dict[str, Any]
 
 
+class CommandReply(Result):
+    """One item of a command's answer: a ``CommandReturn`` dump."""
+
+    command_response: dict[str, Any]
+
+
+_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
+
 REGISTER_PLUGIN = ActionSpec(
-    "register_plugin", RegisterPluginParams, Empty, doc="plugin -> runtime: announce itself"
+    "register_plugin",
+    RegisterPluginParams,
+    Empty,
+    direction=Direction.PLUGIN_TO_RUNTIME,
+    timeout=150,
+    doc="announce the plugin (a debug plugin presents its key); answered once it is initialized",
 )
 INITIALIZE_PLUGIN = ActionSpec(
-    "initialize_plugin", InitializePluginParams, Empty, doc="instantiate plugin and components"
+    "initialize_plugin",
+    InitializePluginParams,
+    Empty,
+    direction=_TO_PLUGIN,
+    timeout=120,
+    doc="instantiate the plugin and its components with these settings",
 )
 GET_PLUGIN_CONTAINER = ActionSpec(
-    "get_plugin_container", Empty, PluginContainer, doc="describe the plugin and components"
+    "get_plugin_container",
+    Empty,
+    PluginContainer,
+    direction=_TO_PLUGIN,
+    timeout=30,
+    doc="describe the plugin and its components",
 )
 RUN_RUNNER = ActionSpec(
     "run_runner",
     RunRunnerParams,
-    Result,
+    RunResultItem,
     stream=True,
     aliases=("run_agent",),
-    doc="run an AgentRunner; items are AgentRunResult dumps",
+    direction=_TO_PLUGIN,
+    timeout=300,
+    doc="run an AgentRunner; items are AgentRunResult dumps (timeout: idle limit per item)",
 )
 EXECUTE_COMMAND = ActionSpec(
     "execute_command",
     ExecuteCommandParams,
-    Result,
+    CommandReply,
     stream=True,
-    doc="run a command; items are {command_response: CommandReturn}",
+    direction=_TO_PLUGIN,
+    timeout=180,
+    doc="run a command",
 )
-CALL_TOOL = ActionSpec("call_tool", CallToolParams, CallToolResult, doc="call a Tool component")
+CALL_TOOL = ActionSpec(
+    "call_tool",
+    CallToolParams,
+    CallToolResult,
+    direction=_TO_PLUGIN,
+    timeout=180,
+    doc="call a Tool component",
+)
 EMIT_EVENT = ActionSpec(
-    "emit_event", EmitEventParams, EmitEventResult, doc="deliver an event to EventListeners"
+    "emit_event",
+    EmitEventParams,
+    EmitEventResult,
+    direction=_TO_PLUGIN,
+    timeout=180,
+    doc="deliver an event to the EventListeners",
 )
-SHUTDOWN = ActionSpec("shutdown", Empty, Empty, doc="the runtime is stopping this plugin")
+SHUTDOWN = ActionSpec(
+    "shutdown",
+    Empty,
+    Empty,
+    direction=_TO_PLUGIN,
+    timeout=5,
+    doc="the runtime is stopping this plugin",
+)

@@ -1,17 +1,29 @@
-"""What a run-scoped call needs from its run's grants, for the actions that reach the host.
+"""What a run-scoped call needs from its run's grants, declared once per action.
 
-Declared once and enforced twice: the runtime refuses a call before forwarding it
-(:mod:`langbot_plugin.runtime.runs`), and the host's gate refuses it again before
-serving it (:mod:`langbot_plugin.host.gate`). Each side adds the actions only it sees
-(the runtime the plugin-side storage and run APIs, the host its binary storage).
+Enforced twice: the runtime refuses a call before forwarding it
+(:mod:`langbot_plugin.runtime.runs`), and the host refuses it again before serving it
+(:mod:`langbot_plugin.host.gate`, :mod:`langbot_plugin.host.services`). A call needs a
+granted resource (:class:`ResourceNeed`), a flag of the run's ``available_apis``
+(:class:`ApiNeed`), or a storage area (:class:`StorageNeed`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["BOX_ACTIONS", "NEEDS", "ApiNeed", "Need", "ResourceNeed"]
+from langbot_plugin.protocol.host_api import (
+    box,
+    knowledge,
+    messaging,
+    models,
+    run_context,
+    run_ledger,
+    storage,
+)
+from langbot_plugin.protocol.spec import ActionSpec
+
+__all__ = ["NEEDS", "ApiNeed", "Need", "ResourceNeed", "StorageNeed", "api_flag"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,27 +42,59 @@ class ApiNeed:
     api: str
 
 
-Need = ResourceNeed | ApiNeed
+@dataclass(frozen=True, slots=True)
+class StorageNeed:
+    """The run must be granted the ``area`` storage."""
 
-BOX_ACTIONS = (
-    "get_box_status",
-    "list_boxes",
-    "acquire_box",
-    "bind_box",
-    "import_box_attachments",
-    "export_box_files",
-)
+    area: Literal["plugin", "workspace"]
 
-NEEDS: dict[str, Need] = {
-    "invoke_llm": ResourceNeed("model", "llm_model_uuid", "invoke"),
-    "invoke_llm_stream": ResourceNeed("model", "llm_model_uuid", "stream"),
-    "count_tokens": ResourceNeed("model", "llm_model_uuid", "count_tokens"),
-    "invoke_rerank": ResourceNeed("model", "rerank_model_uuid", "rerank"),
-    "invoke_embedding": ResourceNeed("model", "embedding_model_uuid", "invoke"),
-    "call_tool": ResourceNeed("tool", "tool_name", "call"),
-    "get_tool_detail": ResourceNeed("tool", "tool_name", "detail"),
-    "retrieve_knowledge": ResourceNeed("knowledge_base", "kb_id", "retrieve"),
-    "retrieve_knowledge_base": ResourceNeed("knowledge_base", "kb_id", "retrieve"),
-    "reply_stream": ApiNeed("reply_stream"),
-    **dict.fromkeys(BOX_ACTIONS, ApiNeed("box")),
-}
+
+Need = ResourceNeed | ApiNeed | StorageNeed
+
+
+def _needs() -> dict[str, Need]:
+    rc, ledger = run_context, run_ledger
+    needs: dict[ActionSpec[Any, Any], Need] = {
+        models.INVOKE_LLM: ResourceNeed("model", "llm_model_uuid", "invoke"),
+        models.INVOKE_LLM_STREAM: ResourceNeed("model", "llm_model_uuid", "stream"),
+        models.COUNT_TOKENS: ResourceNeed("model", "llm_model_uuid", "count_tokens"),
+        models.INVOKE_RERANK: ResourceNeed("model", "rerank_model_uuid", "rerank"),
+        models.INVOKE_EMBEDDING: ResourceNeed("model", "embedding_model_uuid", "invoke"),
+        models.CALL_TOOL: ResourceNeed("tool", "tool_name", "call"),
+        models.GET_TOOL_DETAIL: ResourceNeed("tool", "tool_name", "detail"),
+        knowledge.RETRIEVE_KNOWLEDGE: ResourceNeed("knowledge_base", "kb_id", "retrieve"),
+        knowledge.RETRIEVE_KNOWLEDGE_BASE: ResourceNeed("knowledge_base", "kb_id", "retrieve"),
+        messaging.REPLY_STREAM: ApiNeed("reply_stream"),
+        **dict.fromkeys(box.BOX_ACTIONS, ApiNeed("box")),
+        rc.GET_PROMPT: ApiNeed("prompt_get"),
+        rc.HISTORY_PAGE: ApiNeed("history_page"),
+        rc.HISTORY_SEARCH: ApiNeed("history_search"),
+        rc.EVENT_GET: ApiNeed("event_get"),
+        rc.EVENT_PAGE: ApiNeed("event_page"),
+        rc.STEERING_PULL: ApiNeed("steering_pull"),
+        **dict.fromkeys(
+            (rc.STATE_GET, rc.STATE_SET, rc.STATE_DELETE, rc.STATE_LIST), ApiNeed("state")
+        ),
+        ledger.RUN_GET: ApiNeed("run_get"),
+        ledger.RUN_LIST: ApiNeed("run_list"),
+        ledger.RUN_EVENTS_PAGE: ApiNeed("run_events_page"),
+        ledger.RUN_CANCEL: ApiNeed("run_cancel"),
+        ledger.RUN_APPEND_RESULT: ApiNeed("run_append_result"),
+        ledger.RUN_FINALIZE: ApiNeed("run_finalize"),
+    }
+    for area in (storage.PLUGIN_STORAGE, storage.WORKSPACE_STORAGE):
+        for spec in (area.set, area.get, area.keys, area.delete):
+            needs[spec] = StorageNeed(area.area)
+    return {spec.name: need for spec, need in needs.items()}
+
+
+#: What each run-scoped action (by the name the plugin sends) needs from the run.
+NEEDS: dict[str, Need] = _needs()
+
+
+def api_flag(spec: ActionSpec[Any, Any]) -> str:
+    """The ``available_apis`` flag a run-scoped context API needs."""
+    need = NEEDS[spec.name]
+    if not isinstance(need, ApiNeed):
+        raise TypeError(f"{spec.name} needs no context API flag")
+    return need.api

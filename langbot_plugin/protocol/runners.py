@@ -8,18 +8,39 @@ keeps exactly the fields and values it accepts.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Literal, get_args
+
+from pydantic import Field
 
 from langbot_plugin.protocol.containers import ManifestDump
+from langbot_plugin.protocol.spec import Result
 
 __all__ = [
     "CAPABILITIES",
     "PERMISSIONS",
     "RUNNER_KINDS",
+    "ModelOperation",
+    "RunResultItem",
     "run_failed",
     "runner_entry",
     "runner_id",
 ]
+
+#: The operations a run may be granted on a model.
+ModelOperation = Literal["invoke", "stream", "rerank", "count_tokens"]
+
+
+class RunResultItem(Result):
+    """One item of a run as it travels: an ``AgentRunResult`` dump. Only the envelope
+    of a result is declared here; ``data`` is the result type's own."""
+
+    run_id: str = ""
+    type: str
+    data: Any = Field(default_factory=dict[str, Any])
+    usage: Any = None
+    sequence: int | None = None
+    timestamp: int | None = None
+
 
 #: Manifest kinds that declare an agent runner (0.5 spelling first).
 RUNNER_KINDS = ("AgentRunner", "Runner")
@@ -36,7 +57,7 @@ CAPABILITIES = (
 )
 
 PERMISSIONS: dict[str, tuple[str, ...]] = {
-    "models": ("invoke", "stream", "rerank", "count_tokens"),
+    "models": get_args(ModelOperation),
     "tools": ("detail", "call"),
     "knowledge_bases": ("list", "retrieve"),
     "history": ("page", "search"),

@@ -1,34 +1,51 @@
 """How an action is declared: one :class:`ActionSpec` per action, used by both sides.
 
 A spec names the action (plus the other dialect's names), its parameter and result
-models, and whether it streams. The serving side registers a handler on an
-:class:`ActionTable`; the handler receives the validated parameter model and returns a
-result model (or, for a stream, yields them). The calling side uses
-:meth:`ActionSpec.call` / :meth:`ActionSpec.stream` and gets models back.
+models, whether it streams, who calls whom (:class:`Direction`), how long a caller
+waits (``timeout``, and ``max_timeout`` for a wait the payload asks for), and which
+keys name a file pushed with ``__file_chunk`` beside the call. It is modelled on MCP's
+low-level server, which registers ``(method, params model, handler)`` rows, and its
+client session's typed ``send_request(request, result_type)``.
 
-Parameter models accept unknown keys (newer hosts add fields), so a dialect change
-never breaks validation; result models keep unknown keys too.
+* The serving side registers a handler on an :class:`ActionTable`: the handler receives
+  the validated parameter model and returns a result model (a stream yields them);
+  what it returns is checked against the spec before it is sent.
+* The calling side uses :meth:`ActionSpec.call` / :meth:`ActionSpec.iterate` and gets
+  models back (an answer that does not fit is a :class:`MalformedMessageError`).
+* A relay that passes a call on unchanged (the plugin runtime between host and plugin)
+  uses :meth:`ActionSpec.relay` / :meth:`ActionSpec.relay_stream`: the spec's name and
+  timeouts, no parsing; the two edges validate.
+
+Parameter and result models accept unknown keys (newer hosts add fields), so a dialect
+change never breaks validation; result models keep unknown keys too.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import TracebackType
+from typing import Any, Generic, Protocol, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from langbot_plugin.rpc.errors import InvalidParamsError, MalformedMessageError
+from langbot_plugin.rpc.errors import InternalError, InvalidParamsError, MalformedMessageError
 from langbot_plugin.rpc.routes import RequestContext, Route
-from langbot_plugin.rpc.session import RPCSession
-from langbot_plugin.rpc.stream_call import USE_DEFAULT, UseDefault
+from langbot_plugin.rpc.session import DEFAULT_TIMEOUT
 
 __all__ = [
     "ActionSpec",
     "ActionTable",
+    "Caller",
+    "Direction",
     "Empty",
+    "ItemStream",
     "Params",
     "Result",
+    "ScopedCaller",
+    "StreamImpl",
+    "UnaryImpl",
     "dump",
     "validation_details",
 ]
@@ -50,8 +67,22 @@ class Empty(Params):
     """No parameters (or no result fields)."""
 
 
+class Direction(Enum):
+    """Who sends the request, and to whom. ``*_TO_HOST`` / ``HOST_TO_PLUGIN`` calls are
+    relayed by the plugin runtime."""
+
+    HOST_TO_RUNTIME = "host -> runtime"
+    RUNTIME_TO_HOST = "runtime -> host"
+    RUNTIME_TO_PLUGIN = "runtime -> plugin"
+    PLUGIN_TO_RUNTIME = "plugin -> runtime"
+    PLUGIN_TO_HOST = "plugin -> host (relayed)"
+    HOST_TO_PLUGIN = "host -> plugin (relayed)"
+    HOST_TO_BOX = "host -> box"
+
+
 P = TypeVar("P", bound=BaseModel)
-R = TypeVar("R", bound=BaseModel)
+#: A result is a pydantic model, or a ``TypedDict`` where the API hands out plain dicts.
+R = TypeVar("R")
 
 
 def validation_details(error: ValidationError) -> dict[str, Any]:
@@ -64,16 +95,90 @@ def validation_details(error: ValidationError) -> dict[str, Any]:
     }
 
 
-def dump(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
-    """The wire ``data`` of a result."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True)
-    return value
+def dump(value: BaseModel) -> dict[str, Any]:
+    """The wire ``data`` of a model."""
+    return value.model_dump(mode="json", by_alias=True)
+
+
+# --------------------------------------------------------------------------- callers
+
+
+class ItemStream(Protocol):
+    """A streamed answer: enter it, then iterate its items."""
+
+    async def __aenter__(self) -> AsyncIterator[dict[str, Any]]: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+class Caller(Protocol):
+    """What a spec calls through: an :class:`~langbot_plugin.rpc.session.RPCSession`,
+    or anything shaped like the plugin API's channel."""
+
+    async def call(
+        self, action: str, data: dict[str, Any], *, timeout: float | None
+    ) -> dict[str, Any]: ...
+
+    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> ItemStream: ...
+
+
+class ScopedCaller(Protocol):
+    """A caller that can also send an envelope ``context`` (an RPC session)."""
+
+    async def call(
+        self,
+        action: str,
+        data: dict[str, Any],
+        *,
+        context: dict[str, Any] | None = None,
+        timeout: float | None,
+    ) -> dict[str, Any]: ...
+
+    def stream(
+        self,
+        action: str,
+        data: dict[str, Any],
+        *,
+        context: dict[str, Any] | None = None,
+        timeout: float | None,
+    ) -> ItemStream: ...
+
+
+class _Default:
+    """Marker: "the spec's timeout"."""
+
+    __slots__ = ()
+
+
+_DEFAULT = _Default()
+
+
+def _missing_keys(error: ValidationError) -> list[str]:
+    return [
+        str(item["loc"][0])
+        for item in error.errors(include_url=False, include_input=False)
+        if item["type"] == "missing" and len(item["loc"]) == 1
+    ]
+
+
+# --------------------------------------------------------------------------- the spec
 
 
 @dataclass(frozen=True, slots=True)
 class ActionSpec(Generic[P, R]):
-    """One action of the catalogue."""
+    """One action of the catalogue.
+
+    ``timeout`` is the default wait of a caller in seconds (``None``: the session's
+    default); a payload ``timeout`` (seconds) may raise it up to ``max_timeout``.
+    ``files`` names result keys that carry the key of a file the answering side pushed
+    before answering; ``request_files`` names payload keys (``"context.file_key"`` for a
+    nested one) that carry the key of a file the caller pushed before calling.
+    """
 
     name: str
     params: type[P]
@@ -81,12 +186,25 @@ class ActionSpec(Generic[P, R]):
     stream: bool = False
     aliases: tuple[str, ...] = ()
     doc: str = ""
+    direction: Direction | None = None
+    timeout: float | None = None
+    max_timeout: float | None = None
+    files: tuple[str, ...] = ()
+    request_files: tuple[str, ...] = ()
+    #: validates and dumps a ``TypedDict`` result (``None`` for a model)
+    _adapter: TypeAdapter[R] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        is_model = issubclass(cast(type, self.result), BaseModel)
+        object.__setattr__(self, "_adapter", None if is_model else TypeAdapter(self.result))
 
     @property
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
 
-    def parse_params(self, data: dict[str, Any]) -> P:
+    # ------------------------------------------------------------------ validation
+
+    def parse_params(self, data: Mapping[str, Any]) -> P:
         try:
             return self.params.model_validate(data)
         except ValidationError as exc:
@@ -95,70 +213,167 @@ class ActionSpec(Generic[P, R]):
                 details=validation_details(exc),
             ) from None
 
-    def parse_result(self, data: dict[str, Any]) -> R:
+    def _validate_result(self, data: Any) -> R:
+        if self._adapter is not None:
+            return self._adapter.validate_python(data)
+        return cast(type[BaseModel], self.result).model_validate(data)  # type: ignore[return-value]
+
+    def parse_result(self, data: Mapping[str, Any]) -> R:
+        """The answer as the result type; a misfit is :class:`MalformedMessageError`."""
         try:
-            return self.result.model_validate(data)
+            return self._validate_result(data)
         except ValidationError as exc:
+            missing = _missing_keys(exc)
+            problem = (
+                f"lacks {', '.join(repr(k) for k in missing)}"
+                if missing
+                else f"is malformed: {exc.error_count()} error(s)"
+            )
             raise MalformedMessageError(
-                f"malformed result of {self.name}", details=validation_details(exc)
+                f"{self.name} answer {problem}",
+                details={"action": self.name, **validation_details(exc)}
+                | ({"missing_key": missing[0]} if missing else {}),
             ) from None
+
+    def dump_params(self, params: P | Mapping[str, Any] | None) -> dict[str, Any]:
+        """The wire payload: what the caller set (defaults are the receiver's business).
+
+        A mapping is validated against the parameter model first."""
+        if params is None:
+            return {}
+        model = params if isinstance(params, BaseModel) else self.parse_params(params)
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def dump_result(self, value: object, *, exclude_unset: bool = False) -> dict[str, Any]:
+        """The wire ``data`` of what a handler returned, checked against the result type.
+
+        A model of the result class (or a subclass) is dumped as it is; anything else
+        (another model, a dict) is validated first, so a handler can never send what its
+        spec does not declare. ``exclude_unset`` leaves out the fields nobody set."""
+        adapter = self._adapter
+        if adapter is None and isinstance(value, cast(type[BaseModel], self.result)):
+            return value.model_dump(mode="json", by_alias=True, exclude_unset=exclude_unset)
+        raw = (
+            value.model_dump(mode="json", by_alias=True, exclude_unset=exclude_unset)
+            if isinstance(value, BaseModel)
+            else value
+        )
+        try:
+            checked = self._validate_result(raw)
+        except ValidationError as exc:
+            raise InternalError(
+                f"{self.name} handler returned a malformed result: {exc.error_count()} error(s)",
+                details=validation_details(exc),
+            ) from None
+        if adapter is not None:
+            return cast(dict[str, Any], adapter.dump_python(checked, mode="json", by_alias=True))
+        return cast(BaseModel, checked).model_dump(
+            mode="json", by_alias=True, exclude_unset=exclude_unset
+        )
+
+    def wait(self, timeout: float | _Default | None = _DEFAULT) -> float | None:
+        """The caller's wait: ``timeout`` if given, else the spec's, else the default."""
+        if not isinstance(timeout, _Default):
+            return timeout
+        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
+
+    def requested_wait(self, requested: object) -> float | None:
+        """The wait for a payload that asks for ``requested`` seconds (capped)."""
+        base = self.wait()
+        if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
+            cap = self.max_timeout if self.max_timeout is not None else float(requested)
+            return min(float(requested), cap)
+        return base
+
+    # ------------------------------------------------------------------ calling
 
     async def call(
         self,
-        session: RPCSession,
-        params: P | dict[str, Any] | None = None,
+        peer: Caller | ScopedCaller,
+        params: P | Mapping[str, Any] | None = None,
         *,
         name: str | None = None,
         context: dict[str, Any] | None = None,
-        timeout: float | UseDefault | None = USE_DEFAULT,
+        timeout: float | _Default | None = _DEFAULT,
     ) -> R:
         """Call this (unary) action on the peer; ``name`` picks a dialect alias."""
-        data = await session.call(
-            name or self.name, _payload(params), context=context, timeout=timeout
+        data = await self.relay(
+            peer, self.dump_params(params), name=name, context=context, timeout=timeout
         )
         return self.parse_result(data)
 
     async def iterate(
         self,
-        session: RPCSession,
-        params: P | dict[str, Any] | None = None,
+        peer: Caller | ScopedCaller,
+        params: P | Mapping[str, Any] | None = None,
         *,
         name: str | None = None,
         context: dict[str, Any] | None = None,
-        timeout: float | UseDefault | None = USE_DEFAULT,
+        timeout: float | _Default | None = _DEFAULT,
     ) -> AsyncGenerator[R]:
-        """Call this streaming action and yield its items as models.
+        """Call this streaming action and yield its items as models (``timeout`` per item).
 
         Closing the generator early (``aclose`` or leaving ``async with
         contextlib.aclosing(...)``) cancels the peer's handler.
         """
-        async with session.stream(
-            name or self.name, _payload(params), context=context, timeout=timeout
+        payload = self.dump_params(params)
+        async with self.relay_stream(
+            peer, payload, name=name, context=context, timeout=timeout
         ) as items:
             async for item in items:
                 yield self.parse_result(item)
 
+    async def relay(
+        self,
+        peer: Caller | ScopedCaller,
+        data: dict[str, Any],
+        *,
+        name: str | None = None,
+        context: dict[str, Any] | None = None,
+        timeout: float | _Default | None = _DEFAULT,
+    ) -> dict[str, Any]:
+        """Pass ``data`` on unparsed and return the answer unparsed (for relays)."""
+        limit = self.wait(timeout)
+        if context is None:
+            return await cast(Caller, peer).call(name or self.name, data, timeout=limit)
+        return await cast(ScopedCaller, peer).call(
+            name or self.name, data, context=context, timeout=limit
+        )
 
-def _payload(params: BaseModel | dict[str, Any] | None) -> dict[str, Any]:
-    if params is None:
-        return {}
-    if isinstance(params, BaseModel):
-        return params.model_dump(mode="json", by_alias=True)
-    return params
+    def relay_stream(
+        self,
+        peer: Caller | ScopedCaller,
+        data: dict[str, Any],
+        *,
+        name: str | None = None,
+        context: dict[str, Any] | None = None,
+        timeout: float | _Default | None = _DEFAULT,
+    ) -> ItemStream:
+        """Open this streaming action with ``data`` unparsed; items come back unparsed."""
+        limit = self.wait(timeout)
+        if context is None:
+            return cast(Caller, peer).stream(name or self.name, data, timeout=limit)
+        return cast(ScopedCaller, peer).stream(
+            name or self.name, data, context=context, timeout=limit
+        )
 
 
-UnaryImpl = Callable[[Any, RequestContext], Awaitable[BaseModel | dict[str, Any]]]
-StreamImpl = Callable[[Any, RequestContext], AsyncIterator[BaseModel | dict[str, Any]]]
+# --------------------------------------------------------------------------- serving
+
+UnaryImpl = Callable[[Any, RequestContext], Awaitable[Any]]
+StreamImpl = Callable[[Any, RequestContext], AsyncIterator[Any]]
 
 
 class ActionTable:
-    """A dispatcher built from specs: validates parameters, dumps results.
+    """A dispatcher built from specs: validates parameters, checks results.
 
     ``table.add(spec, handler)`` registers ``handler(params, ctx)`` under every name of
-    ``spec``. A name registered twice is a programming error.
+    ``spec``. A name registered twice is a programming error. ``sparse=True`` sends only
+    the result fields a handler set (a peer that must answer exactly like another one).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, sparse: bool = False) -> None:
+        self.sparse = sparse
         self._routes: dict[str, Route] = {}
         self._specs: dict[str, ActionSpec[Any, Any]] = {}
 
@@ -172,32 +387,44 @@ class ActionTable:
     def resolve(self, action: str) -> Route | None:
         return self._routes.get(action)
 
-    def add_route(self, name: str, route: Route) -> None:
-        """Register an untyped route (for pass-through forwarding)."""
-        if name in self._routes:
-            raise ValueError(f"action {name} is registered twice")
-        self._routes[name] = route
+    def add_route(self, spec: ActionSpec[Any, Any], route: Route) -> None:
+        """Register a route that serves ``spec`` without typed handling (a relay)."""
+        for name in spec.names:
+            if name in self._routes:
+                raise ValueError(f"action {name} is registered twice")
+            self._routes[name] = route
+            self._specs[name] = spec
 
-    def add(self, spec: ActionSpec[P, R], handler: UnaryImpl | StreamImpl) -> None:
+    def add(
+        self,
+        spec: ActionSpec[P, R],
+        handler: Callable[[P, RequestContext], Awaitable[R]]
+        | Callable[[P, RequestContext], AsyncIterator[R]],
+    ) -> None:
+        sparse = self.sparse
         if spec.stream:
             stream_impl = cast(StreamImpl, handler)
 
             async def stream_route(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                params = spec.parse_params(ctx.data)
-                async for item in stream_impl(params, ctx):
-                    yield dump(item)
+                items = stream_impl(spec.parse_params(ctx.data), ctx)
+                try:
+                    async for item in items:
+                        yield spec.dump_result(item, exclude_unset=sparse)
+                finally:  # leaving early (the caller cancelled) closes the handler now
+                    aclose = getattr(items, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
 
             route = Route(stream_route, stream=True)
         else:
             unary_impl = cast(UnaryImpl, handler)
 
             async def unary_route(ctx: RequestContext) -> dict[str, Any]:
-                return dump(await unary_impl(spec.parse_params(ctx.data), ctx))
+                result = await unary_impl(spec.parse_params(ctx.data), ctx)
+                return spec.dump_result(result, exclude_unset=sparse)
 
             route = Route(unary_route)
-        for name in spec.names:
-            self.add_route(name, route)
-            self._specs[name] = spec
+        self.add_route(spec, route)
 
     def on(self, spec: ActionSpec[P, R]) -> Callable[[Any], Any]:
         """Decorator form of :meth:`add`."""

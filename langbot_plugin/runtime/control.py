@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langbot_plugin.protocol import control_link as host
-from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol import plugin_link as plug
+from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Empty
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RPCSession
@@ -24,9 +25,9 @@ from langbot_plugin.runtime.dispatch import (
     run_runner,
 )
 from langbot_plugin.runtime.installations import Installations
-from langbot_plugin.runtime.legacy import legacy_routes
+from langbot_plugin.runtime.legacy import add_legacy
 from langbot_plugin.runtime.state import RuntimeState
-from langbot_plugin.runtime.targeted import listing_routes, targeted_routes
+from langbot_plugin.runtime.targeted import add_listings, add_targeted
 from langbot_plugin.runtime.workers import RestartPolicy
 
 __all__ = ["ControlConnection"]
@@ -76,13 +77,9 @@ class ControlConnection:
         t.add(host.CALL_TOOL, self.call_tool)
         t.add(host.EMIT_EVENT, self.emit_event)
         t.add(host.GET_PLUGIN_LOGS, self.get_plugin_logs)
-        extra = {
-            **targeted_routes(self.state),
-            **listing_routes(self.state),
-            **legacy_routes(self.state, self.installations),
-        }
-        for name, route in extra.items():
-            t.add_route(name, route)
+        add_targeted(t, self.state)
+        add_listings(t, self.state)
+        add_legacy(t, self.state, self.installations)
 
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
         self.configured = True
@@ -99,16 +96,19 @@ class ControlConnection:
 
     async def list_plugins(
         self, params: host.ScopedListParams, ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> host.PluginsResult:
         handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins)
-        return {"plugins": [h.describe().model_dump(mode="json") for h in handles]}
+        return host.PluginsResult(plugins=[h.describe() for h in handles])
 
-    async def get_plugin_info(self, params: host.PluginRef, ctx: RequestContext) -> dict[str, Any]:
+    async def get_plugin_info(
+        self, params: host.PluginRef, ctx: RequestContext
+    ) -> host.PluginInfoResult:
         handle = self.state.registry.find(params.plugin_identity, _scope(ctx))
-        plugin: PluginContainer | None = handle.describe() if handle is not None else None
-        return {"plugin": plugin.model_dump(mode="json") if plugin is not None else None}
+        return host.PluginInfoResult(plugin=handle.describe() if handle is not None else None)
 
-    async def reconcile(self, params: host.ReconcileParams, ctx: RequestContext) -> dict[str, Any]:
+    async def reconcile(
+        self, params: host.ReconcileParams, ctx: RequestContext
+    ) -> host.ReconcileResult:
         return await self.installations.reconcile(params.installations)
 
     async def apply_installation(
@@ -146,10 +146,10 @@ class ControlConnection:
 
     async def get_plugin_logs(
         self, params: host.PluginLogsParams, ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> host.PluginLogs:
         logs = self.installations.supervisor.logs_for(params.plugin_identity)
         lines = logs.tail(params.limit, params.level) if logs is not None else []
-        return {"logs": [line.to_wire() for line in lines]}
+        return host.PluginLogs(logs=[line.to_wire() for line in lines])
 
     async def get_debug_info(self, params: Empty, ctx: RequestContext) -> host.DebugInfo:
         key = self.state.debug_keys.issue(_scope(ctx))
@@ -161,39 +161,40 @@ class ControlConnection:
 
     async def list_runners(
         self, params: host.ScopedListParams, ctx: RequestContext
-    ) -> dict[str, Any]:
-        return {"runners": list_runners(self.state.registry, _scope(ctx), params.include_plugins)}
+    ) -> host.RunnersResult:
+        runners = list_runners(self.state.registry, _scope(ctx), params.include_plugins)
+        return host.RunnersResult(runners=runners)
 
     def run_runner(
         self, params: host.HostRunRunnerParams, ctx: RequestContext
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[RunResultItem]:
         return run_runner(self.state.registry, self.state.live_runs, _scope(ctx), params)
 
     async def list_commands(
         self, params: host.ScopedListParams, ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> host.CommandsResult:
         handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins, ready_only=True)
-        return {"commands": [c.model_dump() for h in handles for c in h.components("Command")]}
+        return host.CommandsResult(commands=[c for h in handles for c in h.components("Command")])
 
     def execute_command(
         self, params: host.HostExecuteCommandParams, ctx: RequestContext
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[host.CommandReturnItem]:
         return execute_command(self.state.registry, _scope(ctx), params)
 
     async def list_tools(
         self, params: host.ScopedListParams, ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> host.ToolsResult:
         handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins, ready_only=True)
-        return {"tools": [c.model_dump() for h in handles for c in h.components("Tool")]}
+        return host.ToolsResult(tools=[c for h in handles for c in h.components("Tool")])
 
     async def call_tool(
         self, params: host.HostCallToolParams, ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> plug.CallToolResult:
         return await call_tool(self.state.registry, _scope(ctx), params)
 
     async def emit_event(
         self, params: host.HostEmitEventParams, ctx: RequestContext
-    ) -> dict[str, Any]:
+    ) -> host.HostEmitEventResult:
         return await emit_event(self.state.registry, _scope(ctx), params)
 
 

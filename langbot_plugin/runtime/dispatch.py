@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from langbot_plugin.protocol import control_link as host
 from langbot_plugin.protocol import plugin_link as plug
-from langbot_plugin.protocol.runners import RUNNER_KINDS, run_failed, runner_entry
+from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed, runner_entry
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError, RPCError, RPCTimeoutError
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
@@ -23,7 +25,6 @@ logger = logging.getLogger("langbot_plugin.runtime.dispatch")
 DEADLINE_GRACE_SECONDS = 5.0
 #: Idle limit between items of a run that has no deadline.
 RUN_IDLE_SECONDS = 300.0
-COMMAND_IDLE_SECONDS = 180.0
 
 
 def list_runners(
@@ -50,7 +51,7 @@ async def run_runner(
     live_runs: LiveRuns,
     scope: ActionScope,
     params: host.HostRunRunnerParams,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[RunResultItem]:
     """Stream a run from the plugin; failures the plugin cannot report become ``run.failed``.
 
     While the stream is open the run is live: the plugin's calls carrying its ``run_id``
@@ -75,7 +76,7 @@ async def run_runner(
             problem = ("runner.not_found", f"plugin {identity} has no runner {params.runner_name}")
     if problem is not None or handle is None or runner is None:
         code, text = problem or ("runner.plugin_not_found", identity)
-        yield run_failed(run_id, code, text, sequence=1)
+        yield _failed(run_id, code, text, sequence=1)
         return
 
     permissions = runner.spec.get("permissions")
@@ -85,29 +86,38 @@ async def run_runner(
         )
     )
     try:
-        async for item in _stream_run(handle, run_id, identity, params):
-            yield item
+        async with contextlib.aclosing(_stream_run(handle, run_id, identity, params)) as items:
+            async for item in items:
+                yield item
     finally:
         live_runs.close(run_id)
 
 
+def _failed(
+    run_id: str, code: str, error: str, *, retryable: bool = False, sequence: int | None = None
+) -> RunResultItem:
+    return RunResultItem.model_validate(
+        run_failed(run_id, code, error, retryable=retryable, sequence=sequence)
+    )
+
+
 async def _stream_run(
     handle: PluginHandle, run_id: str, identity: str, params: host.HostRunRunnerParams
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncGenerator[RunResultItem]:
     last_sequence = 0
+    request = plug.RunRunnerParams(runner_name=params.runner_name, context=params.context)
     try:
-        async with handle.session.stream(
-            plug.RUN_RUNNER.name,
-            {"runner_name": params.runner_name, "context": params.context},
-            timeout=_run_idle_timeout(params.context),
+        async with contextlib.aclosing(
+            plug.RUN_RUNNER.iterate(
+                handle.session, request, timeout=_run_idle_timeout(params.context)
+            )
         ) as items:
             async for item in items:
-                sequence = item.get("sequence")
-                if isinstance(sequence, int) and not isinstance(sequence, bool):
-                    last_sequence = max(last_sequence, sequence)
+                if item.sequence is not None:
+                    last_sequence = max(last_sequence, item.sequence)
                 yield item
     except RPCTimeoutError:
-        yield run_failed(
+        yield _failed(
             run_id,
             "runner.timeout",
             "the runner passed its deadline",
@@ -116,7 +126,7 @@ async def _stream_run(
         )
     except RPCError as exc:
         logger.warning("run %s of %s failed in transit: %s", run_id, identity, exc)
-        yield run_failed(
+        yield _failed(
             run_id,
             "runner.forward_exception",
             f"{exc.wire_type}: {exc.message}",
@@ -134,34 +144,31 @@ def _command_owner(
     raise NotFoundError(f"no plugin provides the command {name!r}", details={"command": name})
 
 
-def _command_return(item: dict[str, Any]) -> dict[str, Any]:
+def _command_return(item: plug.CommandReply) -> host.CommandReturnItem:
     """A host-safe CommandReturn: the released host crashes on a non-null ``error``."""
-    inner = item.get("command_response", item)
-    inner = inner if isinstance(inner, dict) else {}
+    inner = item.command_response
     text = inner.get("text")
     error = inner.get("error")
     if error:
         message = error.get("message") if isinstance(error, dict) else error
         text = f"{text}\n{message}" if text else str(message)
-    return {
-        "text": text,
-        "image_base64": inner.get("image_base64"),
-        "image_url": inner.get("image_url"),
-        "file_url": inner.get("file_url"),
-        "file_name": inner.get("file_name"),
-        "error": None,
-    }
+    return host.CommandReturnItem.model_validate(
+        {
+            "text": text,
+            "image_base64": inner.get("image_base64"),
+            "image_url": inner.get("image_url"),
+            "file_url": inner.get("file_url"),
+            "file_name": inner.get("file_name"),
+        }
+    )
 
 
 async def execute_command(
     registry: PluginRegistry, scope: ActionScope, params: host.HostExecuteCommandParams
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[host.CommandReturnItem]:
     handle = _command_owner(registry, scope, params)
-    async with handle.session.stream(
-        plug.EXECUTE_COMMAND.name,
-        {"command_context": params.command_context},
-        timeout=COMMAND_IDLE_SECONDS,
-    ) as items:
+    request = plug.ExecuteCommandParams(command_context=params.command_context)
+    async with contextlib.aclosing(plug.EXECUTE_COMMAND.iterate(handle.session, request)) as items:
         async for item in items:
             yield _command_return(item)
 
@@ -175,25 +182,29 @@ def _split_tool_name(name: str) -> tuple[str | None, str]:
 
 async def call_tool(
     registry: PluginRegistry, scope: ActionScope, params: host.HostCallToolParams
-) -> dict[str, Any]:
-    """Pass the call to the plugin owning the tool, and its answer back as it came."""
+) -> plug.CallToolResult:
+    """Pass the call to the plugin owning the tool, and its answer back."""
     owner, tool = _split_tool_name(params.tool_name)
     for handle in registry.in_scope(scope, params.include_plugins, ready_only=True):
         if owner is not None and handle.identity != owner:
             continue
         if handle.has_component("Tool", tool):
-            payload = params.model_dump(exclude={"include_plugins"})
-            payload["tool_name"] = tool
-            return await handle.session.call(plug.CALL_TOOL.name, payload, timeout=180.0)
+            fields: dict[str, Any] = params.model_dump(
+                exclude={"include_plugins"}, exclude_unset=True
+            )
+            fields["tool_name"] = tool
+            # validated already, as the host's parameters: no second validation
+            request = plug.CallToolParams.model_construct(**fields)
+            return await plug.CALL_TOOL.call(handle.session, request)
     raise NotFoundError(f"no plugin provides the tool {params.tool_name!r}")
 
 
 async def emit_event(
     registry: PluginRegistry, scope: ActionScope, params: host.HostEmitEventParams
-) -> dict[str, Any]:
+) -> host.HostEmitEventResult:
     """Offer the event to every listening plugin in priority order until one stops it."""
     event_context = params.event_context
-    emitted: list[dict[str, Any]] = []
+    emitted: list[PluginContainer] = []
     sources: list[dict[str, Any]] = []
     for handle in registry.in_scope(scope, params.include_plugins, ready_only=True):
         if not handle.components("EventListener"):
@@ -201,7 +212,7 @@ async def emit_event(
         before = _reply_chain(event_context)
         try:
             result = await plug.EMIT_EVENT.call(
-                handle.session, {"event_context": event_context}, timeout=180.0
+                handle.session, plug.EmitEventParams(event_context=event_context)
             )
         except RPCError as exc:
             logger.warning(
@@ -210,7 +221,7 @@ async def emit_event(
             continue
         event_context = result.event_context
         if result.emitted:
-            emitted.append(handle.describe().model_dump(mode="json"))
+            emitted.append(handle.describe())
             if _reply_chain(event_context) not in (None, before):
                 sources.append(
                     {
@@ -220,7 +231,9 @@ async def emit_event(
                 )
         if event_context.get("is_prevent_postorder"):
             break
-    return {"emitted_plugins": emitted, "response_sources": sources, "event_context": event_context}
+    return host.HostEmitEventResult(
+        emitted_plugins=emitted, response_sources=sources, event_context=event_context
+    )
 
 
 def _reply_chain(event_context: dict[str, Any]) -> Any:

@@ -4,6 +4,10 @@ One table (:data:`langbot_plugin.protocol.host_link.FORWARDED`) drives every rou
 forwarded call never carries what the plugin claims about itself: scope fields and
 ``caller_plugin_identity`` are stripped from the payload, the identity is set from the
 connection, and the envelope context is the plugin's own binding.
+
+The runtime is a relay here: payloads and answers pass unparsed (the plugin's proxy
+validates what the host answers, the host what the plugin sends); only the spec's
+name, wait and file keys are used.
 """
 
 from __future__ import annotations
@@ -11,12 +15,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from langbot_plugin.protocol.host_api import messaging
 from langbot_plugin.protocol.host_link import FORWARDED, SCOPE_FIELDS, Forward, Owner
-from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RouteTable
+from langbot_plugin.protocol.spec import ActionTable
+from langbot_plugin.rpc import NotReadyError, RequestContext, Route
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeState
 
-__all__ = ["HandleSource", "forwarding_routes", "local_routes", "prepare_payload"]
+__all__ = [
+    "HandleSource",
+    "add_forwarding",
+    "add_local_answers",
+    "plugin_table",
+    "prepare_payload",
+]
 
 #: Returns the handle of the plugin on this connection (raises before registration).
 HandleSource = Callable[[], PluginHandle]
@@ -24,13 +36,10 @@ HandleSource = Callable[[], PluginHandle]
 
 def prepare_payload(
     row: Forward, handle: PluginHandle, data: dict[str, Any]
-) -> tuple[dict[str, Any], float]:
-    """The payload the host receives, and the timeout to wait for it."""
+) -> tuple[dict[str, Any], float | None]:
+    """The payload the host receives, and the time to wait for it."""
     payload = {key: value for key, value in data.items() if key not in SCOPE_FIELDS}
-    timeout = row.timeout
-    requested = payload.pop("timeout", None)
-    if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
-        timeout = min(float(requested), row.max_timeout)
+    timeout = row.spec.requested_wait(payload.pop("timeout", None))
     payload["caller_plugin_identity"] = handle.identity
     if row.owner is Owner.PLUGIN:
         payload["owner_type"], payload["owner"] = "plugin", handle.identity
@@ -42,17 +51,19 @@ def prepare_payload(
 
 
 def _unary(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
+    files = row.spec.files
+
     async def forward(ctx: RequestContext) -> dict[str, Any]:
         handle = current()
         state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
         host = state.upstream.current()
-        result = await host.call(
-            row.target, payload, context=handle.host_context(), timeout=timeout
+        result = await row.host_spec.relay(
+            host, payload, context=handle.host_context(), timeout=timeout
         )
-        if row.file_key is not None and isinstance(result.get(row.file_key), str):
-            content = host.files.take(result[row.file_key])
-            result[row.file_key] = await ctx.session.send_file(content)
+        for key in files:
+            if isinstance(result.get(key), str):
+                result[key] = await ctx.session.send_file(host.files.take(result[key]))
         return result
 
     return Route(forward)
@@ -64,8 +75,8 @@ def _stream(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
         state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
         host = state.upstream.current()
-        async with host.stream(
-            row.target, payload, context=handle.host_context(), timeout=timeout
+        async with row.host_spec.relay_stream(
+            host, payload, context=handle.host_context(), timeout=timeout
         ) as items:
             async for item in items:
                 yield item
@@ -73,37 +84,39 @@ def _stream(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
     return Route(forward, stream=True)
 
 
-def forwarding_routes(current: HandleSource, state: RuntimeState) -> dict[str, Route]:
+def add_forwarding(table: ActionTable, current: HandleSource, state: RuntimeState) -> None:
     """A route for every forwarded action, bound to one plugin connection."""
-    return {
-        name: (_stream if row.stream else _unary)(row, current, state)
-        for name, row in FORWARDED.items()
-    }
+    for row in FORWARDED.values():
+        table.add_route(row.spec, (_stream if row.spec.stream else _unary)(row, current, state))
 
 
-def local_routes(current: HandleSource, registry: PluginRegistry) -> dict[str, Route]:
+def add_local_answers(table: ActionTable, current: HandleSource, registry: PluginRegistry) -> None:
     """Plugin calls the runtime answers itself, within the plugin's workspace."""
 
     def peers() -> list[PluginHandle]:
         return registry.in_scope(current().workspace, ready_only=True)
 
-    async def list_commands(_: RequestContext) -> dict[str, Any]:
+    async def list_commands(_: object, ctx: RequestContext) -> messaging.CommandList:
         dumps = [c.model_dump() for h in peers() for c in h.components("Command")]
-        return {"commands": dumps}
+        return messaging.CommandList(commands=dumps)
 
-    async def list_tools(_: RequestContext) -> dict[str, Any]:
-        return {"tools": [c.model_dump() for h in peers() for c in h.components("Tool")]}
+    async def list_tools(_: object, ctx: RequestContext) -> messaging.ToolList:
+        return messaging.ToolList(
+            tools=[c.model_dump() for h in peers() for c in h.components("Tool")]
+        )
 
-    async def list_plugins_manifest(_: RequestContext) -> dict[str, Any]:
-        return {"plugins": [h.container.manifest.model_dump() for h in peers()]}
+    async def list_plugins_manifest(_: object, ctx: RequestContext) -> messaging.PluginManifests:
+        manifests = [h.container.manifest.model_dump() for h in peers()]
+        return messaging.PluginManifests(plugins=manifests)
 
-    return {
-        "list_commands": Route(list_commands),
-        "list_tools": Route(list_tools),
-        "list_plugins_manifest": Route(list_plugins_manifest),
-    }
+    table.add(messaging.LIST_COMMANDS, list_commands)
+    table.add(messaging.LIST_TOOLS, list_tools)
+    table.add(messaging.LIST_PLUGINS_MANIFEST, list_plugins_manifest)
 
 
-def plugin_routes(current: HandleSource, state: RuntimeState) -> RouteTable:
-    """Everything a registered plugin may call on the runtime."""
-    return RouteTable(**forwarding_routes(current, state), **local_routes(current, state.registry))
+def plugin_table(current: HandleSource, state: RuntimeState) -> ActionTable:
+    """Everything a registered plugin may call on the runtime (registration aside)."""
+    table = ActionTable()
+    add_forwarding(table, current, state)
+    add_local_answers(table, current, state.registry)
+    return table

@@ -19,7 +19,12 @@ from uuid import NAMESPACE_URL, uuid5
 
 from pydantic import BaseModel
 
-from langbot_plugin.protocol.control_link import ApplyInstallationResult, DesiredInstallation
+from langbot_plugin.protocol.control_link import (
+    ApplyInstallationResult,
+    DesiredInstallation,
+    FailedInstallation,
+    ReconcileResult,
+)
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
@@ -192,11 +197,11 @@ class Installations:
         await self.supervisor.stop(uuid)
         self._forget(uuid)
 
-    async def reconcile(self, desired: list[DesiredInstallation]) -> dict[str, list[Any]]:
+    async def reconcile(self, desired: list[DesiredInstallation]) -> ReconcileResult:
         """Start what is wanted and known; list what is wanted but missing."""
         applied: list[str] = []
         missing: list[str] = []
-        failed: list[dict[str, str]] = []
+        failed: list[FailedInstallation] = []
         for item in desired:
             binding = ActionScope.model_validate(item.binding)
             uuid = binding.installation_uuid
@@ -218,19 +223,16 @@ class Installations:
             )
             if result.state == "failed":
                 failed.append(
-                    {
-                        "installation_uuid": uuid,
-                        "error_code": result.error_code or "failed",
-                        "message": result.message or "",
-                    }
+                    FailedInstallation(
+                        installation_uuid=uuid,
+                        error_code=result.error_code or "failed",
+                        message=result.message or "",
+                    )
                 )
             elif result.state == "artifact_missing":
                 missing.append(uuid)
             else:
                 applied.append(uuid)
-        return {
-            "applied": applied,
-            "removed": [],
-            "missing_artifacts": missing,
-            "failed_installations": failed,
-        }
+        return ReconcileResult(
+            applied=applied, removed=[], missing_artifacts=missing, failed_installations=failed
+        )

@@ -8,53 +8,53 @@ Each action streams ``{"current_action": ...}`` progress items.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
-from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
+from langbot_plugin.protocol import control_link as ctl
+from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, PluginSettingsParams
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.rpc import (
-    InvalidParamsError,
-    NotSupportedError,
-    RequestContext,
-    Route,
-    RPCError,
-)
+from langbot_plugin.protocol.spec import ActionTable, Params
+from langbot_plugin.rpc import InvalidParamsError, NotSupportedError, RequestContext, RPCError
 from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.link import initialize
+from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
-__all__ = ["legacy_routes"]
+__all__ = ["InstallFailedError", "add_legacy"]
 
 
 class InstallFailedError(RPCError):
     code = "install_failed"
 
 
-def legacy_routes(state: RuntimeState, installations: Installations) -> dict[str, Route]:
-    def find(ctx: RequestContext) -> Any:
-        identity = f"{ctx.data.get('plugin_author')}/{ctx.data.get('plugin_name')}"
+def add_legacy(table: ActionTable, state: RuntimeState, installations: Installations) -> None:
+    def find(params: ctl.LifecycleRef, ctx: RequestContext) -> tuple[str, PluginHandle | None]:
+        identity = f"{params.plugin_author}/{params.plugin_name}"
         return identity, state.registry.find(identity, ActionScope.from_context(ctx.context))
 
-    async def delete_plugin(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-        identity, handle = find(ctx)
+    async def delete_plugin(
+        params: ctl.LifecycleRef, ctx: RequestContext
+    ) -> AsyncIterator[ctl.Progress]:
+        identity, handle = find(params, ctx)
         if handle is None:
-            yield {"current_action": f"{identity} is not running; nothing to remove"}
+            yield ctl.Progress(current_action=f"{identity} is not running; nothing to remove")
             return
-        yield {"current_action": f"removing {identity}"}
+        yield ctl.Progress(current_action=f"removing {identity}")
         if handle.debug:
             await state.retire(handle)
         else:
             await installations.remove(handle.binding.installation_uuid or "")
-        yield {"current_action": "plugin removed"}
+        yield ctl.Progress(current_action="plugin removed")
 
-    async def restart_plugin(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-        identity, handle = find(ctx)
+    async def restart_plugin(
+        params: ctl.LifecycleRef, ctx: RequestContext
+    ) -> AsyncIterator[ctl.Progress]:
+        identity, handle = find(params, ctx)
         if handle is None:
-            yield {"current_action": f"{identity} is not running; nothing to restart"}
+            yield ctl.Progress(current_action=f"{identity} is not running; nothing to restart")
             return
-        yield {"current_action": f"restarting {identity}"}
+        yield ctl.Progress(current_action=f"restarting {identity}")
         if handle.debug:
-            who = {"plugin_author": handle.author, "plugin_name": handle.name}
+            who = PluginSettingsParams(plugin_author=handle.author, plugin_name=handle.name)
             context = handle.workspace.workspace_context() or None
             handle.settings = await GET_PLUGIN_SETTINGS.call(
                 state.upstream.current(), who, context=context
@@ -70,37 +70,36 @@ def legacy_routes(state: RuntimeState, installations: Installations) -> dict[str
             )
             if result.state == "failed":
                 raise InstallFailedError(result.message or "restart failed")
-        yield {"current_action": "plugin restarted"}
+        yield ctl.Progress(current_action="plugin restarted")
 
-    async def install_plugin(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-        source = str(ctx.data.get("install_source", ""))
-        info = ctx.data.get("install_info") or {}
-        if source not in ("local", "github"):
+    async def install_plugin(
+        params: ctl.InstallParams, ctx: RequestContext
+    ) -> AsyncIterator[ctl.Progress]:
+        if params.install_source not in ("local", "github"):
             raise NotSupportedError(
-                f"install_source {source!r} is not supported here; send the package file instead"
+                f"install_source {params.install_source!r} is not supported here; "
+                "send the package file instead"
             )
-        key = info.get("plugin_file_key") if isinstance(info, dict) else None
+        key = params.install_info.get("plugin_file_key")
         if not isinstance(key, str):
             raise InvalidParamsError("install_info.plugin_file_key is required")
         content = ctx.session.files.take(key)
-        yield {"current_action": "installing plugin package"}
+        yield ctl.Progress(current_action="installing plugin package")
         result = await installations.install_legacy(content, ActionScope.from_context(ctx.context))
         if result.state == "failed":
             raise InstallFailedError(
                 result.message or "installation failed", details={"code": result.error_code}
             )
-        yield {"current_action": "plugin installed"}
+        yield ctl.Progress(current_action="plugin installed")
 
-    async def upgrade_plugin(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+    async def upgrade_plugin(params: Params, ctx: RequestContext) -> AsyncIterator[ctl.Progress]:
         raise NotSupportedError(
             "upgrades come as a new package: install it with apply_plugin_installation "
             "or install_plugin"
         )
-        yield {}  # pragma: no cover - makes this an async generator
+        yield ctl.Progress(current_action="")  # pragma: no cover - makes this a generator
 
-    return {
-        "delete_plugin": Route(delete_plugin, stream=True),
-        "restart_plugin": Route(restart_plugin, stream=True),
-        "install_plugin": Route(install_plugin, stream=True),
-        "upgrade_plugin": Route(upgrade_plugin, stream=True),
-    }
+    table.add(ctl.DELETE_PLUGIN, delete_plugin)
+    table.add(ctl.RESTART_PLUGIN, restart_plugin)
+    table.add(ctl.INSTALL_PLUGIN, install_plugin)
+    table.add(ctl.UPGRADE_PLUGIN, upgrade_plugin)

@@ -12,24 +12,27 @@ from __future__ import annotations
 import hmac
 import logging
 import re
-from typing import Any
 
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginSettings
-from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, INITIALIZE_PLUGIN_SETTINGS
+from langbot_plugin.protocol.host_link import (
+    GET_PLUGIN_SETTINGS,
+    INITIALIZE_PLUGIN_SETTINGS,
+    PluginSettingsParams,
+)
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.protocol.spec import Empty
 from langbot_plugin.rpc import (
     InvalidParamsError,
     NotReadyError,
     PermissionDeniedError,
     RequestContext,
-    Route,
     RPCSession,
     Transport,
     UnauthenticatedError,
 )
 from langbot_plugin.runtime.debug_keys import DebugKey
-from langbot_plugin.runtime.forwarding import plugin_routes
+from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -38,8 +41,6 @@ __all__ = ["PluginLink"]
 logger = logging.getLogger("langbot_plugin.runtime.link")
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-#: Time a plugin gets for its own ``initialize`` (the reference allowed 15 s in total).
-INITIALIZE_TIMEOUT = 120.0
 HOST_WAIT_SECONDS = 30.0
 
 
@@ -50,8 +51,8 @@ class PluginLink:
         self.state = state
         self.debug_key = debug_key
         self.handle: PluginHandle | None = None
-        self.table = plugin_routes(self.current, state)
-        self.table["register_plugin"] = Route(self._register_route)
+        self.table = plugin_table(self.current, state)
+        self.table.add(plug.REGISTER_PLUGIN, self._register)
 
     def current(self) -> PluginHandle:
         if self.handle is None:
@@ -67,10 +68,9 @@ class PluginLink:
                 self.state.registry.remove(self.handle)
                 logger.info("plugin %s disconnected", self.handle.identity)
 
-    async def _register_route(self, ctx: RequestContext) -> dict[str, Any]:
-        params = plug.REGISTER_PLUGIN.parse_params(ctx.data)
+    async def _register(self, params: plug.RegisterPluginParams, ctx: RequestContext) -> Empty:
         await self.register(params, ctx.session)
-        return {}
+        return Empty()
 
     async def register(
         self, params: plug.RegisterPluginParams, session: RPCSession
@@ -90,9 +90,11 @@ class PluginLink:
         host = await self.state.upstream.wait(timeout=HOST_WAIT_SECONDS)
         workspace = self.debug_key.scope
         scope_context = workspace.workspace_context() or None
-        who = {"plugin_author": container.author, "plugin_name": container.name}
+        who = PluginSettingsParams(plugin_author=container.author, plugin_name=container.name)
         await INITIALIZE_PLUGIN_SETTINGS.call(
-            host, {**who, "install_source": "debug", "install_info": {}}, context=scope_context
+            host,
+            who.model_copy(update={"install_source": "debug", "install_info": {}}),
+            context=scope_context,
         )
         settings: PluginSettings = await GET_PLUGIN_SETTINGS.call(host, who, context=scope_context)
         binding = ActionScope.model_validate(
@@ -120,8 +122,6 @@ class PluginLink:
 async def initialize(handle: PluginHandle) -> None:
     """Give the plugin its settings, then read back what it became."""
     await plug.INITIALIZE_PLUGIN.call(
-        handle.session,
-        {"plugin_settings": handle.settings.model_dump(mode="json")},
-        timeout=INITIALIZE_TIMEOUT,
+        handle.session, plug.InitializePluginParams(plugin_settings=handle.settings)
     )
-    handle.container = await plug.GET_PLUGIN_CONTAINER.call(handle.session, timeout=30.0)
+    handle.container = await plug.GET_PLUGIN_CONTAINER.call(handle.session)

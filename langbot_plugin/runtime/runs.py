@@ -34,7 +34,7 @@ from langbot_plugin.protocol.errors import (
     RunNotLiveError,
     RunNotOwnedError,
 )
-from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need
+from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need, StorageNeed
 
 __all__ = [
     "ApiNotAvailableError",
@@ -133,46 +133,18 @@ _RESOURCES: dict[str, tuple[str, Callable[[LiveRun], Grants]]] = {
 
 def _check(need: Need) -> Check:
     if isinstance(need, ApiNeed):
-        return _api(need.api)
+        return lambda run, _: run.require_api(need.api)
+    if isinstance(need, StorageNeed):
+        return lambda run, _: run.require_storage(need.area)
     label, grants_of = _RESOURCES[need.kind]
     return lambda run, data: run.require(
         label, grants_of(run), data.get(need.field), need.operation
     )
 
 
-def _api(name: str) -> Check:
-    return lambda run, _: run.require_api(name)
-
-
-def _storage(kind: str) -> Check:
-    return lambda run, _: run.require_storage(kind)
-
-
-_STORAGE = {
-    f"{verb}_{kind}_storage{suffix}": _storage(kind)
-    for kind in ("plugin", "workspace")
-    for verb, suffix in (("set", ""), ("get", ""), ("delete", ""), ("get", "_keys"))
-}
-
-#: What each run-scoped action needs from the run's grants: the shared
-#: :data:`~langbot_plugin.protocol.run_needs.NEEDS`, plus the run APIs and the
-#: plugin-side storage actions that only the runtime sees under these names.
-CHECKS: dict[str, Check] = {
-    **{action: _check(need) for action, need in NEEDS.items()},
-    "get_prompt": _api("prompt_get"),
-    "history_page": _api("history_page"),
-    "history_search": _api("history_search"),
-    "event_get": _api("event_get"),
-    "event_page": _api("event_page"),
-    "steering_pull": _api("steering_pull"),
-    **{name: _api("state") for name in ("state_get", "state_set", "state_delete", "state_list")},
-    **{
-        name: _api(name)
-        for name in ("run_get", "run_list", "run_events_page", "run_cancel", "run_append_result")
-    },
-    "run_finalize": _api("run_finalize"),
-    **_STORAGE,
-}
+#: What each run-scoped action needs from the run's grants (declared in
+#: :data:`~langbot_plugin.protocol.run_needs.NEEDS`).
+CHECKS: dict[str, Check] = {action: _check(need) for action, need in NEEDS.items()}
 
 
 class LiveRuns:

@@ -1,7 +1,8 @@
 """Host actions aimed at one plugin's components, and the component listings.
 
 Targeted calls (icons, readmes, assets, pages, knowledge engines, parsers) are all
-served by :func:`targeted_routes` from one table. Files travel as the host expects:
+served by :func:`add_targeted` from one table, as relays: the payload and the answer
+pass unparsed, only the target and the files are handled here. Files travel as the host expects:
 a file the plugin returns is pushed to the host (``__file_chunk``, the request's
 context) before the answer that names its key; a file the host sent for the plugin
 is passed on to the plugin's link first.
@@ -10,60 +11,80 @@ is passed on to the plugin's link first.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from langbot_plugin.protocol.component_calls import TARGETED, Targeted
+from langbot_plugin.protocol import component_calls as calls
+from langbot_plugin.protocol import plugin_components as comp
+from langbot_plugin.protocol.component_calls import TARGETED, PluginTarget, Targeted
 from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.protocol.spec import ActionTable, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RPCError
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
-__all__ = ["listing_routes", "storage_analysis", "targeted_routes"]
+__all__ = ["add_listings", "add_targeted", "storage_analysis"]
 
 logger = logging.getLogger("langbot_plugin.runtime.targeted")
 
 
 def _target(state: RuntimeState, ctx: RequestContext) -> PluginHandle:
-    data = ctx.data
-    identity = f"{data.get('plugin_author') or data.get('author')}/{data.get('plugin_name')}"
+    identity = PluginTarget.model_validate(ctx.data).plugin_identity
     handle = state.registry.find(identity, ActionScope.from_context(ctx.context))
     if handle is None:
         raise NotFoundError(f"plugin {identity} is not running here", details={"plugin": identity})
     return handle
 
 
+def _value_at(payload: dict[str, Any], path: str) -> object:
+    """The value at a dotted ``path`` (``"context.file_key"``), or ``None``."""
+    value: object = payload
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _with_value(payload: dict[str, Any], path: str, value: object) -> dict[str, Any]:
+    """A copy of ``payload`` with ``value`` at ``path`` (the mappings on the way copied)."""
+    head, _, rest = path.partition(".")
+    if not rest:
+        return {**payload, head: value}
+    inner = payload.get(head)
+    return {**payload, head: _with_value(inner if isinstance(inner, dict) else {}, rest, value)}
+
+
 def _route(row: Targeted, state: RuntimeState) -> Route:
+    plugin_files = row.plugin.files
+    host_files = row.host.files
+
     async def serve(ctx: RequestContext) -> dict[str, Any]:
         handle = _target(state, ctx)
-        payload = row.payload(ctx.data)
-        inner = payload.get("context")
-        if (
-            row.file_request
-            and isinstance(inner, dict)
-            and isinstance(inner.get(row.file_request), str)
-        ):
-            content = ctx.session.files.take(inner[row.file_request])
-            key = await handle.session.send_file(content)
-            payload["context"] = {**inner, row.file_request: key}
-        result = await handle.session.call(row.plugin_action, payload, timeout=row.timeout)
-        if row.file_result is not None:
-            source, targets = row.file_result
-            key = result.get(source)
+        payload = row.plugin_payload(ctx.data)
+        for path in row.plugin.request_files:
+            key = _value_at(payload, path)
+            if isinstance(key, str):
+                pushed = await handle.session.send_file(ctx.session.files.take(key))
+                payload = _with_value(payload, path, pushed)
+        result = await row.plugin.relay(handle.session, payload)
+        if plugin_files:
+            key = result.get(plugin_files[0])
             host_key = None
             if isinstance(key, str) and key:
                 content = handle.session.files.take(key)
                 host_key = await ctx.session.send_file(content, context=ctx.context)
-            for target in targets:
+            for target in host_files:
                 result[target] = host_key
         return result
 
     return Route(serve)
 
 
-def targeted_routes(state: RuntimeState) -> dict[str, Route]:
-    return {name: _route(row, state) for name, row in TARGETED.items()}
+def add_targeted(table: ActionTable, state: RuntimeState) -> None:
+    """Every host call aimed at one plugin's components, relayed to that plugin."""
+    for row in TARGETED.values():
+        table.add_route(row.host, _route(row, state))
 
 
 def _label(component: ManifestDump) -> Any:
@@ -87,21 +108,21 @@ def _engine_entry(
     }
 
 
-def listing_routes(state: RuntimeState) -> dict[str, Route]:
+def add_listings(table: ActionTable, state: RuntimeState) -> None:
     """Knowledge engines, parsers and RAG schemas, read from the plugins' manifests."""
 
     def ready(ctx: RequestContext) -> list[PluginHandle]:
         return state.registry.in_scope(ActionScope.from_context(ctx.context), ready_only=True)
 
-    async def list_engines(ctx: RequestContext) -> dict[str, Any]:
+    async def list_engines(_: Params, ctx: RequestContext) -> calls.Engines:
         engines: list[dict[str, Any]] = []
         for handle in ready(ctx):
             for entry in handle.container.components:
                 if entry.manifest.kind == "KnowledgeEngine":
                     engines.append(_engine_entry(handle, entry.manifest, entry.component_config))
-        return {"engines": engines}
+        return calls.Engines(engines=engines)
 
-    async def list_parsers(ctx: RequestContext) -> dict[str, Any]:
+    async def list_parsers(_: Params, ctx: RequestContext) -> calls.ParserEntries:
         parsers = [
             {
                 "plugin_id": h.identity,
@@ -115,20 +136,20 @@ def listing_routes(state: RuntimeState) -> dict[str, Route]:
             for h in ready(ctx)
             for c in h.components("Parser")
         ]
-        return {"parsers": parsers}
+        return calls.ParserEntries(parsers=parsers)
 
-    def schema(key: str) -> Route:
-        async def serve(ctx: RequestContext) -> dict[str, Any]:
+    def schema(key: str) -> Callable[[calls.EngineSchemaRef, RequestContext], Awaitable[Any]]:
+        async def serve(params: calls.EngineSchemaRef, ctx: RequestContext) -> calls.RagSchema:
             handle = _target(state, ctx)
-            wanted = ctx.data.get("engine_name")
+            wanted = params.engine_name
             for component in handle.components("KnowledgeEngine"):
                 if wanted in (None, "", component.name):
-                    return {"schema": component.spec.get(key) or []}
+                    return calls.RagSchema(schema=component.spec.get(key) or [])
             raise NotFoundError(f"plugin {handle.identity} has no knowledge engine {wanted or ''}")
 
-        return Route(serve)
+        return serve
 
-    async def diagnostic(ctx: RequestContext) -> dict[str, Any]:
+    async def diagnostic(params: Params, ctx: RequestContext) -> Result:
         data = ctx.data
         logger.warning("host diagnostic %s: %s", data.get("code"), data.get("message"))
         plugin = data.get("plugin")
@@ -137,22 +158,20 @@ def listing_routes(state: RuntimeState) -> dict[str, Route]:
             handle = state.registry.find(identity, ActionScope.from_context(ctx.context))
             if handle is not None:
                 try:
-                    await handle.session.call("plugin_diagnostic", data, timeout=5)
+                    await comp.PLUGIN_DIAGNOSTIC.call(handle.session, params)
                 except RPCError as exc:
                     logger.debug("plugin %s did not take the diagnostic: %s", identity, exc)
-        return {}
+        return Result()
 
-    async def analysis(ctx: RequestContext) -> dict[str, Any]:
-        return storage_analysis(state.options.data_dir)
+    async def analysis(_: Params, ctx: RequestContext) -> calls.StorageAnalysis:
+        return calls.StorageAnalysis.model_validate(storage_analysis(state.options.data_dir))
 
-    return {
-        "list_knowledge_engines": Route(list_engines),
-        "list_parsers": Route(list_parsers),
-        "get_rag_creation_settings_schema": schema("creation_schema"),
-        "get_rag_retrieval_settings_schema": schema("retrieval_schema"),
-        "plugin_diagnostic": Route(diagnostic),
-        "get_storage_analysis": Route(analysis),
-    }
+    table.add(calls.LIST_KNOWLEDGE_ENGINES, list_engines)
+    table.add(calls.LIST_PARSERS, list_parsers)
+    table.add(calls.GET_RAG_CREATION_SETTINGS_SCHEMA, schema("creation_schema"))
+    table.add(calls.GET_RAG_RETRIEVAL_SETTINGS_SCHEMA, schema("retrieval_schema"))
+    table.add(calls.PLUGIN_DIAGNOSTIC, diagnostic)
+    table.add(calls.GET_STORAGE_ANALYSIS, analysis)
 
 
 def storage_analysis(data_dir: Path) -> dict[str, Any]:

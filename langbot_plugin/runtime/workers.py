@@ -28,7 +28,7 @@ from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.transport_stdio import pipe_transport
-from langbot_plugin.runtime.forwarding import plugin_routes
+from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
 from langbot_plugin.runtime.plugins import PluginHandle
@@ -245,7 +245,7 @@ class Supervisor:
             tg.start_soon(_pump_logs, process.stderr, worker.logs)
             async with pipe_transport(from_child, from_parent, frame_threshold=None) as transport:
                 handle_box: list[PluginHandle] = []
-                routes = plugin_routes(lambda: handle_box[0], self.state)
+                routes = plugin_table(lambda: handle_box[0], self.state)
                 session = RPCSession(
                     transport, routes, name=spec.identity, file_chunk_bytes=1 << 20
                 )

@@ -14,10 +14,18 @@ from typing import Any
 
 import anyio
 
-from langbot_plugin.rpc import InvalidParamsError, NotFoundError, RequestContext, Route
+from langbot_plugin.api.entities.builtin.rag.context import RetrievalResponse
+from langbot_plugin.api.entities.builtin.rag.models import (
+    IngestionResult,
+    ParseContext,
+    ParseResult,
+)
+from langbot_plugin.protocol import plugin_components as comp
+from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
+from langbot_plugin.rpc import NotFoundError, RequestContext
 from langbot_plugin.worker.loader import LoadedComponent, LoadedPlugin
 
-__all__ = ["component_routes"]
+__all__ = ["add_components"]
 
 logger = logging.getLogger("langbot_plugin.worker")
 
@@ -49,7 +57,7 @@ def _pick(loaded: LoadedPlugin, kind: str, name: str | None) -> LoadedComponent:
     return chosen
 
 
-def component_routes(loaded: LoadedPlugin) -> dict[str, Route]:  # noqa: PLR0915 - one closure per action
+def add_components(table: ActionTable, loaded: LoadedPlugin) -> None:  # noqa: PLR0915 - one closure per action
     root = loaded.root
 
     async def send(ctx: RequestContext, path: Path | None) -> tuple[str, str]:
@@ -59,117 +67,98 @@ def component_routes(loaded: LoadedPlugin) -> dict[str, Route]:  # noqa: PLR0915
         key = await ctx.session.send_file(content, suffix=path.suffix.lstrip(".")[:16])
         return key, _mime(path)
 
-    async def icon(ctx: RequestContext) -> dict[str, Any]:
+    async def icon(_: Empty, ctx: RequestContext) -> comp.PluginIcon:
         rel = str(loaded.package.manifest.metadata.get("icon") or "")
         path = root / rel if rel and ".." not in PurePosixPath(rel).parts else None
         key, mime = await send(ctx, path if path is not None and path.is_file() else None)
-        return {"plugin_icon_file_key": key, "mime_type": mime}
+        return comp.PluginIcon(plugin_icon_file_key=key, mime_type=mime)
 
-    async def readme(ctx: RequestContext) -> dict[str, Any]:
-        language = str(ctx.data.get("language") or "en")
+    async def readme(params: comp.ReadmeRef, ctx: RequestContext) -> comp.PluginReadme:
+        language = params.language or "en"
         candidates = [root / "readme" / f"README_{language}.md", root / "README.md"]
         if language in ("en", "en_US"):
             candidates.reverse()
         path = next((p for p in candidates if p.is_file()), None)
         key, _ = await send(ctx, path)
-        return {"plugin_readme_file_key": key, "mime_type": "text/markdown" if key else ""}
+        return comp.PluginReadme(
+            plugin_readme_file_key=key, mime_type="text/markdown" if key else ""
+        )
 
-    async def asset(ctx: RequestContext) -> dict[str, Any]:
-        path = _inside(root, str(ctx.data.get("file_key") or ""))
+    async def asset(params: comp.AssetRef, ctx: RequestContext) -> comp.AssetFile:
+        path = _inside(root, params.file_key)
         if path is None:
-            return {"file_file_key": None, "mime_type": None}
+            return comp.AssetFile(file_file_key=None, mime_type=None)
         key, mime = await send(ctx, path)
-        return {"file_file_key": key, "mime_type": mime}
+        return comp.AssetFile(file_file_key=key, mime_type=mime)
 
-    async def page_api(ctx: RequestContext) -> dict[str, Any]:
-        from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
+    async def page_api(params: comp.PageApiParams, ctx: RequestContext) -> comp.PageResponse:
+        from langbot_plugin.api.definition.components.page import Page
 
-        page_id = str(ctx.data.get("page_id") or "")
-        if not page_id:
-            return PageResponse.fail("page_id is required").model_dump(mode="json")
-        component = next((c for c in loaded.of_kind("Page") if c.name == page_id), None)
+        if not params.page_id:
+            return comp.PageResponse.fail("page_id is required")
+        component = next((c for c in loaded.of_kind("Page") if c.name == params.page_id), None)
         if component is None or not isinstance(component.instance, Page):
-            return PageResponse.fail(f"page {page_id!r} not found").model_dump(mode="json")
-        request = PageRequest(
-            endpoint=str(ctx.data.get("endpoint") or ""),
-            method=str(ctx.data.get("method") or "POST"),
-            body=ctx.data.get("body"),
-            caller=ctx.data.get("caller"),
+            return comp.PageResponse.fail(f"page {params.page_id!r} not found")
+        request = comp.PageRequest(
+            endpoint=params.endpoint,
+            method=params.method or "POST",
+            body=params.body,
+            caller=params.caller,
         )
         raw: Any = await component.instance.handle_api(request)  # plugin code may return anything
-        response = raw if isinstance(raw, PageResponse) else PageResponse.ok(raw)
-        return response.model_dump(mode="json")
+        return raw if isinstance(raw, comp.PageResponse) else comp.PageResponse.ok(raw)
 
-    async def retrieve(ctx: RequestContext) -> dict[str, Any]:
-        from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
+    async def retrieve(params: comp.RetrieveParams, ctx: RequestContext) -> RetrievalResponse:
+        engine = _pick(loaded, "KnowledgeEngine", params.retriever_name or None)
+        return await engine.instance.retrieve(params.retrieval_context)  # type: ignore[union-attr]
 
-        engine = _pick(loaded, "KnowledgeEngine", ctx.data.get("retriever_name") or None)
-        context = RetrievalContext.model_validate(ctx.data.get("retrieval_context") or {})
-        response = await engine.instance.retrieve(context)  # type: ignore[union-attr]
-        return response.model_dump(mode="json")
+    async def ingest(params: comp.IngestParams, ctx: RequestContext) -> IngestionResult:
+        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
+        return await engine.instance.ingest(params.context)  # type: ignore[union-attr]
 
-    async def ingest(ctx: RequestContext) -> dict[str, Any]:
-        from langbot_plugin.api.entities.builtin.rag.models import IngestionContext
+    async def delete_document(params: comp.DocumentRef, ctx: RequestContext) -> comp.Success:
+        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
+        done = await engine.instance.delete_document(params.kb_id, params.document_id)  # type: ignore[union-attr]
+        return comp.Success(success=bool(done))
 
-        engine = _pick(loaded, "KnowledgeEngine", ctx.data.get("engine_name") or None)
-        context = IngestionContext.model_validate(ctx.data.get("context") or {})
-        result = await engine.instance.ingest(context)  # type: ignore[union-attr]
-        return result.model_dump(mode="json")
+    async def kb_created(params: comp.KnowledgeBaseConfig, ctx: RequestContext) -> comp.Success:
+        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
+        await engine.instance.on_knowledge_base_create(params.kb_id, params.config)  # type: ignore[union-attr]
+        return comp.Success(success=True)
 
-    async def delete_document(ctx: RequestContext) -> dict[str, Any]:
-        engine = _pick(loaded, "KnowledgeEngine", ctx.data.get("engine_name") or None)
-        done = await engine.instance.delete_document(  # type: ignore[union-attr]
-            str(ctx.data.get("kb_id")), str(ctx.data.get("document_id"))
-        )
-        return {"success": bool(done)}
+    async def kb_deleted(params: comp.KnowledgeBaseRef, ctx: RequestContext) -> comp.Success:
+        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
+        await engine.instance.on_knowledge_base_delete(params.kb_id)  # type: ignore[union-attr]
+        return comp.Success(success=True)
 
-    async def kb_created(ctx: RequestContext) -> dict[str, Any]:
-        engine = _pick(loaded, "KnowledgeEngine", ctx.data.get("engine_name") or None)
-        config = ctx.data.get("config") or {}
-        await engine.instance.on_knowledge_base_create(str(ctx.data.get("kb_id")), config)  # type: ignore[union-attr]
-        return {"success": True}
+    async def capabilities(params: comp.EngineRef, ctx: RequestContext) -> comp.Capabilities:
+        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
+        return comp.Capabilities(capabilities=type(engine.instance).get_capabilities())  # type: ignore[union-attr]
 
-    async def kb_deleted(ctx: RequestContext) -> dict[str, Any]:
-        engine = _pick(loaded, "KnowledgeEngine", ctx.data.get("engine_name") or None)
-        await engine.instance.on_knowledge_base_delete(str(ctx.data.get("kb_id")))  # type: ignore[union-attr]
-        return {"success": True}
-
-    async def capabilities(ctx: RequestContext) -> dict[str, Any]:
-        engine = _pick(loaded, "KnowledgeEngine", ctx.data.get("engine_name") or None)
-        return {"capabilities": type(engine.instance).get_capabilities()}  # type: ignore[union-attr]
-
-    async def parse(ctx: RequestContext) -> dict[str, Any]:
-        from langbot_plugin.api.entities.builtin.rag.models import ParseContext
-
-        parser = _pick(loaded, "Parser", ctx.data.get("parser_name") or None)
-        request = ctx.data.get("context") or {}
-        key = request.get("file_key") if isinstance(request, dict) else None
-        if not isinstance(key, str):
-            raise InvalidParamsError("parse_document needs context.file_key")
+    async def parse(params: comp.ParseParams, ctx: RequestContext) -> ParseResult:
+        parser = _pick(loaded, "Parser", params.parser_name or None)
+        request = params.context
         context = ParseContext(
-            file_content=ctx.session.files.take(key),
-            mime_type=str(request.get("mime_type") or "application/octet-stream"),
-            filename=str(request.get("filename") or "document"),
-            metadata=dict(request.get("metadata") or {}),
+            file_content=ctx.session.files.take(request.file_key),
+            mime_type=request.mime_type or "application/octet-stream",
+            filename=request.filename or "document",
+            metadata=dict(request.metadata),
         )
-        result = await parser.instance.parse(context)  # type: ignore[union-attr]
-        return result.model_dump(mode="json")
+        return await parser.instance.parse(context)  # type: ignore[union-attr]
 
-    async def diagnostic(ctx: RequestContext) -> dict[str, Any]:
+    async def diagnostic(params: Params, ctx: RequestContext) -> Result:
         logger.warning("LangBot reports %s: %s", ctx.data.get("code"), ctx.data.get("message"))
-        return {}
+        return Result()
 
-    return {
-        "get_plugin_icon": Route(icon),
-        "get_plugin_readme": Route(readme),
-        "get_plugin_assets_file": Route(asset),
-        "page_api": Route(page_api),
-        "retrieve_knowledge": Route(retrieve),
-        "ingest_document": Route(ingest),
-        "delete_document": Route(delete_document),
-        "on_kb_create": Route(kb_created),
-        "on_kb_delete": Route(kb_deleted),
-        "get_rag_capabilities": Route(capabilities),
-        "parse_document": Route(parse),
-        "plugin_diagnostic": Route(diagnostic),
-    }
+    table.add(comp.GET_PLUGIN_ICON, icon)
+    table.add(comp.GET_PLUGIN_README, readme)
+    table.add(comp.GET_PLUGIN_ASSETS_FILE, asset)
+    table.add(comp.PAGE_API, page_api)
+    table.add(comp.RETRIEVE_KNOWLEDGE, retrieve)
+    table.add(comp.INGEST_DOCUMENT, ingest)
+    table.add(comp.DELETE_DOCUMENT, delete_document)
+    table.add(comp.ON_KB_CREATE, kb_created)
+    table.add(comp.ON_KB_DELETE, kb_deleted)
+    table.add(comp.GET_RAG_CAPABILITIES, capabilities)
+    table.add(comp.PARSE_DOCUMENT, parse)
+    table.add(comp.PLUGIN_DIAGNOSTIC, diagnostic)

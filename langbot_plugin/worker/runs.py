@@ -17,6 +17,7 @@ a terminal result gets a ``run.completed``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import AsyncGenerator
@@ -25,7 +26,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from langbot_plugin.protocol.runners import RUNNER_KINDS, run_failed
+from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed
 from langbot_plugin.worker.loader import LoadedPlugin
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
@@ -54,6 +55,25 @@ def _remaining(deadline: float | None) -> float:
 
 
 async def run_agent(
+    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
+) -> AsyncGenerator[RunResultItem]:
+    """The run's results, numbered, each checked as a result item on its way out."""
+    async with contextlib.aclosing(_run(loaded, runner_name, context)) as items:
+        async for item in items:
+            try:
+                checked = RunResultItem.model_validate(item)
+            except ValidationError as exc:
+                reason = f"runner yielded a malformed result: {exc.error_count()} error(s)"
+                run_id = str(context.get("run_id") or "")
+                failed = run_failed(
+                    run_id, "runner.invalid_result", reason, sequence=item.get("sequence")
+                )
+                yield RunResultItem.model_validate(failed)
+                return
+            yield checked
+
+
+async def _run(
     loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
 ) -> AsyncGenerator[dict[str, Any]]:
     from langbot_plugin.api.definition.components import AgentRunner

@@ -10,9 +10,10 @@ from typing import Any
 
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.spec import ActionTable, Empty
 from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext
-from langbot_plugin.worker.components import component_routes
+from langbot_plugin.worker.components import add_components
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
 
@@ -36,8 +37,7 @@ class PluginService:
         t.add(plug.CALL_TOOL, self.call_tool)
         t.add(plug.EMIT_EVENT, self.emit_event)
         t.add(plug.SHUTDOWN, self.shutdown)
-        for name, route in component_routes(loaded).items():
-            t.add_route(name, route)
+        add_components(t, loaded)
 
     def _require_initialized(self) -> None:
         if self.loaded.status != "initialized":
@@ -57,13 +57,13 @@ class PluginService:
 
     def run_runner(
         self, params: plug.RunRunnerParams, ctx: RequestContext
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[RunResultItem]:
         self._require_initialized()
         return run_agent(self.loaded, params.runner_name, params.context)
 
     async def execute_command(
         self, params: plug.ExecuteCommandParams, ctx: RequestContext
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[plug.CommandReply]:
         from langbot_plugin.api.definition.components import Command
         from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
 
@@ -75,7 +75,7 @@ class PluginService:
         if component is None or not isinstance(component.instance, Command):
             raise NotFoundError(f"no command {context.command!r} in {self.loaded.identity}")
         async for reply in component.instance._execute(context):  # pyright: ignore[reportPrivateUsage]
-            yield {"command_response": reply.model_dump(mode="json")}
+            yield plug.CommandReply(command_response=reply.model_dump(mode="json"))
 
     async def call_tool(
         self, params: plug.CallToolParams, ctx: RequestContext

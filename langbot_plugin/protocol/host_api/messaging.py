@@ -1,0 +1,173 @@
+"""Plugin -> host actions about bots, messages, queries and the host itself.
+
+Also the three listings a plugin asks for that the runtime answers itself
+(``list_plugins_manifest``, ``list_commands``, ``list_tools``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from langbot_plugin.api.entities.builtin.platform.message import MessageChain
+from langbot_plugin.protocol.host_api.common import (
+    CallerParams,
+    QueryParams,
+    RunScopedParams,
+    to_host,
+)
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+
+__all__ = [
+    "CALL_PLATFORM_API",
+    "CREATE_NEW_CONVERSATION",
+    "GET_BOTS",
+    "GET_BOT_INFO",
+    "GET_BOT_UUID",
+    "GET_LANGBOT_VERSION",
+    "GET_QUERY_VAR",
+    "GET_QUERY_VARS",
+    "LIST_COMMANDS",
+    "LIST_PLUGINS_MANIFEST",
+    "LIST_TOOLS",
+    "REPLY_MESSAGE",
+    "REPLY_STREAM",
+    "SEND_MESSAGE",
+    "SET_QUERY_VAR",
+    "BotInfo",
+    "BotRef",
+    "BotUuid",
+    "Bots",
+    "CommandList",
+    "LangBotVersion",
+    "PlatformApiParams",
+    "PlatformApiResult",
+    "PluginManifests",
+    "QueryVar",
+    "QueryVarKey",
+    "QueryVarSet",
+    "QueryVars",
+    "ReplyParams",
+    "SendMessageParams",
+    "SendMessageResult",
+    "ToolList",
+]
+
+
+class ReplyParams(QueryParams):
+    message_chain: MessageChain
+    quote_origin: bool = False
+
+
+class BotUuid(Result):
+    bot_uuid: str
+
+
+class QueryVarKey(QueryParams):
+    key: str
+
+
+class QueryVarSet(QueryVarKey):
+    value: Any = None
+
+
+class QueryVar(Result):
+    value: Any
+
+
+class QueryVars(Result):
+    vars: dict[str, Any]
+
+
+class LangBotVersion(Result):
+    version: str
+    api_features: list[str] = Field(default_factory=list[str])
+
+
+class Bots(Result):
+    """The workspace's bots (the 4.11.2 host sends one object per bot)."""
+
+    bots: list[Any]
+
+
+class BotRef(CallerParams):
+    bot_uuid: str
+
+
+class BotInfo(Result):
+    bot: dict[str, Any]
+
+
+class SendMessageParams(BotRef):
+    target_type: str
+    target_id: str
+    message_chain: MessageChain
+
+
+class SendMessageResult(Result):
+    result: Any = None
+
+
+class PlatformApiParams(RunScopedParams):
+    bot_uuid: str
+    action: str
+    params: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class PlatformApiResult(Result):
+    result: Any
+
+
+class PluginManifests(Result):
+    plugins: list[dict[str, Any]]
+
+
+class CommandList(Result):
+    commands: list[dict[str, Any]]
+
+
+class ToolList(Result):
+    tools: list[dict[str, Any]]
+
+
+REPLY_MESSAGE = to_host(
+    "reply_message", ReplyParams, Result, timeout=180, doc="reply to the query's message"
+)
+GET_BOT_UUID = to_host("get_bot_uuid", QueryParams, BotUuid)
+SET_QUERY_VAR = to_host("set_query_var", QueryVarSet, Result)
+GET_QUERY_VAR = to_host("get_query_var", QueryVarKey, QueryVar)
+GET_QUERY_VARS = to_host("get_query_vars", QueryParams, QueryVars)
+CREATE_NEW_CONVERSATION = to_host("create_new_conversation", QueryParams, Result)
+GET_LANGBOT_VERSION = to_host("get_langbot_version", RunScopedParams, LangBotVersion)
+GET_BOTS = to_host("get_bots", CallerParams, Bots)
+GET_BOT_INFO = to_host("get_bot_info", BotRef, BotInfo)
+SEND_MESSAGE = to_host("send_message", SendMessageParams, SendMessageResult)
+CALL_PLATFORM_API = to_host("call_platform_api", PlatformApiParams, PlatformApiResult)
+REPLY_STREAM = to_host(
+    "reply_stream",
+    RunScopedParams,
+    Result,
+    doc="stream a reply of a run to its conversation (needs available_apis.reply_stream)",
+)
+LIST_PLUGINS_MANIFEST = ActionSpec(
+    "list_plugins_manifest",
+    Empty,
+    PluginManifests,
+    direction=Direction.PLUGIN_TO_RUNTIME,
+    doc="the manifests of the plugins in the caller's workspace (answered by the runtime)",
+)
+LIST_COMMANDS = ActionSpec(
+    "list_commands",
+    Params,
+    CommandList,
+    direction=Direction.PLUGIN_TO_RUNTIME,
+    doc="the commands of the plugins in the caller's workspace (answered by the runtime)",
+)
+LIST_TOOLS = ActionSpec(
+    "list_tools",
+    Params,
+    ToolList,
+    direction=Direction.PLUGIN_TO_RUNTIME,
+    doc="the tools of the plugins in the caller's workspace (answered by the runtime)",
+)

@@ -1,0 +1,127 @@
+"""Storage actions: what a plugin asks for (its own and its workspace's storage, its
+config files) and the host's binary storage the runtime turns them into."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Result
+
+__all__ = [
+    "BINARY_STORAGE",
+    "DELETE_BINARY_STORAGE",
+    "DELETE_PLUGIN_STORAGE",
+    "DELETE_WORKSPACE_STORAGE",
+    "GET_BINARY_STORAGE",
+    "GET_BINARY_STORAGE_KEYS",
+    "GET_CONFIG_FILE",
+    "GET_PLUGIN_STORAGE",
+    "GET_PLUGIN_STORAGE_KEYS",
+    "GET_WORKSPACE_STORAGE",
+    "GET_WORKSPACE_STORAGE_KEYS",
+    "PLUGIN_STORAGE",
+    "SET_BINARY_STORAGE",
+    "SET_PLUGIN_STORAGE",
+    "SET_WORKSPACE_STORAGE",
+    "WORKSPACE_STORAGE",
+    "BinaryStorageKey",
+    "BinaryStorageSet",
+    "ConfigFile",
+    "ConfigFileRef",
+    "StorageArea",
+    "StorageKey",
+    "StorageKeys",
+    "StorageSet",
+    "StorageValue",
+]
+
+
+class StorageKey(RunScopedParams):
+    key: str
+
+
+class StorageSet(StorageKey):
+    value_base64: str
+
+
+class StorageValue(Result):
+    value_base64: str
+
+
+class StorageKeys(Result):
+    keys: list[str]
+
+
+class BinaryStorageKey(RunScopedParams):
+    """The runtime names the owner: the calling plugin, or its workspace."""
+
+    key: str = ""
+    owner_type: Literal["plugin", "workspace"] | str
+    owner: str
+
+
+class BinaryStorageSet(BinaryStorageKey):
+    value_base64: str
+
+
+class ConfigFileRef(RunScopedParams):
+    file_key: str
+
+
+class ConfigFile(Result):
+    file_base64: str
+
+
+SET_BINARY_STORAGE = ActionSpec(
+    "set_binary_storage", BinaryStorageSet, Result, direction=Direction.RUNTIME_TO_HOST
+)
+GET_BINARY_STORAGE = ActionSpec(
+    "get_binary_storage", BinaryStorageKey, StorageValue, direction=Direction.RUNTIME_TO_HOST
+)
+GET_BINARY_STORAGE_KEYS = ActionSpec(
+    "get_binary_storage_keys", BinaryStorageKey, StorageKeys, direction=Direction.RUNTIME_TO_HOST
+)
+DELETE_BINARY_STORAGE = ActionSpec(
+    "delete_binary_storage", BinaryStorageKey, Result, direction=Direction.RUNTIME_TO_HOST
+)
+
+SET_PLUGIN_STORAGE = to_host("set_plugin_storage", StorageSet, Result)
+GET_PLUGIN_STORAGE = to_host("get_plugin_storage", StorageKey, StorageValue)
+GET_PLUGIN_STORAGE_KEYS = to_host("get_plugin_storage_keys", RunScopedParams, StorageKeys)
+DELETE_PLUGIN_STORAGE = to_host("delete_plugin_storage", StorageKey, Result)
+SET_WORKSPACE_STORAGE = to_host("set_workspace_storage", StorageSet, Result)
+GET_WORKSPACE_STORAGE = to_host("get_workspace_storage", StorageKey, StorageValue)
+GET_WORKSPACE_STORAGE_KEYS = to_host("get_workspace_storage_keys", RunScopedParams, StorageKeys)
+DELETE_WORKSPACE_STORAGE = to_host("delete_workspace_storage", StorageKey, Result)
+GET_CONFIG_FILE = to_host("get_config_file", ConfigFileRef, ConfigFile)
+
+
+@dataclass(frozen=True, slots=True)
+class StorageArea:
+    """The four actions of one storage area (its owner on the host is ``area``)."""
+
+    area: Literal["plugin", "workspace"]
+    set: ActionSpec[StorageSet, Result]
+    get: ActionSpec[StorageKey, StorageValue]
+    keys: ActionSpec[RunScopedParams, StorageKeys]
+    delete: ActionSpec[StorageKey, Result]
+
+
+PLUGIN_STORAGE = StorageArea(
+    "plugin", SET_PLUGIN_STORAGE, GET_PLUGIN_STORAGE, GET_PLUGIN_STORAGE_KEYS, DELETE_PLUGIN_STORAGE
+)
+WORKSPACE_STORAGE = StorageArea(
+    "workspace",
+    SET_WORKSPACE_STORAGE,
+    GET_WORKSPACE_STORAGE,
+    GET_WORKSPACE_STORAGE_KEYS,
+    DELETE_WORKSPACE_STORAGE,
+)
+BINARY_STORAGE = (
+    SET_BINARY_STORAGE,
+    GET_BINARY_STORAGE,
+    GET_BINARY_STORAGE_KEYS,
+    DELETE_BINARY_STORAGE,
+)

@@ -1,0 +1,241 @@
+"""Runtime -> plugin calls into a plugin's files and its page, knowledge-engine and
+parser components (the host addresses them through :mod:`.component_calls`).
+
+Files travel beside the answer: the plugin pushes the icon, readme or asset with
+``__file_chunk`` and names its key (``files``); for ``parse_document`` the runtime
+pushes the document first and names it in ``context.file_key`` (``request_files``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext, RetrievalResponse
+from langbot_plugin.api.entities.builtin.rag.models import (
+    IngestionContext,
+    IngestionResult,
+    ParseResult,
+)
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+
+__all__ = [
+    "COMPONENT_CALLS",
+    "DELETE_DOCUMENT",
+    "GET_PLUGIN_ASSETS_FILE",
+    "GET_PLUGIN_ICON",
+    "GET_PLUGIN_README",
+    "GET_RAG_CAPABILITIES",
+    "INGEST_DOCUMENT",
+    "ON_KB_CREATE",
+    "ON_KB_DELETE",
+    "PAGE_API",
+    "PARSE_DOCUMENT",
+    "PLUGIN_DIAGNOSTIC",
+    "RETRIEVE_KNOWLEDGE",
+    "AssetFile",
+    "AssetRef",
+    "Capabilities",
+    "DocumentRef",
+    "EngineRef",
+    "IngestParams",
+    "KnowledgeBaseConfig",
+    "KnowledgeBaseRef",
+    "PageApiParams",
+    "PageRequest",
+    "PageResponse",
+    "ParseParams",
+    "ParseRequest",
+    "PluginIcon",
+    "PluginReadme",
+    "ReadmeRef",
+    "RetrieveParams",
+    "Success",
+]
+
+_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
+
+
+class PageRequest(BaseModel):
+    """What a page's script asked its plugin (``Page.handle_api`` receives it)."""
+
+    endpoint: str
+    method: str
+    body: Any = None
+    caller: dict[str, Any] | None = None
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+
+
+class PageResponse(BaseModel):
+    """A page API's answer: ``data``, or an ``error`` message."""
+
+    data: Any = None
+    error: str | None = None
+
+    @classmethod
+    def ok(cls, data: Any = None) -> PageResponse:
+        return cls(data=data)
+
+    @classmethod
+    def fail(cls, error: str) -> PageResponse:
+        return cls(error=error)
+
+
+class PluginIcon(Result):
+    plugin_icon_file_key: str
+    mime_type: str
+
+
+class ReadmeRef(Params):
+    language: str | None = None
+
+
+class PluginReadme(Result):
+    plugin_readme_file_key: str
+    mime_type: str
+
+
+class AssetRef(Params):
+    """A path under the plugin's ``assets/`` or ``components/pages/``."""
+
+    file_key: str = ""
+
+
+class AssetFile(Result):
+    file_file_key: str | None = None
+    mime_type: str | None = None
+
+
+class PageApiParams(Params):
+    page_id: str = ""
+    endpoint: str = ""
+    method: str = "POST"
+    body: Any = None
+    caller: dict[str, Any] | None = None
+
+
+class EngineRef(Params):
+    """Names one of the plugin's knowledge engines (empty: its first)."""
+
+    engine_name: str | None = None
+
+
+class RetrieveParams(Params):
+    retriever_name: str | None = None
+    retrieval_context: RetrievalContext
+
+
+class IngestParams(EngineRef):
+    context: IngestionContext
+
+
+class KnowledgeBaseRef(EngineRef):
+    kb_id: str
+
+
+class DocumentRef(KnowledgeBaseRef):
+    document_id: str
+
+
+class KnowledgeBaseConfig(KnowledgeBaseRef):
+    config: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class Success(Result):
+    success: bool
+
+
+class Capabilities(Result):
+    capabilities: list[str]
+
+
+class ParseRequest(Params):
+    """``file_key`` names the document the runtime pushed before the call."""
+
+    file_key: str
+    mime_type: str = "application/octet-stream"
+    filename: str = "document"
+    metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class ParseParams(Params):
+    parser_name: str | None = None
+    context: ParseRequest
+
+
+GET_PLUGIN_ICON = ActionSpec(
+    "get_plugin_icon",
+    Empty,
+    PluginIcon,
+    direction=_TO_PLUGIN,
+    timeout=15,
+    files=("plugin_icon_file_key",),
+)
+GET_PLUGIN_README = ActionSpec(
+    "get_plugin_readme",
+    ReadmeRef,
+    PluginReadme,
+    direction=_TO_PLUGIN,
+    timeout=20,
+    files=("plugin_readme_file_key",),
+)
+GET_PLUGIN_ASSETS_FILE = ActionSpec(
+    "get_plugin_assets_file",
+    AssetRef,
+    AssetFile,
+    direction=_TO_PLUGIN,
+    timeout=20,
+    files=("file_file_key",),
+)
+PAGE_API = ActionSpec("page_api", PageApiParams, PageResponse, direction=_TO_PLUGIN, timeout=30)
+RETRIEVE_KNOWLEDGE = ActionSpec(
+    "retrieve_knowledge", RetrieveParams, RetrievalResponse, direction=_TO_PLUGIN, timeout=180
+)
+INGEST_DOCUMENT = ActionSpec(
+    "ingest_document", IngestParams, IngestionResult, direction=_TO_PLUGIN, timeout=1200
+)
+DELETE_DOCUMENT = ActionSpec(
+    "delete_document", DocumentRef, Success, direction=_TO_PLUGIN, timeout=30
+)
+ON_KB_CREATE = ActionSpec(
+    "on_kb_create", KnowledgeBaseConfig, Success, direction=_TO_PLUGIN, timeout=30
+)
+ON_KB_DELETE = ActionSpec(
+    "on_kb_delete", KnowledgeBaseRef, Success, direction=_TO_PLUGIN, timeout=30
+)
+GET_RAG_CAPABILITIES = ActionSpec(
+    "get_rag_capabilities", EngineRef, Capabilities, direction=_TO_PLUGIN, timeout=30
+)
+PARSE_DOCUMENT = ActionSpec(
+    "parse_document",
+    ParseParams,
+    ParseResult,
+    direction=_TO_PLUGIN,
+    timeout=300,
+    request_files=("context.file_key",),
+)
+PLUGIN_DIAGNOSTIC = ActionSpec(
+    "plugin_diagnostic",
+    Params,
+    Result,
+    direction=_TO_PLUGIN,
+    timeout=5,
+    doc="the host reports a problem with the plugin ({code, message, plugin})",
+)
+
+#: Every component call a worker serves.
+COMPONENT_CALLS = (
+    GET_PLUGIN_ICON,
+    GET_PLUGIN_README,
+    GET_PLUGIN_ASSETS_FILE,
+    PAGE_API,
+    RETRIEVE_KNOWLEDGE,
+    INGEST_DOCUMENT,
+    DELETE_DOCUMENT,
+    ON_KB_CREATE,
+    ON_KB_DELETE,
+    GET_RAG_CAPABILITIES,
+    PARSE_DOCUMENT,
+    PLUGIN_DIAGNOSTIC,
+)
