@@ -24,14 +24,23 @@ from types import MappingProxyType
 from typing import Any
 
 from langbot_plugin.host.errors import ApiNotAvailableError, ResourceNotGrantedError
+from langbot_plugin.protocol.host_api import run_context
+from langbot_plugin.protocol.run_needs import api_flag
+from langbot_plugin.protocol.runners import PERMISSIONS
 
-__all__ = ["RESOURCE_KINDS", "STATE_SCOPES", "RunGrants", "RunScope"]
+__all__ = ["RESOURCE_KINDS", "STATE_SCOPES", "STEERING_FLAG", "RunGrants", "RunScope"]
+
+#: The ``available_apis`` flag that lets a run pull steering input.
+STEERING_FLAG = api_flag(run_context.STEERING_PULL)
 
 #: Resource kind -> (key in ``ctx.resources``, id field of an entry, known operations).
 RESOURCE_KINDS: dict[str, tuple[str, str, frozenset[str]]] = {
-    "model": ("models", "model_id", frozenset({"invoke", "stream", "rerank", "count_tokens"})),
-    "tool": ("tools", "tool_name", frozenset({"detail", "call"})),
-    "knowledge_base": ("knowledge_bases", "kb_id", frozenset({"list", "retrieve"})),
+    kind: (key, id_field, frozenset(PERMISSIONS[key]))
+    for kind, key, id_field in (
+        ("model", "models", "model_id"),
+        ("tool", "tools", "tool_name"),
+        ("knowledge_base", "knowledge_bases", "kb_id"),
+    )
 }
 
 #: The persistent-state scopes, in the protocol's order.

@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 
 from langbot_plugin.host.errors import RunDeadlineError, RunNotLiveError, RunNotOwnedError
-from langbot_plugin.host.grants import RunGrants, RunScope
+from langbot_plugin.host.grants import STEERING_FLAG, RunGrants, RunScope
 from langbot_plugin.host.steering import SteeringQueue
 from langbot_plugin.rpc.errors import ConflictError, NotFoundError
 
@@ -314,7 +314,7 @@ class RunRegistry:
                 and session.scope.conversation_id == scope.conversation_id
                 and (session.scope.thread_id, session.scope.bot_id, session.scope.workspace_id)
                 == (scope.thread_id, scope.bot_id, scope.workspace_id)
-                and "steering_pull" in session.grants.apis
+                and STEERING_FLAG in session.grants.apis
                 and not session.past_deadline(now)
             ):
                 return session

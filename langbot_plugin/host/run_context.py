@@ -21,41 +21,30 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langbot_plugin.host.grants import RESOURCE_KINDS
+from langbot_plugin.protocol.host_api import run_context as rc
+from langbot_plugin.protocol.host_api import run_ledger as rl
+from langbot_plugin.protocol.run_needs import AVAILABLE_APIS, api_flag
 
 __all__ = ["DEFAULT_APIS", "build_run_context", "make_resources"]
 
 #: Context APIs on by default in a local run (the 4.11.2 host also sends the rest, false).
-DEFAULT_APIS = (
-    "prompt_get",
-    "history_page",
-    "history_search",
-    "event_get",
-    "event_page",
-    "state",
-    "steering_pull",
-    "run_get",
-    "run_list",
-    "run_events_page",
-    "run_cancel",
-)
-_ALL_APIS = (
-    "box",
-    *DEFAULT_APIS[:6],
-    "storage",
-    "steering_pull",
-    "run_get",
-    "run_list",
-    "run_events_page",
-    "run_cancel",
-    "run_append_result",
-    "run_finalize",
-    "run_claim",
-    "run_renew_claim",
-    "run_release_claim",
-    "runtime_register",
-    "runtime_heartbeat",
-    "runtime_list",
-    "reply_stream",
+DEFAULT_APIS = tuple(
+    dict.fromkeys(
+        api_flag(spec)
+        for spec in (
+            rc.GET_PROMPT,
+            rc.HISTORY_PAGE,
+            rc.HISTORY_SEARCH,
+            rc.EVENT_GET,
+            rc.EVENT_PAGE,
+            rc.STATE_GET,
+            rc.STEERING_PULL,
+            rl.RUN_GET,
+            rl.RUN_LIST,
+            rl.RUN_EVENTS_PAGE,
+            rl.RUN_CANCEL,
+        )
+    )
 )
 
 Grants = Mapping[str, Iterable[str]] | Iterable[str] | None
@@ -106,11 +95,11 @@ def _as_json(value: Any) -> dict[str, Any]:
 
 def _apis(enabled: Mapping[str, bool] | Iterable[str] | None) -> dict[str, bool]:
     if isinstance(enabled, Mapping):
-        flags: dict[str, bool] = dict.fromkeys(_ALL_APIS, False)
+        flags: dict[str, bool] = dict.fromkeys(AVAILABLE_APIS, False)
         flags.update({str(k): bool(v) for k, v in enabled.items()})
         return flags
     on = set(DEFAULT_APIS if enabled is None else enabled)
-    return {name: name in on for name in dict.fromkeys((*_ALL_APIS, *on))}
+    return {name: name in on for name in dict.fromkeys((*AVAILABLE_APIS, *on))}
 
 
 def build_run_context(

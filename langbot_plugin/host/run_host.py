@@ -42,7 +42,7 @@ from typing import Any
 import anyio
 
 from langbot_plugin.host.event_log import EventLogStore
-from langbot_plugin.host.grants import STATE_SCOPES, RunGrants, RunScope
+from langbot_plugin.host.grants import STATE_SCOPES, STEERING_FLAG, RunGrants, RunScope
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.results import Dropped, NormalizedResult, ResultNormalizer
 from langbot_plugin.host.run_context import build_run_context
@@ -385,7 +385,7 @@ class RunHost:
         """Hand a follow-up message to a live run that may pull steering input;
         ``False`` if it cannot take it (finished, no grant, queue full)."""
         session = self.registry.get(run_id)
-        if session is None or session.finished or "steering_pull" not in session.grants.apis:
+        if session is None or session.finished or STEERING_FLAG not in session.grants.apis:
             return False
         record = await self.events.append(
             session.scope, event_type="message.received", source="host_adapter", input_summary=text

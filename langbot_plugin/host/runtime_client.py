@@ -12,6 +12,7 @@ from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.scope import ActionScope, bridge_binding
 from langbot_plugin.rpc import Dispatcher, RPCSession, Transport
+from langbot_plugin.rpc.reserved import PING
 from langbot_plugin.rpc.transport_ws import connect_ws
 
 __all__ = ["PluginRuntimeClient", "default_workspace"]
@@ -74,7 +75,7 @@ class PluginRuntimeClient:
 
     async def handshake(self, config: ctl.RuntimeConfig | None = None) -> None:
         """What the released host does on every (re)connect."""
-        await self.session.call("__ping", timeout=10)
+        await self.session.call(PING, timeout=10)
         cfg = config or ctl.RuntimeConfig(
             runtime_identity={
                 "instance_uuid": self.workspace.instance_uuid,

@@ -23,7 +23,41 @@ from langbot_plugin.protocol.host_api import (
 )
 from langbot_plugin.protocol.spec import ActionSpec
 
-__all__ = ["NEEDS", "ApiNeed", "Need", "ResourceNeed", "StorageNeed", "api_flag"]
+__all__ = [
+    "AVAILABLE_APIS",
+    "NEEDS",
+    "ApiNeed",
+    "Need",
+    "ResourceNeed",
+    "StorageNeed",
+    "api_flag",
+]
+
+#: The flags of a run's ``available_apis`` as the 4.11.2 host sends them.
+AVAILABLE_APIS = (
+    "box",
+    "prompt_get",
+    "history_page",
+    "history_search",
+    "event_get",
+    "event_page",
+    "state",
+    "storage",
+    "steering_pull",
+    "run_get",
+    "run_list",
+    "run_events_page",
+    "run_cancel",
+    "run_append_result",
+    "run_finalize",
+    "run_claim",
+    "run_renew_claim",
+    "run_release_claim",
+    "runtime_register",
+    "runtime_heartbeat",
+    "runtime_list",
+    "reply_stream",
+)
 
 
 @dataclass(frozen=True, slots=True)

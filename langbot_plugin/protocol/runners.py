@@ -8,10 +8,15 @@ keeps exactly the fields and values it accepts.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from pydantic import Field
 
+from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+    KnowledgeBaseOperation,
+    ModelOperation,
+    ToolOperation,
+)
 from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.protocol.spec import Result
 
@@ -19,15 +24,11 @@ __all__ = [
     "CAPABILITIES",
     "PERMISSIONS",
     "RUNNER_KINDS",
-    "ModelOperation",
     "RunResultItem",
     "run_failed",
     "runner_entry",
     "runner_id",
 ]
-
-#: The operations a run may be granted on a model.
-ModelOperation = Literal["invoke", "stream", "rerank", "count_tokens"]
 
 
 class RunResultItem(Result):
@@ -58,8 +59,8 @@ CAPABILITIES = (
 
 PERMISSIONS: dict[str, tuple[str, ...]] = {
     "models": get_args(ModelOperation),
-    "tools": ("detail", "call"),
-    "knowledge_bases": ("list", "retrieve"),
+    "tools": get_args(ToolOperation),
+    "knowledge_bases": get_args(KnowledgeBaseOperation),
     "history": ("page", "search"),
     "events": ("get", "page"),
     "storage": ("plugin", "workspace"),

@@ -236,13 +236,14 @@ class ActionSpec(Generic[P, R]):
             ) from None
 
     def dump_params(self, params: P | Mapping[str, Any] | None) -> dict[str, Any]:
-        """The wire payload: what the caller set (defaults are the receiver's business).
-
-        A mapping is validated against the parameter model first."""
+        """The wire payload: the fields the caller set (defaults are the receiver's
+        business; a nested model is sent whole). A mapping is validated first."""
         if params is None:
             return {}
         model = params if isinstance(params, BaseModel) else self.parse_params(params)
-        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        # top-level fields the caller set (and unknown keys); nested models in full
+        sent = model.model_fields_set.union(model.model_extra or ())
+        return model.model_dump(mode="json", by_alias=True, include=sent)
 
     def dump_result(self, value: object, *, exclude_unset: bool = False) -> dict[str, Any]:
         """The wire ``data`` of what a handler returned, checked against the result type.
@@ -271,15 +272,18 @@ class ActionSpec(Generic[P, R]):
             mode="json", by_alias=True, exclude_unset=exclude_unset
         )
 
-    def wait(self, timeout: float | _Default | None = _DEFAULT) -> float | None:
-        """The caller's wait: ``timeout`` if given, else the spec's, else the default."""
-        if not isinstance(timeout, _Default):
-            return timeout
+    @property
+    def default_wait(self) -> float:
+        """The wait of a caller that names none: the spec's, else the session default."""
         return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
+
+    def wait(self, timeout: float | _Default | None = _DEFAULT) -> float | None:
+        """The caller's wait: ``timeout`` if given (``None``: no limit), else the default."""
+        return self.default_wait if isinstance(timeout, _Default) else timeout
 
     def requested_wait(self, requested: object) -> float | None:
         """The wait for a payload that asks for ``requested`` seconds (capped)."""
-        base = self.wait()
+        base = self.default_wait
         if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
             cap = self.max_timeout if self.max_timeout is not None else float(requested)
             return min(float(requested), cap)

@@ -48,6 +48,8 @@ from langbot_plugin.api.agent_tools.decorators import (
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from langbot_plugin.protocol.host_api import run_context
+from langbot_plugin.protocol.run_needs import api_flag
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -110,8 +112,8 @@ class AgentRunExternalTools:
     def _history_available(self) -> bool:
         grants: _Grants | None = self.api if hasattr(self.api, "api_available") else None
         if grants is not None:
-            return grants.api_available("history_page")
-        return self.ctx.context.available_apis.allows("history_page")
+            return grants.api_available(api_flag(run_context.HISTORY_PAGE))
+        return self.ctx.context.available_apis.allows(api_flag(run_context.HISTORY_PAGE))
 
     def _kb_operations(self) -> list[tuple[str, frozenset[str]]]:
         return [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import SerializeAsAny, model_validator
@@ -31,9 +32,9 @@ cached_event_contexts: weakref.WeakValueDictionary[int, EventContext] = (
 )
 
 
-def _not_connected(name: str) -> NotReadyError:
+def _not_connected(method: Callable[..., object]) -> NotReadyError:
     return NotReadyError(
-        f"{name}() needs a runtime connection; event handlers receive an "
+        f"{method.__name__}() needs a runtime connection; event handlers receive an "
         "EventContextProxy that provides it"
     )
 
@@ -100,23 +101,23 @@ class EventContext(WorkspaceExecutionScope):
         self, message_chain: platform_message.MessageChain, quote_origin: bool = False
     ) -> Any:
         """Reply to the message behind the event."""
-        raise _not_connected("reply")
+        raise _not_connected(self.reply)
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the event."""
-        raise _not_connected("get_bot_uuid")
+        raise _not_connected(self.get_bot_uuid)
 
     async def set_query_var(self, key: str, value: Any) -> Any:
         """Set a variable of the current query."""
-        raise _not_connected("set_query_var")
+        raise _not_connected(self.set_query_var)
 
     async def get_query_var(self, key: str) -> Any:
         """A variable of the current query."""
-        raise _not_connected("get_query_var")
+        raise _not_connected(self.get_query_var)
 
     async def get_query_vars(self) -> dict[str, Any]:
         """All variables of the current query."""
-        raise _not_connected("get_query_vars")
+        raise _not_connected(self.get_query_vars)
 
     # ------------------------------------------------------------------ host side
 

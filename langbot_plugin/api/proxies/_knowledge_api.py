@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from langbot_plugin.api.proxies._plugin_api import PluginAPIBase, expect
+from langbot_plugin.api.proxies._plugin_api import PluginAPIBase
+from langbot_plugin.protocol.host_api import knowledge as kb
+from langbot_plugin.protocol.host_api import models
+from langbot_plugin.protocol.host_api.common import CallerParams
 
 __all__ = ["KnowledgeAPIMixin"]
 
@@ -17,8 +20,8 @@ class KnowledgeAPIMixin(PluginAPIBase):
         self, embedding_model_uuid: str, texts: list[str]
     ) -> list[list[float]]:
         """Embed ``texts`` with a model."""
-        data = {"embedding_model_uuid": embedding_model_uuid, "texts": texts}
-        return expect(await self._call("invoke_embedding", data, 60), "vectors", "invoke_embedding")
+        params = models.EmbeddingParams(embedding_model_uuid=embedding_model_uuid, texts=texts)
+        return (await self._send(models.INVOKE_EMBEDDING, params)).vectors
 
     async def invoke_rerank(  # noqa: PLR0917 -- reference signature
         self,
@@ -30,14 +33,14 @@ class KnowledgeAPIMixin(PluginAPIBase):
         timeout: float = 60.0,
     ) -> list[dict[str, Any]]:
         """Score ``documents`` against ``query``: ``[{index, relevance_score}, ...]``."""
-        data = {
-            "rerank_model_uuid": rerank_model_uuid,
-            "query": query,
-            "documents": documents,
-            "top_k": top_k,
-            "extra_args": dict(extra_args or {}),
-        }
-        return expect(await self._call("invoke_rerank", data, timeout), "results", "invoke_rerank")
+        params = models.RerankParams(
+            rerank_model_uuid=rerank_model_uuid,
+            query=query,
+            documents=documents,
+            top_k=top_k,
+            extra_args=dict(extra_args or {}),
+        )
+        return [dict(r) for r in await self._rerank(params, timeout=timeout)]
 
     async def vector_upsert(
         self,
@@ -48,15 +51,12 @@ class KnowledgeAPIMixin(PluginAPIBase):
         documents: list[str] | None = None,
     ) -> None:
         """Insert or replace vectors in a collection."""
-        data: dict[str, Any] = {
-            "collection_id": collection_id,
-            "vectors": vectors,
-            "ids": ids,
-            "metadata": metadata,
-        }
+        params = kb.VectorUpsertParams(
+            collection_id=collection_id, vectors=vectors, ids=ids, metadata=metadata
+        )
         if documents is not None:
-            data["documents"] = documents
-        await self._call("vector_upsert", data, 60)
+            params.documents = documents
+        await self._send(kb.VECTOR_UPSERT, params)
 
     async def vector_search(  # noqa: PLR0917 -- reference signature
         self,
@@ -69,16 +69,16 @@ class KnowledgeAPIMixin(PluginAPIBase):
         vector_weight: float | None = None,
     ) -> list[dict[str, Any]]:
         """Search a collection: ``[{id, distance, metadata, score?}, ...]``."""
-        data = {
-            "collection_id": collection_id,
-            "query_vector": query_vector,
-            "top_k": top_k,
-            "filters": filters,
-            "search_type": search_type,
-            "query_text": query_text,
-            "vector_weight": vector_weight,
-        }
-        return expect(await self._call("vector_search", data, 30), "results", "vector_search")
+        params = kb.VectorSearchParams(
+            collection_id=collection_id,
+            query_vector=query_vector,
+            top_k=top_k,
+            filters=filters,
+            search_type=search_type,
+            query_text=query_text,
+            vector_weight=vector_weight,
+        )
+        return (await self._send(kb.VECTOR_SEARCH, params)).results
 
     async def vector_delete(
         self,
@@ -87,8 +87,10 @@ class KnowledgeAPIMixin(PluginAPIBase):
         filters: dict[str, Any] | None = None,
     ) -> int:
         """Delete vectors by file id or filter; returns how many went."""
-        data = {"collection_id": collection_id, "file_ids": file_ids, "filters": filters}
-        return expect(await self._call("vector_delete", data, 30), "count", "vector_delete")
+        params = kb.VectorDeleteParams(
+            collection_id=collection_id, file_ids=file_ids, filters=filters
+        )
+        return (await self._send(kb.VECTOR_DELETE, params)).count
 
     async def vector_list(
         self,
@@ -98,39 +100,33 @@ class KnowledgeAPIMixin(PluginAPIBase):
         offset: int = 0,
     ) -> dict[str, Any]:
         """A page of a collection's vectors: ``{items, total}``."""
-        data = {
-            "collection_id": collection_id,
-            "filters": filters,
-            "limit": limit,
-            "offset": offset,
-        }
-        return await self._call("vector_list", data, 30)
+        params = kb.VectorListParams(
+            collection_id=collection_id, filters=filters, limit=limit, offset=offset
+        )
+        return (await self._send(kb.VECTOR_LIST, params)).model_dump()
 
     async def get_knowledge_file_stream(self, storage_path: str) -> bytes:
         """The bytes of a stored knowledge file (the runtime pushes them first)."""
-        answer = await self._call("get_knowledge_file_stream", {"storage_path": storage_path})
-        key = expect(answer, "file_key", "get_knowledge_file_stream")
-        return self._channel().files.take(key)
+        params = kb.KnowledgeFileRef(storage_path=storage_path)
+        answer = await self._send(kb.GET_KNOWLEDGE_FILE_STREAM, params)
+        return self._channel().files.take(answer.file_key)
 
     async def list_knowledge_bases(self) -> list[dict[str, Any]]:
         """The workspace's knowledge bases: ``[{uuid, name, description}, ...]``."""
-        answer = await self._call("list_knowledge_bases", {})
-        return expect(answer, "knowledge_bases", "list_knowledge_bases")
+        return (await self._send(kb.LIST_KNOWLEDGE_BASES, CallerParams())).knowledge_bases
 
     async def retrieve_knowledge(
         self, kb_id: str, query_text: str, top_k: int = 5, filters: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """Retrieve from a knowledge base."""
-        data = {"kb_id": kb_id, "query_text": query_text, "top_k": top_k, "filters": filters or {}}
-        return expect(
-            await self._call("retrieve_knowledge", data, 30), "results", "retrieve_knowledge"
+        params = kb.RetrievalParams(
+            kb_id=kb_id, query_text=query_text, top_k=top_k, filters=filters or {}
         )
+        return (await self._send(kb.RETRIEVE_KNOWLEDGE, params)).results
 
     async def list_parsers(self, mime_type: str | None = None) -> list[dict[str, Any]]:
         """The document parsers, optionally only those accepting ``mime_type``."""
-        return expect(
-            await self._call("list_parsers", {"mime_type": mime_type}), "parsers", "list_parsers"
-        )
+        return (await self._send(kb.LIST_PARSERS, kb.ParserFilter(mime_type=mime_type))).parsers
 
     async def invoke_parser(  # noqa: PLR0917 -- reference signature
         self,
@@ -142,12 +138,12 @@ class KnowledgeAPIMixin(PluginAPIBase):
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Parse a stored file with another plugin's parser: ``{text, sections, metadata}``."""
-        data = {
-            "plugin_author": plugin_author,
-            "plugin_name": plugin_name,
-            "storage_path": storage_path,
-            "mime_type": mime_type,
-            "filename": filename,
-            "metadata": dict(metadata or {}),
-        }
-        return await self._call("invoke_parser", data, 300)
+        params = kb.ParserInvocation(
+            plugin_author=plugin_author,
+            plugin_name=plugin_name,
+            storage_path=storage_path,
+            mime_type=mime_type,
+            filename=filename,
+            metadata=dict(metadata or {}),
+        )
+        return (await self._send(kb.INVOKE_PARSER, params)).model_dump()

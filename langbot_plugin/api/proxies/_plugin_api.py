@@ -1,65 +1,27 @@
-"""Base of the plugin-level API: the channel and the helpers its methods share."""
+"""Base of the plugin-level API: the channel, and how its calls travel on it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TypeVar
 
-from langbot_plugin.api.entities.builtin.provider.message import LLMStreamEvent, Message
-from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
+from pydantic import BaseModel
+
+from langbot_plugin.api.proxies._host_calls import HostCalls
 from langbot_plugin.api.proxies.channel import Channel
-from langbot_plugin.rpc.errors import MalformedMessageError, NotReadyError
+from langbot_plugin.protocol.spec import ActionSpec
+from langbot_plugin.rpc.errors import NotReadyError
 
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "LLM_TIMEOUT",
-    "PluginAPIBase",
-    "expect",
-    "llm_payload",
-    "stream_event",
-]
+__all__ = ["PluginAPIBase"]
 
-#: Default wait (seconds) of most calls, as in the reference.
-DEFAULT_TIMEOUT = 15.0
-LLM_TIMEOUT = 120.0
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
 
 
-def expect(answer: dict[str, Any], key: str, action: str) -> Any:
-    """``answer[key]``; a missing key is a :class:`MalformedMessageError`."""
-    if key not in answer:
-        raise MalformedMessageError(
-            f"{action} answer lacks {key!r}", details={"action": action, "missing_key": key}
-        )
-    return answer[key]
-
-
-def stream_event(item: dict[str, Any], action: str) -> LLMStreamEvent:
-    """One ``invoke_llm_stream`` item (``chunk`` and/or ``usage``) as an event."""
-    picked = {key: item[key] for key in ("chunk", "usage") if key in item}
-    if not picked:
-        raise MalformedMessageError(
-            f"{action} item has neither 'chunk' nor 'usage'", details={"action": action}
-        )
-    return LLMStreamEvent.model_validate(picked)
-
-
-def llm_payload(
-    llm_model_uuid: str,
-    messages: Sequence[Message],
-    funcs: Sequence[LLMTool] | None,
-    extra_args: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """The common part of the LLM actions' payloads."""
-    return {
-        "llm_model_uuid": llm_model_uuid,
-        "messages": [m.model_dump(mode="json") for m in messages],
-        "funcs": [f.model_dump(mode="json") for f in funcs or ()],
-        "extra_args": dict(extra_args or {}),
-    }
-
-
-class PluginAPIBase:
-    """Holds the channel; subclasses add the API methods."""
+class PluginAPIBase(HostCalls):
+    """Holds the channel; calls go out as they are (errors are the channel's
+    :class:`~langbot_plugin.rpc.errors.RPCError` subclasses, with stable codes)."""
 
     #: The connection to the runtime; set by the worker (possibly after construction).
     plugin_runtime_handler: Channel | None = None
@@ -73,7 +35,16 @@ class PluginAPIBase:
             raise NotReadyError("the plugin is not connected to a runtime yet")
         return channel
 
-    async def _call(
-        self, action: str, data: dict[str, Any], timeout: float = DEFAULT_TIMEOUT
-    ) -> dict[str, Any]:
-        return await self._channel().call(action, data, timeout=timeout)
+    async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+        wait = spec.default_wait if timeout is None else timeout
+        return await spec.call(self._channel(), params, timeout=wait)
+
+    async def _open(
+        self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
+    ) -> AsyncIterator[R]:
+        wait = spec.default_wait if timeout is None else timeout
+        async with contextlib.aclosing(
+            spec.iterate(self._channel(), params, timeout=wait)
+        ) as items:
+            async for item in items:
+                yield item

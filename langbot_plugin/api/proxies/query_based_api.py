@@ -6,7 +6,7 @@ which request it concerns.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -19,10 +19,16 @@ from pydantic import (
 
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.proxies.channel import Channel
-from langbot_plugin.api.proxies.langbot_api import DEFAULT_TIMEOUT
-from langbot_plugin.rpc.errors import MalformedMessageError, NotReadyError
+from langbot_plugin.protocol.host_api import knowledge as kb
+from langbot_plugin.protocol.host_api import messaging as msg
+from langbot_plugin.protocol.host_api.common import QueryParams
+from langbot_plugin.protocol.spec import ActionSpec
+from langbot_plugin.rpc.errors import NotReadyError
 
 __all__ = ["QueryBasedAPIProxy"]
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
 
 
 class QueryBasedAPIProxy(BaseModel):
@@ -49,63 +55,58 @@ class QueryBasedAPIProxy(BaseModel):
             ref["query_uuid"] = self.query_uuid
         return ref
 
-    async def _call(
-        self, action: str, extra: dict[str, Any] | None = None, timeout: float = DEFAULT_TIMEOUT
-    ) -> dict[str, Any]:
+    async def _send(self, spec: ActionSpec[P, R], params: P) -> R:
         channel: Channel | None = self.plugin_runtime_handler
         if channel is None:
-            raise NotReadyError(f"{action}: this context is not connected to a runtime")
-        return await channel.call(action, {**self._query_ref(), **(extra or {})}, timeout=timeout)
-
-    @staticmethod
-    def _expect(answer: dict[str, Any], key: str, action: str) -> Any:
-        if key not in answer:
-            raise MalformedMessageError(
-                f"{action} answer lacks {key!r}", details={"action": action}
-            )
-        return answer[key]
+            raise NotReadyError(f"{spec.name}: this context is not connected to a runtime")
+        return await spec.call(channel, params)
 
     async def reply(
         self, message_chain: MessageChain, quote_origin: bool = False
     ) -> dict[str, Any]:
         """Reply to the query's message (optionally quoting it)."""
-        extra = {
-            "message_chain": message_chain.model_dump(mode="json"),
-            "quote_origin": quote_origin,
-        }
-        return await self._call("reply_message", extra, timeout=180)
+        params = msg.ReplyParams(
+            **self._query_ref(), message_chain=message_chain, quote_origin=quote_origin
+        )
+        return (await self._send(msg.REPLY_MESSAGE, params)).model_dump()
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the query."""
-        return self._expect(await self._call("get_bot_uuid"), "bot_uuid", "get_bot_uuid")
+        return (await self._send(msg.GET_BOT_UUID, QueryParams(**self._query_ref()))).bot_uuid
 
     async def set_query_var(self, key: str, value: Any) -> dict[str, Any]:
         """Set a variable of the query."""
-        return await self._call("set_query_var", {"key": key, "value": value})
+        params = msg.QueryVarSet(**self._query_ref(), key=key, value=value)
+        return (await self._send(msg.SET_QUERY_VAR, params)).model_dump()
 
     async def get_query_var(self, key: str) -> Any:
         """A variable of the query."""
-        return self._expect(
-            await self._call("get_query_var", {"key": key}), "value", "get_query_var"
-        )
+        params = msg.QueryVarKey(**self._query_ref(), key=key)
+        return (await self._send(msg.GET_QUERY_VAR, params)).value
 
     async def get_query_vars(self) -> dict[str, Any]:
         """All variables of the query."""
-        return self._expect(await self._call("get_query_vars"), "vars", "get_query_vars")
+        return (await self._send(msg.GET_QUERY_VARS, QueryParams(**self._query_ref()))).vars
 
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in the query's session."""
-        return await self._call("create_new_conversation")
+        params = QueryParams(**self._query_ref())
+        return (await self._send(msg.CREATE_NEW_CONVERSATION, params)).model_dump()
 
     async def list_pipeline_knowledge_bases(self) -> list[dict[str, Any]]:
         """The knowledge bases of the query's pipeline: ``[{uuid, name, description}]``."""
-        answer = await self._call("list_pipeline_knowledge_bases")
-        return self._expect(answer, "knowledge_bases", "list_pipeline_knowledge_bases")
+        params = QueryParams(**self._query_ref())
+        return (await self._send(kb.LIST_PIPELINE_KNOWLEDGE_BASES, params)).knowledge_bases
 
     async def retrieve_knowledge(
         self, kb_id: str, query_text: str, top_k: int = 5, filters: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """Retrieve from one of the pipeline's knowledge bases."""
-        extra = {"kb_id": kb_id, "query_text": query_text, "top_k": top_k, "filters": filters or {}}
-        answer = await self._call("retrieve_knowledge_base", extra)
-        return self._expect(answer, "results", "retrieve_knowledge_base")
+        params = kb.RetrievalParams(
+            **self._query_ref(),
+            kb_id=kb_id,
+            query_text=query_text,
+            top_k=top_k,
+            filters=filters or {},
+        )
+        return (await self._send(kb.RETRIEVE_KNOWLEDGE_BASE, params)).results

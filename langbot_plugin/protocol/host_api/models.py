@@ -10,6 +10,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
     with_config,
 )
 from typing_extensions import TypedDict
@@ -73,10 +74,17 @@ class LLMAnswer(Result):
 
 
 class LLMStreamItem(Result):
-    """One streamed item (the API hands it out as ``LLMStreamEvent``)."""
+    """One streamed item (the API hands it out as ``LLMStreamEvent``): a chunk, a usage
+    report, or both."""
 
     chunk: MessageChunk | None = None
     usage: LLMTokenUsage | None = None
+
+    @model_validator(mode="after")
+    def _chunk_or_usage(self) -> LLMStreamItem:
+        if not self.model_fields_set & {"chunk", "usage"}:
+            raise ValueError("a stream item carries a chunk or a usage report")
+        return self
 
 
 class TokenCount(Result):
@@ -145,6 +153,12 @@ class CallToolResult(Result):
 
     result: Any = None
     tool_response: Any = None
+
+    @model_validator(mode="after")
+    def _answered(self) -> CallToolResult:
+        if not self.model_fields_set & {"result", "tool_response"}:
+            raise ValueError("the answer carries result or tool_response")
+        return self
 
     @model_serializer(mode="wrap")
     def _only_the_answered_key(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -3,8 +3,12 @@ config files) and the host's binary storage the runtime turns them into."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator
 
 from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
 from langbot_plugin.protocol.spec import ActionSpec, Direction, Result
@@ -26,6 +30,7 @@ __all__ = [
     "SET_PLUGIN_STORAGE",
     "SET_WORKSPACE_STORAGE",
     "WORKSPACE_STORAGE",
+    "Base64Text",
     "BinaryStorageKey",
     "BinaryStorageSet",
     "ConfigFile",
@@ -46,8 +51,23 @@ class StorageSet(StorageKey):
     value_base64: str
 
 
+def _base64(value: str) -> str:
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError("not valid base64") from exc
+    return value
+
+
+Base64Text = Annotated[str, AfterValidator(_base64)]
+
+
 class StorageValue(Result):
-    value_base64: str
+    value_base64: Base64Text
+
+    @property
+    def content(self) -> bytes:
+        return base64.b64decode(self.value_base64)
 
 
 class StorageKeys(Result):
@@ -71,7 +91,11 @@ class ConfigFileRef(RunScopedParams):
 
 
 class ConfigFile(Result):
-    file_base64: str
+    file_base64: Base64Text
+
+    @property
+    def content(self) -> bytes:
+        return base64.b64decode(self.file_base64)
 
 
 SET_BINARY_STORAGE = ActionSpec(

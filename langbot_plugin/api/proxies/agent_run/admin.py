@@ -14,16 +14,18 @@ from typing import Any, NoReturn
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
 from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.protocol.host_api import run_ledger as rl
+from langbot_plugin.protocol.spec import ActionSpec
 
 __all__ = ["AgentRunAdminAPIProxy"]
 
 
-def _unsupported(method: str) -> NoReturn:
+def _unsupported(spec: ActionSpec[Any, Any]) -> NoReturn:
     raise AgentAPIException.of(
         "not_supported",
-        f"AgentRunAdminAPIProxy.{method} is not supported: admin run APIs carry no run "
+        f"AgentRunAdminAPIProxy.{spec.name} is not supported: admin run APIs carry no run "
         "scope; use the run-scoped AgentRunAPIProxy",
-        details={"method": method},
+        details={"method": spec.name},
     )
 
 
@@ -34,7 +36,7 @@ class AgentRunAdminAPIProxy:
         self.plugin_runtime_handler = plugin_runtime_handler
 
     async def run_get(self, run_id: str) -> NoReturn:
-        _unsupported("run_get")
+        _unsupported(rl.RUN_GET)
 
     async def run_list(
         self,
@@ -43,7 +45,7 @@ class AgentRunAdminAPIProxy:
         before_cursor: str | None = None,
         limit: int = 50,
     ) -> NoReturn:
-        _unsupported("run_list")
+        _unsupported(rl.RUN_LIST)
 
     async def run_events_page(
         self,
@@ -53,13 +55,13 @@ class AgentRunAdminAPIProxy:
         limit: int = 50,
         direction: str = "forward",
     ) -> NoReturn:
-        _unsupported("run_events_page")
+        _unsupported(rl.RUN_EVENTS_PAGE)
 
     async def run_cancel(self, run_id: str, reason: str | None = None) -> NoReturn:
-        _unsupported("run_cancel")
+        _unsupported(rl.RUN_CANCEL)
 
     async def run_append_result(self, result: AgentRunResult) -> NoReturn:
-        _unsupported("run_append_result")
+        _unsupported(rl.RUN_APPEND_RESULT)
 
     async def run_finalize(  # noqa: PLR0917 -- reference signature
         self,
@@ -70,37 +72,37 @@ class AgentRunAdminAPIProxy:
         cost: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> NoReturn:
-        _unsupported("run_finalize")
+        _unsupported(rl.RUN_FINALIZE)
 
     async def runtime_register(self, runtime_id: str, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("runtime_register")
+        _unsupported(rl.RUNTIME_REGISTER)
 
     async def runtime_heartbeat(self, runtime_id: str, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("runtime_heartbeat")
+        _unsupported(rl.RUNTIME_HEARTBEAT)
 
     async def runtime_list(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("runtime_list")
+        _unsupported(rl.RUNTIME_LIST)
 
     async def runner_list(self, include_plugins: list[str] | None = None) -> NoReturn:
-        _unsupported("runner_list")
+        _unsupported(rl.RUNNER_LIST)
 
     async def runtime_reconcile(self, stale_after_seconds: float | None = None) -> NoReturn:
-        _unsupported("runtime_reconcile")
+        _unsupported(rl.RUNTIME_RECONCILE)
 
     async def run_claim(self, runtime_id: str, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("run_claim")
+        _unsupported(rl.RUN_CLAIM)
 
     async def run_renew_claim(self, run_id: str, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("run_renew_claim")
+        _unsupported(rl.RUN_RENEW_CLAIM)
 
     async def run_release_claim(self, run_id: str, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("run_release_claim")
+        _unsupported(rl.RUN_RELEASE_CLAIM)
 
     async def run_stats(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("run_stats")
+        _unsupported(rl.RUN_STATS)
 
     async def runtime_stats(self) -> NoReturn:
-        _unsupported("runtime_stats")
+        _unsupported(rl.RUNTIME_STATS)
 
     async def runner_stats(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("runner_stats")
+        _unsupported(rl.RUNNER_STATS)

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import (
@@ -32,7 +32,11 @@ from langbot_plugin.api.entities.builtin.agent_runner.errors import (
     PermissionDeniedError,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.manifest import AgentRunnerPermissions
+from langbot_plugin.api.proxies._host_calls import HostCalls
 from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, StorageNeed
+from langbot_plugin.protocol.runners import PERMISSIONS
+from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import errors as rpc
 
 __all__ = [
@@ -43,13 +47,13 @@ __all__ = [
     "map_rpc_error",
 ]
 
-M = TypeVar("M", bound=BaseModel)
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
 
 #: Resource kind -> (manifest permission key, operations that kind knows).
 RESOURCE_KINDS: dict[str, tuple[str, frozenset[str]]] = {
-    "model": ("models", frozenset({"invoke", "stream", "rerank", "count_tokens"})),
-    "tool": ("tools", frozenset({"detail", "call"})),
-    "knowledge_base": ("knowledge_bases", frozenset({"list", "retrieve"})),
+    kind: (key, frozenset(PERMISSIONS[key]))
+    for kind, key in (("model", "models"), ("tool", "tools"), ("knowledge_base", "knowledge_bases"))
 }
 
 #: Wire code (our RPC layer's or the runtime's) -> (run API code, retryable).
@@ -134,7 +138,7 @@ def _declared_operations(
     return declared
 
 
-class AgentRunProxyBase:
+class AgentRunProxyBase(HostCalls):
     """State and helpers shared by the run API's parts."""
 
     def __init__(
@@ -193,6 +197,20 @@ class AgentRunProxyBase:
     def api_available(self, name: str) -> bool:
         """Whether the context API ``name`` (``history_page``, ...) is available."""
         return self._apis.allows(name)
+
+    def _require(self, spec: ActionSpec[Any, Any], resource_id: str | None = None) -> None:
+        """Refuse, sending nothing, a call of ``spec`` the run's grants do not cover
+        (what each action needs is declared in
+        :data:`~langbot_plugin.protocol.run_needs.NEEDS`)."""
+        need = NEEDS[spec.name]
+        if isinstance(need, ApiNeed):
+            self._require_api(need.api)
+        elif isinstance(need, StorageNeed):
+            self._require_storage(need.area)
+        else:
+            self._require_resource(need.kind, resource_id or "", need.operation)
+
+    _grant = _require
 
     def _require_resource(self, kind: str, resource_id: str, operation: str) -> None:
         granted = self._grants[kind]
@@ -259,34 +277,26 @@ class AgentRunProxyBase:
 
     # ------------------------------------------------------------------ calls
 
-    def _payload(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {"run_id": self.run_id, **data}
-
-    async def _call(
-        self,
-        action: str,
-        data: dict[str, Any],
-        *,
-        default_timeout: float = 15.0,
-        timeout: float | None = None,
-    ) -> dict[str, Any]:
-        limit = self._timeout(default_timeout, timeout)
+    async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+        """Call ``spec`` for this run: ``run_id`` added, the wait bounded by the deadline,
+        failures (a malformed answer too) mapped to the run API's codes."""
+        limit = self._timeout(spec.default_wait, timeout)
+        payload = spec.dump_params(params)
+        payload["run_id"] = self.run_id
         try:
-            answer = await self.plugin_runtime_handler.call(
-                action, self._payload(data), timeout=limit
-            )
+            answer = await spec.relay(self.plugin_runtime_handler, payload, timeout=limit)
+            return spec.parse_result(answer)
         except (rpc.RPCError, TimeoutError, ConnectionError) as exc:
-            raise map_rpc_error(action, exc) from exc
-        if not isinstance(answer, dict):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise self._malformed(action, "answer is not an object")
-        return answer
+            raise map_rpc_error(spec.name, exc) from exc
 
-    async def _stream(
-        self, action: str, data: dict[str, Any], *, per_item_timeout: float
-    ) -> AsyncIterator[dict[str, Any]]:
+    async def _open(
+        self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
+    ) -> AsyncIterator[R]:
         """Items of a streamed action; each wait is bounded by the run's deadline."""
-        limit = self._timeout(per_item_timeout)
-        stream = self.plugin_runtime_handler.stream(action, self._payload(data), timeout=limit)
+        limit = self._timeout(spec.default_wait, timeout)
+        payload = spec.dump_params(params)
+        payload["run_id"] = self.run_id
+        stream = spec.relay_stream(self.plugin_runtime_handler, payload, timeout=limit)
         try:
             async with stream as items:
                 iterator = aiter(items)
@@ -303,31 +313,6 @@ class AgentRunProxyBase:
                         if isinstance(exc, rpc.RPCError):
                             raise
                         raise self._deadline_exceeded() from None
-                    yield item
+                    yield spec.parse_result(item)
         except (rpc.RPCError, TimeoutError, ConnectionError) as exc:
-            raise map_rpc_error(action, exc) from exc
-
-    # ------------------------------------------------------------------ answers
-
-    @staticmethod
-    def _malformed(action: str, problem: str, **details: Any) -> AgentAPIException:
-        return AgentAPIException.of(
-            "host.malformed_response",
-            f"{action}: {problem}",
-            details={"action": action, **details},
-        )
-
-    def _expect(self, answer: dict[str, Any], key: str, action: str) -> Any:
-        if key not in answer:
-            raise self._malformed(
-                action, f"response missing required field: {key}", missing_key=key
-            )
-        return answer[key]
-
-    def _model(self, cls: type[M], value: Any, action: str) -> M:
-        try:
-            return cls.model_validate(value)
-        except ValidationError as exc:
-            raise self._malformed(
-                action, f"answer is not a valid {cls.__name__}: {exc.error_count()} error(s)"
-            ) from exc
+            raise map_rpc_error(spec.name, exc) from exc

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     AgentEventRecord,
@@ -12,6 +12,8 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
+from langbot_plugin.protocol.host_api import run_context as rc
+from langbot_plugin.protocol.host_api.common import RunScopedParams
 
 __all__ = ["AgentRunContextAPIMixin"]
 
@@ -30,13 +32,8 @@ class AgentRunContextAPIMixin(AgentRunProxyBase):
 
     async def get_prompt(self) -> list[dict[str, Any]]:
         """The host's effective prompt for this run (empty: use ``ctx.config``)."""
-        self._require_api("prompt_get")
-        prompt = self._expect(await self._call("get_prompt", {}), "prompt", "get_prompt")
-        if not isinstance(prompt, list):
-            raise self._malformed(
-                "get_prompt", "response field prompt must be a list", field="prompt"
-            )
-        return cast(list[dict[str, Any]], prompt)
+        self._require(rc.GET_PROMPT)
+        return (await self._send(rc.GET_PROMPT, RunScopedParams())).prompt
 
     async def history_page(  # noqa: PLR0917 -- reference signature
         self,
@@ -49,36 +46,33 @@ class AgentRunContextAPIMixin(AgentRunProxyBase):
     ) -> HistoryPage:
         """A page of the conversation's transcript (``conversation_id`` None: this
         run's conversation). ``backward`` pages go to older items."""
-        self._require_api("history_page")
+        self._require(rc.HISTORY_PAGE)
         self._check_limit(limit)
         if direction not in _DIRECTIONS:
             raise self._invalid(f"direction must be one of {_DIRECTIONS}", direction=direction)
-        data = {
-            "conversation_id": conversation_id,
-            "before_cursor": before_cursor,
-            "after_cursor": after_cursor,
-            "limit": limit,
-            "direction": direction,
-            "include_attachments": include_attachments,
-        }
-        answer = await self._call("history_page", data, default_timeout=30.0)
-        return self._model(HistoryPage, answer, "history_page")
+        params = rc.HistoryPageParams(
+            conversation_id=conversation_id,
+            before_cursor=before_cursor,
+            after_cursor=after_cursor,
+            limit=limit,
+            direction=direction,
+            include_attachments=include_attachments,
+        )
+        return await self._send(rc.HISTORY_PAGE, params)
 
     async def history_search(
         self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10
     ) -> HistorySearchResult:
         """Transcript items matching ``query``."""
-        self._require_api("history_search")
+        self._require(rc.HISTORY_SEARCH)
         self._check_limit(top_k)
-        data = {"query": query, "filters": filters or {}, "top_k": top_k}
-        answer = await self._call("history_search", data, default_timeout=30.0)
-        return self._model(HistorySearchResult, answer, "history_search")
+        params = rc.HistorySearchParams(query=query, filters=filters or {}, top_k=top_k)
+        return await self._send(rc.HISTORY_SEARCH, params)
 
     async def event_get(self, event_id: str) -> AgentEventRecord:
         """One recorded event."""
-        self._require_api("event_get")
-        answer = await self._call("event_get", {"event_id": event_id})
-        return self._model(AgentEventRecord, answer, "event_get")
+        self._require(rc.EVENT_GET)
+        return await self._send(rc.EVENT_GET, rc.EventGetParams(event_id=event_id))
 
     async def event_page(
         self,
@@ -88,26 +82,23 @@ class AgentRunContextAPIMixin(AgentRunProxyBase):
         limit: int = 50,
     ) -> EventPage:
         """A page of recorded events, optionally of some types only."""
-        self._require_api("event_page")
+        self._require(rc.EVENT_PAGE)
         self._check_limit(limit)
-        data = {
-            "conversation_id": conversation_id,
-            "event_types": event_types,
-            "before_cursor": before_cursor,
-            "limit": limit,
-        }
-        answer = await self._call("event_page", data, default_timeout=30.0)
-        return self._model(EventPage, answer, "event_page")
+        params = rc.EventPageParams(
+            conversation_id=conversation_id,
+            event_types=event_types,
+            before_cursor=before_cursor,
+            limit=limit,
+        )
+        return await self._send(rc.EVENT_PAGE, params)
 
     async def steering_pull(
         self, mode: str = "all", limit: int | None = None
     ) -> SteeringPullResult:
         """Follow-up input queued for this run: ``all`` of it or ``one`` item, in order."""
-        self._require_api("steering_pull")
+        self._require(rc.STEERING_PULL)
         if mode not in _STEERING_MODES:
             raise self._invalid(f"mode must be one of {_STEERING_MODES}", mode=mode)
         self._check_limit(limit, allow_none=True)
-        answer = await self._call(
-            "steering_pull", {"mode": mode, "limit": limit}, default_timeout=10.0
-        )
-        return self._model(SteeringPullResult, answer, "steering_pull")
+        params = rc.SteeringPullParams(mode=mode, limit=limit)
+        return await self._send(rc.STEERING_PULL, params)

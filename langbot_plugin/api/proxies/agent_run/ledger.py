@@ -10,6 +10,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
     RunPage,
 )
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
+from langbot_plugin.protocol.host_api import run_ledger as rl
 
 __all__ = ["AgentRunLedgerAPIMixin"]
 
@@ -20,9 +21,9 @@ class AgentRunLedgerAPIMixin(AgentRunProxyBase):
 
     async def run_get(self, run_id: str | None = None) -> AgentRun:
         """A run (this one by default); poll ``cancel_requested_at`` to see a cancel."""
-        self._require_api("run_get")
-        answer = await self._call("run_get", {"target_run_id": run_id or self.run_id})
-        return self._model(AgentRun, answer, "run_get")
+        self._require(rl.RUN_GET)
+        params = rl.RunTargetParams(target_run_id=run_id or self.run_id)
+        return await self._send(rl.RUN_GET, params)
 
     async def run_list(
         self,
@@ -32,16 +33,14 @@ class AgentRunLedgerAPIMixin(AgentRunProxyBase):
         limit: int = 50,
     ) -> RunPage:
         """A page of runs, optionally of one conversation or some statuses."""
-        self._require_api("run_list")
-        data = {
-            "conversation_id": conversation_id,
-            "statuses": statuses,
-            "before_cursor": before_cursor,
-            "limit": limit,
-        }
-        return self._model(
-            RunPage, await self._call("run_list", data, default_timeout=30.0), "run_list"
+        self._require(rl.RUN_LIST)
+        params = rl.RunListParams(
+            conversation_id=conversation_id,
+            statuses=statuses,
+            before_cursor=before_cursor,
+            limit=limit,
         )
+        return await self._send(rl.RUN_LIST, params)
 
     async def run_events_page(
         self,
@@ -52,34 +51,36 @@ class AgentRunLedgerAPIMixin(AgentRunProxyBase):
         direction: str = "forward",
     ) -> RunEventPage:
         """A page of a run's recorded result events."""
-        self._require_api("run_events_page")
-        data = {
-            "target_run_id": run_id or self.run_id,
-            "before_cursor": before_cursor,
-            "after_cursor": after_cursor,
-            "limit": limit,
-            "direction": direction,
-        }
-        answer = await self._call("run_events_page", data, default_timeout=30.0)
-        return self._model(RunEventPage, answer, "run_events_page")
+        self._require(rl.RUN_EVENTS_PAGE)
+        params = rl.RunEventsPageParams(
+            target_run_id=run_id or self.run_id,
+            before_cursor=before_cursor,
+            after_cursor=after_cursor,
+            limit=limit,
+            direction=direction,
+        )
+        return await self._send(rl.RUN_EVENTS_PAGE, params)
 
     async def run_cancel(self, run_id: str | None = None, reason: str | None = None) -> AgentRun:
         """Ask the host to cancel a run (this one by default)."""
-        self._require_api("run_cancel")
-        data = {"target_run_id": run_id or self.run_id, "reason": reason}
-        return self._model(AgentRun, await self._call("run_cancel", data), "run_cancel")
+        self._require(rl.RUN_CANCEL)
+        params = rl.RunCancelParams(target_run_id=run_id or self.run_id, reason=reason)
+        return await self._send(rl.RUN_CANCEL, params)
 
     async def run_append_result(self, result: AgentRunResult) -> AgentRunEvent:
         """Record a result on the result's run without streaming it."""
-        self._require_api("run_append_result")
-        data = {"target_run_id": result.run_id, "result": result.model_dump(mode="json")}
-        answer = await self._call("run_append_result", data)
-        return self._model(AgentRunEvent, answer, "run_append_result")
+        self._require(rl.RUN_APPEND_RESULT)
+        params = rl.RunAppendParams(
+            target_run_id=result.run_id, result=result.model_dump(mode="json")
+        )
+        return await self._send(rl.RUN_APPEND_RESULT, params)
 
     async def run_finalize(
         self, run_id: str | None = None, status: str | None = None, reason: str | None = None
     ) -> AgentRun:
         """Set a run's final status."""
-        self._require_api("run_finalize")
-        data = {"target_run_id": run_id or self.run_id, "status": status, "reason": reason}
-        return self._model(AgentRun, await self._call("run_finalize", data), "run_finalize")
+        self._require(rl.RUN_FINALIZE)
+        params = rl.RunFinalizeParams(
+            target_run_id=run_id or self.run_id, status=status, reason=reason
+        )
+        return await self._send(rl.RUN_FINALIZE, params)

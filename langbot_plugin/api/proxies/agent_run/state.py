@@ -1,17 +1,18 @@
 """Run-scoped access to persistent state (needs ``available_apis.state``).
 
-Answers are the host's dicts, typed with :mod:`.types` (``state_get`` ->
+Answers are the host's dicts, typed by the catalogue (``state_get`` ->
 ``{"value": ...}``, ``state_set``/``state_delete`` -> ``{"success": bool}``,
 ``state_list`` -> ``{"keys": [...], "has_more": bool}``).
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from langbot_plugin.api.entities.builtin.agent_runner.state import VALID_STATE_SCOPES
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
-from langbot_plugin.api.proxies.agent_run.types import (
+from langbot_plugin.protocol.host_api import run_context as rc
+from langbot_plugin.protocol.host_api.run_context import (
     StateDeleteResult,
     StateGetResult,
     StateListResult,
@@ -26,7 +27,7 @@ class AgentRunStateAPIMixin(AgentRunProxyBase):
     the streamed alternative)."""
 
     def _check_scope(self, scope: str, key: str | None) -> None:
-        self._require_api("state")
+        self._require(rc.STATE_GET)
         if scope not in VALID_STATE_SCOPES:
             raise self._invalid(
                 f"scope must be one of {', '.join(VALID_STATE_SCOPES)}, not {scope!r}",
@@ -38,24 +39,23 @@ class AgentRunStateAPIMixin(AgentRunProxyBase):
     async def state_get(self, scope: str, key: str) -> StateGetResult:
         """``{"value": ...}``; the value is None when the key is not set."""
         self._check_scope(scope, key)
-        return cast(StateGetResult, await self._call("state_get", {"scope": scope, "key": key}))
+        return await self._send(rc.STATE_GET, rc.StateKeyParams(scope=scope, key=key))
 
     async def state_set(self, scope: str, key: str, value: Any) -> StateSetResult:
         """Store a JSON value; ``{"success": bool}``."""
         self._check_scope(scope, key)
-        data = {"scope": scope, "key": key, "value": value}
-        return cast(StateSetResult, await self._call("state_set", data))
+        params = rc.StateSetParams(scope=scope, key=key, value=value)
+        return await self._send(rc.STATE_SET, params)
 
     async def state_delete(self, scope: str, key: str) -> StateDeleteResult:
         """Delete a key; ``{"success": false}`` when it did not exist."""
         self._check_scope(scope, key)
-        data = {"scope": scope, "key": key}
-        return cast(StateDeleteResult, await self._call("state_delete", data))
+        return await self._send(rc.STATE_DELETE, rc.StateKeyParams(scope=scope, key=key))
 
     async def state_list(
         self, scope: str, prefix: str | None = None, limit: int = 100
     ) -> StateListResult:
         """Keys of a scope (optionally with a prefix); ``{"keys", "has_more"}``."""
         self._check_scope(scope, None)
-        data = {"scope": scope, "prefix": prefix, "limit": limit}
-        return cast(StateListResult, await self._call("state_list", data))
+        params = rc.StateListParams(scope=scope, prefix=prefix, limit=limit)
+        return await self._send(rc.STATE_LIST, params)

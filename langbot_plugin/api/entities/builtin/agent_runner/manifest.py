@@ -12,6 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+    KnowledgeBaseOperation,
+    ModelOperation,
+    ToolOperation,
+)
+
 __all__ = [
     "AgentRunnerCapabilities",
     "AgentRunnerManifest",
@@ -71,11 +77,9 @@ class AgentRunnerPermissions(_Declared):
     The host intersects these with the binding's policy for each run.
     """
 
-    models: list[Literal["invoke", "stream", "rerank", "count_tokens"]] = Field(
-        default_factory=list
-    )
-    tools: list[Literal["detail", "call"]] = Field(default_factory=list)
-    knowledge_bases: list[Literal["list", "retrieve"]] = Field(default_factory=list)
+    models: list[ModelOperation] = Field(default_factory=list)
+    tools: list[ToolOperation] = Field(default_factory=list)
+    knowledge_bases: list[KnowledgeBaseOperation] = Field(default_factory=list)
     history: list[Literal["page", "search"]] = Field(default_factory=list)
     events: list[Literal["get", "page"]] = Field(default_factory=list)
     storage: list[Literal["plugin", "workspace"]] = Field(default_factory=list)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, InstanceOf, PlainSerializer, model_validator
@@ -51,9 +52,9 @@ class CommandReturn(BaseModel):
     error: _WireCommandError = None
 
 
-def _not_connected(name: str) -> NotReadyError:
+def _not_connected(method: Callable[..., object]) -> NotReadyError:
     return NotReadyError(
-        f"{name}() needs a runtime connection; command handlers receive an "
+        f"{method.__name__}() needs a runtime connection; command handlers receive an "
         "ExecuteContextProxy that provides it"
     )
 
@@ -94,24 +95,24 @@ class ExecuteContext(WorkspaceExecutionScope):
         self, message_chain: platform_message.MessageChain, quote_origin: bool = False
     ) -> Any:
         """Reply to the message that triggered the command."""
-        raise _not_connected("reply")
+        raise _not_connected(self.reply)
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the command."""
-        raise _not_connected("get_bot_uuid")
+        raise _not_connected(self.get_bot_uuid)
 
     async def set_query_var(self, key: str, value: Any) -> Any:
         """Set a variable of the current query."""
-        raise _not_connected("set_query_var")
+        raise _not_connected(self.set_query_var)
 
     async def get_query_var(self, key: str) -> Any:
         """A variable of the current query."""
-        raise _not_connected("get_query_var")
+        raise _not_connected(self.get_query_var)
 
     async def get_query_vars(self) -> dict[str, Any]:
         """All variables of the current query."""
-        raise _not_connected("get_query_vars")
+        raise _not_connected(self.get_query_vars)
 
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in this session."""
-        raise _not_connected("create_new_conversation")
+        raise _not_connected(self.create_new_conversation)

@@ -1,0 +1,156 @@
+"""The plugin -> host calls both API levels make, written once.
+
+:class:`HostCalls` builds each call's parameters from the catalogue's models and
+turns the validated answer into what the API hands out; the storage methods and
+``get_langbot_version`` are the same public methods at both levels. How a call travels is the
+subclass's business: :class:`~._plugin_api.PluginAPIBase` sends it as it is; the
+run-scoped :class:`~.agent_run.common.AgentRunProxyBase` adds the run's identity, bounds
+the wait by the run's deadline and maps failures to the run API's codes, after checking
+the run's grants in its public methods.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from langbot_plugin.api.entities.builtin.provider.message import (
+    LLMInvokeResult,
+    LLMStreamEvent,
+    Message,
+)
+from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
+from langbot_plugin.protocol.host_api import messaging, models
+from langbot_plugin.protocol.host_api.storage import (
+    PLUGIN_STORAGE,
+    WORKSPACE_STORAGE,
+    StorageArea,
+)
+from langbot_plugin.protocol.spec import ActionSpec
+
+__all__ = ["HostCalls"]
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
+
+
+class HostCalls:
+    """The shared calls; subclasses provide :meth:`_send` and :meth:`_open`."""
+
+    async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+        """Call ``spec`` with ``params`` and return its answer (``timeout``: the wait,
+        else the spec's)."""
+        raise NotImplementedError
+
+    def _open(
+        self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
+    ) -> AsyncIterator[R]:
+        """Stream ``spec``'s items (``timeout`` per item)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ models
+
+    @staticmethod
+    def _llm_params(
+        llm_model_uuid: str,
+        messages: Sequence[Message],
+        funcs: Sequence[LLMTool] | None,
+        extra_args: dict[str, Any] | None,
+        **extra: Any,
+    ) -> models.InvokeLLMParams:
+        return models.InvokeLLMParams(
+            llm_model_uuid=llm_model_uuid,
+            messages=list(messages),
+            funcs=list(funcs or ()),
+            extra_args=dict(extra_args or {}),
+            **{key: value for key, value in extra.items() if value is not None},
+        )
+
+    async def _invoke_llm(
+        self, params: models.InvokeLLMParams, *, timeout: float | None
+    ) -> LLMInvokeResult:
+        answer = await self._send(models.INVOKE_LLM, params, timeout=timeout)
+        return LLMInvokeResult.model_construct(message=answer.message, usage=answer.usage)
+
+    async def _llm_events(
+        self, params: models.InvokeLLMParams, *, timeout: float | None
+    ) -> AsyncIterator[LLMStreamEvent]:
+        async for item in self._open(models.INVOKE_LLM_STREAM, params, timeout=timeout):
+            parts = {key: getattr(item, key) for key in ("chunk", "usage")}
+            yield LLMStreamEvent.model_construct(**parts)
+
+    async def _count_tokens(self, params: models.InvokeLLMParams, *, timeout: float | None) -> int:
+        return (await self._send(models.COUNT_TOKENS, params, timeout=timeout)).tokens
+
+    async def _rerank(
+        self, params: models.RerankParams, *, timeout: float | None
+    ) -> list[models.RerankResult]:
+        return (await self._send(models.INVOKE_RERANK, params, timeout=timeout)).results
+
+    async def _tool_detail(self, tool_name: str) -> models.ToolDetail:
+        return (await self._send(models.GET_TOOL_DETAIL, models.ToolRef(tool_name=tool_name))).tool
+
+    def _grant(self, spec: ActionSpec[Any, Any], resource_id: str | None = None) -> None:
+        """Refuse a call the caller may not make (a run checks its grants; a plugin may
+        make every call)."""
+
+    # ------------------------------------------------------------------ storage
+
+    async def _storage_set(self, area: StorageArea, key: str, value: bytes) -> None:
+        self._grant(area.set)
+        encoded = base64.b64encode(value).decode("ascii")
+        await self._send(area.set, area.set.params(key=key, value_base64=encoded))
+
+    async def _storage_get(self, area: StorageArea, key: str) -> bytes:
+        self._grant(area.get)
+        return (await self._send(area.get, area.get.params(key=key))).content
+
+    async def _storage_keys(self, area: StorageArea) -> list[str]:
+        self._grant(area.keys)
+        return (await self._send(area.keys, area.keys.params())).keys
+
+    async def _storage_delete(self, area: StorageArea, key: str) -> None:
+        self._grant(area.delete)
+        await self._send(area.delete, area.delete.params(key=key))
+
+    async def set_plugin_storage(self, key: str, value: bytes) -> None:
+        """Store bytes under ``key`` in this plugin's storage."""
+        await self._storage_set(PLUGIN_STORAGE, key, value)
+
+    async def get_plugin_storage(self, key: str) -> bytes:
+        """Bytes stored under ``key`` in this plugin's storage."""
+        return await self._storage_get(PLUGIN_STORAGE, key)
+
+    async def get_plugin_storage_keys(self) -> list[str]:
+        """The keys of this plugin's storage."""
+        return await self._storage_keys(PLUGIN_STORAGE)
+
+    async def delete_plugin_storage(self, key: str) -> None:
+        """Delete ``key`` from this plugin's storage."""
+        await self._storage_delete(PLUGIN_STORAGE, key)
+
+    async def set_workspace_storage(self, key: str, value: bytes) -> None:
+        """Store bytes under ``key`` in the workspace storage shared by plugins."""
+        await self._storage_set(WORKSPACE_STORAGE, key, value)
+
+    async def get_workspace_storage(self, key: str) -> bytes:
+        """Bytes stored under ``key`` in the workspace storage."""
+        return await self._storage_get(WORKSPACE_STORAGE, key)
+
+    async def get_workspace_storage_keys(self) -> list[str]:
+        """The keys of the workspace storage."""
+        return await self._storage_keys(WORKSPACE_STORAGE)
+
+    async def delete_workspace_storage(self, key: str) -> None:
+        """Delete ``key`` from the workspace storage."""
+        await self._storage_delete(WORKSPACE_STORAGE, key)
+
+    # ------------------------------------------------------------------ host
+
+    async def get_langbot_version(self) -> str:
+        """The host's LangBot version."""
+        params = messaging.GET_LANGBOT_VERSION.params()
+        return (await self._send(messaging.GET_LANGBOT_VERSION, params)).version
