@@ -224,11 +224,11 @@ class LocalHost:
 
     async def _call_tool(
         self, p: models.CallToolParams, ctx: RequestContext
-    ) -> models.CallToolResult:
+    ) -> models.ToolCallAnswer:
         tool = self._tool(p)
         if p.run_id:  # the run API's form (parameters checked by the gate)
-            return models.CallToolResult(result=await tool.call(dict(p.parameters or {})))
-        return models.CallToolResult(tool_response=await tool.call(dict(p.tool_parameters or {})))
+            return models.ToolCallAnswer(result=await tool.call(dict(p.parameters or {})))
+        return models.ToolCallAnswer(tool_response=await tool.call(dict(p.tool_parameters or {})))
 
     async def _tool_detail(self, p: models.ToolRef, ctx: RequestContext) -> models.ToolDetailAnswer:
         detail = self._tool(p).detail()

@@ -39,13 +39,23 @@ __all__ = [
     "RAG_ON_KB_DELETE",
     "RETRIEVE_KNOWLEDGE",
     "TARGETED",
+    "EngineSchemaRef",
     "Engines",
     "HostAssetRef",
+    "HostDocumentRef",
+    "HostIngest",
+    "HostKnowledgeBaseConfig",
+    "HostKnowledgeBaseRef",
+    "HostPageApi",
+    "HostParse",
     "HostReadme",
+    "HostReadmeRef",
+    "HostRetrieve",
     "ParserEntries",
     "PluginTarget",
     "RagSchema",
     "StorageAnalysis",
+    "StorageDirectory",
     "Targeted",
 ]
 
@@ -66,8 +76,36 @@ class PluginTarget(Params):
         return f"{self.plugin_author or self.author}/{self.plugin_name}"
 
 
-class _ToPlugin(PluginTarget):
-    """A targeted call's payload: the target plus the plugin action's own fields."""
+class HostReadmeRef(PluginTarget, comp.ReadmeRef):
+    pass
+
+
+class HostPageApi(PluginTarget, comp.PageApiParams):
+    pass
+
+
+class HostRetrieve(PluginTarget, comp.RetrieveParams):
+    pass
+
+
+class HostIngest(PluginTarget, comp.IngestParams):
+    pass
+
+
+class HostDocumentRef(PluginTarget, comp.DocumentRef):
+    pass
+
+
+class HostKnowledgeBaseConfig(PluginTarget, comp.KnowledgeBaseConfig):
+    pass
+
+
+class HostKnowledgeBaseRef(PluginTarget, comp.KnowledgeBaseRef):
+    pass
+
+
+class HostParse(PluginTarget, comp.ParseParams):
+    pass
 
 
 class HostReadme(Result):
@@ -78,7 +116,7 @@ class HostReadme(Result):
     mime_type: str = ""
 
 
-class HostAssetRef(_ToPlugin):
+class HostAssetRef(PluginTarget):
     """The host names the asset ``file_path`` (``file_key`` in older hosts)."""
 
     file_path: str | None = None
@@ -119,11 +157,11 @@ def _targeted(
 
 
 GET_PLUGIN_ICON = _targeted(
-    "get_plugin_icon", _ToPlugin, comp.PluginIcon, 15, files=("plugin_icon_file_key",)
+    "get_plugin_icon", PluginTarget, comp.PluginIcon, 15, files=("plugin_icon_file_key",)
 )
 GET_PLUGIN_README = _targeted(
     "get_plugin_readme",
-    _ToPlugin,
+    HostReadmeRef,
     HostReadme,
     20,
     files=("readme_file_key", "plugin_readme_file_key"),
@@ -131,14 +169,14 @@ GET_PLUGIN_README = _targeted(
 GET_PLUGIN_ASSETS_FILE = _targeted(
     "get_plugin_assets_file", HostAssetRef, comp.AssetFile, 20, files=("file_file_key",)
 )
-PAGE_API = _targeted("page_api", _ToPlugin, comp.PageResponse, 30)
-RETRIEVE_KNOWLEDGE = _targeted("retrieve_knowledge", _ToPlugin, RetrievalResponse, 180)
-RAG_INGEST_DOCUMENT = _targeted("rag_ingest_document", _ToPlugin, IngestionResult, 1200)
-RAG_DELETE_DOCUMENT = _targeted("rag_delete_document", _ToPlugin, comp.Success, 30)
-RAG_ON_KB_CREATE = _targeted("rag_on_kb_create", _ToPlugin, comp.Success, 30)
-RAG_ON_KB_DELETE = _targeted("rag_on_kb_delete", _ToPlugin, comp.Success, 30)
+PAGE_API = _targeted("page_api", HostPageApi, comp.PageResponse, 30)
+RETRIEVE_KNOWLEDGE = _targeted("retrieve_knowledge", HostRetrieve, RetrievalResponse, 180)
+RAG_INGEST_DOCUMENT = _targeted("rag_ingest_document", HostIngest, IngestionResult, 1200)
+RAG_DELETE_DOCUMENT = _targeted("rag_delete_document", HostDocumentRef, comp.Success, 30)
+RAG_ON_KB_CREATE = _targeted("rag_on_kb_create", HostKnowledgeBaseConfig, comp.Success, 30)
+RAG_ON_KB_DELETE = _targeted("rag_on_kb_delete", HostKnowledgeBaseRef, comp.Success, 30)
 PARSE_DOCUMENT = _targeted(
-    "parse_document", _ToPlugin, ParseResult, 300, request_files=("context.file_key",)
+    "parse_document", HostParse, ParseResult, 300, request_files=("context.file_key",)
 )
 
 LIST_KNOWLEDGE_ENGINES = ActionSpec(

@@ -34,7 +34,6 @@ __all__ = [
     "INVOKE_LLM_STREAM",
     "INVOKE_RERANK",
     "CallToolParams",
-    "CallToolResult",
     "EmbeddingParams",
     "Embeddings",
     "InvokeLLMParams",
@@ -45,6 +44,7 @@ __all__ = [
     "RerankResult",
     "Reranked",
     "TokenCount",
+    "ToolCallAnswer",
     "ToolDetail",
     "ToolDetailAnswer",
     "ToolRef",
@@ -147,7 +147,7 @@ class CallToolParams(ToolRef):
     query_id: int | None = None
 
 
-class CallToolResult(Result):
+class ToolCallAnswer(Result):
     """A run's call is answered with ``result``, a plugin call with ``tool_response``;
     only the key that was set is sent."""
 
@@ -155,7 +155,7 @@ class CallToolResult(Result):
     tool_response: Any = None
 
     @model_validator(mode="after")
-    def _answered(self) -> CallToolResult:
+    def _answered(self) -> ToolCallAnswer:
         if not self.model_fields_set & {"result", "tool_response"}:
             raise ValueError("the answer carries result or tool_response")
         return self
@@ -182,5 +182,5 @@ INVOKE_LLM_STREAM = to_host(
 COUNT_TOKENS = to_host("count_tokens", InvokeLLMParams, TokenCount)
 INVOKE_EMBEDDING = to_host("invoke_embedding", EmbeddingParams, Embeddings, timeout=60)
 INVOKE_RERANK = to_host("invoke_rerank", RerankParams, Reranked, timeout=60)
-CALL_TOOL = to_host("call_tool", CallToolParams, CallToolResult, timeout=180)
+CALL_TOOL = to_host("call_tool", CallToolParams, ToolCallAnswer, timeout=180)
 GET_TOOL_DETAIL = to_host("get_tool_detail", ToolRef, ToolDetailAnswer)
