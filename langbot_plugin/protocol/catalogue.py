@@ -100,8 +100,10 @@ RESERVED: dict[str, str] = {
 }
 
 #: Reference actions with no declaration here, and why.
-NOT_SERVED: dict[str, str] = {
-    name: "the shared-runtime slots of the 0.7 reference: every installation runs in "
-    "its own worker here, so there are no slots to attach"
-    for name in ("attach_plugin_slot", "detach_plugin_slot", "get_plugin_slot_container")
-}
+_NO_SLOTS = (
+    "the shared-runtime slots of the 0.7 reference: every installation runs in its own "
+    "worker here, so there are no slots to attach"
+)
+NOT_SERVED: dict[str, str] = dict.fromkeys(
+    ("attach_plugin_slot", "detach_plugin_slot", "get_plugin_slot_container"), _NO_SLOTS
+)

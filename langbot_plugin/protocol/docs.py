@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -35,7 +35,7 @@ How to add an action: [architecture.md](architecture.md#adding-an-action).
 
 def _fields(model: type[Any]) -> str:
     if isinstance(model, type) and issubclass(model, BaseModel):
-        fields = cast(type[BaseModel], model).model_fields
+        fields = model.model_fields
         names = [info.alias or name for name, info in fields.items()]
     else:
         names = list(getattr(model, "__annotations__", {}))
