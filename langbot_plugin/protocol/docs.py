@@ -34,7 +34,7 @@ How to add an action: [architecture.md](architecture.md#adding-an-action).
 
 
 def _fields(model: type[Any]) -> str:
-    if isinstance(model, type) and issubclass(model, BaseModel):
+    if issubclass(model, BaseModel):
         fields = model.model_fields
         names = [info.alias or name for name, info in fields.items()]
     else:
