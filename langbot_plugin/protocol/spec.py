@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from langbot_plugin.protocol.callers import Caller, ItemStream, ScopedCaller
 from langbot_plugin.rpc.errors import InternalError, InvalidParamsError, MalformedMessageError
 from langbot_plugin.rpc.routes import RequestContext, Route
 from langbot_plugin.rpc.session import DEFAULT_TIMEOUT
@@ -98,55 +98,6 @@ def validation_details(error: ValidationError) -> dict[str, Any]:
 def dump(value: BaseModel) -> dict[str, Any]:
     """The wire ``data`` of a model."""
     return value.model_dump(mode="json", by_alias=True)
-
-
-# --------------------------------------------------------------------------- callers
-
-
-class ItemStream(Protocol):
-    """A streamed answer: enter it, then iterate its items."""
-
-    async def __aenter__(self) -> AsyncIterator[dict[str, Any]]: ...
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-
-class Caller(Protocol):
-    """What a spec calls through: an :class:`~langbot_plugin.rpc.session.RPCSession`,
-    or anything shaped like the plugin API's channel."""
-
-    async def call(
-        self, action: str, data: dict[str, Any], *, timeout: float | None
-    ) -> dict[str, Any]: ...
-
-    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> ItemStream: ...
-
-
-class ScopedCaller(Protocol):
-    """A caller that can also send an envelope ``context`` (an RPC session)."""
-
-    async def call(
-        self,
-        action: str,
-        data: dict[str, Any],
-        *,
-        context: dict[str, Any] | None = None,
-        timeout: float | None,
-    ) -> dict[str, Any]: ...
-
-    def stream(
-        self,
-        action: str,
-        data: dict[str, Any],
-        *,
-        context: dict[str, Any] | None = None,
-        timeout: float | None,
-    ) -> ItemStream: ...
 
 
 class _Default:

@@ -17,9 +17,9 @@ Errors are :class:`~langbot_plugin.rpc.errors.RPCError` subclasses carrying a st
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from langbot_plugin.protocol.callers import Caller, ItemStream
 
 __all__ = ["Channel", "FileSource", "ItemStream"]
 
@@ -30,27 +30,9 @@ class FileSource(Protocol):
     def take(self, key: str) -> bytes: ...
 
 
-class ItemStream(Protocol):
-    """A streamed answer: enter it, then iterate its items."""
-
-    async def __aenter__(self) -> AsyncIterator[dict[str, Any]]: ...
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-
-class Channel(Protocol):
-    """What the proxies need from a connection to the host (via the runtime)."""
-
-    async def call(
-        self, action: str, data: dict[str, Any], *, timeout: float | None
-    ) -> dict[str, Any]: ...
-
-    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> ItemStream: ...
+class Channel(Caller, Protocol):
+    """What the proxies need from a connection to the host (via the runtime): the
+    catalogue's :class:`~langbot_plugin.protocol.callers.Caller`, and files."""
 
     async def send_file(self, content: bytes, *, suffix: str = "") -> str: ...
 
