@@ -1,6 +1,7 @@
 """Errors of the action-RPC layer, each with a stable wire code.
 
-Exception tree (the root is :class:`RPCError`)::
+Exception tree (the root is :class:`RPCError`; the plugin API extends it, see
+:mod:`langbot_plugin.api.errors` for the whole tree)::
 
     RPCError                      rpc_error
     ├── RemoteError               remote_error        peer sent an error we have no class for
@@ -8,33 +9,39 @@ Exception tree (the root is :class:`RPCError`)::
     ├── InvalidParamsError        invalid_params
     ├── MalformedMessageError     malformed_message
     ├── MessageTooLargeError      message_too_large
-    ├── TooManyRequestsError      too_many_requests
-    ├── RPCTimeoutError           timeout
+    ├── TooManyRequestsError      too_many_requests   retryable
+    ├── RPCTimeoutError           timeout             retryable
     ├── CallCancelledError        cancelled
-    ├── ConnectionClosedError     connection_closed
+    ├── ConnectionClosedError     connection_closed   retryable
     ├── PermissionDeniedError     permission_denied
     ├── UnauthenticatedError      unauthenticated
     ├── NotFoundError             not_found
     ├── ConflictError             conflict
     ├── NotSupportedError         not_supported
-    ├── NotReadyError             not_ready
+    ├── NotReadyError             not_ready           retryable
     └── InternalError             internal_error      a handler raised something unexpected
 
 Every subclass declares a class-level ``code``; subclasses defined in other packages
 (the Box runtime, the plugin API) register themselves automatically, so a caller can
-re-raise the exact class from the code a peer sent. The wire ``message`` keeps the
-``"ClassName: text"`` form that reference peers display; our peers never parse it.
+re-raise the exact class from the code a peer sent. An instance may carry a finer code
+than its class (``permission_denied.resource``): a peer re-raises it as the class of
+the part before the first dot, with the finer code kept. The wire ``message`` keeps
+the ``"ClassName: text"`` form that reference peers display; our peers never parse it.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+if TYPE_CHECKING:
+    from langbot_plugin.rpc.error_info import ErrorInfo
 
 __all__ = [
     "ActionNotFoundError",
     "CallCancelledError",
     "ConflictError",
     "ConnectionClosedError",
+    "ErrorRecord",
     "InternalError",
     "InvalidParamsError",
     "MalformedMessageError",
@@ -54,19 +61,57 @@ __all__ = [
 _BY_CODE: dict[str, type[RPCError]] = {}
 
 
+class ErrorRecord(Protocol):
+    """An error as data (``AgentAPIError``): what :class:`RPCError` can be built from."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def retryable(self) -> bool: ...
+
+    @property
+    def details(self) -> dict[str, Any]: ...
+
+
 class RPCError(Exception):
     """Root of every error that can cross the wire.
 
-    ``details`` is a small JSON object sent beside the code (for example the limit
-    that was exceeded and the actual value).
+    ``RPCError("text", details={...})``; ``details`` is a small JSON object sent beside
+    the code (for example the limit that was exceeded and the actual value). ``code``
+    and ``retryable`` default to the class's; ``code=`` gives this one error a finer
+    code. ``RPCError(record)`` (an ``AgentAPIError``) and :meth:`of` build the same from
+    its parts, as the run API does; :attr:`error` is the record back.
     """
 
-    code: ClassVar[str] = "rpc_error"
+    code: str = "rpc_error"
+    retryable: bool = False
 
-    def __init__(self, message: str = "", *, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str | ErrorRecord = "",
+        *,
+        details: dict[str, Any] | None = None,
+        code: str | None = None,
+        retryable: bool | None = None,
+    ) -> None:
+        record: ErrorRecord | None = None
+        if not isinstance(message, str):
+            record, message = message, message.message
+            code = record.code if code is None else code
+            retryable = record.retryable if retryable is None else retryable
+            details = record.details if details is None else details
         super().__init__(message)
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
+        if code is not None:
+            self.code = code
+        if retryable is not None:
+            self.retryable = retryable
+        self._record = record
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -78,10 +123,44 @@ class RPCError(Exception):
             raise TypeError(f"error code {code!r} already belongs to {existing.__qualname__}")
         _BY_CODE[code] = cls
 
+    @classmethod
+    def of(
+        cls,
+        code: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        details: dict[str, Any] | None = None,
+    ) -> Self:
+        """This class with a finer ``code`` (the run API's ``AgentAPIException.of``)."""
+        return cls(message, details=details, code=code, retryable=retryable)
+
+    @classmethod
+    def from_wire(
+        cls, message: str, *, code: str, details: dict[str, Any] | None, retryable: bool
+    ) -> Self:
+        """Re-create the error a peer reported (a subclass whose constructor differs
+        overrides this)."""
+        return cls(message, details=details, code=code, retryable=retryable)
+
+    @property
+    def error(self) -> ErrorInfo:
+        """The error as data: ``code``, ``message``, ``retryable``, ``details``."""
+        from langbot_plugin.rpc.error_info import ErrorInfo
+
+        if isinstance(self._record, ErrorInfo):
+            return self._record
+        return ErrorInfo(
+            code=self.code, message=self.message, retryable=self.retryable, details=self.details
+        )
+
     @property
     def wire_type(self) -> str:
         """The class name shown in the wire ``message``."""
         return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
 
 
 class RemoteError(RPCError):
@@ -132,12 +211,14 @@ class TooManyRequestsError(RPCError):
     """The connection already runs its maximum number of concurrent actions."""
 
     code = "too_many_requests"
+    retryable = True
 
 
 class RPCTimeoutError(RPCError, TimeoutError):
     """A call got no (complete) answer in time; the peer was asked to cancel it."""
 
     code = "timeout"
+    retryable = True
 
 
 class CallCancelledError(RPCError):
@@ -150,10 +231,13 @@ class ConnectionClosedError(RPCError, ConnectionError):
     """The connection closed while the call was pending."""
 
     code = "connection_closed"
+    retryable = True
 
 
 class PermissionDeniedError(RPCError, PermissionError):
-    """The caller is not allowed to do this."""
+    """The caller is not allowed to do this. The run API raises it (with a finer code,
+    ``permission_denied.resource`` ...) before sending a call the run's grants refuse;
+    the runtime's and host's refusals are its subclasses."""
 
     code = "permission_denied"
 
@@ -177,15 +261,39 @@ class ConflictError(RPCError):
 
 
 class NotSupportedError(RPCError, NotImplementedError):
-    """The action exists but this peer does not support it (yet, or in this mode)."""
+    """The action exists but this peer does not support it (yet, or in this mode).
+
+    Platform adapters raise it with the API's name, as in the reference:
+    ``NotSupportedError("upload_file")`` reads "API 'upload_file' is not supported by
+    this adapter" and keeps :attr:`api_name`.
+    """
 
     code = "not_supported"
+
+    def __init__(
+        self,
+        message: str | ErrorRecord = "",
+        *args: object,
+        details: dict[str, Any] | None = None,
+        code: str | None = None,
+        retryable: bool | None = None,
+        api_name: str | None = None,
+    ) -> None:
+        del args  # the reference passed extra arguments to Exception; they mean nothing
+        if api_name is None and isinstance(message, str) and message.isidentifier():
+            api_name, message = message, f"API '{message}' is not supported by this adapter"
+        if api_name is not None:
+            details = {**(details or {}), "api_name": api_name}
+        super().__init__(message, details=details, code=code, retryable=retryable)
+        name = self.details.get("api_name")
+        self.api_name: str | None = name if isinstance(name, str) else None
 
 
 class NotReadyError(RPCError):
     """The peer is not ready for this action yet (for example before its handshake)."""
 
     code = "not_ready"
+    retryable = True
 
 
 class InternalError(RPCError):
@@ -195,8 +303,12 @@ class InternalError(RPCError):
 
 
 def error_class_for_code(code: str) -> type[RPCError] | None:
-    """The registered class for a wire code, or ``None``."""
-    return _BY_CODE.get(code)
+    """The registered class for a wire code (a finer ``class_code.detail`` code maps to
+    the class of ``class_code``), or ``None``."""
+    found = _BY_CODE.get(code)
+    if found is None and "." in code:
+        found = _BY_CODE.get(code.split(".", 1)[0])
+    return found
 
 
 # The root registers too, so "rpc_error" maps back to it.

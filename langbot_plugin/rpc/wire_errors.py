@@ -1,8 +1,9 @@
 """The one boundary between exceptions and wire errors.
 
 :func:`error_response` turns any exception a handler raised into the error frame
-(``code: 1``, ``message: "Class: text"`` for reference peers, ``data.error_code`` for
-ours); :func:`error_from_response` turns such a frame back into the registered class.
+(``code: 1``, ``message: "Class: text"`` for reference peers, ``data.error_code``,
+``data.details`` and ``data.retryable`` for ours); :func:`error_from_response` turns
+such a frame back into the registered class.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ _MAX_ERROR_CHARS = 4096
 
 def error_response(seq_id: int, exc: BaseException) -> Response:
     """The wire form of ``exc``: code 1, ``"Class: text"``, and our stable code in data."""
+    retryable = False
     if isinstance(exc, RPCError):
         wire_type, text, code, details = exc.wire_type, exc.message, exc.code, exc.details
+        retryable = exc.retryable
     else:
         wire_type, text, code, details = type(exc).__name__, str(exc), InternalError.code, {}
     if len(text) > _MAX_ERROR_CHARS:
@@ -28,6 +31,8 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
     data: dict[str, Any] = {"error_code": code, "error_type": wire_type}
     if details:
         data["details"] = details
+    if retryable:
+        data["retryable"] = True
     return Response(seq_id=seq_id, code=1, message=f"{wire_type}: {text}", data=data)
 
 
@@ -47,7 +52,9 @@ def error_from_response(response: Response) -> RPCError:
     prefix = f"{cls.__name__}: "
     if wire_type == cls.__name__ and text.startswith(prefix):
         text = text[len(prefix) :]  # keeps "ValueError: boom" for an InternalError
+    retryable = data.get("retryable") is True
+    assert isinstance(code, str)
     try:
-        return cls(text, details=details)
-    except TypeError:  # a subclass with a different constructor
-        return RemoteError(response.message, remote_code=str(code), details=details)
+        return cls.from_wire(text, code=code, details=details, retryable=retryable)
+    except TypeError:  # a subclass whose constructor differs and that did not say how
+        return RemoteError(response.message, remote_code=code, details=details)

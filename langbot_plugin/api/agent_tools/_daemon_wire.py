@@ -29,6 +29,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from langbot_plugin.rpc.errors import RPCError
+
 __all__ = [
     "AgentRuntimeDaemonError",
     "Hello",
@@ -44,16 +46,11 @@ __all__ = [
 ]
 
 
-class AgentRuntimeDaemonError(Exception):
-    """A daemon relay failure, reported by runners as ``run.failed`` with :attr:`code`."""
+class AgentRuntimeDaemonError(RPCError):
+    """A daemon relay failure, reported by runners as ``run.failed`` with :attr:`code`
+    (``agent_runtime.daemon_error``, or a finer one the daemon sent)."""
 
-    def __init__(
-        self, message: str, *, code: str = "agent_runtime.daemon_error", retryable: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.retryable = retryable
+    code = "agent_runtime.daemon_error"
 
 
 class _Message(BaseModel):

@@ -17,14 +17,17 @@ import yaml
 from pydantic import ValidationError
 
 from langbot_plugin.api.definition.components.manifest import ComponentManifest, is_manifest
+from langbot_plugin.rpc.errors import RPCError
 
 __all__ = ["ManifestError", "PluginPackage", "load_plugin", "load_yaml"]
 
 MANIFEST_FILE = "manifest.yaml"
 
 
-class ManifestError(ValueError):
+class ManifestError(RPCError, ValueError):
     """A plugin folder or one of its manifests is not usable; the message says why."""
+
+    code = "manifest_invalid"
 
 
 @dataclass

@@ -28,6 +28,7 @@ from langbot_plugin.api.entities.builtin.platform import events as platform_even
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.builtin.provider import message as provider_message
 from langbot_plugin.api.entities.builtin.provider.session import Session
+from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = [
     "EVENT_TYPES",
@@ -201,8 +202,10 @@ EVENT_TYPES: dict[str, type[BaseEventModel]] = {
 }
 
 
-class UnknownEventError(ValueError):
+class UnknownEventError(InvalidParamsError, ValueError):
     """An ``event_name`` that names no event class of this SDK."""
+
+    code = "unknown_event"
 
 
 def event_class(event_name: str) -> type[BaseEventModel]:

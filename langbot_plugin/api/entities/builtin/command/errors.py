@@ -3,12 +3,21 @@
 Unlike the reference, these are real exceptions (a command handler may ``raise``
 them), while keeping the reference surface: ``CommandError(message)``, ``.message``,
 ``str()`` and ``model_dump()``. In a :class:`~.context.CommandReturn` an error travels
-as its message string.
+as its message string. Part of the plugin API's one tree
+(:mod:`langbot_plugin.api.errors`)::
+
+    CommandError                command_error
+    ├── CommandNotFoundError    command_not_found
+    ├── CommandPrivilegeError   command_privilege
+    ├── ParamNotEnoughError     command_param_not_enough
+    └── CommandOperationError   command_operation_failed
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
+
+from langbot_plugin.rpc.errors import RPCError
 
 __all__ = [
     "CommandError",
@@ -19,15 +28,21 @@ __all__ = [
 ]
 
 
-class CommandError(Exception):
+class CommandError(RPCError):
     """A command failed; ``message`` is shown to the user."""
 
+    code = "command_error"
     #: Prepended to the message by the subclasses.
     prefix: str = ""
 
-    def __init__(self, message: str = "") -> None:
-        self.message = self.prefix + message
-        super().__init__(self.message)
+    def __init__(self, message: str = "", *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(self.prefix + message, details=details)
+
+    @classmethod
+    def from_wire(
+        cls, message: str, *, code: str, details: dict[str, Any] | None, retryable: bool
+    ) -> Self:
+        return cls(message.removeprefix(cls.prefix), details=details)
 
     def __str__(self) -> str:
         return self.message
@@ -46,22 +61,26 @@ class CommandError(Exception):
 class CommandNotFoundError(CommandError):
     """No such command or subcommand."""
 
+    code = "command_not_found"
     prefix = "未知命令: "
 
 
 class CommandPrivilegeError(CommandError):
     """The sender may not run this command."""
 
+    code = "command_privilege"
     prefix = "权限不足: "
 
 
 class ParamNotEnoughError(CommandError):
     """The command needs more parameters."""
 
+    code = "command_param_not_enough"
     prefix = "参数不足: "
 
 
 class CommandOperationError(CommandError):
     """The command ran but its operation failed."""
 
+    code = "command_operation_failed"
     prefix = "操作失败: "

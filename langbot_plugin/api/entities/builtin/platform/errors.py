@@ -1,13 +1,11 @@
-"""Errors raised by platform adapters."""
+"""Errors raised by platform adapters (the whole tree: :mod:`langbot_plugin.api.errors`).
+
+``NotSupportedError("upload_file")`` is the adapters' "API 'upload_file' is not
+supported by this adapter"; it is the RPC core's ``not_supported`` error.
+"""
 
 from __future__ import annotations
 
+from langbot_plugin.rpc.errors import NotSupportedError
+
 __all__ = ["NotSupportedError"]
-
-
-class NotSupportedError(Exception):
-    """The adapter does not implement the named platform API."""
-
-    def __init__(self, api_name: str, *args: object) -> None:
-        super().__init__(f"API '{api_name}' is not supported by this adapter", *args)
-        self.api_name = api_name

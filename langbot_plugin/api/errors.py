@@ -1,0 +1,213 @@
+"""Every exception of the plugin API, in one tree.
+
+Each class is defined once, where the reference SDK's module path puts it (kept for
+existing plugins), and every one is importable from here (loaded on first use, so this
+index costs nothing to import). The root is the RPC core's
+:class:`~langbot_plugin.rpc.errors.RPCError`, which the run API calls
+``AgentAPIException``: every error has a stable ``code`` (an instance may carry a finer
+one, ``permission_denied.resource``), a ``message``, ``details``, ``retryable``, and
+``.error`` (the same as an ``AgentAPIError`` record). The codes register themselves, so
+an error that crosses the wire is raised again as its own class on the other side
+(``langbot_plugin.rpc.wire_errors``). The last column names the defining module under
+``langbot_plugin`` (``(builtin)``: ``api.entities.builtin``); ``docs/errors.md`` says
+when each is raised::
+
+    RPCError = AgentAPIException              rpc_error                   rpc.errors
+    ├── RemoteError                           remote_error                (a code with no class)
+    ├── ActionNotFoundError                   action_not_found
+    ├── InvalidParamsError                    invalid_params
+    │   └── UnknownEventError                 unknown_event               api.entities.events
+    ├── MalformedMessageError                 malformed_message
+    ├── MessageTooLargeError                  message_too_large
+    ├── TooManyRequestsError                  too_many_requests           retryable
+    ├── RPCTimeoutError                       timeout                     retryable
+    ├── CallCancelledError                    cancelled
+    ├── ConnectionClosedError                 connection_closed           retryable
+    ├── PermissionDeniedError                 permission_denied           also agent_runner.errors,
+    │   │                                                                 proxies.agent_run
+    │   ├── RunNotLiveError                   run_not_live                protocol.errors
+    │   ├── RunNotOwnedError                  run_not_owned
+    │   ├── RunDeadlineError                  deadline_exceeded
+    │   ├── ResourceNotGrantedError           resource_not_granted
+    │   └── ApiNotAvailableError              api_not_available
+    ├── UnauthenticatedError                  unauthenticated
+    ├── NotFoundError                         not_found
+    ├── ConflictError                         conflict
+    ├── NotSupportedError                     not_supported               also platform.errors
+    ├── NotReadyError                         not_ready                   retryable
+    ├── InternalError                         internal_error
+    ├── ManifestError                         manifest_invalid            api.definition.discovery
+    ├── AgentRuntimeDaemonError               agent_runtime.daemon_error  api.agent_tools.daemon
+    ├── CommandError                          command_error               (builtin) command.errors
+    │   ├── CommandNotFoundError              command_not_found
+    │   ├── CommandPrivilegeError             command_privilege
+    │   ├── ParamNotEnoughError               command_param_not_enough
+    │   └── CommandOperationError             command_operation_failed
+    └── RAGError                              rag_error                   (builtin) rag.errors
+        ├── HostServiceError                  rag_host_service_error
+        │   ├── EmbeddingError                rag_embedding_error
+        │   ├── VectorStoreError              rag_vector_store_error
+        │   │   └── CollectionNotFoundError   rag_collection_not_found
+        │   └── FileServiceError              rag_file_service_error
+        ├── IngestionError                    rag_ingestion_error
+        │   ├── ParsingError                  rag_parsing_error
+        │   └── ChunkingError                 rag_chunking_error
+        └── RetrievalError                    rag_retrieval_error
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
+    from langbot_plugin.api.definition.discovery import ManifestError
+    from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+        AgentAPIError,
+        AgentAPIException,
+    )
+    from langbot_plugin.api.entities.builtin.command.errors import (
+        CommandError,
+        CommandNotFoundError,
+        CommandOperationError,
+        CommandPrivilegeError,
+        ParamNotEnoughError,
+    )
+    from langbot_plugin.api.entities.builtin.rag.errors import (
+        ChunkingError,
+        CollectionNotFoundError,
+        EmbeddingError,
+        FileServiceError,
+        HostServiceError,
+        IngestionError,
+        ParsingError,
+        RAGError,
+        RetrievalError,
+        VectorStoreError,
+    )
+    from langbot_plugin.api.entities.events import UnknownEventError
+    from langbot_plugin.protocol.errors import (
+        ApiNotAvailableError,
+        ResourceNotGrantedError,
+        RunDeadlineError,
+        RunNotLiveError,
+        RunNotOwnedError,
+    )
+    from langbot_plugin.rpc.errors import (
+        ActionNotFoundError,
+        CallCancelledError,
+        ConflictError,
+        ConnectionClosedError,
+        InternalError,
+        InvalidParamsError,
+        MalformedMessageError,
+        MessageTooLargeError,
+        NotFoundError,
+        NotReadyError,
+        NotSupportedError,
+        PermissionDeniedError,
+        RemoteError,
+        RPCError,
+        RPCTimeoutError,
+        TooManyRequestsError,
+        UnauthenticatedError,
+    )
+
+__all__ = [
+    "ActionNotFoundError",
+    "AgentAPIError",
+    "AgentAPIException",
+    "AgentRuntimeDaemonError",
+    "ApiNotAvailableError",
+    "CallCancelledError",
+    "ChunkingError",
+    "CollectionNotFoundError",
+    "CommandError",
+    "CommandNotFoundError",
+    "CommandOperationError",
+    "CommandPrivilegeError",
+    "ConflictError",
+    "ConnectionClosedError",
+    "EmbeddingError",
+    "FileServiceError",
+    "HostServiceError",
+    "IngestionError",
+    "InternalError",
+    "InvalidParamsError",
+    "MalformedMessageError",
+    "ManifestError",
+    "MessageTooLargeError",
+    "NotFoundError",
+    "NotReadyError",
+    "NotSupportedError",
+    "ParamNotEnoughError",
+    "ParsingError",
+    "PermissionDeniedError",
+    "RAGError",
+    "RPCError",
+    "RPCTimeoutError",
+    "RemoteError",
+    "ResourceNotGrantedError",
+    "RetrievalError",
+    "RunDeadlineError",
+    "RunNotLiveError",
+    "RunNotOwnedError",
+    "TooManyRequestsError",
+    "UnauthenticatedError",
+    "UnknownEventError",
+    "VectorStoreError",
+]
+
+#: Where each class is defined; importing this module loads none of them until used.
+_HOMES: dict[str, str] = {
+    "ActionNotFoundError": "langbot_plugin.rpc.errors",
+    "AgentAPIError": "langbot_plugin.api.entities.builtin.agent_runner.errors",
+    "AgentAPIException": "langbot_plugin.api.entities.builtin.agent_runner.errors",
+    "AgentRuntimeDaemonError": "langbot_plugin.api.agent_tools._daemon_wire",
+    "ApiNotAvailableError": "langbot_plugin.protocol.errors",
+    "CallCancelledError": "langbot_plugin.rpc.errors",
+    "ChunkingError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "CollectionNotFoundError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "CommandError": "langbot_plugin.api.entities.builtin.command.errors",
+    "CommandNotFoundError": "langbot_plugin.api.entities.builtin.command.errors",
+    "CommandOperationError": "langbot_plugin.api.entities.builtin.command.errors",
+    "CommandPrivilegeError": "langbot_plugin.api.entities.builtin.command.errors",
+    "ConflictError": "langbot_plugin.rpc.errors",
+    "ConnectionClosedError": "langbot_plugin.rpc.errors",
+    "EmbeddingError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "FileServiceError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "HostServiceError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "IngestionError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "InternalError": "langbot_plugin.rpc.errors",
+    "InvalidParamsError": "langbot_plugin.rpc.errors",
+    "MalformedMessageError": "langbot_plugin.rpc.errors",
+    "ManifestError": "langbot_plugin.api.definition.discovery",
+    "MessageTooLargeError": "langbot_plugin.rpc.errors",
+    "NotFoundError": "langbot_plugin.rpc.errors",
+    "NotReadyError": "langbot_plugin.rpc.errors",
+    "NotSupportedError": "langbot_plugin.rpc.errors",
+    "ParamNotEnoughError": "langbot_plugin.api.entities.builtin.command.errors",
+    "ParsingError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "PermissionDeniedError": "langbot_plugin.rpc.errors",
+    "RAGError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "RPCError": "langbot_plugin.rpc.errors",
+    "RPCTimeoutError": "langbot_plugin.rpc.errors",
+    "RemoteError": "langbot_plugin.rpc.errors",
+    "ResourceNotGrantedError": "langbot_plugin.protocol.errors",
+    "RetrievalError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "RunDeadlineError": "langbot_plugin.protocol.errors",
+    "RunNotLiveError": "langbot_plugin.protocol.errors",
+    "RunNotOwnedError": "langbot_plugin.protocol.errors",
+    "TooManyRequestsError": "langbot_plugin.rpc.errors",
+    "UnauthenticatedError": "langbot_plugin.rpc.errors",
+    "UnknownEventError": "langbot_plugin.api.entities.events",
+    "VectorStoreError": "langbot_plugin.api.entities.builtin.rag.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
