@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.scope import ActionScope, bridge_binding
+from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import Dispatcher, RPCSession, Transport
 from langbot_plugin.rpc.reserved import PING
 from langbot_plugin.rpc.transport_ws import connect_ws
@@ -18,6 +19,8 @@ from langbot_plugin.rpc.transport_ws import connect_ws
 __all__ = ["PluginRuntimeClient", "default_workspace"]
 
 TOKEN_HEADER = "X-LangBot-Plugin-Runtime-Token"
+
+R = TypeVar("R")
 
 
 def default_workspace(workspace_uuid: str | None = None) -> ActionScope:
@@ -247,6 +250,19 @@ class PluginRuntimeClient:
             self.session, params, context=self._context(scope), timeout=180
         )
         return result.tool_response
+
+    async def call_component(
+        self,
+        spec: ActionSpec[Any, R],
+        author: str,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        scope: ActionScope | None = None,
+    ) -> R:
+        """A component call (``protocol.component_calls``) to the plugin ``author/name``."""
+        data = {"plugin_author": author, "plugin_name": name, **dict(params or {})}
+        return await spec.call(self.session, data, context=self._context(scope))
 
     async def emit_event(
         self, event_context: dict[str, Any], *, scope: ActionScope | None = None

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field
 
-from langbot_plugin.api.entities.builtin.rag.context import RetrievalResponse
-from langbot_plugin.api.entities.builtin.rag.models import IngestionResult, ParseResult
 from langbot_plugin.protocol import plugin_components as comp
 from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result
 
@@ -42,21 +40,14 @@ __all__ = [
     "EngineSchemaRef",
     "Engines",
     "HostAssetRef",
-    "HostDocumentRef",
-    "HostIngest",
-    "HostKnowledgeBaseConfig",
-    "HostKnowledgeBaseRef",
-    "HostPageApi",
-    "HostParse",
     "HostReadme",
-    "HostReadmeRef",
-    "HostRetrieve",
     "ParserEntries",
     "PluginTarget",
     "RagSchema",
     "StorageAnalysis",
     "StorageDirectory",
     "Targeted",
+    "relayed",
 ]
 
 Payload = dict[str, Any]
@@ -74,38 +65,6 @@ class PluginTarget(Params):
     @property
     def plugin_identity(self) -> str:
         return f"{self.plugin_author or self.author}/{self.plugin_name}"
-
-
-class HostReadmeRef(PluginTarget, comp.ReadmeRef):
-    pass
-
-
-class HostPageApi(PluginTarget, comp.PageApiParams):
-    pass
-
-
-class HostRetrieve(PluginTarget, comp.RetrieveParams):
-    pass
-
-
-class HostIngest(PluginTarget, comp.IngestParams):
-    pass
-
-
-class HostDocumentRef(PluginTarget, comp.DocumentRef):
-    pass
-
-
-class HostKnowledgeBaseConfig(PluginTarget, comp.KnowledgeBaseConfig):
-    pass
-
-
-class HostKnowledgeBaseRef(PluginTarget, comp.KnowledgeBaseRef):
-    pass
-
-
-class HostParse(PluginTarget, comp.ParseParams):
-    pass
 
 
 class HostReadme(Result):
@@ -150,34 +109,50 @@ class StorageAnalysis(Result):
     directories: list[StorageDirectory]
 
 
-def _targeted(
-    name: str, params: type[Params], result: type[Any], timeout: float, **extra: Any
+def _host_params(params: type[Params]) -> type[Params]:
+    """``params`` plus the fields naming the target plugin."""
+    return cast(
+        type[Params],
+        type(f"Host{params.__name__}", (PluginTarget, params), {"__module__": __name__}),
+    )
+
+
+def relayed(
+    plugin: ActionSpec[Any, Any],
+    *,
+    name: str | None = None,
+    params: type[Params] | None = None,
+    result: type[Any] | None = None,
+    files: tuple[str, ...] | None = None,
 ) -> ActionSpec[Any, Any]:
-    return ActionSpec(name, params, result, direction=_RELAYED, timeout=timeout, **extra)
+    """The host's side of a component call: the plugin action's own declaration, with
+    the target plugin's name added to the parameters (and what differs given)."""
+    return ActionSpec(
+        name or plugin.name,
+        params or _host_params(plugin.params),
+        result or plugin.result,
+        direction=_RELAYED,
+        timeout=plugin.timeout,
+        files=plugin.files if files is None else files,
+        request_files=plugin.request_files,
+        doc=plugin.doc,
+    )
 
 
-GET_PLUGIN_ICON = _targeted(
-    "get_plugin_icon", PluginTarget, comp.PluginIcon, 15, files=("plugin_icon_file_key",)
-)
-GET_PLUGIN_README = _targeted(
-    "get_plugin_readme",
-    HostReadmeRef,
-    HostReadme,
-    20,
+GET_PLUGIN_ICON = relayed(comp.GET_PLUGIN_ICON)
+GET_PLUGIN_README = relayed(
+    comp.GET_PLUGIN_README,
+    result=HostReadme,
     files=("readme_file_key", "plugin_readme_file_key"),
 )
-GET_PLUGIN_ASSETS_FILE = _targeted(
-    "get_plugin_assets_file", HostAssetRef, comp.AssetFile, 20, files=("file_file_key",)
-)
-PAGE_API = _targeted("page_api", HostPageApi, comp.PageResponse, 30)
-RETRIEVE_KNOWLEDGE = _targeted("retrieve_knowledge", HostRetrieve, RetrievalResponse, 180)
-RAG_INGEST_DOCUMENT = _targeted("rag_ingest_document", HostIngest, IngestionResult, 1200)
-RAG_DELETE_DOCUMENT = _targeted("rag_delete_document", HostDocumentRef, comp.Success, 30)
-RAG_ON_KB_CREATE = _targeted("rag_on_kb_create", HostKnowledgeBaseConfig, comp.Success, 30)
-RAG_ON_KB_DELETE = _targeted("rag_on_kb_delete", HostKnowledgeBaseRef, comp.Success, 30)
-PARSE_DOCUMENT = _targeted(
-    "parse_document", HostParse, ParseResult, 300, request_files=("context.file_key",)
-)
+GET_PLUGIN_ASSETS_FILE = relayed(comp.GET_PLUGIN_ASSETS_FILE, params=HostAssetRef)
+PAGE_API = relayed(comp.PAGE_API)
+RETRIEVE_KNOWLEDGE = relayed(comp.RETRIEVE_KNOWLEDGE)
+RAG_INGEST_DOCUMENT = relayed(comp.INGEST_DOCUMENT, name="rag_ingest_document")
+RAG_DELETE_DOCUMENT = relayed(comp.DELETE_DOCUMENT, name="rag_delete_document")
+RAG_ON_KB_CREATE = relayed(comp.ON_KB_CREATE, name="rag_on_kb_create")
+RAG_ON_KB_DELETE = relayed(comp.ON_KB_DELETE, name="rag_on_kb_delete")
+PARSE_DOCUMENT = relayed(comp.PARSE_DOCUMENT)
 
 LIST_KNOWLEDGE_ENGINES = ActionSpec(
     "list_knowledge_engines", Params, Engines, direction=_HOST, doc="from the manifests"
@@ -221,11 +196,11 @@ LISTINGS = (
 class Targeted:
     """One host action addressed to a plugin, and the plugin action it becomes.
 
-    ``payload`` maps the host's payload onto the plugin's (default: the plugin
-    action's own fields, as they came). A file the plugin returns under the first key
-    of ``plugin.files`` is pushed to the host and named under every key of
-    ``host.files``; a file the host sent under ``host.request_files`` is pushed to the
-    plugin first.
+    ``host`` is usually :func:`relayed` from ``plugin``. ``payload`` maps the host's
+    payload onto the plugin's (default: the plugin action's own fields, as they came).
+    A file the plugin returns under the first key of ``plugin.files`` is pushed to the
+    host and named under every key of ``host.files``; a file the host sent under
+    ``plugin.request_files`` is pushed to the plugin first.
     """
 
     host: ActionSpec[Any, Any]
@@ -239,6 +214,8 @@ class Targeted:
         return {k: v for k, v in data.items() if k in fields}
 
 
+#: Every component call the host can make, and the plugin action each becomes. Adding
+#: one: declare the plugin's action (``plugin_components``) and add its row here.
 TARGETED: dict[str, Targeted] = {
     row.host.name: row
     for row in [

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from langbot_plugin.host import PluginRuntimeClient
+from langbot_plugin.protocol import component_calls as calls
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError
 from tests.e2e.processes import host_for, lbp_rt
@@ -50,6 +51,11 @@ async def test_every_kind_answers_through_the_runtime(tmp_path: Path) -> None:
         assert b"Chinese readme" in fetched(host, readme["readme_file_key"])
         english = await call(host, binding, "get_plugin_readme", language="en")
         assert b"English readme" in fetched(host, english["readme_file_key"])
+        typed = await host.call_component(
+            calls.GET_PLUGIN_README, "tester", "kinds", {"language": "en"}, scope=binding
+        )
+        assert typed.readme_file_key is not None
+        assert b"English readme" in fetched(host, typed.readme_file_key)
         asset = await call(host, binding, "get_plugin_assets_file", file_path="logo.txt")
         assert fetched(host, asset["file_file_key"]) == b"logo bytes\n"
         escape = await call(host, binding, "get_plugin_assets_file", file_path="../manifest.yaml")
