@@ -85,9 +85,22 @@ class HostCalls:
     async def _count_tokens(self, params: models.InvokeLLMParams, *, timeout: float | None) -> int:
         return (await self._send(models.COUNT_TOKENS, params, timeout=timeout)).tokens
 
-    async def _rerank(
-        self, params: models.RerankParams, *, timeout: float | None
+    async def _rerank(  # noqa: PLR0917 -- the API's argument order
+        self,
+        rerank_model_uuid: str,
+        query: str,
+        documents: list[str],
+        top_k: int | None,
+        extra_args: dict[str, Any] | None,
+        timeout: float | None,
     ) -> list[models.RerankResult]:
+        params = models.RerankParams(
+            rerank_model_uuid=rerank_model_uuid,
+            query=query,
+            documents=documents,
+            top_k=top_k,
+            extra_args=dict(extra_args or {}),
+        )
         return (await self._send(models.INVOKE_RERANK, params, timeout=timeout)).results
 
     async def _tool_detail(self, tool_name: str) -> models.ToolDetail:

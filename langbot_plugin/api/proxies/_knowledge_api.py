@@ -33,14 +33,8 @@ class KnowledgeAPIMixin(PluginAPIBase):
         timeout: float = 60.0,
     ) -> list[dict[str, Any]]:
         """Score ``documents`` against ``query``: ``[{index, relevance_score}, ...]``."""
-        params = models.RerankParams(
-            rerank_model_uuid=rerank_model_uuid,
-            query=query,
-            documents=documents,
-            top_k=top_k,
-            extra_args=dict(extra_args or {}),
-        )
-        return [dict(r) for r in await self._rerank(params, timeout=timeout)]
+        scored = await self._rerank(rerank_model_uuid, query, documents, top_k, extra_args, timeout)
+        return [dict(r) for r in scored]
 
     async def vector_upsert(
         self,

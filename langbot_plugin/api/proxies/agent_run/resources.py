@@ -137,14 +137,7 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
     ) -> list[RerankResult]:
         """Score ``documents`` against ``query`` with a rerank model."""
         self._require(models.INVOKE_RERANK, rerank_model_uuid)
-        params = models.RerankParams(
-            rerank_model_uuid=rerank_model_uuid,
-            query=query,
-            documents=documents,
-            top_k=top_k,
-            extra_args=dict(extra_args or {}),
-        )
-        return await self._rerank(params, timeout=timeout)
+        return await self._rerank(rerank_model_uuid, query, documents, top_k, extra_args, timeout)
 
     # ------------------------------------------------------------------ tools
 
