@@ -12,7 +12,7 @@ from typing import Any, get_args
 
 from pydantic import Field
 
-from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
     KnowledgeBaseOperation,
     ModelOperation,
     ToolOperation,

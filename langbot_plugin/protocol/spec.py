@@ -52,15 +52,19 @@ __all__ = [
 
 
 class Params(BaseModel):
-    """Base of parameter models: unknown keys are kept, never rejected."""
+    """Base of parameter models: unknown keys are kept, never rejected.
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    A model's validator is built when it is first used (``defer_build``): a process
+    that only relays an action (the runtime, for most of the catalogue) never pays
+    for it."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
 class Result(BaseModel):
-    """Base of result models: unknown keys are kept."""
+    """Base of result models: unknown keys are kept (validators built on first use)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
 class Empty(Params):

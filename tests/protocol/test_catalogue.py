@@ -31,7 +31,7 @@ DECLARED_ELSEWHERE = {
     ("langbot_plugin/rpc/reserved.py", "__cancel_action"),
     ("langbot_plugin/rpc/reserved.py", "__file_chunk"),
     # a manifest permission value named after the action it grants (ModelOperation)
-    ("langbot_plugin/api/entities/builtin/agent_runner/resources.py", "count_tokens"),
+    ("langbot_plugin/api/entities/builtin/agent_runner/operations.py", "count_tokens"),
 }
 
 

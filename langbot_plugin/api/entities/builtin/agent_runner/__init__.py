@@ -6,114 +6,123 @@ Submodules: ``context``, ``trigger``, ``event``, ``input``, ``delivery``,
 ``interaction``, ``manifest`` (``capabilities``, ``permissions``), ``transcript``,
 ``page_results``, ``steering``, ``run_ledger``, ``runtime_registry``, ``stats``,
 ``errors``, ``compat``.
+
+The names below are imported on first use (a process that only needs the run records
+does not build every model of the package).
 """
 
-from langbot_plugin.api.entities.builtin.agent_runner.context import (
-    AdapterContext,
-    AgentRunContext,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.context_access import (
-    ContextAccess,
-    ContextAPICapabilities,
-    InlineContextPolicy,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.delivery import DeliveryContext
-from langbot_plugin.api.entities.builtin.agent_runner.errors import (
-    AgentAPIError,
-    AgentAPIException,
-    PermissionDeniedError,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.event import (
-    ActorContext,
-    AgentEventContext,
-    ConversationContext,
-    RawEventRef,
-    SubjectContext,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.input import AgentInput, InputAttachment
-from langbot_plugin.api.entities.builtin.agent_runner.interaction import (
-    INTERACTION_REQUESTED_ACTION,
-    INTERACTION_SUBMITTED_EVENT,
-    InteractionAction,
-    InteractionActionStyle,
-    InteractionDeliveryCapabilities,
-    InteractionField,
-    InteractionFieldType,
-    InteractionOption,
-    InteractionRequest,
-    InteractionSubmission,
-    JSONValue,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.manifest import (
-    AgentRunnerCapabilities,
-    AgentRunnerManifest,
-    AgentRunnerPermissions,
-    DynamicFormItemSchema,
-    I18nObject,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
-    AgentEventRecord,
-    EventPage,
-    HistoryPage,
-    HistorySearchResult,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.resources import (
-    AgentResources,
-    KnowledgeBaseResource,
-    ModelResource,
-    SkillResource,
-    StorageResource,
-    ToolResource,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.result import (
-    ActionRequestedPayload,
-    AgentRunResult,
-    AgentRunResultType,
-    MessageCompletedPayload,
-    MessageDeltaPayload,
-    RunCompletedPayload,
-    RunFailedPayload,
-    StateUpdatedPayload,
-    ToolCallCompletedPayload,
-    ToolCallStartedPayload,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
-    AgentRun,
-    AgentRunEvent,
-    AgentRunStatus,
-    RunEventPage,
-    RunPage,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.runtime import AgentRuntimeContext
-from langbot_plugin.api.entities.builtin.agent_runner.runtime_registry import (
-    AgentRuntime,
-    RuntimePage,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.state import (
-    VALID_STATE_SCOPES,
-    AgentRunState,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.stats import (
-    RunnerStats,
-    RunnerStatsPage,
-    RunStats,
-    RuntimeStats,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.steering import (
-    SteeringInputItem,
-    SteeringPullResult,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.streaming import (
-    CumulativeText,
-    cumulative_deltas,
-)
-from langbot_plugin.api.entities.builtin.agent_runner.transcript import TranscriptItem
-from langbot_plugin.api.entities.builtin.agent_runner.trigger import AgentTrigger
-from langbot_plugin.api.entities.builtin.provider.message import (
-    LLMInvokeResult,
-    LLMStreamEvent,
-    LLMTokenUsage,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langbot_plugin.api.entities.builtin.agent_runner.context import (
+        AdapterContext,
+        AgentRunContext,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.context_access import (
+        ContextAccess,
+        ContextAPICapabilities,
+        InlineContextPolicy,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.delivery import DeliveryContext
+    from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+        AgentAPIError,
+        AgentAPIException,
+        PermissionDeniedError,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.event import (
+        ActorContext,
+        AgentEventContext,
+        ConversationContext,
+        RawEventRef,
+        SubjectContext,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.input import AgentInput, InputAttachment
+    from langbot_plugin.api.entities.builtin.agent_runner.interaction import (
+        INTERACTION_REQUESTED_ACTION,
+        INTERACTION_SUBMITTED_EVENT,
+        InteractionAction,
+        InteractionActionStyle,
+        InteractionDeliveryCapabilities,
+        InteractionField,
+        InteractionFieldType,
+        InteractionOption,
+        InteractionRequest,
+        InteractionSubmission,
+        JSONValue,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.manifest import (
+        AgentRunnerCapabilities,
+        AgentRunnerManifest,
+        AgentRunnerPermissions,
+        DynamicFormItemSchema,
+        I18nObject,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
+        AgentEventRecord,
+        EventPage,
+        HistoryPage,
+        HistorySearchResult,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+        AgentResources,
+        KnowledgeBaseResource,
+        ModelResource,
+        SkillResource,
+        StorageResource,
+        ToolResource,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.result import (
+        ActionRequestedPayload,
+        AgentRunResult,
+        AgentRunResultType,
+        MessageCompletedPayload,
+        MessageDeltaPayload,
+        RunCompletedPayload,
+        RunFailedPayload,
+        StateUpdatedPayload,
+        ToolCallCompletedPayload,
+        ToolCallStartedPayload,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
+        AgentRun,
+        AgentRunEvent,
+        AgentRunStatus,
+        RunEventPage,
+        RunPage,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.runtime import AgentRuntimeContext
+    from langbot_plugin.api.entities.builtin.agent_runner.runtime_registry import (
+        AgentRuntime,
+        RuntimePage,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.state import (
+        VALID_STATE_SCOPES,
+        AgentRunState,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.stats import (
+        RunnerStats,
+        RunnerStatsPage,
+        RunStats,
+        RuntimeStats,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.steering import (
+        SteeringInputItem,
+        SteeringPullResult,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.streaming import (
+        CumulativeText,
+        cumulative_deltas,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.transcript import TranscriptItem
+    from langbot_plugin.api.entities.builtin.agent_runner.trigger import AgentTrigger
+    from langbot_plugin.api.entities.builtin.provider.message import (
+        LLMInvokeResult,
+        LLMStreamEvent,
+        LLMTokenUsage,
+    )
 
 __all__ = [
     "INTERACTION_REQUESTED_ACTION",
@@ -192,3 +201,91 @@ __all__ = [
     "TranscriptItem",
     "cumulative_deltas",
 ]
+
+#: Where each name is defined (``.module``: a submodule of this package).
+_HOMES: dict[str, str] = {
+    "ActionRequestedPayload": ".result",
+    "ActorContext": ".event",
+    "AdapterContext": ".context",
+    "AgentAPIError": ".errors",
+    "AgentAPIException": ".errors",
+    "AgentEventContext": ".event",
+    "AgentEventRecord": ".page_results",
+    "AgentInput": ".input",
+    "AgentResources": ".resources",
+    "AgentRun": ".run_ledger",
+    "AgentRunContext": ".context",
+    "AgentRunEvent": ".run_ledger",
+    "AgentRunResult": ".result",
+    "AgentRunResultType": ".result",
+    "AgentRunState": ".state",
+    "AgentRunStatus": ".run_ledger",
+    "AgentRunnerCapabilities": ".manifest",
+    "AgentRunnerManifest": ".manifest",
+    "AgentRunnerPermissions": ".manifest",
+    "AgentRuntime": ".runtime_registry",
+    "AgentRuntimeContext": ".runtime",
+    "AgentTrigger": ".trigger",
+    "ContextAPICapabilities": ".context_access",
+    "ContextAccess": ".context_access",
+    "ConversationContext": ".event",
+    "CumulativeText": ".streaming",
+    "DeliveryContext": ".delivery",
+    "DynamicFormItemSchema": ".manifest",
+    "EventPage": ".page_results",
+    "HistoryPage": ".page_results",
+    "HistorySearchResult": ".page_results",
+    "I18nObject": ".manifest",
+    "INTERACTION_REQUESTED_ACTION": ".interaction",
+    "INTERACTION_SUBMITTED_EVENT": ".interaction",
+    "InlineContextPolicy": ".context_access",
+    "InputAttachment": ".input",
+    "InteractionAction": ".interaction",
+    "InteractionActionStyle": ".interaction",
+    "InteractionDeliveryCapabilities": ".interaction",
+    "InteractionField": ".interaction",
+    "InteractionFieldType": ".interaction",
+    "InteractionOption": ".interaction",
+    "InteractionRequest": ".interaction",
+    "InteractionSubmission": ".interaction",
+    "JSONValue": ".interaction",
+    "KnowledgeBaseResource": ".resources",
+    "LLMInvokeResult": "langbot_plugin.api.entities.builtin.provider.message",
+    "LLMStreamEvent": "langbot_plugin.api.entities.builtin.provider.message",
+    "LLMTokenUsage": "langbot_plugin.api.entities.builtin.provider.message",
+    "MessageCompletedPayload": ".result",
+    "MessageDeltaPayload": ".result",
+    "ModelResource": ".resources",
+    "PermissionDeniedError": ".errors",
+    "RawEventRef": ".event",
+    "RunCompletedPayload": ".result",
+    "RunEventPage": ".run_ledger",
+    "RunFailedPayload": ".result",
+    "RunPage": ".run_ledger",
+    "RunStats": ".stats",
+    "RunnerStats": ".stats",
+    "RunnerStatsPage": ".stats",
+    "RuntimePage": ".runtime_registry",
+    "RuntimeStats": ".stats",
+    "SkillResource": ".resources",
+    "StateUpdatedPayload": ".result",
+    "SteeringInputItem": ".steering",
+    "SteeringPullResult": ".steering",
+    "StorageResource": ".resources",
+    "SubjectContext": ".event",
+    "ToolCallCompletedPayload": ".result",
+    "ToolCallStartedPayload": ".result",
+    "ToolResource": ".resources",
+    "TranscriptItem": ".transcript",
+    "VALID_STATE_SCOPES": ".state",
+    "cumulative_deltas": ".streaming",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

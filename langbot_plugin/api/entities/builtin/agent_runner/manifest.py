@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
     KnowledgeBaseOperation,
     ModelOperation,
     ToolOperation,

@@ -8,11 +8,16 @@ the runner's manifest declares (see
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from langbot_plugin.api.entities.builtin.agent_runner.compat import HostContextModel
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
+    KnowledgeBaseOperation,
+    ModelOperation,
+    ToolOperation,
+)
 
 __all__ = [
     "AgentResources",
@@ -25,10 +30,6 @@ __all__ = [
     "ToolOperation",
     "ToolResource",
 ]
-
-ModelOperation = Literal["invoke", "stream", "rerank", "count_tokens"]
-ToolOperation = Literal["detail", "call"]
-KnowledgeBaseOperation = Literal["list", "retrieve"]
 
 
 class ModelResource(HostContextModel):
