@@ -42,6 +42,7 @@ __all__ = [
     "Empty",
     "ItemStream",
     "Params",
+    "Relayed",
     "Result",
     "ScopedCaller",
     "StreamImpl",
@@ -119,6 +120,18 @@ def _missing_keys(error: ValidationError) -> list[str]:
         for item in error.errors(include_url=False, include_input=False)
         if item["type"] == "missing" and len(item["loc"]) == 1
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Relayed:
+    """A peer's answer a handler passes on as it came.
+
+    For a relay's hot path (the runtime between host and plugin): the peer that
+    produced the answer checked it against the same declaration on its way out, and the
+    caller that receives it checks it again, so it is sent without being parsed and
+    dumped a second time in between."""
+
+    data: dict[str, Any]
 
 
 # --------------------------------------------------------------------------- the spec
@@ -206,6 +219,8 @@ class ActionSpec(Generic[P, R]):
         A model of the result class (or a subclass) is dumped as it is; anything else
         (another model, a dict) is validated first, so a handler can never send what its
         spec does not declare. ``exclude_unset`` leaves out the fields nobody set."""
+        if type(value) is Relayed:
+            return value.data
         adapter = self._adapter
         if adapter is None and isinstance(value, cast(type[BaseModel], self.result)):
             return value.model_dump(mode="json", by_alias=True, exclude_unset=exclude_unset)
@@ -357,8 +372,8 @@ class ActionTable:
     def add(
         self,
         spec: ActionSpec[P, R],
-        handler: Callable[[P, RequestContext], Awaitable[R]]
-        | Callable[[P, RequestContext], AsyncIterator[R]],
+        handler: Callable[[P, RequestContext], Awaitable[R | Relayed]]
+        | Callable[[P, RequestContext], AsyncIterator[R | Relayed]],
     ) -> None:
         sparse = self.sparse
         if spec.stream:

@@ -12,10 +12,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langbot_plugin.protocol import control_link as host
-from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.protocol.spec import ActionTable, Empty
+from langbot_plugin.protocol.spec import ActionTable, Empty, Relayed
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RPCSession
 from langbot_plugin.runtime.dispatch import (
     call_tool,
@@ -187,9 +186,7 @@ class ControlConnection:
         handles = self.state.registry.in_scope(_scope(ctx), params.include_plugins, ready_only=True)
         return host.ToolsResult(tools=[c for h in handles for c in h.components("Tool")])
 
-    async def call_tool(
-        self, params: host.HostCallToolParams, ctx: RequestContext
-    ) -> plug.CallToolResult:
+    async def call_tool(self, params: host.HostCallToolParams, ctx: RequestContext) -> Relayed:
         return await call_tool(self.state.registry, _scope(ctx), params)
 
     async def emit_event(

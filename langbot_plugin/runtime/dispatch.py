@@ -13,6 +13,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed, runner_entry
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.protocol.spec import Relayed
 from langbot_plugin.rpc import NotFoundError, RPCError, RPCTimeoutError
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRun, LiveRuns
@@ -182,20 +183,20 @@ def _split_tool_name(name: str) -> tuple[str | None, str]:
 
 async def call_tool(
     registry: PluginRegistry, scope: ActionScope, params: host.HostCallToolParams
-) -> plug.CallToolResult:
-    """Pass the call to the plugin owning the tool, and its answer back."""
+) -> Relayed:
+    """Pass the call to the plugin owning the tool, and its answer back as it came.
+
+    The hot path of the runtime: the host's parameters were validated on arrival and
+    are sent on as their dump; the plugin's answer, which the worker checked on its way
+    out and the host checks on arrival, is relayed without a second parse."""
     owner, tool = _split_tool_name(params.tool_name)
     for handle in registry.in_scope(scope, params.include_plugins, ready_only=True):
         if owner is not None and handle.identity != owner:
             continue
         if handle.has_component("Tool", tool):
-            fields: dict[str, Any] = params.model_dump(
-                exclude={"include_plugins"}, exclude_unset=True
-            )
-            fields["tool_name"] = tool
-            # validated already, as the host's parameters: no second validation
-            request = plug.CallToolParams.model_construct(**fields)
-            return await plug.CALL_TOOL.call(handle.session, request)
+            payload = params.model_dump(exclude={"include_plugins"}, exclude_unset=True)
+            payload["tool_name"] = tool
+            return Relayed(await plug.CALL_TOOL.relay(handle.session, payload))
     raise NotFoundError(f"no plugin provides the tool {params.tool_name!r}")
 
 
