@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext, RetrievalResponse
 from langbot_plugin.api.entities.builtin.rag.models import (
@@ -18,6 +18,7 @@ from langbot_plugin.api.entities.builtin.rag.models import (
     IngestionResult,
     ParseResult,
 )
+from langbot_plugin.protocol.pages import PageRequest, PageResponse
 from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
 
 __all__ = [
@@ -55,31 +56,6 @@ __all__ = [
 ]
 
 _TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
-
-
-class PageRequest(BaseModel):
-    """What a page's script asked its plugin (``Page.handle_api`` receives it)."""
-
-    endpoint: str
-    method: str
-    body: Any = None
-    caller: dict[str, Any] | None = None
-    headers: dict[str, str] = Field(default_factory=dict[str, str])
-
-
-class PageResponse(BaseModel):
-    """A page API's answer: ``data``, or an ``error`` message."""
-
-    data: Any = None
-    error: str | None = None
-
-    @classmethod
-    def ok(cls, data: Any = None) -> PageResponse:
-        return cls(data=data)
-
-    @classmethod
-    def fail(cls, error: str) -> PageResponse:
-        return cls(error=error)
 
 
 class PluginIcon(Result):

@@ -159,12 +159,20 @@ class ActionSpec(Generic[P, R]):
     max_timeout: float | None = None
     files: tuple[str, ...] = ()
     request_files: tuple[str, ...] = ()
-    #: validates and dumps a ``TypedDict`` result (``None`` for a model)
-    _adapter: TypeAdapter[R] | None = field(init=False, repr=False, compare=False)
+    #: validates and dumps a ``TypedDict`` result (``None`` for a model; built on first use)
+    _adapter: TypeAdapter[R] | None = field(init=False, repr=False, compare=False, default=None)
+    _is_model: bool = field(init=False, repr=False, compare=False, default=True)
 
     def __post_init__(self) -> None:
-        is_model = issubclass(cast(type, self.result), BaseModel)
-        object.__setattr__(self, "_adapter", None if is_model else TypeAdapter(self.result))
+        object.__setattr__(self, "_is_model", issubclass(cast(type, self.result), BaseModel))
+
+    def _typed_dict(self) -> TypeAdapter[R] | None:
+        """The adapter of a ``TypedDict`` result, or ``None`` for a model result."""
+        if self._is_model:
+            return None
+        if self._adapter is None:
+            object.__setattr__(self, "_adapter", TypeAdapter(self.result))
+        return self._adapter
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -182,8 +190,9 @@ class ActionSpec(Generic[P, R]):
             ) from None
 
     def _validate_result(self, data: Any) -> R:
-        if self._adapter is not None:
-            return self._adapter.validate_python(data)
+        adapter = self._typed_dict()
+        if adapter is not None:
+            return adapter.validate_python(data)
         return cast(type[BaseModel], self.result).model_validate(data)  # type: ignore[return-value]
 
     def parse_result(self, data: Mapping[str, Any]) -> R:
@@ -221,7 +230,7 @@ class ActionSpec(Generic[P, R]):
         spec does not declare. ``exclude_unset`` leaves out the fields nobody set."""
         if type(value) is Relayed:
             return value.data
-        adapter = self._adapter
+        adapter = self._typed_dict()
         if adapter is None and isinstance(value, cast(type[BaseModel], self.result)):
             return value.model_dump(mode="json", by_alias=True, exclude_unset=exclude_unset)
         raw = (

@@ -21,7 +21,7 @@ async def _serve(root: Path) -> None:
 
     service = PluginService(LoadedPlugin(root))
     async with process_stdio_transport(frame_threshold=None) as transport:
-        session = RPCSession(transport, service.table, name="runtime", file_chunk_bytes=1 << 20)
+        session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
         await session.serve()  # until the runtime closes stdin
 
 

@@ -55,9 +55,7 @@ class DebugClient:
         service = PluginService(loaded)
         try:
             async with connect_ws(self.url, headers={DEBUG_KEY_HEADER: self.key}) as transport:
-                session = RPCSession(
-                    transport, service.table, name="runtime", file_chunk_bytes=1 << 20
-                )
+                session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
                 async with session.running():
                     await plug.REGISTER_PLUGIN.call(
                         session,

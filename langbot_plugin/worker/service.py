@@ -12,8 +12,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.spec import ActionTable, Empty
-from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext
-from langbot_plugin.worker.components import add_components
+from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext, Route
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
 
@@ -37,7 +36,20 @@ class PluginService:
         t.add(plug.CALL_TOOL, self.call_tool)
         t.add(plug.EMIT_EVENT, self.emit_event)
         t.add(plug.SHUTDOWN, self.shutdown)
-        add_components(t, loaded)
+        self._components_added = False
+
+    def resolve(self, action: str) -> Route | None:
+        """The route of ``action``. The calls into files, pages, knowledge engines and
+        parsers are registered on the first request the core table does not know, so a
+        plugin does not import their models before it is asked for them."""
+        route = self.table.resolve(action)
+        if route is None and not self._components_added:
+            from langbot_plugin.worker.components import add_components
+
+            self._components_added = True
+            add_components(self.table, self.loaded)
+            route = self.table.resolve(action)
+        return route
 
     def _require_initialized(self) -> None:
         if self.loaded.status != "initialized":

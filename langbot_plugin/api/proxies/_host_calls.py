@@ -23,12 +23,7 @@ from langbot_plugin.api.entities.builtin.provider.message import (
     Message,
 )
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
-from langbot_plugin.protocol.host_api import messaging, models
-from langbot_plugin.protocol.host_api.storage import (
-    PLUGIN_STORAGE,
-    WORKSPACE_STORAGE,
-    StorageArea,
-)
+from langbot_plugin.protocol import host_api
 from langbot_plugin.protocol.spec import ActionSpec
 
 __all__ = ["HostCalls"]
@@ -60,8 +55,8 @@ class HostCalls:
         funcs: Sequence[LLMTool] | None,
         extra_args: dict[str, Any] | None,
         **extra: Any,
-    ) -> models.InvokeLLMParams:
-        return models.InvokeLLMParams(
+    ) -> host_api.models.InvokeLLMParams:
+        return host_api.models.InvokeLLMParams(
             llm_model_uuid=llm_model_uuid,
             messages=list(messages),
             funcs=list(funcs or ()),
@@ -70,20 +65,22 @@ class HostCalls:
         )
 
     async def _invoke_llm(
-        self, params: models.InvokeLLMParams, *, timeout: float | None
+        self, params: host_api.models.InvokeLLMParams, *, timeout: float | None
     ) -> LLMInvokeResult:
-        answer = await self._send(models.INVOKE_LLM, params, timeout=timeout)
+        answer = await self._send(host_api.models.INVOKE_LLM, params, timeout=timeout)
         return LLMInvokeResult.model_construct(message=answer.message, usage=answer.usage)
 
     async def _llm_events(
-        self, params: models.InvokeLLMParams, *, timeout: float | None
+        self, params: host_api.models.InvokeLLMParams, *, timeout: float | None
     ) -> AsyncIterator[LLMStreamEvent]:
-        async for item in self._open(models.INVOKE_LLM_STREAM, params, timeout=timeout):
+        async for item in self._open(host_api.models.INVOKE_LLM_STREAM, params, timeout=timeout):
             parts = {key: getattr(item, key) for key in ("chunk", "usage")}
             yield LLMStreamEvent.model_construct(**parts)
 
-    async def _count_tokens(self, params: models.InvokeLLMParams, *, timeout: float | None) -> int:
-        return (await self._send(models.COUNT_TOKENS, params, timeout=timeout)).tokens
+    async def _count_tokens(
+        self, params: host_api.models.InvokeLLMParams, *, timeout: float | None
+    ) -> int:
+        return (await self._send(host_api.models.COUNT_TOKENS, params, timeout=timeout)).tokens
 
     async def _rerank(  # noqa: PLR0917 -- the API's argument order
         self,
@@ -93,18 +90,22 @@ class HostCalls:
         top_k: int | None,
         extra_args: dict[str, Any] | None,
         timeout: float | None,
-    ) -> list[models.RerankResult]:
-        params = models.RerankParams(
+    ) -> list[host_api.models.RerankResult]:
+        params = host_api.models.RerankParams(
             rerank_model_uuid=rerank_model_uuid,
             query=query,
             documents=documents,
             top_k=top_k,
             extra_args=dict(extra_args or {}),
         )
-        return (await self._send(models.INVOKE_RERANK, params, timeout=timeout)).results
+        return (await self._send(host_api.models.INVOKE_RERANK, params, timeout=timeout)).results
 
-    async def _tool_detail(self, tool_name: str) -> models.ToolDetail:
-        return (await self._send(models.GET_TOOL_DETAIL, models.ToolRef(tool_name=tool_name))).tool
+    async def _tool_detail(self, tool_name: str) -> host_api.models.ToolDetail:
+        return (
+            await self._send(
+                host_api.models.GET_TOOL_DETAIL, host_api.models.ToolRef(tool_name=tool_name)
+            )
+        ).tool
 
     def _grant(self, spec: ActionSpec[Any, Any], resource_id: str | None = None) -> None:
         """Refuse a call the caller may not make (a run checks its grants; a plugin may
@@ -112,58 +113,60 @@ class HostCalls:
 
     # ------------------------------------------------------------------ storage
 
-    async def _storage_set(self, area: StorageArea, key: str, value: bytes) -> None:
+    async def _storage_set(
+        self, area: host_api.storage.StorageArea, key: str, value: bytes
+    ) -> None:
         self._grant(area.set)
         encoded = base64.b64encode(value).decode("ascii")
         await self._send(area.set, area.set.params(key=key, value_base64=encoded))
 
-    async def _storage_get(self, area: StorageArea, key: str) -> bytes:
+    async def _storage_get(self, area: host_api.storage.StorageArea, key: str) -> bytes:
         self._grant(area.get)
         return (await self._send(area.get, area.get.params(key=key))).content
 
-    async def _storage_keys(self, area: StorageArea) -> list[str]:
+    async def _storage_keys(self, area: host_api.storage.StorageArea) -> list[str]:
         self._grant(area.keys)
         return (await self._send(area.keys, area.keys.params())).keys
 
-    async def _storage_delete(self, area: StorageArea, key: str) -> None:
+    async def _storage_delete(self, area: host_api.storage.StorageArea, key: str) -> None:
         self._grant(area.delete)
         await self._send(area.delete, area.delete.params(key=key))
 
     async def set_plugin_storage(self, key: str, value: bytes) -> None:
         """Store bytes under ``key`` in this plugin's storage."""
-        await self._storage_set(PLUGIN_STORAGE, key, value)
+        await self._storage_set(host_api.storage.PLUGIN_STORAGE, key, value)
 
     async def get_plugin_storage(self, key: str) -> bytes:
         """Bytes stored under ``key`` in this plugin's storage."""
-        return await self._storage_get(PLUGIN_STORAGE, key)
+        return await self._storage_get(host_api.storage.PLUGIN_STORAGE, key)
 
     async def get_plugin_storage_keys(self) -> list[str]:
         """The keys of this plugin's storage."""
-        return await self._storage_keys(PLUGIN_STORAGE)
+        return await self._storage_keys(host_api.storage.PLUGIN_STORAGE)
 
     async def delete_plugin_storage(self, key: str) -> None:
         """Delete ``key`` from this plugin's storage."""
-        await self._storage_delete(PLUGIN_STORAGE, key)
+        await self._storage_delete(host_api.storage.PLUGIN_STORAGE, key)
 
     async def set_workspace_storage(self, key: str, value: bytes) -> None:
         """Store bytes under ``key`` in the workspace storage shared by plugins."""
-        await self._storage_set(WORKSPACE_STORAGE, key, value)
+        await self._storage_set(host_api.storage.WORKSPACE_STORAGE, key, value)
 
     async def get_workspace_storage(self, key: str) -> bytes:
         """Bytes stored under ``key`` in the workspace storage."""
-        return await self._storage_get(WORKSPACE_STORAGE, key)
+        return await self._storage_get(host_api.storage.WORKSPACE_STORAGE, key)
 
     async def get_workspace_storage_keys(self) -> list[str]:
         """The keys of the workspace storage."""
-        return await self._storage_keys(WORKSPACE_STORAGE)
+        return await self._storage_keys(host_api.storage.WORKSPACE_STORAGE)
 
     async def delete_workspace_storage(self, key: str) -> None:
         """Delete ``key`` from the workspace storage."""
-        await self._storage_delete(WORKSPACE_STORAGE, key)
+        await self._storage_delete(host_api.storage.WORKSPACE_STORAGE, key)
 
     # ------------------------------------------------------------------ host
 
     async def get_langbot_version(self) -> str:
         """The host's LangBot version."""
-        params = messaging.GET_LANGBOT_VERSION.params()
-        return (await self._send(messaging.GET_LANGBOT_VERSION, params)).version
+        params = host_api.messaging.GET_LANGBOT_VERSION.params()
+        return (await self._send(host_api.messaging.GET_LANGBOT_VERSION, params)).version

@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from langbot_plugin.api.proxies._plugin_api import PluginAPIBase
-from langbot_plugin.protocol.host_api import knowledge as kb
-from langbot_plugin.protocol.host_api import models
-from langbot_plugin.protocol.host_api.common import CallerParams
+from langbot_plugin.protocol import host_api
 
 __all__ = ["KnowledgeAPIMixin"]
 
@@ -20,8 +18,10 @@ class KnowledgeAPIMixin(PluginAPIBase):
         self, embedding_model_uuid: str, texts: list[str]
     ) -> list[list[float]]:
         """Embed ``texts`` with a model."""
-        params = models.EmbeddingParams(embedding_model_uuid=embedding_model_uuid, texts=texts)
-        return (await self._send(models.INVOKE_EMBEDDING, params)).vectors
+        params = host_api.models.EmbeddingParams(
+            embedding_model_uuid=embedding_model_uuid, texts=texts
+        )
+        return (await self._send(host_api.models.INVOKE_EMBEDDING, params)).vectors
 
     async def invoke_rerank(  # noqa: PLR0917 -- reference signature
         self,
@@ -45,12 +45,12 @@ class KnowledgeAPIMixin(PluginAPIBase):
         documents: list[str] | None = None,
     ) -> None:
         """Insert or replace vectors in a collection."""
-        params = kb.VectorUpsertParams(
+        params = host_api.knowledge.VectorUpsertParams(
             collection_id=collection_id, vectors=vectors, ids=ids, metadata=metadata
         )
         if documents is not None:
             params.documents = documents
-        await self._send(kb.VECTOR_UPSERT, params)
+        await self._send(host_api.knowledge.VECTOR_UPSERT, params)
 
     async def vector_search(  # noqa: PLR0917 -- reference signature
         self,
@@ -63,7 +63,7 @@ class KnowledgeAPIMixin(PluginAPIBase):
         vector_weight: float | None = None,
     ) -> list[dict[str, Any]]:
         """Search a collection: ``[{id, distance, metadata, score?}, ...]``."""
-        params = kb.VectorSearchParams(
+        params = host_api.knowledge.VectorSearchParams(
             collection_id=collection_id,
             query_vector=query_vector,
             top_k=top_k,
@@ -72,7 +72,7 @@ class KnowledgeAPIMixin(PluginAPIBase):
             query_text=query_text,
             vector_weight=vector_weight,
         )
-        return (await self._send(kb.VECTOR_SEARCH, params)).results
+        return (await self._send(host_api.knowledge.VECTOR_SEARCH, params)).results
 
     async def vector_delete(
         self,
@@ -81,10 +81,10 @@ class KnowledgeAPIMixin(PluginAPIBase):
         filters: dict[str, Any] | None = None,
     ) -> int:
         """Delete vectors by file id or filter; returns how many went."""
-        params = kb.VectorDeleteParams(
+        params = host_api.knowledge.VectorDeleteParams(
             collection_id=collection_id, file_ids=file_ids, filters=filters
         )
-        return (await self._send(kb.VECTOR_DELETE, params)).count
+        return (await self._send(host_api.knowledge.VECTOR_DELETE, params)).count
 
     async def vector_list(
         self,
@@ -94,33 +94,42 @@ class KnowledgeAPIMixin(PluginAPIBase):
         offset: int = 0,
     ) -> dict[str, Any]:
         """A page of a collection's vectors: ``{items, total}``."""
-        params = kb.VectorListParams(
+        params = host_api.knowledge.VectorListParams(
             collection_id=collection_id, filters=filters, limit=limit, offset=offset
         )
-        return (await self._send(kb.VECTOR_LIST, params)).model_dump()
+        return (await self._send(host_api.knowledge.VECTOR_LIST, params)).model_dump()
 
     async def get_knowledge_file_stream(self, storage_path: str) -> bytes:
         """The bytes of a stored knowledge file (the runtime pushes them first)."""
-        params = kb.KnowledgeFileRef(storage_path=storage_path)
-        answer = await self._send(kb.GET_KNOWLEDGE_FILE_STREAM, params)
+        params = host_api.knowledge.KnowledgeFileRef(storage_path=storage_path)
+        answer = await self._send(host_api.knowledge.GET_KNOWLEDGE_FILE_STREAM, params)
         return self._channel().files.take(answer.file_key)
 
     async def list_knowledge_bases(self) -> list[dict[str, Any]]:
         """The workspace's knowledge bases: ``[{uuid, name, description}, ...]``."""
-        return (await self._send(kb.LIST_KNOWLEDGE_BASES, CallerParams())).knowledge_bases
+        return (
+            await self._send(
+                host_api.knowledge.LIST_KNOWLEDGE_BASES, host_api.common.CallerParams()
+            )
+        ).knowledge_bases
 
     async def retrieve_knowledge(
         self, kb_id: str, query_text: str, top_k: int = 5, filters: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """Retrieve from a knowledge base."""
-        params = kb.RetrievalParams(
+        params = host_api.knowledge.RetrievalParams(
             kb_id=kb_id, query_text=query_text, top_k=top_k, filters=filters or {}
         )
-        return (await self._send(kb.RETRIEVE_KNOWLEDGE, params)).results
+        return (await self._send(host_api.knowledge.RETRIEVE_KNOWLEDGE, params)).results
 
     async def list_parsers(self, mime_type: str | None = None) -> list[dict[str, Any]]:
         """The document parsers, optionally only those accepting ``mime_type``."""
-        return (await self._send(kb.LIST_PARSERS, kb.ParserFilter(mime_type=mime_type))).parsers
+        return (
+            await self._send(
+                host_api.knowledge.LIST_PARSERS,
+                host_api.knowledge.ParserFilter(mime_type=mime_type),
+            )
+        ).parsers
 
     async def invoke_parser(  # noqa: PLR0917 -- reference signature
         self,
@@ -132,7 +141,7 @@ class KnowledgeAPIMixin(PluginAPIBase):
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Parse a stored file with another plugin's parser: ``{text, sections, metadata}``."""
-        params = kb.ParserInvocation(
+        params = host_api.knowledge.ParserInvocation(
             plugin_author=plugin_author,
             plugin_name=plugin_name,
             storage_path=storage_path,
@@ -140,4 +149,4 @@ class KnowledgeAPIMixin(PluginAPIBase):
             filename=filename,
             metadata=dict(metadata or {}),
         )
-        return (await self._send(kb.INVOKE_PARSER, params)).model_dump()
+        return (await self._send(host_api.knowledge.INVOKE_PARSER, params)).model_dump()

@@ -23,9 +23,7 @@ from langbot_plugin.api.entities.builtin.provider.message import (
 )
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 from langbot_plugin.api.proxies._knowledge_api import KnowledgeAPIMixin
-from langbot_plugin.protocol.host_api import messaging as msg
-from langbot_plugin.protocol.host_api import models, storage
-from langbot_plugin.protocol.host_api.common import CallerParams, RunScopedParams
+from langbot_plugin.protocol import host_api
 from langbot_plugin.protocol.spec import Empty, Params
 
 __all__ = ["LangBotAPIProxy"]
@@ -38,36 +36,44 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
 
     async def get_bots(self) -> list[str]:
         """The workspace's bots."""
-        return (await self._send(msg.GET_BOTS, CallerParams())).bots
+        return (await self._send(host_api.messaging.GET_BOTS, host_api.common.CallerParams())).bots
 
     async def get_bot_info(self, bot_uuid: str) -> dict[str, Any]:
         """A bot's information."""
-        return (await self._send(msg.GET_BOT_INFO, msg.BotRef(bot_uuid=bot_uuid))).bot
+        return (
+            await self._send(
+                host_api.messaging.GET_BOT_INFO, host_api.messaging.BotRef(bot_uuid=bot_uuid)
+            )
+        ).bot
 
     async def send_message(
         self, bot_uuid: str, target_type: str, target_id: str, message_chain: MessageChain
     ) -> Any:
         """Send a chain through a bot; ``target_type`` is ``"person"`` or ``"group"``."""
-        params = msg.SendMessageParams(
+        params = host_api.messaging.SendMessageParams(
             bot_uuid=bot_uuid,
             target_type=target_type,
             target_id=target_id,
             message_chain=message_chain,
         )
-        return (await self._send(msg.SEND_MESSAGE, params)).result
+        return (await self._send(host_api.messaging.SEND_MESSAGE, params)).result
 
     async def call_platform_api(
         self, bot_uuid: str, action: str, params: dict[str, Any] | None = None
     ) -> Any:
         """Call an adapter API of a bot (``get_group_info``, ...)."""
-        request = msg.PlatformApiParams(bot_uuid=bot_uuid, action=action, params=dict(params or {}))
-        return (await self._send(msg.CALL_PLATFORM_API, request)).result
+        request = host_api.messaging.PlatformApiParams(
+            bot_uuid=bot_uuid, action=action, params=dict(params or {})
+        )
+        return (await self._send(host_api.messaging.CALL_PLATFORM_API, request)).result
 
     # ------------------------------------------------------------------ models
 
     async def get_llm_models(self) -> list[str]:
         """The uuids of the workspace's LLM models."""
-        return (await self._send(models.GET_LLM_MODELS, RunScopedParams())).llm_models
+        return (
+            await self._send(host_api.models.GET_LLM_MODELS, host_api.common.RunScopedParams())
+        ).llm_models
 
     async def invoke_llm(
         self,
@@ -92,7 +98,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         timeout: float | None = None,
     ) -> LLMInvokeResult:
         """Like :meth:`invoke_llm`, with the provider's token usage when reported."""
-        limit = timeout if timeout is not None else models.INVOKE_LLM.default_wait
+        limit = timeout if timeout is not None else host_api.models.INVOKE_LLM.default_wait
         params = self._llm_params(llm_model_uuid, messages, funcs, extra_args, timeout=limit)
         return await self._invoke_llm(params, timeout=limit)
 
@@ -132,22 +138,24 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
 
     async def get_config_file(self, file_key: str) -> bytes:
         """A file uploaded through the plugin's config form."""
-        answer = await self._send(storage.GET_CONFIG_FILE, storage.ConfigFileRef(file_key=file_key))
+        answer = await self._send(
+            host_api.storage.GET_CONFIG_FILE, host_api.storage.ConfigFileRef(file_key=file_key)
+        )
         return answer.content
 
     # ------------------------------------------------------------------ plugins and tools
 
     async def list_plugins_manifest(self) -> list[dict[str, Any]]:
         """The manifests of the installed plugins."""
-        return (await self._send(msg.LIST_PLUGINS_MANIFEST, Empty())).plugins
+        return (await self._send(host_api.messaging.LIST_PLUGINS_MANIFEST, Empty())).plugins
 
     async def list_commands(self) -> list[dict[str, Any]]:
         """The commands of all plugins."""
-        return (await self._send(msg.LIST_COMMANDS, Params())).commands
+        return (await self._send(host_api.messaging.LIST_COMMANDS, Params())).commands
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The tools the host offers (``author/plugin/tool`` names, schemas)."""
-        return (await self._send(msg.LIST_TOOLS, Params())).tools
+        return (await self._send(host_api.messaging.LIST_TOOLS, Params())).tools
 
     async def get_tool_detail(self, tool_name: str) -> dict[str, Any]:
         """One tool's name, description and parameter schema."""
@@ -157,7 +165,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         self, tool_name: str, parameters: dict[str, Any], session: dict[str, Any], query_id: int
     ) -> Any:
         """Call a tool on behalf of a session and query."""
-        params = models.CallToolParams(
+        params = host_api.models.CallToolParams(
             tool_name=tool_name, tool_parameters=parameters, session=session, query_id=query_id
         )
-        return (await self._send(models.CALL_TOOL, params)).tool_response
+        return (await self._send(host_api.models.CALL_TOOL, params)).tool_response

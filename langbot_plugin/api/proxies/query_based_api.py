@@ -19,9 +19,7 @@ from pydantic import (
 
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.proxies.channel import Channel
-from langbot_plugin.protocol.host_api import knowledge as kb
-from langbot_plugin.protocol.host_api import messaging as msg
-from langbot_plugin.protocol.host_api.common import QueryParams
+from langbot_plugin.protocol import host_api
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc.errors import NotReadyError
 
@@ -65,48 +63,58 @@ class QueryBasedAPIProxy(BaseModel):
         self, message_chain: MessageChain, quote_origin: bool = False
     ) -> dict[str, Any]:
         """Reply to the query's message (optionally quoting it)."""
-        params = msg.ReplyParams(
+        params = host_api.messaging.ReplyParams(
             **self._query_ref(), message_chain=message_chain, quote_origin=quote_origin
         )
-        return (await self._send(msg.REPLY_MESSAGE, params)).model_dump()
+        return (await self._send(host_api.messaging.REPLY_MESSAGE, params)).model_dump()
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the query."""
-        return (await self._send(msg.GET_BOT_UUID, QueryParams(**self._query_ref()))).bot_uuid
+        return (
+            await self._send(
+                host_api.messaging.GET_BOT_UUID, host_api.common.QueryParams(**self._query_ref())
+            )
+        ).bot_uuid
 
     async def set_query_var(self, key: str, value: Any) -> dict[str, Any]:
         """Set a variable of the query."""
-        params = msg.QueryVarSet(**self._query_ref(), key=key, value=value)
-        return (await self._send(msg.SET_QUERY_VAR, params)).model_dump()
+        params = host_api.messaging.QueryVarSet(**self._query_ref(), key=key, value=value)
+        return (await self._send(host_api.messaging.SET_QUERY_VAR, params)).model_dump()
 
     async def get_query_var(self, key: str) -> Any:
         """A variable of the query."""
-        params = msg.QueryVarKey(**self._query_ref(), key=key)
-        return (await self._send(msg.GET_QUERY_VAR, params)).value
+        params = host_api.messaging.QueryVarKey(**self._query_ref(), key=key)
+        return (await self._send(host_api.messaging.GET_QUERY_VAR, params)).value
 
     async def get_query_vars(self) -> dict[str, Any]:
         """All variables of the query."""
-        return (await self._send(msg.GET_QUERY_VARS, QueryParams(**self._query_ref()))).vars
+        return (
+            await self._send(
+                host_api.messaging.GET_QUERY_VARS, host_api.common.QueryParams(**self._query_ref())
+            )
+        ).vars
 
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in the query's session."""
-        params = QueryParams(**self._query_ref())
-        return (await self._send(msg.CREATE_NEW_CONVERSATION, params)).model_dump()
+        params = host_api.common.QueryParams(**self._query_ref())
+        return (await self._send(host_api.messaging.CREATE_NEW_CONVERSATION, params)).model_dump()
 
     async def list_pipeline_knowledge_bases(self) -> list[dict[str, Any]]:
         """The knowledge bases of the query's pipeline: ``[{uuid, name, description}]``."""
-        params = QueryParams(**self._query_ref())
-        return (await self._send(kb.LIST_PIPELINE_KNOWLEDGE_BASES, params)).knowledge_bases
+        params = host_api.common.QueryParams(**self._query_ref())
+        return (
+            await self._send(host_api.knowledge.LIST_PIPELINE_KNOWLEDGE_BASES, params)
+        ).knowledge_bases
 
     async def retrieve_knowledge(
         self, kb_id: str, query_text: str, top_k: int = 5, filters: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
         """Retrieve from one of the pipeline's knowledge bases."""
-        params = kb.RetrievalParams(
+        params = host_api.knowledge.RetrievalParams(
             **self._query_ref(),
             kb_id=kb_id,
             query_text=query_text,
             top_k=top_k,
             filters=filters or {},
         )
-        return (await self._send(kb.RETRIEVE_KNOWLEDGE_BASE, params)).results
+        return (await self._send(host_api.knowledge.RETRIEVE_KNOWLEDGE_BASE, params)).results

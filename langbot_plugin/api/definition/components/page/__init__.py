@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from langbot_plugin.api.definition.components.base import BaseComponent
-from langbot_plugin.protocol.plugin_components import PageRequest, PageResponse
+from langbot_plugin.protocol.pages import PageRequest, PageResponse
 
 __all__ = ["Page", "PageRequest", "PageResponse"]
 

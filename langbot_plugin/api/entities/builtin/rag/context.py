@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from langbot_plugin.api.entities.builtin.provider.message import ContentElement
 
@@ -13,6 +13,8 @@ __all__ = ["RetrievalContext", "RetrievalResponse", "RetrievalResultEntry"]
 
 class RetrievalResultEntry(BaseModel):
     """One hit: its content, metadata and distance (lower is closer)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     content: list[ContentElement]
@@ -23,6 +25,8 @@ class RetrievalResultEntry(BaseModel):
 
 class RetrievalContext(BaseModel):
     """A retrieval request."""
+
+    model_config = ConfigDict(defer_build=True)
 
     query: str
     knowledge_base_id: str | None = None
@@ -38,6 +42,8 @@ class RetrievalContext(BaseModel):
 
 class RetrievalResponse(BaseModel):
     """The hits of a retrieval."""
+
+    model_config = ConfigDict(defer_build=True)
 
     results: list[RetrievalResultEntry]
     total_found: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 
@@ -23,6 +23,8 @@ __all__ = [
 class FileMetadata(BaseModel):
     """What is known about an uploaded file."""
 
+    model_config = ConfigDict(defer_build=True)
+
     filename: str
     file_size: int
     mime_type: str
@@ -35,12 +37,16 @@ class FileMetadata(BaseModel):
 class FileObject(BaseModel):
     """An uploaded file and where the host stores it."""
 
+    model_config = ConfigDict(defer_build=True)
+
     metadata: FileMetadata
     storage_path: str
 
 
 class TextChunk(BaseModel):
     """A piece of a document, possibly with its embedding."""
+
+    model_config = ConfigDict(defer_build=True)
 
     text: str
     chunk_id: str
@@ -52,6 +58,8 @@ class TextChunk(BaseModel):
 class TextSection(BaseModel):
     """A structural section found by a parser (``level`` 0 = body)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     content: str
     heading: str | None = None
     level: int = 0
@@ -62,6 +70,8 @@ class TextSection(BaseModel):
 class ParseContext(BaseModel):
     """A file handed to a ``Parser``."""
 
+    model_config = ConfigDict(defer_build=True)
+
     file_content: bytes
     mime_type: str
     filename: str
@@ -71,6 +81,8 @@ class ParseContext(BaseModel):
 class ParseResult(BaseModel):
     """A parser's output: the full text and its sections."""
 
+    model_config = ConfigDict(defer_build=True)
+
     text: str
     sections: list[TextSection] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -78,6 +90,8 @@ class ParseResult(BaseModel):
 
 class IngestionContext(BaseModel):
     """A document to ingest into a knowledge base."""
+
+    model_config = ConfigDict(defer_build=True)
 
     file_object: FileObject
     knowledge_base_id: str
@@ -92,6 +106,8 @@ class IngestionContext(BaseModel):
 
 class IngestionResult(BaseModel):
     """What ingesting a document produced."""
+
+    model_config = ConfigDict(defer_build=True)
 
     document_id: str
     status: DocumentStatus
