@@ -26,6 +26,7 @@ from langbot_plugin.rpc import RPCError
 from langbot_plugin.runtime.artifacts import ArtifactStore
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.manifest_peek import read_identity
+from langbot_plugin.runtime.plugin_check import refuse_invalid_plugin
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.workers import Supervisor, WorkerSpec
 
@@ -132,6 +133,7 @@ class Installations:
                 return ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
             folder = self.artifacts.path_for(digest)
         identity = read_identity(folder)
+        await refuse_invalid_plugin(folder)
         updated = InstallationRecord(
             installation_uuid=uuid,
             binding=binding.as_context(),
