@@ -64,7 +64,8 @@ def _single_error() -> Generator[None]:
         yield
     except BaseExceptionGroup as group:
         if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
+            only = group.exceptions[0]
+            raise only from only.__cause__  # keep its own cause (a bind's OSError)
         raise
 
 

@@ -147,7 +147,7 @@ class Installations:
             await self.supervisor.stop(uuid)
             self._save(updated)
             return ApplyInstallationResult(installation_uuid=uuid, state="disabled")
-        python = await self.dependencies.ensure(folder)
+        python = await self.dependencies.ensure(folder, name=identity)
         author, name = identity.split("/", 1)
         host = self.state.upstream.current()
         settings_scope = binding.workspace_context() if bridged else binding.as_context()
