@@ -87,10 +87,6 @@ def _serve(args: argparse.Namespace) -> int:
     from langbot_plugin.runtime.data_lock import DataDirBusyError, hold_data_dir
     from langbot_plugin.runtime.state import RuntimeOptions
 
-    logger = logging.getLogger("langbot_plugin.runtime")
-    if settings.config_file is not None:
-        logger.info("settings from %s (flags override it)", settings.config_file)
-    logger.debug("settings: %s", settings)
     options = RuntimeOptions(
         host=settings.host,
         control_port=settings.ws_control_port,
@@ -104,6 +100,10 @@ def _serve(args: argparse.Namespace) -> int:
         options.check()
     except ValueError as exc:
         raise CliError(str(exc), USAGE) from None
+    logger = logging.getLogger("langbot_plugin.runtime")
+    if settings.config_file is not None:
+        logger.info("settings from %s (flags override it)", settings.config_file)
+    logger.debug("settings: %s", settings)
     try:
         lock = hold_data_dir(settings.data_dir.resolve())
     except DataDirBusyError as exc:
