@@ -10,6 +10,7 @@ from pydantic import Field
 from langbot_plugin.api.entities._event_base import BaseEventModel
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
+from langbot_plugin.api.entities.builtin.platform._event_base import no_group, nobody
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 
 __all__ = [
@@ -30,8 +31,8 @@ __all__ = [
 
 
 # the same defaults as the platform events carry
-_nobody = platform_events._nobody  # pyright: ignore[reportPrivateUsage]
-_no_group = platform_events._no_group  # pyright: ignore[reportPrivateUsage]
+_nobody = nobody
+_no_group = no_group
 
 
 _ChatType = platform_entities.ChatType
