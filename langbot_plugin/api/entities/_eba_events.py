@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from langbot_plugin.api.entities._event_base import BaseEventModel
+from langbot_plugin.api.entities._legacy import MessageChainFields, NewContentField
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform._event_base import no_group, nobody
@@ -40,7 +41,7 @@ _User = platform_entities.User
 _Group = platform_entities.UserGroup
 
 
-class MessageReceived(BaseEventModel):
+class MessageReceived(BaseEventModel, MessageChainFields):
     """A message arrived (event-based family)."""
 
     event_name: str = "MessageReceived"
@@ -67,7 +68,7 @@ def _copy(event: Any, names: str) -> dict[str, Any]:
     return {name: getattr(event, name) for name in names.split()}
 
 
-class MessageEdited(BaseEventModel):
+class MessageEdited(BaseEventModel, NewContentField):
     """A message was edited."""
 
     event_name: str = "MessageEdited"

@@ -24,10 +24,12 @@ from langbot_plugin.api.entities._eba_events import (
     PlatformSpecificEventReceived,
 )
 from langbot_plugin.api.entities._event_base import BaseEventModel
+from langbot_plugin.api.entities._legacy import MessageChainFields, ReplyMessageChainField
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.builtin.provider import message as provider_message
 from langbot_plugin.api.entities.builtin.provider.session import Session
+from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 
 __all__ = [
     "EVENT_TYPES",
@@ -54,6 +56,7 @@ __all__ = [
     "PlatformSpecificEventReceived",
     "PromptPreProcessing",
     "UnknownEventError",
+    "WorkspaceExecutionScope",
     "event_class",
 ]
 
@@ -61,7 +64,7 @@ __all__ = [
 # ---------------------------------------------------------------------- pipeline events
 
 
-class PersonMessageReceived(BaseEventModel):
+class PersonMessageReceived(BaseEventModel, MessageChainFields):
     """Any private message arrived."""
 
     event_name: str = "PersonMessageReceived"
@@ -72,7 +75,7 @@ class PersonMessageReceived(BaseEventModel):
     message_chain: MessageChain
 
 
-class GroupMessageReceived(BaseEventModel):
+class GroupMessageReceived(BaseEventModel, MessageChainFields):
     """Any group message arrived."""
 
     event_name: str = "GroupMessageReceived"
@@ -83,7 +86,7 @@ class GroupMessageReceived(BaseEventModel):
     message_chain: MessageChain
 
 
-class _WithReplyMessageChain(BaseEventModel):
+class _WithReplyMessageChain(BaseEventModel, ReplyMessageChainField):
     """Events whose handler may set the reply (used when it prevents the default)."""
 
     reply_message_chain: MessageChain | None = None
@@ -94,7 +97,7 @@ _UserMessageAlter = (
 )
 
 
-class PersonNormalMessageReceived(_WithReplyMessageChain):
+class PersonNormalMessageReceived(_WithReplyMessageChain, MessageChainFields):
     """A private message the pipeline will answer; ``user_message_alter`` rewrites it."""
 
     event_name: str = "PersonNormalMessageReceived"
@@ -107,7 +110,7 @@ class PersonNormalMessageReceived(_WithReplyMessageChain):
     user_message_alter: _UserMessageAlter = None
 
 
-class GroupNormalMessageReceived(_WithReplyMessageChain):
+class GroupNormalMessageReceived(_WithReplyMessageChain, MessageChainFields):
     """A group message the pipeline will answer; ``user_message_alter`` rewrites it."""
 
     event_name: str = "GroupNormalMessageReceived"
