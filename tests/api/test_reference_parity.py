@@ -63,10 +63,10 @@ def _without_07_fields(name: str, dump: dict[str, Any]) -> dict[str, Any]:
 def test_dump_equals_the_reference(name: str) -> None:
     ours = dumped(name)
     expected = GOLDEN[name]["python"]
-    for dump in (ours["python"], ours["json"]):
-        if dump is None:
+    for raw in (ours["python"], ours["json"]):
+        if raw is None:
             continue
-        dump = _without_07_fields(name, dump)
+        dump = _without_07_fields(name, raw)
         if name in NESTED_CHAIN_DEFECT:
             assert dump_differences(dump, expected, allow_added=True) == []
         else:

@@ -3,7 +3,9 @@
 Every event class has an ``event_name`` defaulting to its class name; that string
 selects the class when an :class:`~langbot_plugin.api.entities.context.EventContext`
 is read from the wire (see :func:`event_class`). Message-chain fields keep their
-component classes at any depth.
+component classes at any depth. ``pipeline_query`` is the module of
+:class:`~langbot_plugin.api.entities.builtin.pipeline.query.Query`, reachable from here as
+the host imports it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from langbot_plugin.api.entities._eba_events import (
 )
 from langbot_plugin.api.entities._event_base import BaseEventModel
 from langbot_plugin.api.entities._legacy import MessageChainFields, ReplyMessageChainField
+from langbot_plugin.api.entities.builtin.pipeline import query as pipeline_query
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.builtin.provider import message as provider_message
@@ -58,6 +61,7 @@ __all__ = [
     "UnknownEventError",
     "WorkspaceExecutionScope",
     "event_class",
+    "pipeline_query",
 ]
 
 
