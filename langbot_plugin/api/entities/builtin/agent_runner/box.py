@@ -3,7 +3,8 @@
 A runner asks the host for the Box status, lists the workspace's Boxes, acquires one by
 a reuse key, binds one to the run (once: a run cannot switch Boxes), and moves files in
 (``import_box_attachments``) and out (``export_box_files``) of it. None of these carry
-credentials or host paths; the host owns the sandbox scope (see ``docs/box.md``).
+credentials or host paths; the host owns the sandbox scope (``docs/api-entities.md``
+says how a reuse key and the host-owned scope meet).
 """
 
 from __future__ import annotations
