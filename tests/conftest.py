@@ -1,4 +1,7 @@
-"""Shared fixtures: the anyio backend, free ports, and connected transport pairs."""
+"""Shared fixtures: the anyio backend, free ports, and connected transport pairs.
+
+Every test runs under the time limit of :mod:`tests.timeouts`.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import anyio
 import pytest
 
 from langbot_plugin.rpc.transport import Transport
+
+pytest_plugins = ["tests.timeouts"]
 
 
 @pytest.fixture
