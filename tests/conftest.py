@@ -87,7 +87,7 @@ async def websockets_link() -> AsyncGenerator[tuple[Transport, Transport]]:
 async def aiohttp_link() -> AsyncGenerator[tuple[Transport, Transport]]:
     from aiohttp import web
 
-    from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport
+    from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
     from langbot_plugin.rpc.transport_ws import connect_ws
 
     accepted: list[Transport] = []
@@ -95,7 +95,7 @@ async def aiohttp_link() -> AsyncGenerator[tuple[Transport, Transport]]:
     done = anyio.Event()
 
     async def handle(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(max_msg_size=64 * 1024 * 1024)
+        ws = websocket_response()
         await ws.prepare(request)
         accepted.append(aiohttp_transport(ws))
         ready.set()
