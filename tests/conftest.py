@@ -5,10 +5,12 @@ Every test runs under the time limit of :mod:`tests.timeouts`.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import pytest
@@ -27,6 +29,16 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+async def raw_exchange(transport: Transport, frame: str, seconds: float = 30) -> dict[str, Any]:
+    """Send one raw frame and read the one frame that answers it (bounded)."""
+    await transport.send.send(frame)
+    with anyio.fail_after(seconds):
+        reply = await transport.receive.receive()
+    assert isinstance(reply, str), reply
+    result: dict[str, Any] = json.loads(reply)
+    return result
 
 
 @asynccontextmanager

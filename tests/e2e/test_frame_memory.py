@@ -20,16 +20,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 from langbot_plugin.rpc import MessageTooLargeError
-from langbot_plugin.rpc.transport import Transport
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws
-from tests.conftest import free_port
+from tests.conftest import free_port, raw_exchange
 from tests.e2e.processes import lbp_rt
 
 pytestmark = pytest.mark.anyio
@@ -51,20 +49,11 @@ def peak_rss(pid: int) -> int:
     raise AssertionError(f"no VmHWM for process {pid}")
 
 
-async def exchange(transport: Transport, frame: str) -> dict[str, Any]:
-    await transport.send.send(frame)
-    with anyio.fail_after(30):
-        reply = await transport.receive.receive()
-    assert isinstance(reply, str), reply
-    result: dict[str, Any] = json.loads(reply)
-    return result
-
-
 async def test_a_20_mib_websocket_frame_is_refused_from_its_header(tmp_path: Path) -> None:
     async with lbp_rt(tmp_path) as runtime:
         pid = runtime.process.pid
         async with connect_ws(runtime.control_url) as raw:
-            assert (await exchange(raw, PING))["data"] == {"message": "pong"}
+            assert (await raw_exchange(raw, PING))["data"] == {"message": "pong"}
             before = peak_rss(pid)
             with contextlib.suppress(anyio.BrokenResourceError):
                 await raw.send.send(big_frame())
@@ -73,7 +62,7 @@ async def test_a_20_mib_websocket_frame_is_refused_from_its_header(tmp_path: Pat
             assert isinstance(refused, MessageTooLargeError), refused
             assert "1009" in refused.message
         async with connect_ws(runtime.control_url) as again:  # the runtime is still up
-            assert (await exchange(again, PING))["data"] == {"message": "pong"}
+            assert (await raw_exchange(again, PING))["data"] == {"message": "pong"}
         grown = peak_rss(pid) - before
     assert grown < BOUND, f"peak RSS grew by {grown / 2**20:.1f} MiB"
 
@@ -87,11 +76,11 @@ async def test_a_20_mib_stdio_frame_is_skipped_and_answered(tmp_path: Path) -> N
     try:
         # the host's framing: frames above 16 KiB are sent as chunk_start/data/end
         async with stdio_transport(process.stdout, process.stdin) as host:
-            assert (await exchange(host, PING))["data"] == {"message": "pong"}
+            assert (await raw_exchange(host, PING))["data"] == {"message": "pong"}
             before = peak_rss(process.pid)
-            reply = await exchange(host, big_frame(seq_id=7))
+            reply = await raw_exchange(host, big_frame(seq_id=7))
             assert (reply["seq_id"], reply["data"]["error_code"]) == (7, "message_too_large")
-            assert (await exchange(host, PING))["data"] == {"message": "pong"}  # same link
+            assert (await raw_exchange(host, PING))["data"] == {"message": "pong"}  # same link
             grown = peak_rss(process.pid) - before
     finally:
         if process.returncode is None:

@@ -18,7 +18,7 @@ import pytest
 
 from langbot_plugin.rpc import MessageTooLargeError, RequestContext, Route, RouteTable, RPCSession
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
-from tests.conftest import pipe_link
+from tests.conftest import pipe_link, raw_exchange
 
 pytestmark = pytest.mark.anyio
 
@@ -41,17 +41,8 @@ def routes() -> RouteTable:
     return RouteTable(size=Route(size))
 
 
-async def reply_to(raw: Transport, frame: str) -> dict[str, Any]:
-    await raw.send.send(frame)
-    with anyio.fail_after(30):
-        item = await raw.receive.receive()
-    assert isinstance(item, str), item
-    reply: dict[str, Any] = json.loads(item)
-    return reply
-
-
 async def still_up(raw: Transport) -> None:
-    reply = await reply_to(raw, '{"seq_id": 42, "action": "__ping", "data": {}}')
+    reply = await raw_exchange(raw, '{"seq_id": 42, "action": "__ping", "data": {}}')
     assert reply["data"] == {"message": "pong"}
 
 
@@ -65,7 +56,7 @@ async def test_a_frame_of_exactly_the_limit_passes(link: tuple[Transport, Transp
     raw, server_t = link
     async with RPCSession(server_t, routes(), name="server").running():
         frame, n = request_of(LIMIT)
-        reply = await reply_to(raw, frame)
+        reply = await raw_exchange(raw, frame)
         assert (reply["seq_id"], reply["code"], reply["data"]) == (41, 0, {"n": n})
 
 
@@ -76,7 +67,7 @@ async def test_a_frame_over_the_limit_is_refused(
     async with RPCSession(server_t, routes(), name="server").running() as server:
         frame, _ = request_of(LIMIT + 1)
         if link_kind in ("memory", "pipes"):  # pipes: chunk-framed above 1 KiB
-            reply = await reply_to(raw, frame)
+            reply = await raw_exchange(raw, frame)
             assert (reply["seq_id"], reply["code"]) == (41, 1)
             assert reply["data"]["error_code"] == "message_too_large"
             await still_up(raw)
@@ -98,13 +89,13 @@ async def test_a_plain_line_over_the_limit_is_skipped_and_answered() -> None:
         plain_lines() as (raw, server_t),
         RPCSession(server_t, routes(), name="server").running(),
     ):
-        reply = await reply_to(raw, request_of(LIMIT + 1 + 3 * 256 * 1024)[0])
+        reply = await raw_exchange(raw, request_of(LIMIT + 1 + 3 * 256 * 1024)[0])
         assert (reply["seq_id"], reply["data"]["error_code"]) == (41, "message_too_large")
         assert reply["data"]["details"]["limit"] == LIMIT
         await still_up(raw)
         # what followed the skipped line on the pipe is read normally
         frame, n = request_of(1000, seq_id=43)
-        assert (await reply_to(raw, frame))["data"] == {"n": n}
+        assert (await raw_exchange(raw, frame))["data"] == {"n": n}
 
 
 @pytest.mark.parametrize("framing", ["plain lines", "chunked"])
