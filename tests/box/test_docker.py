@@ -344,6 +344,7 @@ async def test_the_agent_replaces_docker_exec(state: Path, deployment: str) -> N
         assert not container.attrs.get("ExecIDs")  # no docker exec was needed
 
 
+@pytest.mark.timeout(180)  # about 30 s on a busy 2-CPU machine
 async def test_a_planted_symlink_cannot_redirect_host_writes(state: Path, deployment: str) -> None:
     canary = state / "canary"
     await anyio.Path(canary).mkdir()

@@ -213,16 +213,17 @@ async def test_ttl_reaper_removes_idle_sessions_only(tmp_path: Path) -> None:
 
 async def test_background_reaper_runs(tmp_path: Path) -> None:
     clock = FakeClock()
-    runtime, _ = fake_runtime(
+    runtime, fake = fake_runtime(
         tmp_path, clock=clock, sessions={"ttl_sec": 1, "reaper_interval_sec": 0.01}
     )
     async with runtime.running():
         await runtime.create_session(spec("old"), T1)
+        [session] = runtime.sessions(T1)
         clock.advance(5)
         with anyio.fail_after(5):
-            while runtime.sessions(T1):
-                await anyio.sleep(0.01)
-        assert runtime.reaped == 1
+            await session.closed.wait()  # nothing but the reaper removes it
+        assert runtime.sessions(T1) == []
+        assert fake.stopped == [session.handle]
 
 
 async def test_shutdown_keeps_persistent_sessions_running(tmp_path: Path) -> None:

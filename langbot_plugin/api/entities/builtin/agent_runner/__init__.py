@@ -1,13 +1,22 @@
 """Agent-runner entities (Protocol v1): the run context a runner receives, the
 results it yields, the manifest it declares, and the host APIs' answers.
 
-Submodules: ``context``, ``trigger``, ``event``, ``input``, ``delivery``,
-``resources``, ``context_access``, ``state``, ``runtime``, ``result``, ``streaming``,
-``interaction``, ``manifest`` (``capabilities``, ``permissions``), ``transcript``,
+Submodules: ``context`` (and ``context_binding``, what an active context calls),
+``trigger``, ``event``, ``input``, ``delivery``, ``resources``, ``context_access``,
+``state``, ``runtime``, ``result`` (and ``payloads``), ``streaming``, ``interaction``,
+``manifest`` (``capabilities``, ``permissions``), ``box``, ``transcript``,
 ``page_results``, ``steering``, ``run_ledger``, ``runtime_registry``, ``stats``,
-``errors``, ``compat``.
+``errors``, ``compat``. The same classes under their 0.7 names are in
+:mod:`langbot_plugin.api.entities.builtin.runner`.
 """
 
+from langbot_plugin.api.entities.builtin.agent_runner.box import (
+    BoxAcquireRequest,
+    BoxBinding,
+    BoxFile,
+    BoxSession,
+    BoxStatus,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.context import (
     AdapterContext,
     AgentRunContext,
@@ -16,6 +25,10 @@ from langbot_plugin.api.entities.builtin.agent_runner.context_access import (
     ContextAccess,
     ContextAPICapabilities,
     InlineContextPolicy,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.context_binding import (
+    ReplyStreamHandle,
+    RunContextAPI,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.delivery import DeliveryContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import (
@@ -71,6 +84,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.result import (
     AgentRunResultType,
     MessageCompletedPayload,
     MessageDeltaPayload,
+    ProcessorLogPayload,
     RunCompletedPayload,
     RunFailedPayload,
     StateUpdatedPayload,
@@ -141,6 +155,11 @@ __all__ = [
     "AgentRuntime",
     "AgentRuntimeContext",
     "AgentTrigger",
+    "BoxAcquireRequest",
+    "BoxBinding",
+    "BoxFile",
+    "BoxSession",
+    "BoxStatus",
     "ContextAPICapabilities",
     "ContextAccess",
     "ConversationContext",
@@ -170,8 +189,11 @@ __all__ = [
     "MessageDeltaPayload",
     "ModelResource",
     "PermissionDeniedError",
+    "ProcessorLogPayload",
     "RawEventRef",
+    "ReplyStreamHandle",
     "RunCompletedPayload",
+    "RunContextAPI",
     "RunEventPage",
     "RunFailedPayload",
     "RunPage",

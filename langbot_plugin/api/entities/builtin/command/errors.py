@@ -24,6 +24,8 @@ class CommandError(Exception):
 
     #: Prepended to the message by the subclasses.
     prefix: str = ""
+    #: What the user is shown (the prefix included).
+    message: str = ""
 
     def __init__(self, message: str = "") -> None:
         self.message = self.prefix + message
