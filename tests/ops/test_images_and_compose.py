@@ -28,7 +28,7 @@ from tests.box.helpers import require_docker
 from tests.conftest import free_port
 from tests.e2e.processes import wait_until
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(600)]
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "deploy" / "docker-compose.yaml"
