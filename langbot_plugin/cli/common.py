@@ -15,7 +15,10 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing on --help paths
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 __all__ = [
     "AUTHOR_RULE",
