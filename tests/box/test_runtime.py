@@ -331,6 +331,25 @@ async def test_business_actions_use_defaults_when_no_init_arrives(tmp_path: Path
         assert (await runtime.backend_info()).available
 
 
+async def test_without_box_init_only_the_first_call_waits(tmp_path: Path) -> None:
+    fake = FakeBackend()
+    runtime = BoxRuntime(
+        factories=dict.fromkeys(("docker", "nsjail"), lambda _config: fake),
+        environ={},
+        cwd=str(tmp_path),
+    )
+    runtime.config.state_dir = str(tmp_path / "state")
+    runtime.config.init_wait_sec = 0.05
+    async with runtime.running():
+        first = await runtime.exec(spec(cmd="echo first"), T1)  # waits once, then defaults
+        # Had the wait been per call, this one would now wait an hour.
+        runtime.config.init_wait_sec = 3600
+        with anyio.fail_after(10):
+            second = await runtime.exec(spec(cmd="echo second"), T1)
+        assert (first.stdout, second.stdout) == ("first\n", "second\n")
+        assert not runtime.initialized.is_set()
+
+
 async def test_env_config_counts_as_initialised(tmp_path: Path) -> None:
     runtime = BoxRuntime(
         environ={"LANGBOT_BOX_CONFIG": '{"sessions": {"ttl_sec": 7}}'}, cwd=str(tmp_path)
