@@ -34,6 +34,7 @@ class FakeExec:
     command: str
     workdir: str
     env: dict[str, str]
+    timeout_sec: float
     timed_out: bool = False
 
 
@@ -111,7 +112,9 @@ class FakeBackend(SandboxBackend):
         box = self.sandboxes.get(handle)
         if box is None or box.gone:
             raise BoxSandboxGoneError(f"fake sandbox {handle} is gone")
-        record = FakeExec(handle, request.command, request.workdir, dict(request.env))
+        record = FakeExec(
+            handle, request.command, request.workdir, dict(request.env), request.timeout_sec
+        )
         box.execs.append(record)
         stdout = OutputCollector(request.output_limit, request.head_ratio)
         stderr = OutputCollector(request.output_limit, request.head_ratio)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -248,6 +250,8 @@ async def test_profile_locks_fields_and_caps_the_timeout(tmp_path: Path) -> None
         assert not plan.network
         result = await runtime.exec(spec(cmd="echo x", timeout_sec=999), T1)
         assert result.ok
+        (ran,) = fake.execs(info.backend_session_id)
+        assert ran.timeout_sec == 60  # offline_readonly's max_timeout_sec, not 999
 
 
 async def test_default_image(tmp_path: Path) -> None:
@@ -292,6 +296,30 @@ async def test_host_mounts_follow_the_allowlist(tmp_path: Path) -> None:
                 spec("extra", extra_mounts=[{"host_path": str(skill), "mount_path": "/s"}]), T1
             )
         assert not await anyio.Path(tmp_path / "elsewhere").exists()
+
+
+async def test_a_symlink_planted_while_the_host_path_is_made_cannot_redirect_the_mount(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    target = tmp_path / "mounts" / "tenant"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target.parent.mkdir()
+    real_makedirs = os.makedirs
+
+    def racing_makedirs(name: str, *args: Any, **kwargs: Any) -> None:
+        # An attacker who controls the parent swaps in a symlink right after the check.
+        if os.fspath(name) == str(target):
+            os.symlink(outside, target)
+        real_makedirs(name, *args, **kwargs)
+
+    async with runtime.running():
+        monkeypatch.setattr(os, "makedirs", racing_makedirs)
+        with pytest.raises(BoxMountDeniedError, match="outside the allowed mount roots"):
+            await runtime.create_session(spec("raced", host_path=str(target)), T1)
+        monkeypatch.undo()
+        assert fake.started == []
 
 
 async def test_workspace_quota_reports_limit_and_actual(tmp_path: Path) -> None:
