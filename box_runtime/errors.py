@@ -14,6 +14,8 @@ turns it into a wire error and the caller re-raises the same class from the code
     ├── BoxCapacityExceededError      box_capacity_exceeded   global session limit reached
     ├── BoxSessionConflictError       box_session_conflict    an existing session is incompatible
     ├── BoxSessionNotFoundError       box_session_not_found
+    │   └── BoxSessionDeletedError    box_session_deleted     the session was deleted while the
+    │                                                         call waited or its command ran
     ├── BoxManagedProcessConflictError  box_managed_process_conflict
     ├── BoxManagedProcessNotFoundError  box_managed_process_not_found
     └── BoxSandboxGoneError           box_sandbox_gone        internal: a backend lost a sandbox
@@ -45,6 +47,7 @@ __all__ = [
     "BoxRuntimeUnavailableError",
     "BoxSandboxGoneError",
     "BoxSessionConflictError",
+    "BoxSessionDeletedError",
     "BoxSessionNotFoundError",
     "BoxValidationError",
 ]
@@ -122,6 +125,20 @@ class BoxSessionNotFoundError(BoxError):
     """No session has this id."""
 
     code = "box_session_not_found"
+
+
+class BoxSessionDeletedError(BoxSessionNotFoundError):
+    """The session was deleted while this call waited for it or while its command ran.
+
+    The command was ended at once (not left to its timeout). Reference peers see it as
+    ``BoxSessionNotFoundError``; ours get the code ``box_session_deleted``.
+    """
+
+    code = "box_session_deleted"
+
+    @property
+    def wire_type(self) -> str:
+        return "BoxSessionNotFoundError"
 
 
 class BoxManagedProcessConflictError(BoxError):

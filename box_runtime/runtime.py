@@ -36,6 +36,7 @@ from box_runtime.errors import (
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
     BoxSandboxGoneError,
+    BoxSessionDeletedError,
     BoxSessionNotFoundError,
     BoxValidationError,
 )
@@ -70,6 +71,13 @@ def _single_error() -> Generator[None]:
 
 logger = logging.getLogger("box_runtime")
 _MIB = 1024 * 1024
+
+
+def _deleted(session: Session, when: str) -> BoxSessionDeletedError:
+    return BoxSessionDeletedError(
+        f"session {session.key.session_id} was deleted {when}",
+        details={"session_id": session.key.session_id},
+    )
 
 
 class BoxRuntime:
@@ -270,6 +278,8 @@ class BoxRuntime:
                         "Box: leaving persistent session %s running", session.key.session_id
                     )
                     return
+                if session.running is not None:
+                    session.running.cancel()  # its caller gets BoxSessionDeletedError at once
                 backend = self._selection.backend if self._selection else None
                 if backend is not None:
                     try:
@@ -345,10 +355,17 @@ class BoxRuntime:
         try:
             async with session.lock:
                 if session.closing:
-                    raise BoxSessionNotFoundError(f"session {resolved.session_id} was deleted")
+                    raise _deleted(session, "before its command started")
                 await self._check_workspace_quota(session, "before the command")
                 started = time.perf_counter()
-                outcome = await self._exec_in(session, backend, request)
+                with anyio.CancelScope() as running:
+                    session.running = running
+                    try:
+                        outcome = await self._exec_in(session, backend, request)
+                    finally:
+                        session.running = None
+                if running.cancelled_caught:  # only a delete cancels this scope
+                    raise _deleted(session, "while its command ran; the command was ended")
                 duration_ms = int((time.perf_counter() - started) * 1000)
         finally:
             session.active -= 1
@@ -382,9 +399,7 @@ class BoxRuntime:
             return await backend.exec(session.plan, session.handle, request)
         except BoxSandboxGoneError:
             if session.closing:
-                raise BoxSessionNotFoundError(
-                    f"session {session.key.session_id} was deleted while the command ran"
-                ) from None
+                raise _deleted(session, "while its command ran") from None
             logger.warning(
                 "Box: the sandbox of session %s vanished; recreating it", session.key.session_id
             )

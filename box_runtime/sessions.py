@@ -107,6 +107,8 @@ class Session:
     #: Execs waiting for or holding the lock (a session in use is never reaped).
     active: int = 0
     closing: bool = False
+    #: The scope of the command running now; deleting the session cancels it.
+    running: anyio.CancelScope | None = None
 
     def touch(self, mono: float) -> None:
         self.last_used_mono = mono

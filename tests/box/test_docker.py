@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from box_runtime.client import BoxClient
-from box_runtime.errors import BoxMountDeniedError, BoxValidationError
+from box_runtime.errors import BoxMountDeniedError, BoxSessionDeletedError, BoxValidationError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
@@ -143,6 +143,30 @@ async def test_timeout_kills_only_that_command(runtime: BoxRuntime) -> None:
     after = await runtime.exec(spec("ps -o args | grep -c '^sleep 3[01]' || true"), T)
     assert after.stdout.strip() == "0"  # the whole process group is gone
     assert runtime.get_session("s1", T).backend_session_id == first.backend_session_id
+
+
+async def test_deleting_a_session_ends_its_running_command_at_once(
+    runtime: BoxRuntime, deployment: str
+) -> None:
+    await runtime.exec(spec("true"), T)
+    (session,) = runtime.sessions(T)
+    marker = anyio.Path(session.workspace_dir, "started")
+    errors: list[BoxSessionDeletedError] = []
+
+    async def run() -> None:
+        try:
+            await runtime.exec(spec("touch /workspace/started; sleep 600", timeout_sec=900), T)
+        except BoxSessionDeletedError as exc:
+            errors.append(exc)
+
+    with anyio.fail_after(60):  # far below the command's 600 s and its 900 s timeout
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            while not await marker.exists():  # bounded polling of real state
+                await anyio.sleep(0.02)
+            await runtime.delete_session("s1", T)
+    assert [e.code for e in errors] == ["box_session_deleted"]
+    assert containers(deployment) == []
 
 
 async def test_ten_megabytes_of_output_keep_head_and_tail(runtime: BoxRuntime) -> None:

@@ -16,7 +16,7 @@ from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
 from box_runtime.config import NsjailConfig
-from box_runtime.errors import BoxMountDeniedError
+from box_runtime.errors import BoxMountDeniedError, BoxSessionDeletedError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 
@@ -222,3 +222,26 @@ async def test_one_session_is_serialised(runtime: BoxRuntime) -> None:
             tg.start_soon(runtime.exec, spec(serial), None)
     log = await runtime.exec(spec("cat /workspace/log"), None)
     assert log.stdout == "start\nend\n" * 3
+
+
+@pytest.mark.nsjail
+async def test_deleting_a_session_ends_its_running_command_at_once(runtime: BoxRuntime) -> None:
+    await runtime.exec(spec("true"), None)
+    (session,) = runtime.sessions(None)
+    marker = anyio.Path(session.workspace_dir, "started")
+    errors: list[BoxSessionDeletedError] = []
+
+    async def run() -> None:
+        try:
+            await runtime.exec(spec("touch /workspace/started; sleep 600", timeout_sec=900), None)
+        except BoxSessionDeletedError as exc:
+            errors.append(exc)
+
+    with anyio.fail_after(60):  # far below the command's 600 s and its 900 s timeout
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            while not await marker.exists():  # bounded polling of real state
+                await anyio.sleep(0.02)
+            await runtime.delete_session("s1", None)
+    assert [e.code for e in errors] == ["box_session_deleted"]
+    assert not await anyio.Path(session.plan.session_dir).exists()

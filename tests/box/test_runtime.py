@@ -17,6 +17,7 @@ from box_runtime.errors import (
     BoxMountDeniedError,
     BoxQuotaExceededError,
     BoxSessionConflictError,
+    BoxSessionDeletedError,
     BoxSessionNotFoundError,
     BoxValidationError,
 )
@@ -174,24 +175,30 @@ async def test_deleting_a_session_removes_sandbox_and_directory(tmp_path: Path) 
             await runtime.delete_session("s1", T1)
 
 
-async def test_delete_while_a_command_runs(tmp_path: Path) -> None:
+async def test_delete_while_a_command_runs_ends_it_at_once(tmp_path: Path) -> None:
     runtime, fake = fake_runtime(tmp_path)
     async with runtime.running():
         await runtime.create_session(spec(), T1)
-        errors: list[BaseException] = []
+        errors: list[BoxSessionDeletedError] = []
 
-        async def run() -> None:
+        async def run(command: str) -> None:
             try:
-                await runtime.exec(spec(cmd="wait forever"), T1)
-            except BoxSessionNotFoundError as exc:
+                await runtime.exec(spec(cmd=command, timeout_sec=3600), T1)
+            except BoxSessionDeletedError as exc:
                 errors.append(exc)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            await fake.exec_started.wait()
-            await runtime.delete_session("s1", T1)
-            fake.gate("forever").set()
-        assert len(errors) == 1
+        # The gate is never opened: the running command (and the one queued behind it)
+        # must end because the session went, not because the command finished.
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run, "wait forever")
+                await fake.exec_started.wait()
+                tg.start_soon(run, "echo queued")
+                await anyio.wait_all_tasks_blocked()
+                await runtime.delete_session("s1", T1)
+        assert sorted(e.code for e in errors) == ["box_session_deleted"] * 2
+        assert any("while its command ran" in e.message for e in errors)
+        assert fake.sandboxes["fake-1"].running == 0
         assert len(fake.started) == 1  # not recreated
 
 
