@@ -358,13 +358,14 @@ class BoxRuntime:
                     raise _deleted(session, "before its command started")
                 await self._check_workspace_quota(session, "before the command")
                 started = time.perf_counter()
+                outcome: ExecOutcome | None = None
                 with anyio.CancelScope() as running:
                     session.running = running
                     try:
                         outcome = await self._exec_in(session, backend, request)
                     finally:
                         session.running = None
-                if running.cancelled_caught:  # only a delete cancels this scope
+                if outcome is None:  # only a delete cancels this scope
                     raise _deleted(session, "while its command ran; the command was ended")
                 duration_ms = int((time.perf_counter() - started) * 1000)
         finally:
