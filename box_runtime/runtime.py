@@ -329,8 +329,8 @@ class BoxRuntime:
             and s.active == 0
             and now - s.last_used_mono >= ttl
         ]
+        self.reaped += len(expired)  # counted first: the table empties during the removal
         await self._remove_all(expired, keep_persistent=False)
-        self.reaped += len(expired)
         return len(expired)
 
     # ------------------------------------------------------------------ exec
