@@ -23,14 +23,15 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 
+from box_runtime import quota_watch
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend
+from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
@@ -42,8 +43,10 @@ from box_runtime.errors import (
 )
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.protocol import BackendInfo
-from box_runtime.security import check_quota, passthrough_env
+from box_runtime.quota import filesystem_quota_unavailable
+from box_runtime.security import passthrough_env
 from box_runtime.sessions import (
+    QuotaMode,
     Session,
     SessionKey,
     Tenant,
@@ -53,20 +56,9 @@ from box_runtime.sessions import (
     resolve_spec,
 )
 from box_runtime.settings import Settings
-from box_runtime.storage import measure_tree
+from box_runtime.task_groups import single_error
 
 __all__ = ["BoxRuntime"]
-
-
-@contextmanager
-def _single_error() -> Generator[None]:
-    """Re-raise a task group's lone error as itself, not as a one-element group."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
 
 
 logger = logging.getLogger("box_runtime")
@@ -105,6 +97,8 @@ class BoxRuntime:
         self._selection_stale = False
         self._backend_lock = anyio.Lock()
         self._orphans_cleaned = False
+        #: Why a quota filesystem cannot be made ("" when it can; None: not probed yet).
+        self._fs_quota_reason: str | None = None
         self.reaped = 0
 
     # ------------------------------------------------------------------ configuration
@@ -227,21 +221,48 @@ class BoxRuntime:
                 del self._creating[key]
                 done.set()
 
-    async def _create(self, spec: BoxSpec, key: SessionKey) -> Session:
+    async def _plan(
+        self, spec: BoxSpec, key: SessionKey, quota_mode: QuotaMode
+    ) -> tuple[SandboxPlan, str]:
         backend = await self.backend()
-        extra_denied = backend.protected_paths()
-        plan, workspace = await anyio.to_thread.run_sync(
+        if self._fs_quota_reason is None:
+            reason = await anyio.to_thread.run_sync(filesystem_quota_unavailable)
+            self._fs_quota_reason = reason or ""
+        return await anyio.to_thread.run_sync(
             lambda: make_plan(
                 spec,
                 key,
                 sessions_root=os.path.join(self.settings.state_dir, "sessions"),
                 deployment_id=self.settings.deployment_id,
                 allowed_roots=self.settings.allowed_roots,
-                extra_denied=extra_denied,
+                extra_denied=backend.protected_paths(),
+                quota_mode=quota_mode,
+                filesystem_quota_unavailable=self._fs_quota_reason or None,
             )
         )
+
+    async def _create(self, spec: BoxSpec, key: SessionKey) -> Session:
+        backend = await self.backend()
+        quota_mode = self.config.local.workspace_quota_enforcement
+        plan, workspace = await self._plan(spec, key, quota_mode)
         try:
             handle = await backend.start(plan)
+            if plan.quota_enforcement == "filesystem" and not await backend.sees_host_mounts(
+                plan, handle
+            ):
+                # The engine does not see our mounts (it lives in another mount
+                # namespace): the sandbox would write beside the quota filesystem.
+                if quota_mode == "filesystem":
+                    raise BoxValidationError(
+                        "the sandbox engine does not see the quota filesystem of this "
+                        "session (box.local.workspace_quota_enforcement is 'filesystem')"
+                    )
+                logger.warning("Box: the engine does not see quota filesystems; watching instead")
+                await backend.stop(plan, handle)
+                await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
+                self._fs_quota_reason = "the sandbox engine does not see the Box's mounts"
+                plan, workspace = await self._plan(spec, key, "watch")
+                handle = await backend.start(plan)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
@@ -354,20 +375,10 @@ class BoxRuntime:
         session.active += 1
         try:
             async with session.lock:
-                if session.closing:
-                    raise _deleted(session, "before its command started")
-                await self._check_workspace_quota(session, "before the command")
                 started = time.perf_counter()
-                outcome: ExecOutcome | None = None
-                with anyio.CancelScope() as running:
-                    session.running = running
-                    try:
-                        outcome = await self._exec_in(session, backend, request)
-                    finally:
-                        session.running = None
-                if outcome is None:  # only a delete cancels this scope
-                    raise _deleted(session, "while its command ran; the command was ended")
+                outcome = await self._run_command(session, backend, request)
                 duration_ms = int((time.perf_counter() - started) * 1000)
+                quota = await quota_watch.report(session, max_entries=self._max_entries)
         finally:
             session.active -= 1
             session.touch(self._clock())
@@ -389,9 +400,57 @@ class BoxRuntime:
             stderr_truncated=outcome.stderr.truncated,
             stdout_bytes=outcome.stdout.total_bytes,
             stderr_bytes=outcome.stderr.total_bytes,
+            workspace_quota=quota,
         )
-        await self._check_workspace_quota(session, "after the command")
+        if quota is not None:
+            result.stderr += "" if not result.stderr or result.stderr.endswith("\n") else "\n"
+            result.stderr += f"[box] {quota.message}"
         return result
+
+    @property
+    def _max_entries(self) -> int:
+        return self.config.limits.max_workspace_entries
+
+    async def _run_command(
+        self, session: Session, backend: SandboxBackend, request: ExecRequest
+    ) -> ExecOutcome:
+        """Run one command under the session's lock; a delete or the quota watcher may end it.
+
+        Nothing is refused before the command for a full workspace: the kernel (or the
+        watcher) bounds what the command can add, and a command that deletes files is
+        how a session over its quota is repaired.
+        """
+        if session.closing:
+            raise _deleted(session, "before its command started")
+        stopped: list[quota_watch.QuotaStop] = []
+
+        def stop(reason: quota_watch.QuotaStop) -> None:
+            stopped.append(reason)
+            if session.running is not None:
+                session.running.cancel()
+
+        outcome: ExecOutcome | None = None
+        with anyio.CancelScope() as running:
+            session.running = running
+            try:
+                if session.plan.quota_enforcement == "watch":
+                    outcome = await quota_watch.watched(
+                        session,
+                        lambda: self._exec_in(session, backend, request),
+                        max_entries=self._max_entries,
+                        stop=stop,
+                    )
+                else:
+                    outcome = await self._exec_in(session, backend, request)
+            finally:
+                session.running = None
+        # A backend may finish its command (killed) before the cancellation reaches it;
+        # what counts is that this scope was cancelled (only a delete or the watcher does).
+        if outcome is not None and not running.cancel_called:
+            return outcome
+        if stopped and not session.closing:
+            raise quota_watch.exceeded_error(session, stopped[0])
+        raise _deleted(session, "while its command ran; the command was ended")
 
     async def _exec_in(
         self, session: Session, backend: SandboxBackend, request: ExecRequest
@@ -406,21 +465,6 @@ class BoxRuntime:
             )
             session.handle = await backend.start(session.plan)
             return await backend.exec(session.plan, session.handle, request)
-
-    async def _check_workspace_quota(self, session: Session, when: str) -> None:
-        quota_mb = session.spec.workspace_quota_mb
-        if quota_mb <= 0:
-            return
-        cap = self.config.limits.max_workspace_entries
-        size = await anyio.to_thread.run_sync(
-            lambda: measure_tree(session.workspace_dir, max_entries=cap)
-        )
-        check_quota("workspace_entries", cap, size.entries + (0 if size.complete else 1))
-        try:
-            check_quota("workspace_bytes", quota_mb * _MIB, size.size_bytes, unit="bytes")
-        except BoxValidationError as exc:
-            exc.message = f"workspace of session {session.key.session_id} {when}: {exc.message}"
-            raise
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -440,7 +484,7 @@ class BoxRuntime:
     async def running(self) -> AsyncGenerator[BoxRuntime]:
         """Run the reaper; on exit remove non-persistent sessions and close the backend."""
         try:
-            with _single_error():
+            with single_error():
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._reaper)
                     if self.initialized.is_set():

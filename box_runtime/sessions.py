@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
+from typing import Literal, cast
 
 import anyio
 
@@ -34,19 +35,27 @@ from box_runtime.models import (
     BoxSpec,
     SessionStatus,
 )
+from box_runtime.quota import QuotaEnforcement, mount_volume, unmount_volume
 from box_runtime.scope import check_session_id
 from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths
 
 __all__ = [
     "COMPATIBILITY_FIELDS",
+    "MARKER",
+    "QuotaMode",
     "Session",
     "SessionKey",
     "Tenant",
     "assert_compatible",
     "make_plan",
+    "read_marker",
     "remove_session_dir",
     "resolve_spec",
+    "write_marker",
 ]
+
+QuotaMode = Literal["auto", "filesystem", "watch"]
+_MIB = 1024 * 1024
 
 #: Settings a reused session must match (a different value is a conflict, not a silent reuse).
 COMPATIBILITY_FIELDS = (
@@ -141,6 +150,7 @@ class Session:
             created_at=self.created_at,
             last_used_at=self.last_used_at,
             status=status,
+            workspace_quota_enforcement=self.plan.quota_enforcement,
         )
 
 
@@ -198,9 +208,13 @@ def make_plan(
     deployment_id: str,
     allowed_roots: list[str],
     extra_denied: tuple[str, ...],
+    quota_mode: QuotaMode = "auto",
+    filesystem_quota_unavailable: str | None = None,
 ) -> tuple[SandboxPlan, str]:
     """Check every mount, create the session's directories; return the plan and workspace.
 
+    A session with a workspace quota gets its directories on a quota filesystem of its
+    own when it can (see :mod:`box_runtime.quota`), else a watched workspace.
     Blocking (filesystem work): run it in a worker thread.
     """
     digest = key.digest
@@ -216,7 +230,7 @@ def make_plan(
         owned = False
         read_only = spec.host_path_mode is BoxHostMountMode.READ_ONLY
     else:
-        workspace = os.path.join(session_dir, "workspace")
+        workspace = ""  # decided below, once the quota filesystem (if any) is mounted
         owned = True
         read_only = False
     for index, extra in enumerate(spec.extra_mounts):
@@ -233,13 +247,26 @@ def make_plan(
                 f"extra_mounts[{index}].host_path {extra.host_path} does not exist"
             )
         mounts.append(Mount(real, extra.mount_path, extra.mode is BoxHostMountMode.READ_ONLY))
+    quota_bytes = spec.workspace_quota_mb * _MIB
+    enforcement = _quota_enforcement(
+        quota_bytes, owned=owned, mode=quota_mode, unavailable=filesystem_quota_unavailable
+    )
     # 0o711: a jail user must be able to pass through to its own mounts, not list them.
     os.makedirs(sessions_root, mode=0o711, exist_ok=True)
     os.makedirs(session_dir, mode=0o711, exist_ok=True)
-    os.makedirs(os.path.join(session_dir, "workspace"), mode=0o755, exist_ok=True)
-    os.makedirs(os.path.join(session_dir, "tmp"), mode=0o1777, exist_ok=True)
-    os.chmod(os.path.join(session_dir, "tmp"), 0o1777)
-    os.makedirs(os.path.join(session_dir, "home"), mode=0o755, exist_ok=True)
+    write_marker(session_dir, key, deployment_id=deployment_id, persistent=spec.persistent)
+    base = mount_volume(session_dir, quota_bytes) if enforcement == "filesystem" else session_dir
+    tmp_dir, home_dir = os.path.join(base, "tmp"), os.path.join(base, "home")
+    try:
+        os.makedirs(os.path.join(base, "workspace"), mode=0o755, exist_ok=True)
+        os.makedirs(tmp_dir, mode=0o1777, exist_ok=True)
+        os.chmod(tmp_dir, 0o1777)
+        os.makedirs(home_dir, mode=0o755, exist_ok=True)
+    except BaseException:
+        unmount_volume(session_dir)
+        raise
+    if owned:
+        workspace = os.path.join(base, "workspace")
     mounts.insert(0, Mount(workspace, spec.mount_path, read_only))
     plan = SandboxPlan(
         name=f"lbbox-{deployment_id}-{digest}",
@@ -257,6 +284,10 @@ def make_plan(
         mount_path=spec.mount_path,
         session_dir=session_dir,
         workspace_owned=owned,
+        tmp_dir=tmp_dir,
+        home_dir=home_dir,
+        quota_enforcement=enforcement,
+        max_file_bytes=quota_bytes if enforcement == "watch" else None,
         # No "langbot.box=true": the reference runtime's startup cleanup removes every
         # container carrying it, which would take ours down when both share an engine.
         labels={
@@ -270,6 +301,56 @@ def make_plan(
     return plan, workspace
 
 
+def _quota_enforcement(
+    quota_bytes: int, *, owned: bool, mode: QuotaMode, unavailable: str | None
+) -> QuotaEnforcement:
+    if quota_bytes <= 0:
+        return "none"
+    if mode == "watch":
+        return "watch"
+    if owned and unavailable is None:
+        return "filesystem"
+    if mode == "filesystem":
+        why = "the workspace is a host_path" if not owned else unavailable
+        raise BoxValidationError(
+            "box.local.workspace_quota_enforcement is 'filesystem' but this session's "
+            f"quota cannot be a filesystem of its own: {why}"
+        )
+    return "watch"
+
+
+#: The marker that says whose session directory this is (startup cleanup reads it).
+MARKER = "session.json"
+
+
+def write_marker(
+    session_dir: str, key: SessionKey, *, deployment_id: str, persistent: bool
+) -> None:
+    """Record which deployment owns ``session_dir`` and whether it must survive restarts."""
+    marker = {
+        "deployment_id": deployment_id,
+        "session_id": key.session_id,
+        "workspace_uuid": key.tenant.workspace_uuid if key.tenant else None,
+        "persistent": persistent,
+    }
+    path = os.path.join(session_dir, MARKER)
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(marker, file)
+    os.replace(temporary, path)
+
+
+def read_marker(session_dir: str) -> dict[str, object] | None:
+    """The marker of a session directory, or ``None`` when it has none (or a bad one)."""
+    try:
+        with open(os.path.join(session_dir, MARKER), encoding="utf-8") as file:
+            loaded: object = json.load(file)
+    except (OSError, ValueError):
+        return None
+    return cast(dict[str, object], loaded) if isinstance(loaded, dict) else None
+
+
 def remove_session_dir(session_dir: str) -> None:
-    """Delete a session's runtime-owned directory (blocking)."""
+    """Delete a session's runtime-owned directory, unmounting its quota volume (blocking)."""
+    unmount_volume(session_dir)
     shutil.rmtree(session_dir, ignore_errors=True)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from box_runtime.quota import QuotaEnforcement
 from box_runtime.security import CollectedOutput
 
 __all__ = ["ExecOutcome", "ExecRequest", "Mount", "SandboxBackend", "SandboxPlan"]
@@ -54,11 +55,19 @@ class SandboxPlan:
     #: The workspace mount first, then the extra mounts.
     mounts: tuple[Mount, ...]
     mount_path: str
-    #: Runtime-owned per-session directory (scratch, home) on the host.
+    #: Runtime-owned per-session directory on the host.
     session_dir: str
     #: Whether the workspace directory is runtime-owned (and may be chowned).
     workspace_owned: bool
+    #: The session's scratch and home directories on the host (a backend that runs no
+    #: long-lived sandbox mounts them at ``/tmp`` and the home directory).
+    tmp_dir: str
+    home_dir: str
     labels: Mapping[str, str] = field(default_factory=dict[str, str])
+    #: How the workspace quota is enforced (see :mod:`box_runtime.quota`).
+    quota_enforcement: QuotaEnforcement = "none"
+    #: A per-file size cap for every sandbox process (``watch`` enforcement).
+    max_file_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +110,15 @@ class SandboxBackend(abc.ABC):
     @abc.abstractmethod
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         """Remove the sandbox; a sandbox that is already gone is not an error."""
+
+    async def sees_host_mounts(self, plan: SandboxPlan, handle: str) -> bool:
+        """Whether the sandbox sees mounts the runtime made below its session directory.
+
+        A quota filesystem is a loop mount in the runtime's mount namespace; an engine in
+        another namespace would bind the directory beneath it instead.
+        """
+        del plan, handle
+        return True
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Remove non-persistent sandboxes this deployment left behind; return their ids."""

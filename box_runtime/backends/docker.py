@@ -48,6 +48,7 @@ from box_runtime.backends.docker_io import (
     Abort,
     Fifos,
     demux_stream,
+    open_dir,
     open_fifos,
     pump_fifos,
 )
@@ -59,6 +60,7 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.security import OutputCollector
+from box_runtime.task_groups import single_error
 
 __all__ = ["DockerBackend"]
 
@@ -143,6 +145,9 @@ class DockerBackend(SandboxBackend):
             memswap_limit=f"{plan.memory_mb}m",
             pids_limit=plan.pids_limit,
             init=config.init,
+            ulimits=[{"Name": "fsize", "Soft": plan.max_file_bytes, "Hard": plan.max_file_bytes}]
+            if plan.max_file_bytes
+            else None,
         )
         create = {
             "image": plan.image,
@@ -229,7 +234,7 @@ class DockerBackend(SandboxBackend):
         if not uid_text.isdigit() or (gid_text and not gid_text.isdigit()):
             return  # a user name: the image resolves it, we cannot chown for it
         uid, gid = int(uid_text), int(gid_text or uid_text)
-        targets = [os.path.join(plan.session_dir, "tmp"), os.path.join(plan.session_dir, "home")]
+        targets = [plan.tmp_dir, plan.home_dir]
         if plan.workspace_owned:
             targets.append(plan.mounts[0].host_path)
         for target in targets:
@@ -245,6 +250,26 @@ class DockerBackend(SandboxBackend):
         self._roots.pop(handle, None)
         self._agent_ok.pop(handle, None)
         await self._run(self._remove_quietly, handle)
+
+    async def sees_host_mounts(self, plan: SandboxPlan, handle: str) -> bool:
+        """The container's workspace is the very filesystem we mounted (same device)."""
+
+        def check() -> bool:
+            found = self._find_root(handle)
+            if found is None:
+                return False  # a remote engine, or another pid namespace: cannot tell
+            root = found[0]
+            parts = [part for part in plan.mount_path.split("/") if part]
+            try:
+                fd = open_dir(root, *parts)
+            except OSError:
+                return False
+            try:
+                return os.fstat(fd).st_dev == os.stat(plan.mounts[0].host_path).st_dev
+            finally:
+                os.close(fd)
+
+        return cast(bool, await self._run(check))
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         def cleanup() -> list[str]:
@@ -272,20 +297,33 @@ class DockerBackend(SandboxBackend):
     # ------------------------------------------------------------------ exec
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        """Run the command in a worker thread; a cancelled call returns once it is killed.
+
+        Cancelling the caller fires the exec's :class:`Abort`: the thread stops reading,
+        kills the command's process group and returns, and only then does the
+        cancellation go on, so the session's next command never overlaps a dying one.
+        """
         del plan
         abort = Abort()
-        try:
-            return await anyio.to_thread.run_sync(
-                self._exec_blocking,
-                handle,
-                request,
-                abort,
-                limiter=self._limiter,
-                abandon_on_cancel=True,
-            )
-        except BaseException:
-            abort.fire()  # the abandoned thread kills the command and returns
-            raise
+
+        async def abort_when_cancelled() -> None:
+            try:
+                await anyio.sleep_forever()
+            finally:
+                abort.fire()
+
+        outcome: ExecOutcome | None = None
+        with single_error():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(abort_when_cancelled)
+                try:
+                    outcome = await anyio.to_thread.run_sync(
+                        self._exec_blocking, handle, request, abort, limiter=self._limiter
+                    )
+                finally:
+                    tg.cancel_scope.cancel()
+        assert outcome is not None  # the thread either returned or raised
+        return outcome
 
     def _exec_blocking(self, handle: str, request: ExecRequest, abort: Abort) -> ExecOutcome:
         token = secrets.token_hex(8)

@@ -121,7 +121,10 @@ def build_args(
         args += ["-u", f"{uid}:{uid}:1", "-g", f"{uid}:{uid}:1"]
     args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
     args += ["--rlimit_nofile", str(config.rlimit_nofile)]
-    args += ["--rlimit_fsize", str(config.rlimit_fsize_mb)]
+    fsize_mb = config.rlimit_fsize_mb
+    if plan.max_file_bytes:
+        fsize_mb = min(fsize_mb, max(1, math.ceil(plan.max_file_bytes / (1024 * 1024))))
+    args += ["--rlimit_fsize", str(fsize_mb)]
     args += ["--rlimit_as", "inf" if cgroups.limits_memory else str(plan.memory_mb)]
     args += ["--rlimit_nproc", "soft" if cgroups.limits_pids else str(plan.pids_limit)]
     args += cgroups.flags(memory_mb=plan.memory_mb, pids_limit=plan.pids_limit, cpus=plan.cpus)
@@ -131,8 +134,8 @@ def build_args(
         args += ["-R", path]
     for mount in plan.mounts:
         args += ["-R" if mount.read_only else "-B", f"{mount.host_path}:{mount.sandbox_path}"]
-    args += ["-B", f"{os.path.join(plan.session_dir, 'tmp')}:/tmp"]
-    args += ["-B", f"{os.path.join(plan.session_dir, 'home')}:{JAIL_HOME}"]
+    args += ["-B", f"{plan.tmp_dir}:/tmp"]
+    args += ["-B", f"{plan.home_dir}:{JAIL_HOME}"]
     environment = {
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME": JAIL_HOME,
@@ -203,7 +206,7 @@ class NsjailBackend(SandboxBackend):
                 for mount in plan.mounts:
                     _check_reachable(mount.host_path, uid)
                 _check_reachable(plan.session_dir, uid)
-                targets = [os.path.join(plan.session_dir, d) for d in ("tmp", "home")]
+                targets = [plan.tmp_dir, plan.home_dir]
                 if plan.workspace_owned:
                     targets.append(plan.mounts[0].host_path)
                 for target in targets:

@@ -16,7 +16,12 @@ import anyio
 import pytest
 
 from box_runtime.client import BoxClient
-from box_runtime.errors import BoxMountDeniedError, BoxSessionDeletedError, BoxValidationError
+from box_runtime.errors import (
+    BoxMountDeniedError,
+    BoxQuotaExceededError,
+    BoxSessionDeletedError,
+    BoxValidationError,
+)
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
@@ -392,3 +397,46 @@ async def test_a_background_process_holding_stdout_does_not_hang_the_agent_path(
         assert result.status is BoxExecutionStatus.COMPLETED
         assert result.stdout == "started\n"
         assert result.exit_code == 0
+
+
+async def test_a_workspace_quota_bounds_what_a_session_writes(runtime: BoxRuntime) -> None:
+    """The 2 GiB-under-100 MiB defect: the kernel now stops the writes at the quota."""
+    quota = {"workspace_quota_mb": 100}
+    info = await runtime.create_session(spec("", **quota), T)
+    assert info.workspace_quota_enforcement == "filesystem"
+    big = await runtime.exec(
+        spec("dd if=/dev/zero of=/workspace/big bs=1M count=300; ls -l /workspace/big", **quota), T
+    )
+    assert "No space left" in big.stderr
+    assert big.workspace_quota is not None
+    assert big.workspace_quota.limit == 100 * 1024 * 1024
+    assert big.workspace_quota.actual <= 100 * 1024 * 1024
+    size = int(big.stdout.split()[4])
+    assert 90 * 1024 * 1024 < size <= 100 * 1024 * 1024
+    # Still usable, and deleting the file repairs it.
+    repaired = await runtime.exec(spec("rm /workspace/big && echo removed", **quota), T)
+    assert repaired.stdout == "removed\n"
+    again = await runtime.exec(spec("head -c 1000000 /dev/zero > /workspace/small", **quota), T)
+    assert again.ok
+    assert again.workspace_quota is None
+
+
+async def test_a_host_path_quota_is_watched(runtime: BoxRuntime, state: Path) -> None:
+    shared = state / "mounts" / "quota-host"
+    await anyio.Path(shared).mkdir()
+    fields = {"host_path": str(shared), "workspace_quota_mb": 20}
+    info = await runtime.create_session(spec("", "watched", **fields), T)
+    assert info.workspace_quota_enforcement == "watch"
+    one_file = await runtime.exec(
+        spec("dd if=/dev/zero of=one bs=1M count=50 2>&1; echo done", "watched", **fields), T
+    )
+    assert (await anyio.Path(shared / "one").stat()).st_size <= 20 * 1024 * 1024  # RLIMIT_FSIZE
+    assert one_file.workspace_quota is not None
+    await anyio.Path(shared / "one").unlink()
+    many = "for i in $(seq 1 60); do dd if=/dev/zero of=f$i bs=1M count=2 2>/dev/null; sleep 0.05; done"
+    with pytest.raises(BoxQuotaExceededError) as caught:
+        await runtime.exec(spec(many, "watched", **fields), T)
+    assert caught.value.limit == 20 * 1024 * 1024
+    assert caught.value.actual > caught.value.limit
+    assert not await anyio.Path(shared / "f60").exists()  # stopped before it finished
+    assert (await runtime.exec(spec("rm f* && echo clean", "watched", **fields), T)).ok

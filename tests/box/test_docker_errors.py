@@ -74,6 +74,8 @@ async def test_an_unreachable_engine_is_backend_unavailable_not_an_internal_erro
         mount_path="/workspace",
         session_dir=str(tmp_path),
         workspace_owned=True,
+        tmp_dir=str(tmp_path),
+        home_dir=str(tmp_path),
     )
     try:
         with pytest.raises(BoxBackendUnavailableError, match="docker connect failed"):

@@ -16,7 +16,7 @@ from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
 from box_runtime.config import NsjailConfig
-from box_runtime.errors import BoxMountDeniedError, BoxSessionDeletedError
+from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError, BoxSessionDeletedError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 
@@ -73,6 +73,8 @@ def plan(tmp: str, **fields: Any) -> SandboxPlan:
         "mount_path": "/workspace",
         "session_dir": tmp,
         "workspace_owned": True,
+        "tmp_dir": f"{tmp}/tmp",
+        "home_dir": f"{tmp}/home",
     }
     values.update(fields)
     return SandboxPlan(**values)
@@ -245,3 +247,39 @@ async def test_deleting_a_session_ends_its_running_command_at_once(runtime: BoxR
             await runtime.delete_session("s1", None)
     assert [e.code for e in errors] == ["box_session_deleted"]
     assert not await anyio.Path(session.plan.session_dir).exists()
+
+
+@pytest.mark.nsjail
+async def test_a_workspace_quota_bounds_everything_a_jail_writes(runtime: BoxRuntime) -> None:
+    """Workspace, /tmp and the home directory share the session's quota filesystem."""
+    quota = {"workspace_quota_mb": 50}
+    info = await runtime.create_session(spec("", **quota), None)
+    assert info.workspace_quota_enforcement == "filesystem"
+    for target in ("/workspace/big", "/tmp/big", "/home/box/big"):
+        full = await runtime.exec(
+            spec(f"dd if=/dev/zero of={target} bs=1M count=200 2>&1; ls -l {target}", **quota),
+            None,
+        )
+        assert "No space left" in full.stdout, full.stdout
+        assert int(full.stdout.split()[-5]) <= 50 * 1024 * 1024
+        assert full.workspace_quota is not None
+        assert full.workspace_quota.limit == 50 * 1024 * 1024
+        removed = await runtime.exec(spec(f"rm {target} && echo removed", **quota), None)
+        assert removed.stdout == "removed\n"
+        assert removed.workspace_quota is None
+
+
+@pytest.mark.nsjail
+async def test_a_watched_quota_stops_a_jail_that_keeps_writing(
+    runtime: BoxRuntime, state: Path
+) -> None:
+    shared = state / "mounts" / "watched"
+    await anyio.Path(shared).mkdir(mode=0o777)
+    await anyio.Path(shared).chmod(0o777)
+    fields = {"host_path": str(shared), "workspace_quota_mb": 20}
+    many = "for i in $(seq 1 60); do dd if=/dev/zero of=f$i bs=1M count=2 2>/dev/null; sleep 0.05; done"
+    with pytest.raises(BoxQuotaExceededError) as caught:
+        await runtime.exec(spec(many, "watched", **fields), None)
+    assert caught.value.actual > caught.value.limit == 20 * 1024 * 1024
+    assert not await anyio.Path(shared / "f60").exists()
+    assert (await runtime.exec(spec("rm f* && echo clean", "watched", **fields), None)).ok

@@ -22,6 +22,7 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.models import BoxExecutionStatus, BoxNetworkMode, BoxSpec
+from box_runtime.quota import filesystem_quota_unavailable
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
@@ -329,17 +330,61 @@ async def test_a_symlink_planted_while_the_host_path_is_made_cannot_redirect_the
         assert fake.started == []
 
 
-async def test_workspace_quota_reports_limit_and_actual(tmp_path: Path) -> None:
+async def test_a_quota_filesystem_bounds_writes_and_deleting_repairs_it(tmp_path: Path) -> None:
+    if filesystem_quota_unavailable() is not None:
+        pytest.skip(f"no quota filesystems here: {filesystem_quota_unavailable()}")
     runtime, fake = fake_runtime(tmp_path)
     async with runtime.running():
-        await runtime.create_session(spec(workspace_quota_mb=1), T1)
-        workspace = fake.started[0].mounts[0].host_path
-        await anyio.Path(workspace, "big").write_bytes(b"x" * (2 * 1024 * 1024))
-        with pytest.raises(BoxQuotaExceededError) as caught:
-            await runtime.exec(spec(cmd="echo x", workspace_quota_mb=1), T1)
-        assert caught.value.limit == 1024 * 1024
-        assert caught.value.actual == 2 * 1024 * 1024
-        assert "before the command" in caught.value.message
+        info = await runtime.create_session(spec(workspace_quota_mb=2), T1)
+        assert info.workspace_quota_enforcement == "filesystem"
+        full = await runtime.exec(spec(cmd="fill 8000000", workspace_quota_mb=2), T1)
+        assert full.exit_code == 1
+        assert "No space left" in full.stderr
+        report = full.workspace_quota
+        assert report is not None
+        assert report.limit == 2 * 1024 * 1024
+        assert 0 < report.actual <= report.limit  # the kernel stopped it at the quota
+        assert f"limit {report.limit} bytes" in full.stderr
+        workspace = anyio.Path(fake.started[0].mounts[0].host_path)
+        assert (await (workspace / "fill.bin").stat()).st_size <= 2 * 1024 * 1024
+        # The session stays usable: a command runs, and deleting the file repairs it.
+        assert (await runtime.exec(spec(cmd="echo still", workspace_quota_mb=2), T1)).ok
+        await (workspace / "fill.bin").unlink()
+        after = await runtime.exec(spec(cmd="fill 1000000", workspace_quota_mb=2), T1)
+        assert after.ok
+        assert after.workspace_quota is None
+        session_dir = fake.started[0].session_dir
+        await runtime.delete_session("s1", T1)
+        assert not await anyio.Path(session_dir).exists()  # unmounted, then removed
+
+
+async def test_a_watched_quota_stops_a_growing_command_and_stays_repairable(
+    tmp_path: Path,
+) -> None:
+    runtime, fake = fake_runtime(tmp_path, local={"workspace_quota_enforcement": "watch"})
+    async with runtime.running():
+        info = await runtime.create_session(spec(workspace_quota_mb=1), T1)
+        assert info.workspace_quota_enforcement == "watch"
+        with anyio.fail_after(30):
+            with pytest.raises(BoxQuotaExceededError) as caught:
+                await runtime.exec(spec(cmd="fill 500000000", workspace_quota_mb=1), T1)
+        error = caught.value
+        assert error.limit == 1024 * 1024
+        assert error.actual > error.limit
+        assert error.details["files_retained"] is True
+        assert "the command was stopped" in error.message
+        assert fake.started[0].max_file_bytes == 1024 * 1024  # per-file cap for the sandbox
+        workspace = anyio.Path(fake.started[0].mounts[0].host_path)
+        # Over the quota, a command that does not grow the workspace still runs...
+        over = await runtime.exec(spec(cmd="echo over", workspace_quota_mb=1), T1)
+        assert over.stdout == "over\n"
+        assert over.workspace_quota is not None
+        assert over.workspace_quota.actual == (await (workspace / "fill.bin").stat()).st_size
+        assert over.workspace_quota.limit == 1024 * 1024
+        # ...and deleting the files repairs the session.
+        await (workspace / "fill.bin").unlink()
+        repaired = await runtime.exec(spec(cmd="echo ok", workspace_quota_mb=1), T1)
+        assert repaired.workspace_quota is None
 
 
 async def test_an_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
