@@ -112,6 +112,8 @@ class StorageDirectory(Result):
     file_count: int
     error_count: int = 0
     scope: str = "runtime_host"
+    #: For ``kind: detail`` entries: the key of the entry they break down.
+    parent_key: str | None = None
 
 
 class StorageAnalysis(Result):

@@ -45,6 +45,7 @@ from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessio
 from box_runtime.protocol import BackendInfo
 from box_runtime.quota import filesystem_quota_unavailable
 from box_runtime.security import passthrough_env
+from box_runtime.session_dirs import remove_session_dir, sweep
 from box_runtime.sessions import (
     QuotaMode,
     Session,
@@ -52,7 +53,6 @@ from box_runtime.sessions import (
     Tenant,
     assert_compatible,
     make_plan,
-    remove_session_dir,
     resolve_spec,
 )
 from box_runtime.settings import Settings
@@ -139,14 +139,32 @@ class BoxRuntime:
                     self.settings.protect(selection.backend.protected_paths())
             if selection.backend is not None and not self._orphans_cleaned:
                 self._orphans_cleaned = True
-                try:
-                    removed = await selection.backend.cleanup_orphans(self.settings.deployment_id)
-                except Exception as exc:
-                    logger.warning("Box: orphan cleanup failed: %s", exc)
-                else:
-                    if removed:
-                        logger.info("Box: removed %d orphaned sandbox(es)", len(removed))
+                await self._cleanup_orphans(selection.backend)
             return selection
+
+    async def _cleanup_orphans(self, backend: SandboxBackend) -> None:
+        """This deployment's leftovers of an earlier run: sandboxes, then their directories."""
+        deployment = self.settings.deployment_id
+        try:
+            removed = await backend.cleanup_orphans(deployment)
+        except Exception as exc:
+            logger.warning("Box: orphan cleanup failed: %s", exc)
+        else:
+            if removed:
+                logger.info("Box: removed %d orphaned sandbox(es)", len(removed))
+        sessions_root = os.path.join(self.settings.state_dir, "sessions")
+        try:
+            swept = await anyio.to_thread.run_sync(sweep, sessions_root, deployment)
+        except Exception as exc:
+            logger.warning("Box: removing leftover session directories failed: %s", exc)
+        else:
+            if swept:
+                logger.info("Box: removed %d leftover session directories", len(swept))
+
+    @property
+    def current_backend(self) -> SandboxBackend | None:
+        """The backend selected so far (``None`` before the first selection)."""
+        return self._selection.backend if self._selection is not None else None
 
     async def backend(self) -> SandboxBackend:
         selection = await self._backend_selection()

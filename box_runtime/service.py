@@ -25,7 +25,8 @@ from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidati
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
-from box_runtime.storage import measure_tree, verify_shared_workspace
+from box_runtime.storage import verify_shared_workspace
+from box_runtime.storage_report import analyse
 from langbot_plugin.protocol.spec import ActionSpec, ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import (
     InvalidParamsError,
@@ -175,26 +176,9 @@ class BoxService:
     async def storage_analysis(self, params: Empty, ctx: RequestContext) -> p.StorageAnalysis:
         del params
         sessions = self.runtime.sessions(await self._tenant(ctx))
-        cap = self.runtime.config.limits.max_workspace_entries
-        directories: list[p.StorageDirectory] = []
-        for session in sessions:
-            size = await anyio.to_thread.run_sync(
-                lambda s=session: measure_tree(s.workspace_dir, max_entries=cap)
-            )
-            directories.append(
-                p.StorageDirectory(
-                    key=f"session:{session.key.session_id}",
-                    path=f"{session.spec.mount_path} ({session.key.session_id})",
-                    exists=size.exists,
-                    size_bytes=size.size_bytes,
-                    file_count=size.entries,
-                    error_count=size.errors + (0 if size.complete else 1),
-                )
-            )
-        return p.StorageAnalysis(
-            size_bytes=sum(d.size_bytes for d in directories),
-            directories=directories,
-            active_sessions=len(sessions),
+        selection = self.runtime.current_backend
+        return await analyse(
+            selection, sessions, max_entries=self.runtime.config.limits.max_workspace_entries
         )
 
     async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:

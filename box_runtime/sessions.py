@@ -17,9 +17,8 @@ import datetime as dt
 import hashlib
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 import anyio
 
@@ -38,20 +37,17 @@ from box_runtime.models import (
 from box_runtime.quota import QuotaEnforcement, mount_volume, unmount_volume
 from box_runtime.scope import check_session_id
 from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths
+from box_runtime.session_dirs import write_marker
 
 __all__ = [
     "COMPATIBILITY_FIELDS",
-    "MARKER",
     "QuotaMode",
     "Session",
     "SessionKey",
     "Tenant",
     "assert_compatible",
     "make_plan",
-    "read_marker",
-    "remove_session_dir",
     "resolve_spec",
-    "write_marker",
 ]
 
 QuotaMode = Literal["auto", "filesystem", "watch"]
@@ -254,7 +250,13 @@ def make_plan(
     # 0o711: a jail user must be able to pass through to its own mounts, not list them.
     os.makedirs(sessions_root, mode=0o711, exist_ok=True)
     os.makedirs(session_dir, mode=0o711, exist_ok=True)
-    write_marker(session_dir, key, deployment_id=deployment_id, persistent=spec.persistent)
+    write_marker(
+        session_dir,
+        deployment_id=deployment_id,
+        session_id=key.session_id,
+        workspace_uuid=key.tenant.workspace_uuid if key.tenant else None,
+        persistent=spec.persistent,
+    )
     base = mount_volume(session_dir, quota_bytes) if enforcement == "filesystem" else session_dir
     tmp_dir, home_dir = os.path.join(base, "tmp"), os.path.join(base, "home")
     try:
@@ -317,40 +319,3 @@ def _quota_enforcement(
             f"quota cannot be a filesystem of its own: {why}"
         )
     return "watch"
-
-
-#: The marker that says whose session directory this is (startup cleanup reads it).
-MARKER = "session.json"
-
-
-def write_marker(
-    session_dir: str, key: SessionKey, *, deployment_id: str, persistent: bool
-) -> None:
-    """Record which deployment owns ``session_dir`` and whether it must survive restarts."""
-    marker = {
-        "deployment_id": deployment_id,
-        "session_id": key.session_id,
-        "workspace_uuid": key.tenant.workspace_uuid if key.tenant else None,
-        "persistent": persistent,
-    }
-    path = os.path.join(session_dir, MARKER)
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
-        json.dump(marker, file)
-    os.replace(temporary, path)
-
-
-def read_marker(session_dir: str) -> dict[str, object] | None:
-    """The marker of a session directory, or ``None`` when it has none (or a bad one)."""
-    try:
-        with open(os.path.join(session_dir, MARKER), encoding="utf-8") as file:
-            loaded: object = json.load(file)
-    except (OSError, ValueError):
-        return None
-    return cast(dict[str, object], loaded) if isinstance(loaded, dict) else None
-
-
-def remove_session_dir(session_dir: str) -> None:
-    """Delete a session's runtime-owned directory, unmounting its quota volume (blocking)."""
-    unmount_volume(session_dir)
-    shutil.rmtree(session_dir, ignore_errors=True)

@@ -120,6 +120,18 @@ class SandboxBackend(abc.ABC):
         del plan, handle
         return True
 
+    def storage_locations(
+        self, plan: SandboxPlan, handle: str
+    ) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+        """Where the sandbox's ``temp`` and ``caches`` live, for storage analysis.
+
+        Each is ``(trusted root, parts below it)`` walked without following links, or
+        ``None`` when this runtime cannot reach it. Blocking (a worker thread calls it).
+        The default is the session directories a jail-style backend mounts.
+        """
+        del handle
+        return {"temp": (plan.tmp_dir, ()), "caches": (plan.home_dir, (".cache",))}
+
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Remove non-persistent sandboxes this deployment left behind; return their ids."""
         del deployment_id

@@ -271,6 +271,16 @@ class DockerBackend(SandboxBackend):
 
         return cast(bool, await self._run(check))
 
+    def storage_locations(
+        self, plan: SandboxPlan, handle: str
+    ) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+        """The container's ``/tmp`` and ``/root/.cache``, through its ``/proc`` root."""
+        del plan
+        found = self._find_root(handle)
+        if found is None:
+            return {"temp": None, "caches": None}  # a remote engine: not reachable from here
+        return {"temp": (found[0], ("tmp",)), "caches": (found[0], ("root", ".cache"))}
+
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         def cleanup() -> list[str]:
             api = self._client()

@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import stat
 from collections.abc import Sequence
 
@@ -34,6 +35,7 @@ from box_runtime.backends.cgroups import CgroupPlan, detect
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
 from box_runtime.security import ENGINE_PATHS, OutputCollector, is_within, real_path
+from box_runtime.session_dirs import read_marker
 
 __all__ = ["SYSTEM_RO_MOUNTS", "NsjailBackend", "build_args", "find_nsjail"]
 
@@ -218,6 +220,16 @@ class NsjailBackend(SandboxBackend):
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         del plan, handle  # the runtime removes the session directory; no process outlives an exec
 
+    async def cleanup_orphans(self, deployment_id: str) -> list[str]:
+        """Kill the jails an earlier run of this deployment left running.
+
+        A Box that dies (SIGKILL, a crash) leaves its ``nsjail`` children running
+        until their time limit. A jail is recognised by its command line: an nsjail
+        whose ``--log`` lies in a session directory marked with this deployment id.
+        Jails of any other deployment, and every other process, are left alone.
+        """
+        return await anyio.to_thread.run_sync(_kill_orphan_jails, deployment_id)
+
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         if self._binary is None:
             raise BoxBackendUnavailableError("no nsjail binary")
@@ -257,6 +269,41 @@ class NsjailBackend(SandboxBackend):
             log = (await anyio.Path(log_path).read_text(errors="replace"))[-500:]
             raise BoxBackendUnavailableError(f"nsjail failed to start the jail: {log.strip()}")
         return ExecOutcome(code, False, stdout.result(), stderr.result())
+
+
+def _jail_session_dir(pid: str) -> str | None:
+    """The session directory an nsjail process logs into, or ``None`` for other processes."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().split(b"\0")
+    except OSError:
+        return None
+    if not argv or os.path.basename(argv[0]) != b"nsjail" or b"--log" not in argv:
+        return None
+    index = argv.index(b"--log") + 1
+    if index >= len(argv):
+        return None
+    return os.path.dirname(os.fsdecode(argv[index]))
+
+
+def _kill_orphan_jails(deployment_id: str) -> list[str]:
+    killed: list[str] = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        session_dir = _jail_session_dir(pid)
+        if session_dir is None:
+            continue
+        marker = read_marker(session_dir)
+        if marker is None or marker.get("deployment_id") != deployment_id:
+            continue
+        try:
+            os.kill(int(pid), signal.SIGKILL)  # its pid namespace, the jail, goes with it
+        except ProcessLookupError:
+            continue
+        logger.info("Box nsjail: killed the leftover jail %s of %s", pid, session_dir)
+        killed.append(pid)
+    return killed
 
 
 def _check_reachable(path: str, uid: int) -> None:

@@ -440,3 +440,16 @@ async def test_a_host_path_quota_is_watched(runtime: BoxRuntime, state: Path) ->
     assert caught.value.actual > caught.value.limit
     assert not await anyio.Path(shared / "f60").exists()  # stopped before it finished
     assert (await runtime.exec(spec("rm f* && echo clean", "watched", **fields), T)).ok
+
+
+async def test_storage_analysis_sees_inside_the_container(runtime: BoxRuntime) -> None:
+    from box_runtime.storage_report import analyse
+
+    await runtime.exec(
+        spec("head -c 300000 /dev/zero > /tmp/t; head -c 1000 /dev/zero > /workspace/w"), T
+    )
+    report = await analyse(runtime.current_backend, runtime.sessions(T), max_entries=1000)
+    by_key = {d.key: d for d in report.directories}
+    assert by_key["session_temp"].size_bytes >= 300_000
+    assert by_key["session_temp"].error_count == 0
+    assert by_key["session_workspaces"].size_bytes == 1000

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
@@ -15,12 +20,13 @@ import pytest
 from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
+from box_runtime.client import BoxClient
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError, BoxSessionDeletedError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 
-from .helpers import require_nsjail
+from .helpers import free_port, require_nsjail, wait_for_port
 
 pytestmark = pytest.mark.anyio
 
@@ -283,3 +289,83 @@ async def test_a_watched_quota_stops_a_jail_that_keeps_writing(
     assert caught.value.actual > caught.value.limit == 20 * 1024 * 1024
     assert not await anyio.Path(shared / "f60").exists()
     assert (await runtime.exec(spec("rm f* && echo clean", "watched", **fields), None)).ok
+
+
+def _jails_of(session_dir: str) -> list[int]:
+    """Live nsjail processes logging into ``session_dir`` (read from /proc, as the Box does)."""
+    from box_runtime.backends.nsjail import _jail_session_dir  # pyright: ignore[reportPrivateUsage]
+
+    found: list[int] = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and _jail_session_dir(pid) == session_dir:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat_file:
+                if stat_file.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(pid))
+    return found
+
+
+@pytest.mark.nsjail
+async def test_startup_removes_only_this_deployments_leftover_jails_and_directories(
+    state: Path,
+) -> None:
+    """A Box killed mid-command leaves its jail running; the next start cleans up after it."""
+    require_nsjail()
+    from box_runtime.session_dirs import write_marker
+
+    config = {
+        "backend": "nsjail",
+        "deployment_id": "orphans-test",
+        "state_dir": str(state / "state"),
+        "local": {"allowed_mount_roots": [str(state / "mounts")]},
+    }
+    port = free_port()
+    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
+    async with await anyio.open_process(
+        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
+    ) as process:
+        await wait_for_port(port)
+        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
+            await client.exec(session_id="keep", cmd="echo kept > /workspace/f", persistent=True)
+            await client.exec(session_id="temp", cmd="true")
+            async with anyio.create_task_group() as tg:
+
+                async def hang() -> None:
+                    with contextlib.suppress(Exception):
+                        await client.exec(session_id="temp", cmd="sleep 600", timeout_sec=100)
+
+                tg.start_soon(hang)
+                sessions = {s.session_id: s for s in await client.list_sessions()}
+                temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
+                with anyio.fail_after(30):
+                    while not _jails_of(temp_dir):  # bounded polling of real state
+                        await anyio.sleep(0.05)
+                process.kill()  # the Box dies without cleaning up
+                await process.wait()
+                tg.cancel_scope.cancel()
+    (orphan,) = _jails_of(temp_dir)
+    keep_dir = sessions["keep"].backend_session_id
+    foreign_dir = state / "state" / "sessions" / ("f" * 64)
+    await anyio.Path(foreign_dir).mkdir()
+    write_marker(
+        str(foreign_dir),
+        deployment_id="someone-else",
+        session_id="x",
+        workspace_uuid=None,
+        persistent=False,
+    )
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    try:
+        async with box.running():
+            assert (await box.backend_info()).available
+            with anyio.fail_after(30):
+                while _jails_of(temp_dir):  # bounded polling of real state
+                    await anyio.sleep(0.05)
+            assert not await anyio.Path(temp_dir).exists()
+            assert await anyio.Path(keep_dir, "workspace", "f").read_text() == "kept\n"
+            assert await anyio.Path(foreign_dir).exists()
+            adopted = await box.exec(spec("cat /workspace/f", "keep", persistent=True), None)
+            assert adopted.stdout == "kept\n"
+    finally:
+        if _jails_of(temp_dir):  # the test failed: do not leave our own jail running
+            os.kill(orphan, signal.SIGKILL)

@@ -446,3 +446,63 @@ async def test_generations_are_retired(tmp_path: Path) -> None:
         old = await runtime.create_session(spec(), T1)
         await runtime.retire_generations("inst-1", "ws-1", 2)
         assert fake.stopped == [old.backend_session_id]
+
+
+async def test_startup_sweeps_only_this_deployments_non_persistent_directories(
+    tmp_path: Path,
+) -> None:
+    from box_runtime.session_dirs import write_marker
+
+    sessions = tmp_path / "state" / "sessions"
+    dirs: dict[str, Path] = {}
+    for name, deployment, persistent in (
+        ("ours", "test", False),
+        ("ours-persistent", "test", True),
+        ("foreign", "other", False),
+    ):
+        dirs[name] = sessions / name
+        await anyio.Path(dirs[name], "workspace").mkdir(parents=True)
+        write_marker(
+            str(dirs[name]),
+            deployment_id=deployment,
+            session_id=name,
+            workspace_uuid=None,
+            persistent=persistent,
+        )
+    dirs["unmarked"] = sessions / "unmarked"
+    await anyio.Path(dirs["unmarked"]).mkdir()
+    runtime, _ = fake_runtime(tmp_path)
+    async with runtime.running():
+        assert (await runtime.backend_info()).available
+        left = {p.name async for p in anyio.Path(sessions).iterdir()}
+    assert left == {"ours-persistent", "foreign", "unmarked"}
+
+
+async def test_storage_analysis_adds_up_the_sandbox_directories(tmp_path: Path) -> None:
+    from box_runtime.storage_report import analyse
+
+    runtime, fake = fake_runtime(tmp_path)
+    host = tmp_path / "mounts" / "host"
+    async with runtime.running():
+        await runtime.create_session(spec("one"), T1)
+        await runtime.create_session(spec("two", host_path=str(host)), T1)
+        one, _ = fake.started
+        await anyio.Path(one.mounts[0].host_path, "w.bin").write_bytes(b"w" * 1000)
+        await anyio.Path(one.tmp_dir, "t.bin").write_bytes(b"t" * 300)
+        await anyio.Path(one.home_dir, ".cache").mkdir()
+        await anyio.Path(one.home_dir, ".cache", "c.bin").write_bytes(b"c" * 50)
+        await anyio.Path(host, "h.bin").write_bytes(b"h" * 7)
+        # A link the sandbox planted to a big host file is not followed.
+        big = tmp_path / "outside.bin"
+        await anyio.Path(big).write_bytes(b"x" * 100_000)
+        await anyio.Path(one.mounts[0].host_path, "link").symlink_to(big)
+        report = await analyse(runtime.current_backend, runtime.sessions(T1), max_entries=1000)
+    by_key = {d.key: d for d in report.directories}
+    assert by_key["session_workspaces"].size_bytes == 1000 + len(str(big))  # the link itself
+    assert by_key["session_temp"].size_bytes == 300
+    assert by_key["session_caches"].size_bytes == 50
+    assert by_key["session_workspaces"].path == "/workspace (2 sandbox sessions)"
+    assert by_key["session:two"].size_bytes == 7  # host-mounted: shown, not added up
+    assert by_key["session:two"].parent_key == "session_workspaces"
+    assert report.size_bytes == 1000 + len(str(big)) + 300 + 50
+    assert report.active_sessions == 2
