@@ -11,11 +11,16 @@ implements: until then they, like the managed-process actions, answer with the c
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from pydantic import Field
 
+from box_runtime.admission_models import (
+    AdmissionGrant,
+    AdmissionReceipt,
+    AdmissionRevocation,
+    RevocationReceipt,
+)
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from langbot_plugin.protocol.spec import ActionSpec, Empty, Params, Result
 
@@ -43,6 +48,7 @@ __all__ = [
     "MANAGED_PROCESS_ACTIONS",
     "SKILL_ACTIONS",
     "AdmissionGrant",
+    "AdmissionReceipt",
     "AdmissionRevocation",
     "BackendInfo",
     "BoxStatus",
@@ -51,6 +57,7 @@ __all__ = [
     "InitResult",
     "ManagedProcessRef",
     "ManagedProcessStart",
+    "RevocationReceipt",
     "SessionList",
     "SessionRef",
     "SharedWorkspaceProbe",
@@ -133,22 +140,6 @@ class ManagedProcessRef(Params):
     process_id: str = "default"
 
 
-class AdmissionGrant(Params):
-    instance_uuid: str
-    workspace_uuid: str
-    execution_generation: int
-    entitlement_revision: int
-    expires_at: dt.datetime
-    max_sessions: int
-    max_managed_processes: int
-
-
-class AdmissionRevocation(Params):
-    instance_uuid: str
-    workspace_uuid: str
-    entitlement_revision: int
-
-
 class SharedWorkspaceProbe(Params):
     marker_name: str
 
@@ -182,10 +173,16 @@ BOX_START_MANAGED_PROCESS = ActionSpec("box_start_managed_process", ManagedProce
 BOX_GET_MANAGED_PROCESS = ActionSpec("box_get_managed_process", ManagedProcessRef, Result)
 BOX_STOP_MANAGED_PROCESS = ActionSpec("box_stop_managed_process", ManagedProcessRef, Result)
 BOX_UPSERT_SANDBOX_ADMISSION_GRANT = ActionSpec(
-    "box_upsert_sandbox_admission_grant", AdmissionGrant, Result
+    "box_upsert_sandbox_admission_grant",
+    AdmissionGrant,
+    AdmissionReceipt,
+    doc="Install or renew a workspace's admission grant (managed mode).",
 )
 BOX_REVOKE_SANDBOX_ADMISSION_GRANT = ActionSpec(
-    "box_revoke_sandbox_admission_grant", AdmissionRevocation, Result
+    "box_revoke_sandbox_admission_grant",
+    AdmissionRevocation,
+    RevocationReceipt,
+    doc="Revoke a workspace's grants up to a revision (managed mode).",
 )
 BOX_VERIFY_SHARED_WORKSPACE = ActionSpec(
     "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof

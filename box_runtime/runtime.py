@@ -30,10 +30,12 @@ from typing import Any
 import anyio
 
 from box_runtime import quota_watch
+from box_runtime.admission import Admission, admitted_spec, canonical_workspace
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
+    BoxAdmissionError,
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
     BoxSandboxGoneError,
@@ -44,6 +46,7 @@ from box_runtime.errors import (
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.protocol import BackendInfo
 from box_runtime.quota import filesystem_quota_unavailable
+from box_runtime.scope import workspace_namespace
 from box_runtime.security import passthrough_env
 from box_runtime.session_dirs import remove_session_dir, sweep
 from box_runtime.sessions import (
@@ -99,6 +102,7 @@ class BoxRuntime:
         self._orphans_cleaned = False
         #: Why a quota filesystem cannot be made ("" when it can; None: not probed yet).
         self._fs_quota_reason: str | None = None
+        self.admission = Admission(self.config)
         self.reaped = 0
 
     # ------------------------------------------------------------------ configuration
@@ -117,8 +121,10 @@ class BoxRuntime:
 
     async def configure(self, update: Mapping[str, Any]) -> None:
         """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
+        self.admission.check(self.settings.preview(update))  # before anything changes
         if self.settings.apply(update):
             self._selection_stale = True
+        self.admission.apply(self.config)
         self.settings.initialized.set()
         await self._backend_selection()
 
@@ -202,10 +208,37 @@ class BoxRuntime:
             raise BoxSessionNotFoundError(f"session {session_id} not found")
         return session.info()
 
-    async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
+    async def _resolve(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSpec:
+        """The request with the profile applied, then (managed mode) the admission policy."""
         config = await self.settings.ready()
         backend = await self.backend()
         resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
+        if not self.admission.required:
+            return resolved
+        if tenant is None:
+            raise BoxAdmissionError("a managed sandbox needs the request's workspace context")
+        namespace = workspace_namespace(tenant.instance_uuid, tenant.workspace_uuid)
+        workspace = await anyio.to_thread.run_sync(
+            canonical_workspace, self.settings.default_workspace, namespace
+        )
+        return admitted_spec(resolved, self.admission.policy, workspace)
+
+    async def drop_workspace_sessions(
+        self, instance_uuid: str, workspace_uuid: str, *, keep: str | None = None
+    ) -> None:
+        """Remove a workspace's sessions (of every generation), except ``keep``."""
+        doomed = [
+            s
+            for key, s in self._sessions.items()
+            if key.tenant is not None
+            and (key.tenant.instance_uuid, key.tenant.workspace_uuid)
+            == (instance_uuid, workspace_uuid)
+            and key.session_id != keep
+        ]
+        await self._remove_all(doomed, keep_persistent=False)
+
+    async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
+        resolved = await self._resolve(spec, tenant)
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
         return session.info()
 
@@ -256,6 +289,8 @@ class BoxRuntime:
                 extra_denied=backend.protected_paths(),
                 quota_mode=quota_mode,
                 filesystem_quota_unavailable=self._fs_quota_reason or None,
+                # A managed session's host_path is the runtime's canonical workspace.
+                host_path_owned=self.admission.required,
             )
         )
 
@@ -375,9 +410,9 @@ class BoxRuntime:
     # ------------------------------------------------------------------ exec
 
     async def exec(self, spec: BoxSpec, tenant: Tenant | None) -> BoxExecutionResult:
-        config = await self.settings.ready()
+        resolved = await self._resolve(spec, tenant)
+        config = self.config
         backend = await self.backend()
-        resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
         if not resolved.cmd:
             raise BoxValidationError("cmd must not be empty")
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
@@ -494,6 +529,9 @@ class BoxRuntime:
                 interval = min(interval, float(sessions.ttl_sec))
             await anyio.sleep(interval)
             try:
+                for instance_uuid, workspace_uuid in self.admission.expire():
+                    logger.info("Box: the admission grant of %s expired", workspace_uuid)
+                    await self.drop_workspace_sessions(instance_uuid, workspace_uuid)
                 await self.reap_expired()
             except Exception:
                 logger.exception("Box: the session reaper failed")

@@ -206,11 +206,14 @@ def make_plan(
     extra_denied: tuple[str, ...],
     quota_mode: QuotaMode = "auto",
     filesystem_quota_unavailable: str | None = None,
+    host_path_owned: bool = False,
 ) -> tuple[SandboxPlan, str]:
     """Check every mount, create the session's directories; return the plan and workspace.
 
     A session with a workspace quota gets its directories on a quota filesystem of its
     own when it can (see :mod:`box_runtime.quota`), else a watched workspace.
+    ``host_path_owned``: the ``host_path`` is the runtime's own (a managed workspace),
+    so a backend may hand it to the sandbox user like a session workspace.
     Blocking (filesystem work): run it in a worker thread.
     """
     digest = key.digest
@@ -223,11 +226,11 @@ def make_plan(
         check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
         os.makedirs(spec.host_path, exist_ok=True)
         workspace = check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
-        owned = False
+        in_session_dir, owned = False, host_path_owned
         read_only = spec.host_path_mode is BoxHostMountMode.READ_ONLY
     else:
         workspace = ""  # decided below, once the quota filesystem (if any) is mounted
-        owned = True
+        in_session_dir = owned = True
         read_only = False
     for index, extra in enumerate(spec.extra_mounts):
         if extra.mode is BoxHostMountMode.NONE:
@@ -245,7 +248,10 @@ def make_plan(
         mounts.append(Mount(real, extra.mount_path, extra.mode is BoxHostMountMode.READ_ONLY))
     quota_bytes = spec.workspace_quota_mb * _MIB
     enforcement = _quota_enforcement(
-        quota_bytes, owned=owned, mode=quota_mode, unavailable=filesystem_quota_unavailable
+        quota_bytes,
+        in_session_dir=in_session_dir,
+        mode=quota_mode,
+        unavailable=filesystem_quota_unavailable,
     )
     # 0o711: a jail user must be able to pass through to its own mounts, not list them.
     os.makedirs(sessions_root, mode=0o711, exist_ok=True)
@@ -267,7 +273,7 @@ def make_plan(
     except BaseException:
         unmount_volume(session_dir)
         raise
-    if owned:
+    if in_session_dir:
         workspace = os.path.join(base, "workspace")
     mounts.insert(0, Mount(workspace, spec.mount_path, read_only))
     plan = SandboxPlan(
@@ -304,16 +310,16 @@ def make_plan(
 
 
 def _quota_enforcement(
-    quota_bytes: int, *, owned: bool, mode: QuotaMode, unavailable: str | None
+    quota_bytes: int, *, in_session_dir: bool, mode: QuotaMode, unavailable: str | None
 ) -> QuotaEnforcement:
     if quota_bytes <= 0:
         return "none"
     if mode == "watch":
         return "watch"
-    if owned and unavailable is None:
+    if in_session_dir and unavailable is None:
         return "filesystem"
     if mode == "filesystem":
-        why = "the workspace is a host_path" if not owned else unavailable
+        why = "the workspace is a host_path" if not in_session_dir else unavailable
         raise BoxValidationError(
             "box.local.workspace_quota_enforcement is 'filesystem' but this session's "
             f"quota cannot be a filesystem of its own: {why}"

@@ -65,6 +65,10 @@ class Settings:
         if not self.raw:
             self.apply({})
 
+    def preview(self, update: Mapping[str, Any]) -> BoxConfig:
+        """The configuration ``update`` would bring, validated but not adopted."""
+        return merge_config(self.raw, update)[1]
+
     def apply(self, update: Mapping[str, Any]) -> bool:
         """Merge, validate and adopt ``update``; True when backend settings changed."""
         raw, config = merge_config(self.raw, update)

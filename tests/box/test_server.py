@@ -159,8 +159,12 @@ async def test_admission_grants_are_refused_while_admission_is_off(tmp_path: Pat
     async with served_box(runtime) as box, BoxClient.connect(box.url) as client:
         with pytest.raises(BoxAdmissionError, match="not enabled"):
             await client.session.call("box_upsert_sandbox_admission_grant", grant)
-        with pytest.raises(NotSupportedError):
-            await client.init({"admission": {"required": True}})
+        assert (await client.init({"admission": {"required": True}})).initialized
+        with pytest.raises(BoxAdmissionError, match="cannot be disabled"):
+            await client.init({"admission": {"required": False}})
+        assert runtime.admission.required
+        with pytest.raises(BoxValidationError, match=r"box\.admission\.max_sessions"):
+            await client.init({"admission": {"max_sessions": 2}})
 
 
 async def test_verify_shared_workspace(tmp_path: Path) -> None:
