@@ -6,7 +6,9 @@ turns it into a wire error and the caller re-raises the same class from the code
     BoxError                          box_error
     ├── BoxValidationError            box_validation          bad arguments or configuration
     │   ├── BoxMountDeniedError       box_mount_denied        a host mount outside the allowlist
-    │   └── BoxQuotaExceededError     box_quota_exceeded      details carry ``limit`` and ``actual``
+    │   ├── BoxQuotaExceededError     box_quota_exceeded      details carry ``limit`` and ``actual``
+    │   └── BoxExportRefusedError     box_export_refused      a selected file cannot be exported
+    │                                                         (missing, a link, not regular, ...)
     ├── BoxBackendUnavailableError    box_backend_unavailable no usable sandbox backend
     ├── BoxRuntimeUnavailableError    box_runtime_unavailable the runtime is shutting down
     ├── BoxAdmissionError             box_admission           admission grants (managed mode)
@@ -39,6 +41,7 @@ __all__ = [
     "BoxBackendUnavailableError",
     "BoxCapacityExceededError",
     "BoxError",
+    "BoxExportRefusedError",
     "BoxManagedProcessConflictError",
     "BoxManagedProcessNotFoundError",
     "BoxMountDeniedError",
@@ -83,6 +86,17 @@ class BoxQuotaExceededError(BoxValidationError):
     @property
     def actual(self) -> Any:
         return self.details.get("actual")
+
+
+class BoxExportRefusedError(BoxValidationError):
+    """A file selected for export cannot be exported; ``details`` say which and why.
+
+    ``details.reason`` is one of ``missing``, ``unreadable``, ``symlink``,
+    ``not_regular``, ``changed``, ``outside``; the batch was refused whole and its
+    files were kept (``details.files_retained``).
+    """
+
+    code = "box_export_refused"
 
 
 class BoxBackendUnavailableError(BoxError):

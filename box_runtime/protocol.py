@@ -36,6 +36,8 @@ __all__ = [
     "BOX_GET_STORAGE_ANALYSIS",
     "BOX_HEALTH",
     "BOX_INIT",
+    "BOX_READ_FILES",
+    "BOX_REMOVE_FILES_IF_MATCH",
     "BOX_REVOKE_SANDBOX_ADMISSION_GRANT",
     "BOX_SHUTDOWN",
     "BOX_START_MANAGED_PROCESS",
@@ -45,6 +47,7 @@ __all__ = [
     "BOX_VERIFY_SHARED_WORKSPACE",
     "DIALECT_05_ONLY",
     "DIALECT_07_ONLY",
+    "EXPORT_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
     "SKILL_ACTIONS",
     "AdmissionGrant",
@@ -54,9 +57,16 @@ __all__ = [
     "BoxStatus",
     "Capacity",
     "Deleted",
+    "FileDigest",
     "InitResult",
+    "KeptFile",
     "ManagedProcessRef",
     "ManagedProcessStart",
+    "ReadFileInfo",
+    "ReadFilesRequest",
+    "ReadFilesResult",
+    "RemoveFilesRequest",
+    "RemoveFilesResult",
     "RevocationReceipt",
     "SessionList",
     "SessionRef",
@@ -140,6 +150,58 @@ class ManagedProcessRef(Params):
     process_id: str = "default"
 
 
+class ReadFilesRequest(Params):
+    """Explicit export: read these sandbox files of an existing session (seed 004)."""
+
+    session_id: str
+    paths: list[str]
+    #: The run the export belongs to: its cumulative limits (100 files / 50 MiB).
+    run_id: str | None = None
+
+
+class ReadFileInfo(Result):
+    """One exported file; its bytes arrived as the ``__file_chunk`` transfer ``file_key``."""
+
+    path: str
+    size: int
+    sha256: str
+    mode: int
+    uid: int
+    gid: int
+    mtime_ns: int
+    file_key: str
+
+
+class ReadFilesResult(Result):
+    files: list[ReadFileInfo] = Field(default_factory=list[ReadFileInfo])
+    #: The run's totals after this batch (when the request named a run).
+    run_files: int | None = None
+    run_bytes: int | None = None
+
+
+class FileDigest(Params):
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class RemoveFilesRequest(Params):
+    """Delete exported files whose content still has the accepted digest."""
+
+    session_id: str
+    files: list[FileDigest] = Field(min_length=1, max_length=100)
+
+
+class KeptFile(Result):
+    path: str
+    #: ``changed``, ``missing``, ``symlink``, ``not_regular``, ``not_permitted``, ...
+    reason: str
+
+
+class RemoveFilesResult(Result):
+    removed: list[str] = Field(default_factory=list[str])
+    kept: list[KeptFile] = Field(default_factory=list[KeptFile])
+
+
 class SharedWorkspaceProbe(Params):
     marker_name: str
 
@@ -187,6 +249,19 @@ BOX_REVOKE_SANDBOX_ADMISSION_GRANT = ActionSpec(
 BOX_VERIFY_SHARED_WORKSPACE = ActionSpec(
     "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof
 )
+BOX_READ_FILES = ActionSpec(
+    "box_read_files",
+    ReadFilesRequest,
+    ReadFilesResult,
+    doc="Explicit export: read selected files of a session, all or none, within limits.",
+)
+BOX_REMOVE_FILES_IF_MATCH = ActionSpec(
+    "box_remove_files_if_match",
+    RemoveFilesRequest,
+    RemoveFilesResult,
+    doc="Delete exported files only where the content still matches the accepted digest.",
+)
+EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
 
 MANAGED_PROCESS_ACTIONS = (
     BOX_START_MANAGED_PROCESS,
@@ -231,5 +306,6 @@ ALL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     BOX_UPSERT_SANDBOX_ADMISSION_GRANT,
     BOX_REVOKE_SANDBOX_ADMISSION_GRANT,
     BOX_VERIFY_SHARED_WORKSPACE,
+    *EXPORT_ACTIONS,
     *SKILL_ACTIONS,
 )

@@ -43,6 +43,16 @@ from box_runtime.errors import (
     BoxSessionNotFoundError,
     BoxValidationError,
 )
+from box_runtime.export import (
+    LIMITS,
+    ExportedFile,
+    ExportLimits,
+    RunLedger,
+    charge,
+    check_paths,
+    read_files,
+    remove_if_unchanged,
+)
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.protocol import BackendInfo
 from box_runtime.quota import filesystem_quota_unavailable
@@ -518,6 +528,77 @@ class BoxRuntime:
             )
             session.handle = await backend.start(session.plan)
             return await backend.exec(session.plan, session.handle, request)
+
+    # ------------------------------------------------------------------ explicit export
+
+    def _existing(self, session_id: str, tenant: Tenant | None) -> Session:
+        session = self._sessions.get(self._key(session_id, tenant))
+        if session is None:
+            raise BoxSessionNotFoundError(f"session {session_id} not found")
+        return session
+
+    async def read_files(
+        self, session_id: str, tenant: Tenant | None, paths: list[str], run_id: str | None
+    ) -> tuple[list[ExportedFile], RunLedger | None]:
+        """Read selected files of an existing session for export (all or none).
+
+        Never creates a session and never changes one: the files are read (as the
+        sandbox user may) while no command of the session runs.
+        """
+        session = self._existing(session_id, tenant)
+        backend = await self.backend()
+        check_paths(paths)
+        session.active += 1
+        try:
+            async with session.lock:
+                if session.closing:
+                    raise _deleted(session, "before its files were read")
+                files = await anyio.to_thread.run_sync(
+                    backend.sandbox_files, session.plan, session.handle
+                )
+                if files is None:
+                    batch = await backend.export_remote(session.plan, session.handle, paths, LIMITS)
+                else:
+                    batch = await anyio.to_thread.run_sync(lambda: read_files(files, paths))
+                ledger = None
+                if run_id is not None:
+                    ledger = session.exports.setdefault(run_id, RunLedger())
+                    charge(ledger, batch)
+        finally:
+            session.active -= 1
+            session.touch(self._clock())
+        return batch, ledger
+
+    async def remove_files_if_match(
+        self, session_id: str, tenant: Tenant | None, files: list[tuple[str, str]]
+    ) -> list[tuple[str, str | None]]:
+        """Delete each ``(path, sha256)`` whose content still matches; ``(path, kept reason)``."""
+        session = self._existing(session_id, tenant)
+        backend = await self.backend()
+        check_paths([path for path, _ in files], ExportLimits(call_files=len(files)))
+        outcome: list[tuple[str, str | None]] = []
+        session.active += 1
+        try:
+            async with session.lock:
+                if session.closing:
+                    raise _deleted(session, "before its files were removed")
+                where = await anyio.to_thread.run_sync(
+                    backend.sandbox_files, session.plan, session.handle
+                )
+                for path, digest in files:
+                    if where is None:
+                        kept = await backend.remove_remote(
+                            session.plan, session.handle, path, digest
+                        )
+                    else:
+                        kept = await anyio.to_thread.run_sync(
+                            remove_if_unchanged, where, path, digest
+                        )
+                    outcome.append((path, kept))
+        finally:
+            session.active -= 1
+            session.touch(self._clock())
+        return outcome
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -208,6 +208,48 @@ class BoxService:
             selection, sessions, max_entries=self.runtime.config.limits.max_workspace_entries
         )
 
+    async def read_files(
+        self, request: p.ReadFilesRequest, ctx: RequestContext
+    ) -> p.ReadFilesResult:
+        tenant = await self._tenant(ctx)
+        batch, ledger = await self.runtime.read_files(
+            request.session_id, tenant, request.paths, request.run_id
+        )
+        infos: list[p.ReadFileInfo] = []
+        for item in batch:  # the bytes travel as __file_chunk transfers, not in the answer
+            key = await ctx.session.send_file(
+                item.data, context=ctx.context, chunk_bytes=EXPORT_CHUNK_BYTES
+            )
+            infos.append(
+                p.ReadFileInfo(
+                    path=item.path,
+                    size=item.size,
+                    sha256=item.sha256,
+                    mode=item.mode,
+                    uid=item.uid,
+                    gid=item.gid,
+                    mtime_ns=item.mtime_ns,
+                    file_key=key,
+                )
+            )
+        return p.ReadFilesResult(
+            files=infos,
+            run_files=len(ledger.files) if ledger is not None else None,
+            run_bytes=ledger.bytes if ledger is not None else None,
+        )
+
+    async def remove_files_if_match(
+        self, request: p.RemoveFilesRequest, ctx: RequestContext
+    ) -> p.RemoveFilesResult:
+        tenant = await self._tenant(ctx)
+        outcome = await self.runtime.remove_files_if_match(
+            request.session_id, tenant, [(f.path, f.sha256) for f in request.files]
+        )
+        return p.RemoveFilesResult(
+            removed=[path for path, kept in outcome if kept is None],
+            kept=[p.KeptFile(path=path, reason=kept) for path, kept in outcome if kept],
+        )
+
     async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:
         del params
         self._check_instance(ctx)
@@ -279,6 +321,8 @@ class BoxService:
             p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT: self.upsert_grant,
             p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT: self.revoke_grant,
             p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,
+            p.BOX_READ_FILES: self.read_files,
+            p.BOX_REMOVE_FILES_IF_MATCH: self.remove_files_if_match,
         }
         for spec in p.ALL_ACTIONS:
             table.add(spec, handlers.get(spec, self.later))
@@ -302,12 +346,21 @@ ADMITTED_ACTIONS = frozenset(
         p.BOX_GET_SESSIONS,
         p.BOX_DELETE_SESSION,
         *p.MANAGED_PROCESS_ACTIONS,
+        *p.EXPORT_ACTIONS,
     )
 )
 #: Actions that address a session by its caller-visible id.
 _BY_SESSION_ID = frozenset(
-    spec.name for spec in (p.BOX_GET_SESSION, p.BOX_DELETE_SESSION, *p.MANAGED_PROCESS_ACTIONS)
+    spec.name
+    for spec in (
+        p.BOX_GET_SESSION,
+        p.BOX_DELETE_SESSION,
+        *p.MANAGED_PROCESS_ACTIONS,
+        *p.EXPORT_ACTIONS,
+    )
 )
+#: Chunk size of exported files (both ends are ours: far above the reference's 16 KiB).
+EXPORT_CHUNK_BYTES = 512 * 1024
 
 
 def _box_validation(route: Route) -> Route:

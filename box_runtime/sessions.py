@@ -25,6 +25,7 @@ import anyio
 from box_runtime.backends.base import Mount, SandboxPlan
 from box_runtime.config import DEFAULT_IMAGE, BoxConfig
 from box_runtime.errors import BoxSessionConflictError, BoxValidationError
+from box_runtime.export import RunLedger
 from box_runtime.models import (
     BUILTIN_PROFILES,
     PROFILE_FIELDS,
@@ -114,6 +115,8 @@ class Session:
     closing: bool = False
     #: The scope of the command running now; deleting the session cancels it.
     running: anyio.CancelScope | None = None
+    #: Explicit exports per run (cumulative limits); dropped with the session.
+    exports: dict[str, RunLedger] = field(default_factory=dict[str, RunLedger])
 
     def touch(self, mono: float) -> None:
         self.last_used_mono = mono

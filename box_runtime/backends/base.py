@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from box_runtime.errors import BoxBackendUnavailableError
+from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.quota import QuotaEnforcement
 from box_runtime.security import CollectedOutput
 
@@ -131,6 +133,33 @@ class SandboxBackend(abc.ABC):
         """
         del handle
         return {"temp": (plan.tmp_dir, ()), "caches": (plan.home_dir, (".cache",))}
+
+    def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
+        """Where the sandbox's files are on this host (explicit export), or ``None``.
+
+        Blocking. The default fits a backend that runs the sandbox over the session's
+        own directories: its mounts, and the session's ``tmp`` at ``/tmp``. ``None``
+        means the files are not reachable from here; the backend then implements
+        :meth:`export_remote` and :meth:`remove_remote`.
+        """
+        del handle
+        roots = [(m.sandbox_path, m.host_path) for m in plan.mounts]
+        roots.append(("/tmp", plan.tmp_dir))
+        return SandboxFiles(tuple(roots), identity=None)
+
+    async def export_remote(
+        self, plan: SandboxPlan, handle: str, paths: list[str], limits: ExportLimits
+    ) -> list[ExportedFile]:
+        """Read files for export inside the sandbox (when :meth:`sandbox_files` is None)."""
+        del plan, handle, paths, limits
+        raise BoxBackendUnavailableError(f"the {self.name} backend cannot export files")
+
+    async def remove_remote(
+        self, plan: SandboxPlan, handle: str, path: str, sha256: str
+    ) -> str | None:
+        """Compare-and-delete inside the sandbox (when :meth:`sandbox_files` is None)."""
+        del plan, handle, path, sha256
+        raise BoxBackendUnavailableError(f"the {self.name} backend cannot remove files")
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Remove non-persistent sandboxes this deployment left behind; return their ids."""

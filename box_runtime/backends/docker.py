@@ -34,6 +34,7 @@ import docker  # type: ignore[import-untyped]
 import docker.utils  # type: ignore[import-untyped]
 from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
 
+from box_runtime.backends import docker_files
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
 from box_runtime.backends.docker_errors import (
@@ -59,6 +60,7 @@ from box_runtime.errors import (
     BoxSandboxGoneError,
     BoxValidationError,
 )
+from box_runtime.export import ExportedFile, ExportLimits, Identity, SandboxFiles
 from box_runtime.security import OutputCollector
 from box_runtime.task_groups import single_error
 
@@ -280,6 +282,48 @@ class DockerBackend(SandboxBackend):
         if found is None:
             return {"temp": None, "caches": None}  # a remote engine: not reachable from here
         return {"temp": (found[0], ("tmp",)), "caches": (found[0], ("root", ".cache"))}
+
+    def _user(self, handle: str) -> Identity:
+        """The rights the container's processes run with (its effective ``User``)."""
+        with self._engine("inspect", handle):
+            details = self._client().inspect_container(handle)
+        return docker_files.identity(str((details.get("Config") or {}).get("User") or ""))
+
+    def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
+        """The container's whole tree through ``/proc/<pid>/root`` (local engines only)."""
+        del plan
+        found = self._find_root(handle) if self._config.fast_output else None
+        if found is None:
+            return None
+        return SandboxFiles((("/", found[0]),), self._user(handle))
+
+    async def export_remote(
+        self, plan: SandboxPlan, handle: str, paths: list[str], limits: ExportLimits
+    ) -> list[ExportedFile]:
+        del plan
+
+        def read() -> list[ExportedFile]:
+            return docker_files.export_through_engine(
+                self._client(), self._engine, handle, paths, limits=limits
+            )
+
+        return cast(list[ExportedFile], await self._run(read))
+
+    async def remove_remote(
+        self, plan: SandboxPlan, handle: str, path: str, sha256: str
+    ) -> str | None:
+        del plan
+        return cast(
+            str | None,
+            await self._run(
+                docker_files.remove_through_engine,
+                self._client(),
+                self._engine,
+                handle,
+                path,
+                sha256,
+            ),
+        )
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         def cleanup() -> list[str]:

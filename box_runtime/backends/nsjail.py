@@ -34,6 +34,7 @@ from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, 
 from box_runtime.backends.cgroups import CgroupPlan, detect
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
+from box_runtime.export import Identity, SandboxFiles
 from box_runtime.security import ENGINE_PATHS, OutputCollector, is_within, real_path
 from box_runtime.session_dirs import read_marker
 
@@ -219,6 +220,16 @@ class NsjailBackend(SandboxBackend):
 
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         del plan, handle  # the runtime removes the session directory; no process outlives an exec
+
+    def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
+        """The jail's mounts, ``/tmp`` and home, read with the jail user's rights."""
+        del handle
+        roots = [(m.sandbox_path, m.host_path) for m in plan.mounts]
+        roots += [("/tmp", plan.tmp_dir), (JAIL_HOME, plan.home_dir)]
+        identity = None
+        if self._uid is not None:
+            identity = Identity(self._uid, frozenset({self._uid}))
+        return SandboxFiles(tuple(roots), identity)
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Kill the jails an earlier run of this deployment left running.

@@ -453,3 +453,62 @@ async def test_storage_analysis_sees_inside_the_container(runtime: BoxRuntime) -
     assert by_key["session_temp"].size_bytes >= 300_000
     assert by_key["session_temp"].error_count == 0
     assert by_key["session_workspaces"].size_bytes == 1000
+
+
+async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
+    runtime: BoxRuntime,
+) -> None:
+    """Root-owned 0600 output, exact bytes, no link or FIFO followed, compare-and-delete."""
+    from box_runtime.errors import BoxExportRefusedError
+    from box_runtime.export import read_files
+
+    write = (
+        "mkdir -p /workspace/outbox && head -c 200000 /dev/urandom > /workspace/outbox/r.bin "
+        "&& chmod 600 /workspace/outbox/r.bin && echo report > /tmp/report.txt "
+        "&& ln -s /etc/hostname /workspace/outbox/link && mkfifo /workspace/outbox/fifo "
+        "&& sha256sum /workspace/outbox/r.bin /tmp/report.txt"
+    )
+    result = await runtime.exec(spec(write), T)
+    assert result.ok, result.stderr
+    digests = [line.split()[0] for line in result.stdout.splitlines()]
+    (session,) = runtime.sessions(T)
+    batch, _ = await runtime.read_files(
+        "s1", T, ["/workspace/outbox/r.bin", "/tmp/report.txt"], None
+    )
+    assert [f.sha256 for f in batch] == digests
+    assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, 0, 0)
+    assert batch[1].data == b"report\n"
+    for path, reason in (
+        ("/workspace/outbox/link", "symlink"),
+        ("/workspace/outbox/fifo", "not_regular"),
+        ("/workspace/outbox", "not_regular"),
+        ("/workspace/outbox/none", "missing"),
+    ):
+        with anyio.fail_after(30), pytest.raises(BoxExportRefusedError) as caught:
+            await runtime.read_files("s1", T, [path], None)
+        assert caught.value.details["reason"] == reason, path
+    kept = await runtime.remove_files_if_match(
+        "s1", T, [(batch[0].path, batch[0].sha256), (batch[1].path, "0" * 64)]
+    )
+    assert kept == [("/workspace/outbox/r.bin", None), ("/tmp/report.txt", "changed")]
+    after = await runtime.exec(spec("ls /workspace/outbox; cat /tmp/report.txt"), T)
+    assert after.stdout == "fifo\nlink\nreport\n"
+    del read_files, session
+
+
+async def test_export_follows_the_container_users_rights(state: Path, deployment: str) -> None:
+    from box_runtime.errors import BoxExportRefusedError
+
+    config = docker_config(state, deployment, docker={"user": "65534:65534"})
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    async with box.running():
+        await box.exec(spec("echo mine > /workspace/mine.txt"), T)
+        (session,) = box.sessions(T)
+        secret = anyio.Path(session.workspace_dir, "secret.txt")
+        await secret.write_text("root only")
+        await secret.chmod(0o600)
+        with pytest.raises(BoxExportRefusedError) as caught:
+            await box.read_files("s1", T, ["/workspace/secret.txt"], None)
+        assert caught.value.details["reason"] == "unreadable"
+        (mine,) = (await box.read_files("s1", T, ["/workspace/mine.txt"], None))[0]
+        assert (mine.data, mine.uid) == (b"mine\n", 65534)

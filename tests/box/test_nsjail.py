@@ -369,3 +369,33 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
     finally:
         if _jails_of(temp_dir):  # the test failed: do not leave our own jail running
             os.kill(orphan, signal.SIGKILL)
+
+
+@pytest.mark.nsjail
+async def test_explicit_export_from_a_jail(runtime: BoxRuntime) -> None:
+    from box_runtime.errors import BoxExportRefusedError
+
+    write = (
+        "echo out > /workspace/out.txt; echo t > /tmp/t.txt; echo h > /home/box/h.txt; "
+        "ln -s /etc/passwd /workspace/link; mkfifo /tmp/fifo"
+    )
+    assert (await runtime.exec(spec(write), None)).ok
+    paths = ["/workspace/out.txt", "/tmp/t.txt", "/home/box/h.txt"]
+    batch, _ = await runtime.read_files("s1", None, paths, "run-1")
+    assert [f.data for f in batch] == [b"out\n", b"t\n", b"h\n"]
+    if os.geteuid() == 0:
+        assert {f.uid for f in batch} == {65534}
+    for path, reason in (
+        ("/workspace/link", "symlink"),
+        ("/tmp/fifo", "not_regular"),
+        ("/usr/bin/env", "outside"),  # the host's system files are not the jail's own
+    ):
+        with anyio.fail_after(30), pytest.raises(BoxExportRefusedError) as caught:
+            await runtime.read_files("s1", None, [path], None)
+        assert caught.value.details["reason"] == reason
+    removed = await runtime.remove_files_if_match("s1", None, [(f.path, f.sha256) for f in batch])
+    assert removed == [(path, None) for path in paths]
+    left = await runtime.exec(spec("ls /workspace /tmp /home/box"), None)
+    assert "out.txt" not in left.stdout
+    assert "fifo" in left.stdout
+    assert "link" in left.stdout
