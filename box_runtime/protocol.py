@@ -50,9 +50,21 @@ __all__ = [
     "EXPORT_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
     "SKILL_ACTIONS",
+    "SKILL_CREATE",
+    "SKILL_DELETE",
+    "SKILL_GET",
+    "SKILL_INSTALL_ZIP",
+    "SKILL_LIST",
+    "SKILL_LIST_FILES",
+    "SKILL_PREVIEW_ZIP",
+    "SKILL_READ_FILE",
+    "SKILL_SCAN",
+    "SKILL_UPDATE",
+    "SKILL_WRITE_FILE",
     "AdmissionGrant",
     "AdmissionReceipt",
     "AdmissionRevocation",
+    "AnyResult",
     "BackendInfo",
     "BoxStatus",
     "Capacity",
@@ -62,6 +74,7 @@ __all__ = [
     "KeptFile",
     "ManagedProcessRef",
     "ManagedProcessStart",
+    "OneSkill",
     "ReadFileInfo",
     "ReadFilesRequest",
     "ReadFilesResult",
@@ -72,6 +85,16 @@ __all__ = [
     "SessionRef",
     "SharedWorkspaceProbe",
     "SharedWorkspaceProof",
+    "SkillCreate",
+    "SkillFile",
+    "SkillFiles",
+    "SkillList",
+    "SkillName",
+    "SkillPath",
+    "SkillUpdate",
+    "SkillWrite",
+    "SkillZipInstall",
+    "SkillZipPreview",
     "StorageAnalysis",
 ]
 
@@ -212,6 +235,70 @@ class SharedWorkspaceProof(Result):
     size: int
 
 
+# --------------------------------------------------------------------------- skills (0.5)
+
+
+class SkillName(Params):
+    name: str
+
+
+class SkillCreate(Params):
+    skill: dict[str, Any]
+
+
+class SkillUpdate(Params):
+    name: str
+    skill: dict[str, Any]
+
+
+class SkillPath(Params):
+    path: str
+
+
+class SkillFiles(Params):
+    name: str
+    path: str = "."
+    include_hidden: bool = False
+    max_entries: int = Field(default=200, ge=1)
+
+
+class SkillFile(Params):
+    name: str
+    path: str
+
+
+class SkillWrite(Params):
+    name: str
+    path: str
+    content: str = ""
+
+
+class SkillZipPreview(Params):
+    """An archive sent as a ``__file_chunk`` transfer named ``file_key``."""
+
+    file_key: str
+    filename: str = "skill.zip"
+    source_subdir: str | None = None
+    target_suffix: str = "upload"
+
+
+class SkillZipInstall(SkillZipPreview):
+    source_paths: list[str] | None = None
+    source_path: str | None = None
+
+
+class SkillList(Result):
+    skills: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+
+
+class OneSkill(Result):
+    skill: dict[str, Any] | None = None
+
+
+class AnyResult(Result):
+    """A store answer passed through as it is (its fields are the store's)."""
+
+
 # --------------------------------------------------------------------------- actions
 
 BOX_INIT = ActionSpec(
@@ -269,22 +356,30 @@ MANAGED_PROCESS_ACTIONS = (
     BOX_STOP_MANAGED_PROCESS,
 )
 
-#: The 0.5 skill-store actions (answered with ``not_supported`` for now).
-SKILL_ACTIONS = tuple(
-    ActionSpec(name, Params, Result, doc="0.5 skill store (not supported yet).")
-    for name in (
-        "box_list_skills",
-        "box_get_skill",
-        "box_create_skill",
-        "box_update_skill",
-        "box_delete_skill",
-        "box_scan_skill_directory",
-        "box_list_skill_files",
-        "box_read_skill_file",
-        "box_write_skill_file",
-        "box_preview_skill_zip",
-        "box_install_skill_zip",
-    )
+#: The 0.5 skill-store actions (see :mod:`box_runtime.skills`).
+SKILL_LIST = ActionSpec("box_list_skills", Empty, SkillList, doc="The workspace's skills.")
+SKILL_GET = ActionSpec("box_get_skill", SkillName, OneSkill)
+SKILL_CREATE = ActionSpec("box_create_skill", SkillCreate, OneSkill)
+SKILL_UPDATE = ActionSpec("box_update_skill", SkillUpdate, OneSkill)
+SKILL_DELETE = ActionSpec("box_delete_skill", SkillName, AnyResult)
+SKILL_SCAN = ActionSpec("box_scan_skill_directory", SkillPath, AnyResult)
+SKILL_LIST_FILES = ActionSpec("box_list_skill_files", SkillFiles, AnyResult)
+SKILL_READ_FILE = ActionSpec("box_read_skill_file", SkillFile, AnyResult)
+SKILL_WRITE_FILE = ActionSpec("box_write_skill_file", SkillWrite, AnyResult)
+SKILL_PREVIEW_ZIP = ActionSpec("box_preview_skill_zip", SkillZipPreview, SkillList)
+SKILL_INSTALL_ZIP = ActionSpec("box_install_skill_zip", SkillZipInstall, SkillList)
+SKILL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
+    SKILL_LIST,
+    SKILL_GET,
+    SKILL_CREATE,
+    SKILL_UPDATE,
+    SKILL_DELETE,
+    SKILL_SCAN,
+    SKILL_LIST_FILES,
+    SKILL_READ_FILE,
+    SKILL_WRITE_FILE,
+    SKILL_PREVIEW_ZIP,
+    SKILL_INSTALL_ZIP,
 )
 
 DIALECT_07_ONLY = frozenset({BOX_GET_STORAGE_ANALYSIS.name})

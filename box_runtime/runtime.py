@@ -301,6 +301,7 @@ class BoxRuntime:
                 filesystem_quota_unavailable=self._fs_quota_reason or None,
                 # A managed session's host_path is the runtime's canonical workspace.
                 host_path_owned=self.admission.required,
+                skills_root=self.settings.skills_root,
             )
         )
 

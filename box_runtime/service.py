@@ -25,6 +25,7 @@ from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidati
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
+from box_runtime.skill_actions import SkillActions
 from box_runtime.storage import verify_shared_workspace
 from box_runtime.storage_report import analyse
 from langbot_plugin.protocol.spec import ActionSpec, ActionTable, Empty, Params, Result
@@ -59,6 +60,7 @@ class BoxService:
         self.runtime = runtime
         self._peers: dict[RPCSession, Peer] = {}
         self._generations: dict[tuple[str, str], int] = {}
+        self.skills = SkillActions(lambda: runtime.settings.skills_root, self._tenant)
         self.dispatcher = self._build_dispatcher()
 
     # ------------------------------------------------------------------ connections
@@ -323,6 +325,7 @@ class BoxService:
             p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,
             p.BOX_READ_FILES: self.read_files,
             p.BOX_REMOVE_FILES_IF_MATCH: self.remove_files_if_match,
+            **self.skills.handlers(),
         }
         for spec in p.ALL_ACTIONS:
             table.add(spec, handlers.get(spec, self.later))

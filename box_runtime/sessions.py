@@ -24,7 +24,7 @@ import anyio
 
 from box_runtime.backends.base import Mount, SandboxPlan
 from box_runtime.config import DEFAULT_IMAGE, BoxConfig
-from box_runtime.errors import BoxSessionConflictError, BoxValidationError
+from box_runtime.errors import BoxMountDeniedError, BoxSessionConflictError, BoxValidationError
 from box_runtime.export import RunLedger
 from box_runtime.models import (
     BUILTIN_PROFILES,
@@ -37,11 +37,12 @@ from box_runtime.models import (
 )
 from box_runtime.quota import QuotaEnforcement, mount_volume, unmount_volume
 from box_runtime.scope import check_session_id
-from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths
+from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths, is_within
 from box_runtime.session_dirs import write_marker
 
 __all__ = [
     "COMPATIBILITY_FIELDS",
+    "SKILLS_DIR",
     "QuotaMode",
     "Session",
     "SessionKey",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 QuotaMode = Literal["auto", "filesystem", "watch"]
+#: Skills appear at ``<mount_path>/.skills/<name>`` in a session.
+SKILLS_DIR = ".skills"
 _MIB = 1024 * 1024
 
 #: Settings a reused session must match (a different value is a conflict, not a silent reuse).
@@ -170,6 +173,16 @@ def resolve_spec(spec: BoxSpec, config: BoxConfig, *, custom_images: bool = True
     timeout = update.get("timeout_sec", spec.timeout_sec)
     assert isinstance(timeout, int)
     update["timeout_sec"] = min(timeout, profile.max_timeout_sec)
+    skills = f"{spec.mount_path.rstrip('/')}/{SKILLS_DIR}/"
+    if any(m.mount_path.startswith(skills) for m in spec.extra_mounts):
+        # Skills are mounted read-only, whatever mode the request names (the reference
+        # host asks for "rw").
+        update["extra_mounts"] = [
+            m.model_copy(update={"mode": BoxHostMountMode.READ_ONLY})
+            if m.mount_path.startswith(skills)
+            else m
+            for m in spec.extra_mounts
+        ]
     return spec.model_copy(update=update)
 
 
@@ -210,6 +223,7 @@ def make_plan(
     quota_mode: QuotaMode = "auto",
     filesystem_quota_unavailable: str | None = None,
     host_path_owned: bool = False,
+    skills_root: str = "",
 ) -> tuple[SandboxPlan, str]:
     """Check every mount, create the session's directories; return the plan and workspace.
 
@@ -217,6 +231,8 @@ def make_plan(
     own when it can (see :mod:`box_runtime.quota`), else a watched workspace.
     ``host_path_owned``: the ``host_path`` is the runtime's own (a managed workspace),
     so a backend may hand it to the sandbox user like a session workspace.
+    ``skills_root``: the skill store, which extra mounts may use (read-only, always)
+    and a workspace may not be.
     Blocking (filesystem work): run it in a worker thread.
     """
     digest = key.digest
@@ -229,6 +245,10 @@ def make_plan(
         check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
         os.makedirs(spec.host_path, exist_ok=True)
         workspace = check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
+        if skills_root and (is_within(workspace, skills_root) or is_within(skills_root, workspace)):
+            raise BoxMountDeniedError(
+                f"host_path {spec.host_path} is refused: the skill store cannot be a workspace"
+            )
         in_session_dir, owned = False, host_path_owned
         read_only = spec.host_path_mode is BoxHostMountMode.READ_ONLY
     else:
@@ -240,7 +260,7 @@ def make_plan(
             continue
         real = check_mount(
             extra.host_path,
-            allowed_roots,
+            [*allowed_roots, *([skills_root] if skills_root else [])],
             field=f"extra_mounts[{index}].host_path",
             extra_denied=extra_denied,
         )
@@ -248,7 +268,11 @@ def make_plan(
             raise BoxValidationError(
                 f"extra_mounts[{index}].host_path {extra.host_path} does not exist"
             )
-        mounts.append(Mount(real, extra.mount_path, extra.mode is BoxHostMountMode.READ_ONLY))
+        # The skill store may always be mounted, never written.
+        read_only_extra = extra.mode is BoxHostMountMode.READ_ONLY or bool(
+            skills_root and is_within(real, skills_root)
+        )
+        mounts.append(Mount(real, extra.mount_path, read_only_extra))
     quota_bytes = spec.workspace_quota_mb * _MIB
     enforcement = _quota_enforcement(
         quota_bytes,

@@ -133,6 +133,16 @@ class Settings:
         return os.path.join(tempfile.gettempdir(), f"lbp-box-{os.getuid()}")
 
     @property
+    def skills_root(self) -> str:
+        """The skill store's root: ``local.skills_root`` below ``host_root`` (or the state dir)."""
+        local = self.config.local
+        configured = local.skills_root.strip() or "skills"
+        if os.path.isabs(configured):
+            return real_path(configured)
+        base = real_path(local.host_root, base=self.cwd) if local.host_root else self.state_dir
+        return real_path(os.path.join(base, configured))
+
+    @property
     def default_workspace(self) -> str | None:
         local = self.config.local
         if local.default_workspace:

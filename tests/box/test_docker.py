@@ -512,3 +512,30 @@ async def test_export_follows_the_container_users_rights(state: Path, deployment
         assert caught.value.details["reason"] == "unreadable"
         (mine,) = (await box.read_files("s1", T, ["/workspace/mine.txt"], None))[0]
         assert (mine.data, mine.uid) == (b"mine\n", 65534)
+
+
+async def test_skills_are_mounted_read_only_in_the_session(state: Path, deployment: str) -> None:
+    from box_runtime.skills import SkillStore
+
+    config = docker_config(state, deployment)
+    config["local"]["host_root"] = str(state / "mounts")
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    store = SkillStore(box.settings.skills_root).scoped("ws-test")
+    skill = store.create_skill({"name": "tool", "instructions": "Run tool.sh"})
+    mount = {
+        "host_path": skill["package_root"],
+        "mount_path": "/workspace/.skills/tool",
+        "mode": "rw",
+    }
+    async with box.running():
+        result = await box.exec(
+            spec(
+                "head -3 /workspace/.skills/tool/SKILL.md; "
+                "touch /workspace/.skills/tool/x 2>&1 || echo refused",
+                extra_mounts=[mount],
+            ),
+            T,
+        )
+    assert result.stdout.startswith("---\nname: tool\n")
+    assert "Read-only" in result.stdout
+    assert "refused" in result.stdout

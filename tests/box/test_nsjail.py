@@ -399,3 +399,36 @@ async def test_explicit_export_from_a_jail(runtime: BoxRuntime) -> None:
     assert "out.txt" not in left.stdout
     assert "fifo" in left.stdout
     assert "link" in left.stdout
+
+
+@pytest.mark.nsjail
+async def test_skills_are_mounted_read_only_in_a_jail(state: Path) -> None:
+    require_nsjail()
+    from box_runtime.skills import SkillStore
+
+    box = BoxRuntime(
+        config={
+            "backend": "nsjail",
+            "state_dir": str(state / "state"),
+            "local": {"host_root": str(state / "mounts")},
+        },
+        environ={},
+        cwd=str(state),
+    )
+    store = SkillStore(box.settings.skills_root).scoped("ws-test")
+    skill = store.create_skill({"name": "tool", "instructions": "Run tool.sh"})
+    mount = {
+        "host_path": skill["package_root"],
+        "mount_path": "/workspace/.skills/tool",
+        "mode": "rw",
+    }
+    async with box.running():
+        result = await box.exec(
+            spec(
+                "head -2 /workspace/.skills/tool/SKILL.md; "
+                "touch /workspace/.skills/tool/x 2>&1 | grep -o 'Read-only file system'",
+                extra_mounts=[mount],
+            ),
+            None,
+        )
+    assert result.stdout == "---\nname: tool\nRead-only file system\n", result.stderr

@@ -127,7 +127,7 @@ async def test_validation_errors_reach_our_client_as_box_validation_errors(tmp_p
             )
 
 
-@pytest.mark.parametrize("action", ["box_start_managed_process", "box_list_skills"])
+@pytest.mark.parametrize("action", ["box_start_managed_process"])
 async def test_later_actions_answer_not_supported(tmp_path: Path, action: str) -> None:
     runtime, _ = fake_runtime(tmp_path)
     async with served_box(runtime) as box, BoxClient.connect(box.url) as client:
