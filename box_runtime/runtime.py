@@ -39,19 +39,8 @@ from box_runtime.errors import (
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
     BoxSandboxGoneError,
-    BoxSessionDeletedError,
     BoxSessionNotFoundError,
     BoxValidationError,
-)
-from box_runtime.export import (
-    LIMITS,
-    ExportedFile,
-    ExportLimits,
-    RunLedger,
-    charge,
-    check_paths,
-    read_files,
-    remove_if_unchanged,
 )
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.protocol import BackendInfo
@@ -65,6 +54,7 @@ from box_runtime.sessions import (
     SessionKey,
     Tenant,
     assert_compatible,
+    deleted_error,
     make_plan,
     resolve_spec,
 )
@@ -76,13 +66,6 @@ __all__ = ["BoxRuntime"]
 
 logger = logging.getLogger("box_runtime")
 _MIB = 1024 * 1024
-
-
-def _deleted(session: Session, when: str) -> BoxSessionDeletedError:
-    return BoxSessionDeletedError(
-        f"session {session.key.session_id} was deleted {when}",
-        details={"session_id": session.key.session_id},
-    )
 
 
 class BoxRuntime:
@@ -176,6 +159,11 @@ class BoxRuntime:
         else:
             if swept:
                 logger.info("Box: removed %d leftover session directories", len(swept))
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The monotonic clock sessions are timed with (a fake one in tests)."""
+        return self._clock
 
     @property
     def current_backend(self) -> SandboxBackend | None:
@@ -436,16 +424,11 @@ class BoxRuntime:
             output_limit=config.output.max_bytes,
             head_ratio=config.output.head_ratio,
         )
-        session.active += 1
-        try:
-            async with session.lock:
-                started = time.perf_counter()
-                outcome = await self._run_command(session, backend, request)
-                duration_ms = int((time.perf_counter() - started) * 1000)
-                quota = await quota_watch.report(session, max_entries=self._max_entries)
-        finally:
-            session.active -= 1
-            session.touch(self._clock())
+        async with session.use(self._clock, "before its command started"):
+            started = time.perf_counter()
+            outcome = await self._run_command(session, backend, request)
+            duration_ms = int((time.perf_counter() - started) * 1000)
+            quota = await quota_watch.report(session, max_entries=self._max_entries)
         stderr = outcome.stderr.text
         if outcome.timed_out:
             stderr += f"{'' if not stderr or stderr.endswith(chr(10)) else chr(10)}"
@@ -484,8 +467,6 @@ class BoxRuntime:
         watcher) bounds what the command can add, and a command that deletes files is
         how a session over its quota is repaired.
         """
-        if session.closing:
-            raise _deleted(session, "before its command started")
         stopped: list[quota_watch.QuotaStop] = []
 
         def stop(reason: quota_watch.QuotaStop) -> None:
@@ -514,7 +495,7 @@ class BoxRuntime:
             return outcome
         if stopped and not session.closing:
             raise quota_watch.exceeded_error(session, stopped[0])
-        raise _deleted(session, "while its command ran; the command was ended")
+        raise deleted_error(session, "while its command ran; the command was ended")
 
     async def _exec_in(
         self, session: Session, backend: SandboxBackend, request: ExecRequest
@@ -523,7 +504,7 @@ class BoxRuntime:
             return await backend.exec(session.plan, session.handle, request)
         except BoxSandboxGoneError:
             if session.closing:
-                raise _deleted(session, "while its command ran") from None
+                raise deleted_error(session, "while its command ran") from None
             logger.warning(
                 "Box: the sandbox of session %s vanished; recreating it", session.key.session_id
             )
@@ -532,74 +513,12 @@ class BoxRuntime:
 
     # ------------------------------------------------------------------ explicit export
 
-    def _existing(self, session_id: str, tenant: Tenant | None) -> Session:
+    def existing(self, session_id: str, tenant: Tenant | None) -> Session:
+        """A live session (never created here)."""
         session = self._sessions.get(self._key(session_id, tenant))
         if session is None:
             raise BoxSessionNotFoundError(f"session {session_id} not found")
         return session
-
-    async def read_files(
-        self, session_id: str, tenant: Tenant | None, paths: list[str], run_id: str | None
-    ) -> tuple[list[ExportedFile], RunLedger | None]:
-        """Read selected files of an existing session for export (all or none).
-
-        Never creates a session and never changes one: the files are read (as the
-        sandbox user may) while no command of the session runs.
-        """
-        session = self._existing(session_id, tenant)
-        backend = await self.backend()
-        check_paths(paths)
-        session.active += 1
-        try:
-            async with session.lock:
-                if session.closing:
-                    raise _deleted(session, "before its files were read")
-                files = await anyio.to_thread.run_sync(
-                    backend.sandbox_files, session.plan, session.handle
-                )
-                if files is None:
-                    batch = await backend.export_remote(session.plan, session.handle, paths, LIMITS)
-                else:
-                    batch = await anyio.to_thread.run_sync(lambda: read_files(files, paths))
-                ledger = None
-                if run_id is not None:
-                    ledger = session.exports.setdefault(run_id, RunLedger())
-                    charge(ledger, batch)
-        finally:
-            session.active -= 1
-            session.touch(self._clock())
-        return batch, ledger
-
-    async def remove_files_if_match(
-        self, session_id: str, tenant: Tenant | None, files: list[tuple[str, str]]
-    ) -> list[tuple[str, str | None]]:
-        """Delete each ``(path, sha256)`` whose content still matches; ``(path, kept reason)``."""
-        session = self._existing(session_id, tenant)
-        backend = await self.backend()
-        check_paths([path for path, _ in files], ExportLimits(call_files=len(files)))
-        outcome: list[tuple[str, str | None]] = []
-        session.active += 1
-        try:
-            async with session.lock:
-                if session.closing:
-                    raise _deleted(session, "before its files were removed")
-                where = await anyio.to_thread.run_sync(
-                    backend.sandbox_files, session.plan, session.handle
-                )
-                for path, digest in files:
-                    if where is None:
-                        kept = await backend.remove_remote(
-                            session.plan, session.handle, path, digest
-                        )
-                    else:
-                        kept = await anyio.to_thread.run_sync(
-                            remove_if_unchanged, where, path, digest
-                        )
-                    outcome.append((path, kept))
-        finally:
-            session.active -= 1
-            session.touch(self._clock())
-        return outcome
 
     # ------------------------------------------------------------------ lifecycle
 

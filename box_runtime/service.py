@@ -22,6 +22,7 @@ import anyio
 
 from box_runtime import protocol as p
 from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidationError
+from box_runtime.export_session import read_session_files, remove_session_files
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
@@ -213,9 +214,13 @@ class BoxService:
     async def read_files(
         self, request: p.ReadFilesRequest, ctx: RequestContext
     ) -> p.ReadFilesResult:
-        tenant = await self._tenant(ctx)
-        batch, ledger = await self.runtime.read_files(
-            request.session_id, tenant, request.paths, request.run_id
+        session = self.runtime.existing(request.session_id, await self._tenant(ctx))
+        batch, ledger = await read_session_files(
+            await self.runtime.backend(),
+            session,
+            request.paths,
+            run_id=request.run_id,
+            clock=self.runtime.clock,
         )
         infos: list[p.ReadFileInfo] = []
         for item in batch:  # the bytes travel as __file_chunk transfers, not in the answer
@@ -243,9 +248,12 @@ class BoxService:
     async def remove_files_if_match(
         self, request: p.RemoveFilesRequest, ctx: RequestContext
     ) -> p.RemoveFilesResult:
-        tenant = await self._tenant(ctx)
-        outcome = await self.runtime.remove_files_if_match(
-            request.session_id, tenant, [(f.path, f.sha256) for f in request.files]
+        session = self.runtime.existing(request.session_id, await self._tenant(ctx))
+        outcome = await remove_session_files(
+            await self.runtime.backend(),
+            session,
+            [(f.path, f.sha256) for f in request.files],
+            clock=self.runtime.clock,
         )
         return p.RemoveFilesResult(
             removed=[path for path, kept in outcome if kept is None],

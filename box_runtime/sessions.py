@@ -17,6 +17,8 @@ import datetime as dt
 import hashlib
 import json
 import os
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,7 +26,12 @@ import anyio
 
 from box_runtime.backends.base import Mount, SandboxPlan
 from box_runtime.config import DEFAULT_IMAGE, BoxConfig
-from box_runtime.errors import BoxMountDeniedError, BoxSessionConflictError, BoxValidationError
+from box_runtime.errors import (
+    BoxMountDeniedError,
+    BoxSessionConflictError,
+    BoxSessionDeletedError,
+    BoxValidationError,
+)
 from box_runtime.export import RunLedger
 from box_runtime.models import (
     BUILTIN_PROFILES,
@@ -48,6 +55,7 @@ __all__ = [
     "SessionKey",
     "Tenant",
     "assert_compatible",
+    "deleted_error",
     "make_plan",
     "resolve_spec",
 ]
@@ -125,6 +133,20 @@ class Session:
         self.last_used_mono = mono
         self.last_used_at = dt.datetime.now(dt.UTC)
 
+    @asynccontextmanager
+    async def use(self, clock: Callable[[], float], doing: str) -> AsyncGenerator[None]:
+        """Hold the session for one operation: counted in use (never reaped), locked,
+        refused if it is being deleted (``doing`` says what was about to happen)."""
+        self.active += 1
+        try:
+            async with self.lock:
+                if self.closing:
+                    raise deleted_error(self, doing)
+                yield
+        finally:
+            self.active -= 1
+            self.touch(clock())
+
     def info(self) -> BoxSessionInfo:
         spec = self.spec
         status = (
@@ -154,6 +176,13 @@ class Session:
             status=status,
             workspace_quota_enforcement=self.plan.quota_enforcement,
         )
+
+
+def deleted_error(session: Session, when: str) -> BoxSessionDeletedError:
+    return BoxSessionDeletedError(
+        f"session {session.key.session_id} was deleted {when}",
+        details={"session_id": session.key.session_id},
+    )
 
 
 def resolve_spec(spec: BoxSpec, config: BoxConfig, *, custom_images: bool = True) -> BoxSpec:

@@ -86,8 +86,7 @@ class SkillActions:
 
     async def update(self, params: SkillUpdate, ctx: RequestContext) -> OneSkill:
         def work(store: SkillStore) -> dict[str, Any]:
-            current = store.get_skill(params.name)
-            base = current["revision"] if current else None
+            base = _current_revision(store, params.name)
             return store.update_skill(params.name, params.skill, base_revision=base)
 
         return OneSkill(skill=await self._call(ctx, work))
@@ -115,8 +114,7 @@ class SkillActions:
 
     async def write_file(self, params: SkillWrite, ctx: RequestContext) -> AnyResult:
         def work(store: SkillStore) -> dict[str, Any]:
-            current = store.get_skill(params.name)
-            base = current["revision"] if current else None
+            base = _current_revision(store, params.name)
             return store.write_skill_file(
                 params.name, params.path, params.content, base_revision=base
             )
@@ -165,3 +163,9 @@ class SkillActions:
             SKILL_PREVIEW_ZIP: self.preview_zip,
             SKILL_INSTALL_ZIP: self.install_zip,
         }
+
+
+def _current_revision(store: SkillStore, name: str) -> str | None:
+    """The 0.5 actions change whatever revision is current (they carry none)."""
+    current = store.get_skill(name)
+    return str(current["revision"]) if current else None

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
-import tempfile
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from box_runtime.scope import workspace_namespace
 from box_runtime.sessions import Tenant
 from langbot_plugin.rpc import PermissionDeniedError
 
-from .helpers import CONTEXT, Served, require_nsjail, served_box
+from .helpers import CONTEXT, Served, jail_state, require_nsjail, served_box
 
 pytestmark = pytest.mark.anyio
 
@@ -146,11 +144,7 @@ def test_grants_are_strict() -> None:
 
 @pytest.fixture
 def state() -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="lbp-admission-test-", dir="/tmp"))
-    root.chmod(0o711)
-    (root / "box").mkdir(mode=0o755)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+    yield from jail_state("lbp-admission-test-")
 
 
 @pytest.fixture
@@ -160,7 +154,7 @@ async def box(state: Path) -> AsyncGenerator[Served]:
         config={
             "backend": "nsjail",
             "state_dir": str(state / "state"),
-            "local": {"host_root": str(state / "box")},
+            "local": {"host_root": str(state / "mounts")},
             "sessions": {"reaper_interval_sec": 0.05},
             "admission": {"required": True, "max_timeout_sec": 20},
         },
@@ -190,7 +184,7 @@ async def test_managed_sandboxes_run_only_under_a_live_grant(box: Served, state:
         result = await client.exec(session_id="anything", cmd="echo x > /workspace/f; pwd")
         assert result.stdout == "/workspace\n"
         assert result.session_id == "global"
-        workspace = state / "box" / "default" / "tenants" / workspace_namespace("inst-1", "ws-1")
+        workspace = state / "mounts" / "default" / "tenants" / workspace_namespace("inst-1", "ws-1")
         assert await anyio.Path(workspace, "f").read_text() == "x\n"
         info = await client.get_session("global")
         assert info.persistent

@@ -19,14 +19,21 @@ from box_runtime.client import BoxClient
 from box_runtime.errors import (
     BoxMountDeniedError,
     BoxQuotaExceededError,
-    BoxSessionDeletedError,
     BoxValidationError,
 )
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
-from .helpers import free_port, require_docker, wait_for_port
+from .helpers import (
+    delete_while_a_command_runs,
+    free_port,
+    read_files_of,
+    remove_files_of,
+    require_docker,
+    skill_mount,
+    wait_for_port,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -153,24 +160,7 @@ async def test_timeout_kills_only_that_command(runtime: BoxRuntime) -> None:
 async def test_deleting_a_session_ends_its_running_command_at_once(
     runtime: BoxRuntime, deployment: str
 ) -> None:
-    await runtime.exec(spec("true"), T)
-    (session,) = runtime.sessions(T)
-    marker = anyio.Path(session.workspace_dir, "started")
-    errors: list[BoxSessionDeletedError] = []
-
-    async def run() -> None:
-        try:
-            await runtime.exec(spec("touch /workspace/started; sleep 600", timeout_sec=900), T)
-        except BoxSessionDeletedError as exc:
-            errors.append(exc)
-
-    with anyio.fail_after(60):  # far below the command's 600 s and its 900 s timeout
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            while not await marker.exists():  # bounded polling of real state
-                await anyio.sleep(0.02)
-            await runtime.delete_session("s1", T)
-    assert [e.code for e in errors] == ["box_session_deleted"]
+    assert await delete_while_a_command_runs(runtime, T) == ["box_session_deleted"]
     assert containers(deployment) == []
 
 
@@ -472,8 +462,8 @@ async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
     assert result.ok, result.stderr
     digests = [line.split()[0] for line in result.stdout.splitlines()]
     (session,) = runtime.sessions(T)
-    batch, _ = await runtime.read_files(
-        "s1", T, ["/workspace/outbox/r.bin", "/tmp/report.txt"], None
+    batch, _ = await read_files_of(
+        runtime, "s1", T, ["/workspace/outbox/r.bin", "/tmp/report.txt"], None
     )
     assert [f.sha256 for f in batch] == digests
     assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, 0, 0)
@@ -485,10 +475,10 @@ async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
         ("/workspace/outbox/none", "missing"),
     ):
         with anyio.fail_after(30), pytest.raises(BoxExportRefusedError) as caught:
-            await runtime.read_files("s1", T, [path], None)
+            await read_files_of(runtime, "s1", T, [path], None)
         assert caught.value.details["reason"] == reason, path
-    kept = await runtime.remove_files_if_match(
-        "s1", T, [(batch[0].path, batch[0].sha256), (batch[1].path, "0" * 64)]
+    kept = await remove_files_of(
+        runtime, "s1", T, [(batch[0].path, batch[0].sha256), (batch[1].path, "0" * 64)]
     )
     assert kept == [("/workspace/outbox/r.bin", None), ("/tmp/report.txt", "changed")]
     after = await runtime.exec(spec("ls /workspace/outbox; cat /tmp/report.txt"), T)
@@ -508,25 +498,18 @@ async def test_export_follows_the_container_users_rights(state: Path, deployment
         await secret.write_text("root only")
         await secret.chmod(0o600)
         with pytest.raises(BoxExportRefusedError) as caught:
-            await box.read_files("s1", T, ["/workspace/secret.txt"], None)
+            await read_files_of(box, "s1", T, ["/workspace/secret.txt"], None)
         assert caught.value.details["reason"] == "unreadable"
-        (mine,) = (await box.read_files("s1", T, ["/workspace/mine.txt"], None))[0]
+        (mine,) = (await read_files_of(box, "s1", T, ["/workspace/mine.txt"], None))[0]
         assert (mine.data, mine.uid) == (b"mine\n", 65534)
 
 
 async def test_skills_are_mounted_read_only_in_the_session(state: Path, deployment: str) -> None:
-    from box_runtime.skills import SkillStore
 
     config = docker_config(state, deployment)
     config["local"]["host_root"] = str(state / "mounts")
     box = BoxRuntime(config=config, environ={}, cwd=str(state))
-    store = SkillStore(box.settings.skills_root).scoped("ws-test")
-    skill = store.create_skill({"name": "tool", "instructions": "Run tool.sh"})
-    mount = {
-        "host_path": skill["package_root"],
-        "mount_path": "/workspace/.skills/tool",
-        "mode": "rw",
-    }
+    mount = skill_mount(box)
     async with box.running():
         result = await box.exec(
             spec(

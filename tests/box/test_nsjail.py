@@ -5,11 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,24 +20,27 @@ from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
 from box_runtime.client import BoxClient
 from box_runtime.config import NsjailConfig
-from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError, BoxSessionDeletedError
+from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 
-from .helpers import free_port, require_nsjail, wait_for_port
+from .helpers import (
+    delete_while_a_command_runs,
+    free_port,
+    jail_state,
+    read_files_of,
+    remove_files_of,
+    require_nsjail,
+    skill_mount,
+    wait_for_port,
+)
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def state() -> Iterator[Path]:
-    # Not pytest's tmp_path: its parents are private (0700), and the jail user must be
-    # able to pass through every directory above a mount.
-    root = Path(tempfile.mkdtemp(prefix="lbp-nsjail-test-", dir="/tmp"))
-    root.chmod(0o711)
-    (root / "mounts").mkdir(mode=0o755)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+    yield from jail_state("lbp-nsjail-test-")
 
 
 @pytest.fixture
@@ -234,25 +235,8 @@ async def test_one_session_is_serialised(runtime: BoxRuntime) -> None:
 
 @pytest.mark.nsjail
 async def test_deleting_a_session_ends_its_running_command_at_once(runtime: BoxRuntime) -> None:
-    await runtime.exec(spec("true"), None)
-    (session,) = runtime.sessions(None)
-    marker = anyio.Path(session.workspace_dir, "started")
-    errors: list[BoxSessionDeletedError] = []
-
-    async def run() -> None:
-        try:
-            await runtime.exec(spec("touch /workspace/started; sleep 600", timeout_sec=900), None)
-        except BoxSessionDeletedError as exc:
-            errors.append(exc)
-
-    with anyio.fail_after(60):  # far below the command's 600 s and its 900 s timeout
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            while not await marker.exists():  # bounded polling of real state
-                await anyio.sleep(0.02)
-            await runtime.delete_session("s1", None)
-    assert [e.code for e in errors] == ["box_session_deleted"]
-    assert not await anyio.Path(session.plan.session_dir).exists()
+    assert await delete_while_a_command_runs(runtime, None) == ["box_session_deleted"]
+    assert runtime.sessions(None) == []
 
 
 @pytest.mark.nsjail
@@ -381,7 +365,7 @@ async def test_explicit_export_from_a_jail(runtime: BoxRuntime) -> None:
     )
     assert (await runtime.exec(spec(write), None)).ok
     paths = ["/workspace/out.txt", "/tmp/t.txt", "/home/box/h.txt"]
-    batch, _ = await runtime.read_files("s1", None, paths, "run-1")
+    batch, _ = await read_files_of(runtime, "s1", None, paths, "run-1")
     assert [f.data for f in batch] == [b"out\n", b"t\n", b"h\n"]
     if os.geteuid() == 0:
         assert {f.uid for f in batch} == {65534}
@@ -391,9 +375,9 @@ async def test_explicit_export_from_a_jail(runtime: BoxRuntime) -> None:
         ("/usr/bin/env", "outside"),  # the host's system files are not the jail's own
     ):
         with anyio.fail_after(30), pytest.raises(BoxExportRefusedError) as caught:
-            await runtime.read_files("s1", None, [path], None)
+            await read_files_of(runtime, "s1", None, [path], None)
         assert caught.value.details["reason"] == reason
-    removed = await runtime.remove_files_if_match("s1", None, [(f.path, f.sha256) for f in batch])
+    removed = await remove_files_of(runtime, "s1", None, [(f.path, f.sha256) for f in batch])
     assert removed == [(path, None) for path in paths]
     left = await runtime.exec(spec("ls /workspace /tmp /home/box"), None)
     assert "out.txt" not in left.stdout
@@ -404,7 +388,6 @@ async def test_explicit_export_from_a_jail(runtime: BoxRuntime) -> None:
 @pytest.mark.nsjail
 async def test_skills_are_mounted_read_only_in_a_jail(state: Path) -> None:
     require_nsjail()
-    from box_runtime.skills import SkillStore
 
     box = BoxRuntime(
         config={
@@ -415,13 +398,7 @@ async def test_skills_are_mounted_read_only_in_a_jail(state: Path) -> None:
         environ={},
         cwd=str(state),
     )
-    store = SkillStore(box.settings.skills_root).scoped("ws-test")
-    skill = store.create_skill({"name": "tool", "instructions": "Run tool.sh"})
-    mount = {
-        "host_path": skill["package_root"],
-        "mount_path": "/workspace/.skills/tool",
-        "mode": "rw",
-    }
+    mount = skill_mount(box)
     async with box.running():
         result = await box.exec(
             spec(
