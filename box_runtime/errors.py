@@ -23,7 +23,7 @@ turns it into a wire error and the caller re-raises the same class from the code
     └── BoxSandboxGoneError           box_sandbox_gone        internal: a backend lost a sandbox
                                                               (the runtime recreates it)
 
-Actions that a later release implements (managed processes, skills) answer with the
+Actions that a later release implements (managed processes) answer with the
 RPC core's :class:`~langbot_plugin.rpc.NotSupportedError` (code ``not_supported``).
 
 The class names are the reference's, because the released host maps the wire message

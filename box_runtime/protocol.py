@@ -2,9 +2,10 @@
 
 Both dialects use the same names for the shared actions. The 0.7 host (LangBot
 4.11.x on PyPI) also sends ``box_get_storage_analysis``; the 0.5 host (the
-dev/4.11.x source tree) also sends the skill-store actions, which a later release
-implements: until then they, like the managed-process actions, answer with the code
-``not_supported``.
+dev/4.11.x source tree) also sends the eleven skill-store actions. Explicit file export
+(``box_read_files``, ``box_remove_files_if_match``, seed 004) is ours: the released
+hosts read selected files through ``box_exec`` instead. Until managed processes
+arrive, their actions answer with the code ``not_supported``.
 
 ``__ping`` and the other control actions are served by the RPC session itself.
 """

@@ -9,7 +9,7 @@ Two enforcements, chosen per session (``box.local.workspace_quota_enforcement``)
     kernel refuses writes beyond it (``ENOSPC``), whatever the command does, and
     deleting files frees the space again. Needs root, loop devices, ``mkfs.ext4`` and
     ``mount``; the image's disk use grows only as files are written. ext4 keeps a
-    little of the image for its metadata: a 100 MiB quota stores about 95 MiB.
+    little of the image for its metadata: a 100 MiB quota stores about 94 MiB.
 ``watch``
     For a ``host_path`` workspace (an operator's directory, which the Box cannot put
     on a filesystem of its own) or where loop mounts are unavailable: every file a

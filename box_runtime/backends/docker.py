@@ -393,7 +393,7 @@ class DockerBackend(SandboxBackend):
             if ran is not None:
                 timed_out, exit_code = ran
                 if timed_out or abort.requested:
-                    self._kill(handle, token)
+                    self._kill(handle, token, aborted=abort.requested)
                     return ExecOutcome(None, True, stdout.result(), stderr.result())
                 return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
             self._agent_ok[handle] = False  # no agent in this container: docker exec from now on
@@ -444,7 +444,7 @@ class DockerBackend(SandboxBackend):
             if fifos is not None:
                 fifos.close()
         if timed_out or abort.requested:
-            self._kill(handle, token)
+            self._kill(handle, token, aborted=abort.requested)
             return ExecOutcome(None, True, stdout.result(), stderr.result())
         exit_code = self._exit_code(handle, exec_id)
         return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
@@ -502,11 +502,14 @@ class DockerBackend(SandboxBackend):
             time.sleep(0.002)  # the stream ended a moment before docker recorded the exit
         return None
 
-    def _kill(self, handle: str, token: str) -> None:
+    def _kill(self, handle: str, token: str, *, aborted: bool) -> None:
         api = self._client()
         try:
             with self._engine("kill", handle):
                 kill_id = api.exec_create(handle, ["sh", "-c", KILL_SCRIPT, "lbp-kill", token])
                 api.exec_start(kill_id["Id"])
         except BoxError as exc:
-            logger.warning("Box: could not kill a timed-out command in %s: %s", handle[:12], exc)
+            # An aborted command's container is often being removed (its session was
+            # deleted): the removal ends the command, so the failed kill is no news.
+            log = logger.debug if aborted else logger.warning
+            log("Box: could not kill a command in %s: %s", handle[:12], exc)
