@@ -8,11 +8,20 @@ ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
 .PHONY: install demo test lint typecheck check bench acceptance acceptance-box clean
 
+# Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
+# a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
+$(STAMP): SHELL := /bin/bash
+$(STAMP): .SHELLFLAGS := -o pipefail -c
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@echo "[1/3] creating $(VENV) with $(PYTHON)"
+	@$(PYTHON) -m venv $(VENV)
+	@echo "[2/3] upgrading pip in $(VENV)"
+	@$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	@echo "[3/3] installing langbot-plugin (editable) with its dev tools"
+	@$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]' \
+		| awk '/^(Collecting|Installing|Successfully)/ { print "      " $$0; fflush() }'
 	@touch $(STAMP)
+	@echo "ready: $(VENV) (activate with '. $(VENV)/bin/activate'; run 'lbp --help')"
 
 install: $(STAMP)
 
@@ -35,11 +44,11 @@ bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 acceptance: install
-	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt" "$(CURDIR)/$(BIN)/lbp" \
+	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt --data-dir $(ACC_WORKDIR)/rt/data" "$(CURDIR)/$(BIN)/lbp" \
 		$(CURDIR)/tests/acceptance/echo_plugin
 
 acceptance-box: install
-	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt" "$(CURDIR)/$(BIN)/lbp" \
+	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt --data-dir $(ACC_WORKDIR)/rt/data" "$(CURDIR)/$(BIN)/lbp" \
 		$(CURDIR)/tests/acceptance/echo_plugin \
 		"$(CURDIR)/$(BIN)/lbp box --host 127.0.0.1 --ws-control-port 5410"
 

@@ -3,7 +3,8 @@
 # Idempotent (each step is skipped when its result exists); needs root and Debian/Ubuntu
 # apt; no container registry is needed or used.
 #
-#   1. apt: docker.io (dockerd, containerd, runc, docker-init), mmdebstrap, busybox-static
+#   1. apt: docker.io (dockerd, containerd, runc, docker-init), mmdebstrap, busybox-static,
+#      docker-compose (tests/ops starts deploy/docker-compose.yaml with it)
 #   2. dockerd in the background (log: $DOCKERD_LOG), then a bounded wait for `docker info`
 #   3. images, built with `docker import`:
 #        lbp-test-busybox:latest  a busybox-static root filesystem (about 2 MB, < 1 s)
@@ -34,7 +35,7 @@ die() { printf '[setup-engines] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # ------------------------------------------------------------------ 1. packages
 missing=()
-for package in docker.io mmdebstrap busybox-static; do
+for package in docker.io mmdebstrap busybox-static docker-compose; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' \
     || missing+=("$package")
 done
@@ -47,7 +48,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -q "${missing[@]}" >>/tmp/setup-engines-apt.log 2>&1 \
     || { tail -20 /tmp/setup-engines-apt.log >&2; die "apt-get install ${missing[*]} failed"; }
 fi
-for tool in dockerd docker mmdebstrap; do
+for tool in dockerd docker mmdebstrap docker-compose; do
   command -v "$tool" >/dev/null || die "$tool is missing after installing its package"
 done
 [ -x /bin/busybox ] || die "/bin/busybox is missing (package busybox-static)"

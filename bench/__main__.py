@@ -621,7 +621,8 @@ def main(argv: list[str]) -> int:
     info = machine()
     info["runs per driver"] = f"{repeat}, combined: {args.aggregate}"
     if ref is not None:
-        info["reference"] = f"langbot-plugin {reference_version(ref)} ({ref})"
+        shown = ref.relative_to(REPO) if ref.is_relative_to(REPO) else ref  # no machine path
+        info["reference"] = f"langbot-plugin {reference_version(ref)} ({shown})"
         probe = subprocess.run(
             [
                 str(ref),

@@ -13,8 +13,9 @@ Ours runs twice: with its in-container agent (the default) and with the agent of
 * nsjail exec: ours (nsjail backend) vs the identical jail started directly.
 
 Reports medians and ratios. Needs a Docker engine with ``lbp-test-python:latest``
-(``.ci/setup-engines.sh``); the reference server is used when ``/work/refvenv`` (or
-``LBP_REFERENCE_VENV``) has ``langbot-plugin==0.7.18``; nsjail when available.
+(``.ci/setup-engines.sh``); the reference server is used when ``LBP_REFERENCE_VENV``
+(by default ``.bench/ref-venv``, see :mod:`bench.refenv`) has ``langbot-plugin==0.7.18``;
+nsjail when available.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any
 
 import anyio
 
+from bench.refenv import DEFAULT_VENV
 from box_runtime.client import BoxClient
 
 IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox
@@ -45,7 +47,7 @@ CONTEXT = {
     "workspace_uuid": "bench-ws",
     "placement_generation": 1,
 }
-REFERENCE_VENV = Path(os.environ.get("LBP_REFERENCE_VENV", "/work/refvenv"))
+REFERENCE_VENV = Path(os.environ.get("LBP_REFERENCE_VENV", DEFAULT_VENV))
 ROUNDS = {"exec": 40, "create": 12, "big": 8, "nsjail": 40}
 
 Timer = Callable[[], Awaitable[float]]

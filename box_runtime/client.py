@@ -12,20 +12,22 @@ rest. ``context`` (tenancy) is attached to every tenant action when given.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+import hashlib
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Self
 
 from box_runtime import protocol as p
 
 # Importing the errors registers their wire codes, so calls re-raise the Box's classes.
-from box_runtime.errors import BoxError
+from box_runtime.errors import BoxError, BoxExportRefusedError
+from box_runtime.export import ExportedFile
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from langbot_plugin.protocol.spec import Empty
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 
-__all__ = ["BoxClient", "BoxError"]
+__all__ = ["BoxClient", "BoxError", "accept_read"]
 
 #: Extra seconds an exec call waits beyond the command's own timeout.
 EXEC_MARGIN_SEC = 30.0
@@ -142,7 +144,87 @@ class BoxClient:
             timeout=self.timeout,
         )
 
+    # ------------------------------------------------------------------ explicit export
+
+    async def read_files(
+        self, session_id: str, paths: Sequence[str], *, run_id: str | None = None
+    ) -> list[ExportedFile]:
+        """Read selected files of an existing session (seed 004), all or none.
+
+        Returns the files in the order asked, with their bytes, digest, size, mode and
+        owner. Raises :class:`~box_runtime.errors.BoxQuotaExceededError` (a limit; its
+        ``details`` carry ``limit``, ``actual``, ``sandbox_paths``, ``files_retained``)
+        or :class:`~box_runtime.errors.BoxExportRefusedError` (a file that cannot be
+        exported, or an answer that does not match the request: ``invalid_response``).
+        ``run_id`` makes the Box count the batch against that run's cumulative limits.
+        """
+        result = await p.BOX_READ_FILES.call(
+            self.session,
+            p.ReadFilesRequest(session_id=session_id, paths=list(paths), run_id=run_id),
+            context=self.context,
+            timeout=self.timeout,
+        )
+        return accept_read(list(paths), result, self.session.files.take)
+
+    async def remove_files_if_match(
+        self, session_id: str, files: Iterable[tuple[str, str]]
+    ) -> p.RemoveFilesResult:
+        """Delete exported files (``(path, sha256)``) whose content still matches."""
+        return await p.BOX_REMOVE_FILES_IF_MATCH.call(
+            self.session,
+            p.RemoveFilesRequest(
+                session_id=session_id,
+                files=[p.FileDigest(path=path, sha256=digest) for path, digest in files],
+            ),
+            context=self.context,
+            timeout=self.timeout,
+        )
+
     async def storage_analysis(self) -> p.StorageAnalysis:
         return await p.BOX_GET_STORAGE_ANALYSIS.call(
             self.session, Empty(), context=self.context, timeout=self.timeout
         )
+
+
+def accept_read(
+    paths: list[str], result: p.ReadFilesResult, take: Callable[[str], bytes]
+) -> list[ExportedFile]:
+    """The files of a ``box_read_files`` answer, checked against the request.
+
+    An answer that names other files, misses one, or whose bytes do not match the
+    size and digest it states is refused whole (``invalid_response``): it is never
+    mistaken for a size problem.
+    """
+    by_path = {info.path: info for info in result.files}
+    problem = ""
+    if len(result.files) != len(paths) or set(by_path) != set(paths):
+        problem = "it names other files than were selected"
+    files: list[ExportedFile] = []
+    for path in paths if not problem else ():
+        info = by_path[path]
+        try:
+            data = take(info.file_key)
+        except Exception:
+            problem = f"the bytes of {path} did not arrive"
+            break
+        if len(data) != info.size or hashlib.sha256(data).hexdigest() != info.sha256:
+            problem = f"the bytes of {path} do not match their size and digest"
+            break
+        files.append(
+            ExportedFile(
+                path=path,
+                data=data,
+                sha256=info.sha256,
+                size=info.size,
+                mode=info.mode,
+                uid=info.uid,
+                gid=info.gid,
+                mtime_ns=info.mtime_ns,
+            )
+        )
+    if problem:
+        raise BoxExportRefusedError(
+            f"invalid export response: {problem}; the files were kept",
+            details={"reason": "invalid_response", "sandbox_paths": paths, "files_retained": True},
+        )
+    return files

@@ -66,6 +66,10 @@ class LocalConfig(_Section):
     default_workspace: str = ""
     allowed_mount_roots: list[str] = Field(default_factory=list[str])
     workspace_quota_mb: int | None = Field(default=None, ge=0)
+    #: Where the skill store lives (relative: below ``host_root``, else the state dir).
+    skills_root: str = "skills"
+    #: ``auto``: a quota filesystem per session where possible, else ``watch``.
+    workspace_quota_enforcement: Literal["auto", "filesystem", "watch"] = "auto"
 
     @field_validator("allowed_mount_roots", mode="before")
     @classmethod

@@ -6,7 +6,9 @@ turns it into a wire error and the caller re-raises the same class from the code
     BoxError                          box_error
     ├── BoxValidationError            box_validation          bad arguments or configuration
     │   ├── BoxMountDeniedError       box_mount_denied        a host mount outside the allowlist
-    │   └── BoxQuotaExceededError     box_quota_exceeded      details carry ``limit`` and ``actual``
+    │   ├── BoxQuotaExceededError     box_quota_exceeded      details carry ``limit`` and ``actual``
+    │   └── BoxExportRefusedError     box_export_refused      a selected file cannot be exported
+    │                                                         (missing, a link, not regular, ...)
     ├── BoxBackendUnavailableError    box_backend_unavailable no usable sandbox backend
     ├── BoxRuntimeUnavailableError    box_runtime_unavailable the runtime is shutting down
     ├── BoxAdmissionError             box_admission           admission grants (managed mode)
@@ -14,12 +16,14 @@ turns it into a wire error and the caller re-raises the same class from the code
     ├── BoxCapacityExceededError      box_capacity_exceeded   global session limit reached
     ├── BoxSessionConflictError       box_session_conflict    an existing session is incompatible
     ├── BoxSessionNotFoundError       box_session_not_found
+    │   └── BoxSessionDeletedError    box_session_deleted     the session was deleted while the
+    │                                                         call waited or its command ran
     ├── BoxManagedProcessConflictError  box_managed_process_conflict
     ├── BoxManagedProcessNotFoundError  box_managed_process_not_found
     └── BoxSandboxGoneError           box_sandbox_gone        internal: a backend lost a sandbox
                                                               (the runtime recreates it)
 
-Actions that a later release implements (managed processes, skills) answer with the
+Actions that a later release implements (managed processes) answer with the
 RPC core's :class:`~langbot_plugin.rpc.NotSupportedError` (code ``not_supported``).
 
 The class names are the reference's, because the released host maps the wire message
@@ -37,6 +41,7 @@ __all__ = [
     "BoxBackendUnavailableError",
     "BoxCapacityExceededError",
     "BoxError",
+    "BoxExportRefusedError",
     "BoxManagedProcessConflictError",
     "BoxManagedProcessNotFoundError",
     "BoxMountDeniedError",
@@ -45,6 +50,7 @@ __all__ = [
     "BoxRuntimeUnavailableError",
     "BoxSandboxGoneError",
     "BoxSessionConflictError",
+    "BoxSessionDeletedError",
     "BoxSessionNotFoundError",
     "BoxValidationError",
 ]
@@ -80,6 +86,17 @@ class BoxQuotaExceededError(BoxValidationError):
     @property
     def actual(self) -> Any:
         return self.details.get("actual")
+
+
+class BoxExportRefusedError(BoxValidationError):
+    """A file selected for export cannot be exported; ``details`` say which and why.
+
+    ``details.reason`` is one of ``missing``, ``unreadable``, ``symlink``,
+    ``not_regular``, ``changed``, ``outside``; the batch was refused whole and its
+    files were kept (``details.files_retained``).
+    """
+
+    code = "box_export_refused"
 
 
 class BoxBackendUnavailableError(BoxError):
@@ -122,6 +139,20 @@ class BoxSessionNotFoundError(BoxError):
     """No session has this id."""
 
     code = "box_session_not_found"
+
+
+class BoxSessionDeletedError(BoxSessionNotFoundError):
+    """The session was deleted while this call waited for it or while its command ran.
+
+    The command was ended at once (not left to its timeout). Reference peers see it as
+    ``BoxSessionNotFoundError``; ours get the code ``box_session_deleted``.
+    """
+
+    code = "box_session_deleted"
+
+    @property
+    def wire_type(self) -> str:
+        return "BoxSessionNotFoundError"
 
 
 class BoxManagedProcessConflictError(BoxError):

@@ -36,6 +36,7 @@ __all__ = [
     "BoxProfile",
     "BoxSessionInfo",
     "BoxSpec",
+    "QuotaReport",
     "SessionStatus",
 ]
 
@@ -346,6 +347,20 @@ class BoxSessionInfo(Result):
     last_used_at: dt.datetime
     status: SessionStatus = SessionStatus.IDLE
     managed_process_count: int = 0
+    #: How the workspace quota is enforced: ``filesystem``, ``watch`` or ``none``.
+    workspace_quota_enforcement: str = "none"
+
+
+class QuotaReport(Result):
+    """A workspace quota that a command met: the threshold and the actual figure."""
+
+    quota: str = "workspace_bytes"
+    limit: int
+    actual: int
+    unit: str = "bytes"
+    #: ``filesystem`` (the kernel refused the writes) or ``watch`` (measured).
+    enforcement: str
+    message: str
 
 
 class BoxExecutionResult(Result):
@@ -362,6 +377,8 @@ class BoxExecutionResult(Result):
     stderr_truncated: bool = False
     stdout_bytes: int = 0
     stderr_bytes: int = 0
+    #: Set when the session's workspace is at its quota after the command.
+    workspace_quota: QuotaReport | None = None
 
     @property
     def ok(self) -> bool:

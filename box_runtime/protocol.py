@@ -2,20 +2,26 @@
 
 Both dialects use the same names for the shared actions. The 0.7 host (LangBot
 4.11.x on PyPI) also sends ``box_get_storage_analysis``; the 0.5 host (the
-dev/4.11.x source tree) also sends the skill-store actions, which a later release
-implements: until then they, like the managed-process actions, answer with the code
-``not_supported``.
+dev/4.11.x source tree) also sends the eleven skill-store actions. Explicit file export
+(``box_read_files``, ``box_remove_files_if_match``, seed 004) is ours: the released
+hosts read selected files through ``box_exec`` instead. Until managed processes
+arrive, their actions answer with the code ``not_supported``.
 
 ``__ping`` and the other control actions are served by the RPC session itself.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from pydantic import Field
 
+from box_runtime.admission_models import (
+    AdmissionGrant,
+    AdmissionReceipt,
+    AdmissionRevocation,
+    RevocationReceipt,
+)
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from langbot_plugin.protocol.spec import ActionSpec, Empty, Params, Result
 
@@ -31,6 +37,8 @@ __all__ = [
     "BOX_GET_STORAGE_ANALYSIS",
     "BOX_HEALTH",
     "BOX_INIT",
+    "BOX_READ_FILES",
+    "BOX_REMOVE_FILES_IF_MATCH",
     "BOX_REVOKE_SANDBOX_ADMISSION_GRANT",
     "BOX_SHUTDOWN",
     "BOX_START_MANAGED_PROCESS",
@@ -40,21 +48,54 @@ __all__ = [
     "BOX_VERIFY_SHARED_WORKSPACE",
     "DIALECT_05_ONLY",
     "DIALECT_07_ONLY",
+    "EXPORT_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
     "SKILL_ACTIONS",
+    "SKILL_CREATE",
+    "SKILL_DELETE",
+    "SKILL_GET",
+    "SKILL_INSTALL_ZIP",
+    "SKILL_LIST",
+    "SKILL_LIST_FILES",
+    "SKILL_PREVIEW_ZIP",
+    "SKILL_READ_FILE",
+    "SKILL_SCAN",
+    "SKILL_UPDATE",
+    "SKILL_WRITE_FILE",
     "AdmissionGrant",
+    "AdmissionReceipt",
     "AdmissionRevocation",
+    "AnyResult",
     "BackendInfo",
     "BoxStatus",
     "Capacity",
     "Deleted",
+    "FileDigest",
     "InitResult",
+    "KeptFile",
     "ManagedProcessRef",
     "ManagedProcessStart",
+    "OneSkill",
+    "ReadFileInfo",
+    "ReadFilesRequest",
+    "ReadFilesResult",
+    "RemoveFilesRequest",
+    "RemoveFilesResult",
+    "RevocationReceipt",
     "SessionList",
     "SessionRef",
     "SharedWorkspaceProbe",
     "SharedWorkspaceProof",
+    "SkillCreate",
+    "SkillFile",
+    "SkillFiles",
+    "SkillList",
+    "SkillName",
+    "SkillPath",
+    "SkillUpdate",
+    "SkillWrite",
+    "SkillZipInstall",
+    "SkillZipPreview",
     "StorageAnalysis",
 ]
 
@@ -112,6 +153,8 @@ class StorageDirectory(Result):
     file_count: int
     error_count: int = 0
     scope: str = "runtime_host"
+    #: For ``kind: detail`` entries: the key of the entry they break down.
+    parent_key: str | None = None
 
 
 class StorageAnalysis(Result):
@@ -131,20 +174,56 @@ class ManagedProcessRef(Params):
     process_id: str = "default"
 
 
-class AdmissionGrant(Params):
-    instance_uuid: str
-    workspace_uuid: str
-    execution_generation: int
-    entitlement_revision: int
-    expires_at: dt.datetime
-    max_sessions: int
-    max_managed_processes: int
+class ReadFilesRequest(Params):
+    """Explicit export: read these sandbox files of an existing session (seed 004)."""
+
+    session_id: str
+    paths: list[str]
+    #: The run the export belongs to: its cumulative limits (100 files / 50 MiB).
+    run_id: str | None = None
 
 
-class AdmissionRevocation(Params):
-    instance_uuid: str
-    workspace_uuid: str
-    entitlement_revision: int
+class ReadFileInfo(Result):
+    """One exported file; its bytes arrived as the ``__file_chunk`` transfer ``file_key``."""
+
+    path: str
+    size: int
+    sha256: str
+    mode: int
+    uid: int
+    gid: int
+    mtime_ns: int
+    file_key: str
+
+
+class ReadFilesResult(Result):
+    files: list[ReadFileInfo] = Field(default_factory=list[ReadFileInfo])
+    #: The run's totals after this batch (when the request named a run).
+    run_files: int | None = None
+    run_bytes: int | None = None
+
+
+class FileDigest(Params):
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class RemoveFilesRequest(Params):
+    """Delete exported files whose content still has the accepted digest."""
+
+    session_id: str
+    files: list[FileDigest] = Field(min_length=1, max_length=100)
+
+
+class KeptFile(Result):
+    path: str
+    #: ``changed``, ``missing``, ``symlink``, ``not_regular``, ``not_permitted``, ...
+    reason: str
+
+
+class RemoveFilesResult(Result):
+    removed: list[str] = Field(default_factory=list[str])
+    kept: list[KeptFile] = Field(default_factory=list[KeptFile])
 
 
 class SharedWorkspaceProbe(Params):
@@ -155,6 +234,70 @@ class SharedWorkspaceProof(Result):
     marker_name: str
     sha256: str
     size: int
+
+
+# --------------------------------------------------------------------------- skills (0.5)
+
+
+class SkillName(Params):
+    name: str
+
+
+class SkillCreate(Params):
+    skill: dict[str, Any]
+
+
+class SkillUpdate(Params):
+    name: str
+    skill: dict[str, Any]
+
+
+class SkillPath(Params):
+    path: str
+
+
+class SkillFiles(Params):
+    name: str
+    path: str = "."
+    include_hidden: bool = False
+    max_entries: int = Field(default=200, ge=1)
+
+
+class SkillFile(Params):
+    name: str
+    path: str
+
+
+class SkillWrite(Params):
+    name: str
+    path: str
+    content: str = ""
+
+
+class SkillZipPreview(Params):
+    """An archive sent as a ``__file_chunk`` transfer named ``file_key``."""
+
+    file_key: str
+    filename: str = "skill.zip"
+    source_subdir: str | None = None
+    target_suffix: str = "upload"
+
+
+class SkillZipInstall(SkillZipPreview):
+    source_paths: list[str] | None = None
+    source_path: str | None = None
+
+
+class SkillList(Result):
+    skills: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
+
+
+class OneSkill(Result):
+    skill: dict[str, Any] | None = None
+
+
+class AnyResult(Result):
+    """A store answer passed through as it is (its fields are the store's)."""
 
 
 # --------------------------------------------------------------------------- actions
@@ -180,14 +323,33 @@ BOX_START_MANAGED_PROCESS = ActionSpec("box_start_managed_process", ManagedProce
 BOX_GET_MANAGED_PROCESS = ActionSpec("box_get_managed_process", ManagedProcessRef, Result)
 BOX_STOP_MANAGED_PROCESS = ActionSpec("box_stop_managed_process", ManagedProcessRef, Result)
 BOX_UPSERT_SANDBOX_ADMISSION_GRANT = ActionSpec(
-    "box_upsert_sandbox_admission_grant", AdmissionGrant, Result
+    "box_upsert_sandbox_admission_grant",
+    AdmissionGrant,
+    AdmissionReceipt,
+    doc="Install or renew a workspace's admission grant (managed mode).",
 )
 BOX_REVOKE_SANDBOX_ADMISSION_GRANT = ActionSpec(
-    "box_revoke_sandbox_admission_grant", AdmissionRevocation, Result
+    "box_revoke_sandbox_admission_grant",
+    AdmissionRevocation,
+    RevocationReceipt,
+    doc="Revoke a workspace's grants up to a revision (managed mode).",
 )
 BOX_VERIFY_SHARED_WORKSPACE = ActionSpec(
     "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof
 )
+BOX_READ_FILES = ActionSpec(
+    "box_read_files",
+    ReadFilesRequest,
+    ReadFilesResult,
+    doc="Explicit export: read selected files of a session, all or none, within limits.",
+)
+BOX_REMOVE_FILES_IF_MATCH = ActionSpec(
+    "box_remove_files_if_match",
+    RemoveFilesRequest,
+    RemoveFilesResult,
+    doc="Delete exported files only where the content still matches the accepted digest.",
+)
+EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
 
 MANAGED_PROCESS_ACTIONS = (
     BOX_START_MANAGED_PROCESS,
@@ -195,22 +357,30 @@ MANAGED_PROCESS_ACTIONS = (
     BOX_STOP_MANAGED_PROCESS,
 )
 
-#: The 0.5 skill-store actions (answered with ``not_supported`` for now).
-SKILL_ACTIONS = tuple(
-    ActionSpec(name, Params, Result, doc="0.5 skill store (not supported yet).")
-    for name in (
-        "box_list_skills",
-        "box_get_skill",
-        "box_create_skill",
-        "box_update_skill",
-        "box_delete_skill",
-        "box_scan_skill_directory",
-        "box_list_skill_files",
-        "box_read_skill_file",
-        "box_write_skill_file",
-        "box_preview_skill_zip",
-        "box_install_skill_zip",
-    )
+#: The 0.5 skill-store actions (see :mod:`box_runtime.skills`).
+SKILL_LIST = ActionSpec("box_list_skills", Empty, SkillList, doc="The workspace's skills.")
+SKILL_GET = ActionSpec("box_get_skill", SkillName, OneSkill)
+SKILL_CREATE = ActionSpec("box_create_skill", SkillCreate, OneSkill)
+SKILL_UPDATE = ActionSpec("box_update_skill", SkillUpdate, OneSkill)
+SKILL_DELETE = ActionSpec("box_delete_skill", SkillName, AnyResult)
+SKILL_SCAN = ActionSpec("box_scan_skill_directory", SkillPath, AnyResult)
+SKILL_LIST_FILES = ActionSpec("box_list_skill_files", SkillFiles, AnyResult)
+SKILL_READ_FILE = ActionSpec("box_read_skill_file", SkillFile, AnyResult)
+SKILL_WRITE_FILE = ActionSpec("box_write_skill_file", SkillWrite, AnyResult)
+SKILL_PREVIEW_ZIP = ActionSpec("box_preview_skill_zip", SkillZipPreview, SkillList)
+SKILL_INSTALL_ZIP = ActionSpec("box_install_skill_zip", SkillZipInstall, SkillList)
+SKILL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
+    SKILL_LIST,
+    SKILL_GET,
+    SKILL_CREATE,
+    SKILL_UPDATE,
+    SKILL_DELETE,
+    SKILL_SCAN,
+    SKILL_LIST_FILES,
+    SKILL_READ_FILE,
+    SKILL_WRITE_FILE,
+    SKILL_PREVIEW_ZIP,
+    SKILL_INSTALL_ZIP,
 )
 
 DIALECT_07_ONLY = frozenset({BOX_GET_STORAGE_ANALYSIS.name})
@@ -232,5 +402,6 @@ ALL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     BOX_UPSERT_SANDBOX_ADMISSION_GRANT,
     BOX_REVOKE_SANDBOX_ADMISSION_GRANT,
     BOX_VERIFY_SHARED_WORKSPACE,
+    *EXPORT_ACTIONS,
     *SKILL_ACTIONS,
 )

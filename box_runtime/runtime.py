@@ -23,16 +23,19 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 
+from box_runtime import quota_watch
+from box_runtime.admission import Admission, admitted_spec, canonical_workspace
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend
+from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
+    BoxAdmissionError,
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
     BoxSandboxGoneError,
@@ -41,31 +44,24 @@ from box_runtime.errors import (
 )
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.protocol import BackendInfo
-from box_runtime.security import check_quota, passthrough_env
+from box_runtime.quota import filesystem_quota_unavailable
+from box_runtime.scope import workspace_namespace
+from box_runtime.security import passthrough_env
+from box_runtime.session_dirs import remove_session_dir, sweep
 from box_runtime.sessions import (
+    QuotaMode,
     Session,
     SessionKey,
     Tenant,
     assert_compatible,
+    deleted_error,
     make_plan,
-    remove_session_dir,
     resolve_spec,
 )
 from box_runtime.settings import Settings
-from box_runtime.storage import measure_tree
+from box_runtime.task_groups import single_error
 
 __all__ = ["BoxRuntime"]
-
-
-@contextmanager
-def _single_error() -> Generator[None]:
-    """Re-raise a task group's lone error as itself, not as a one-element group."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
 
 
 logger = logging.getLogger("box_runtime")
@@ -97,6 +93,9 @@ class BoxRuntime:
         self._selection_stale = False
         self._backend_lock = anyio.Lock()
         self._orphans_cleaned = False
+        #: Why a quota filesystem cannot be made ("" when it can; None: not probed yet).
+        self._fs_quota_reason: str | None = None
+        self.admission = Admission(self.config)
         self.reaped = 0
 
     # ------------------------------------------------------------------ configuration
@@ -115,8 +114,10 @@ class BoxRuntime:
 
     async def configure(self, update: Mapping[str, Any]) -> None:
         """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
+        self.admission.check(self.settings.preview(update))  # before anything changes
         if self.settings.apply(update):
             self._selection_stale = True
+        self.admission.apply(self.config)
         self.settings.initialized.set()
         await self._backend_selection()
 
@@ -137,14 +138,37 @@ class BoxRuntime:
                     self.settings.protect(selection.backend.protected_paths())
             if selection.backend is not None and not self._orphans_cleaned:
                 self._orphans_cleaned = True
-                try:
-                    removed = await selection.backend.cleanup_orphans(self.settings.deployment_id)
-                except Exception as exc:
-                    logger.warning("Box: orphan cleanup failed: %s", exc)
-                else:
-                    if removed:
-                        logger.info("Box: removed %d orphaned sandbox(es)", len(removed))
+                await self._cleanup_orphans(selection.backend)
             return selection
+
+    async def _cleanup_orphans(self, backend: SandboxBackend) -> None:
+        """This deployment's leftovers of an earlier run: sandboxes, then their directories."""
+        deployment = self.settings.deployment_id
+        try:
+            removed = await backend.cleanup_orphans(deployment)
+        except Exception as exc:
+            logger.warning("Box: orphan cleanup failed: %s", exc)
+        else:
+            if removed:
+                logger.info("Box: removed %d orphaned sandbox(es)", len(removed))
+        sessions_root = os.path.join(self.settings.state_dir, "sessions")
+        try:
+            swept = await anyio.to_thread.run_sync(sweep, sessions_root, deployment)
+        except Exception as exc:
+            logger.warning("Box: removing leftover session directories failed: %s", exc)
+        else:
+            if swept:
+                logger.info("Box: removed %d leftover session directories", len(swept))
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The monotonic clock sessions are timed with (a fake one in tests)."""
+        return self._clock
+
+    @property
+    def current_backend(self) -> SandboxBackend | None:
+        """The backend selected so far (``None`` before the first selection)."""
+        return self._selection.backend if self._selection is not None else None
 
     async def backend(self) -> SandboxBackend:
         selection = await self._backend_selection()
@@ -182,10 +206,37 @@ class BoxRuntime:
             raise BoxSessionNotFoundError(f"session {session_id} not found")
         return session.info()
 
-    async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
+    async def _resolve(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSpec:
+        """The request with the profile applied, then (managed mode) the admission policy."""
         config = await self.settings.ready()
         backend = await self.backend()
         resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
+        if not self.admission.required:
+            return resolved
+        if tenant is None:
+            raise BoxAdmissionError("a managed sandbox needs the request's workspace context")
+        namespace = workspace_namespace(tenant.instance_uuid, tenant.workspace_uuid)
+        workspace = await anyio.to_thread.run_sync(
+            canonical_workspace, self.settings.default_workspace, namespace
+        )
+        return admitted_spec(resolved, self.admission.policy, workspace)
+
+    async def drop_workspace_sessions(
+        self, instance_uuid: str, workspace_uuid: str, *, keep: str | None = None
+    ) -> None:
+        """Remove a workspace's sessions (of every generation), except ``keep``."""
+        doomed = [
+            s
+            for key, s in self._sessions.items()
+            if key.tenant is not None
+            and (key.tenant.instance_uuid, key.tenant.workspace_uuid)
+            == (instance_uuid, workspace_uuid)
+            and key.session_id != keep
+        ]
+        await self._remove_all(doomed, keep_persistent=False)
+
+    async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
+        resolved = await self._resolve(spec, tenant)
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
         return session.info()
 
@@ -219,21 +270,51 @@ class BoxRuntime:
                 del self._creating[key]
                 done.set()
 
-    async def _create(self, spec: BoxSpec, key: SessionKey) -> Session:
+    async def _plan(
+        self, spec: BoxSpec, key: SessionKey, quota_mode: QuotaMode
+    ) -> tuple[SandboxPlan, str]:
         backend = await self.backend()
-        extra_denied = backend.protected_paths()
-        plan, workspace = await anyio.to_thread.run_sync(
+        if self._fs_quota_reason is None:
+            reason = await anyio.to_thread.run_sync(filesystem_quota_unavailable)
+            self._fs_quota_reason = reason or ""
+        return await anyio.to_thread.run_sync(
             lambda: make_plan(
                 spec,
                 key,
                 sessions_root=os.path.join(self.settings.state_dir, "sessions"),
                 deployment_id=self.settings.deployment_id,
                 allowed_roots=self.settings.allowed_roots,
-                extra_denied=extra_denied,
+                extra_denied=backend.protected_paths(),
+                quota_mode=quota_mode,
+                filesystem_quota_unavailable=self._fs_quota_reason or None,
+                # A managed session's host_path is the runtime's canonical workspace.
+                host_path_owned=self.admission.required,
+                skills_root=self.settings.skills_root,
             )
         )
+
+    async def _create(self, spec: BoxSpec, key: SessionKey) -> Session:
+        backend = await self.backend()
+        quota_mode = self.config.local.workspace_quota_enforcement
+        plan, workspace = await self._plan(spec, key, quota_mode)
         try:
             handle = await backend.start(plan)
+            if plan.quota_enforcement == "filesystem" and not await backend.sees_host_mounts(
+                plan, handle
+            ):
+                # The engine does not see our mounts (it lives in another mount
+                # namespace): the sandbox would write beside the quota filesystem.
+                if quota_mode == "filesystem":
+                    raise BoxValidationError(
+                        "the sandbox engine does not see the quota filesystem of this "
+                        "session (box.local.workspace_quota_enforcement is 'filesystem')"
+                    )
+                logger.warning("Box: the engine does not see quota filesystems; watching instead")
+                await backend.stop(plan, handle)
+                await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
+                self._fs_quota_reason = "the sandbox engine does not see the Box's mounts"
+                plan, workspace = await self._plan(spec, key, "watch")
+                handle = await backend.start(plan)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
@@ -270,6 +351,8 @@ class BoxRuntime:
                         "Box: leaving persistent session %s running", session.key.session_id
                     )
                     return
+                if session.running is not None:
+                    session.running.cancel()  # its caller gets BoxSessionDeletedError at once
                 backend = self._selection.backend if self._selection else None
                 if backend is not None:
                     try:
@@ -319,16 +402,16 @@ class BoxRuntime:
             and s.active == 0
             and now - s.last_used_mono >= ttl
         ]
+        self.reaped += len(expired)  # counted first: the table empties during the removal
         await self._remove_all(expired, keep_persistent=False)
-        self.reaped += len(expired)
         return len(expired)
 
     # ------------------------------------------------------------------ exec
 
     async def exec(self, spec: BoxSpec, tenant: Tenant | None) -> BoxExecutionResult:
-        config = await self.settings.ready()
+        resolved = await self._resolve(spec, tenant)
+        config = self.config
         backend = await self.backend()
-        resolved = resolve_spec(spec, config, custom_images=backend.custom_images)
         if not resolved.cmd:
             raise BoxValidationError("cmd must not be empty")
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
@@ -341,18 +424,11 @@ class BoxRuntime:
             output_limit=config.output.max_bytes,
             head_ratio=config.output.head_ratio,
         )
-        session.active += 1
-        try:
-            async with session.lock:
-                if session.closing:
-                    raise BoxSessionNotFoundError(f"session {resolved.session_id} was deleted")
-                await self._check_workspace_quota(session, "before the command")
-                started = time.perf_counter()
-                outcome = await self._exec_in(session, backend, request)
-                duration_ms = int((time.perf_counter() - started) * 1000)
-        finally:
-            session.active -= 1
-            session.touch(self._clock())
+        async with session.use(self._clock, "before its command started"):
+            started = time.perf_counter()
+            outcome = await self._run_command(session, backend, request)
+            duration_ms = int((time.perf_counter() - started) * 1000)
+            quota = await quota_watch.report(session, max_entries=self._max_entries)
         stderr = outcome.stderr.text
         if outcome.timed_out:
             stderr += f"{'' if not stderr or stderr.endswith(chr(10)) else chr(10)}"
@@ -371,9 +447,55 @@ class BoxRuntime:
             stderr_truncated=outcome.stderr.truncated,
             stdout_bytes=outcome.stdout.total_bytes,
             stderr_bytes=outcome.stderr.total_bytes,
+            workspace_quota=quota,
         )
-        await self._check_workspace_quota(session, "after the command")
+        if quota is not None:
+            result.stderr += "" if not result.stderr or result.stderr.endswith("\n") else "\n"
+            result.stderr += f"[box] {quota.message}"
         return result
+
+    @property
+    def _max_entries(self) -> int:
+        return self.config.limits.max_workspace_entries
+
+    async def _run_command(
+        self, session: Session, backend: SandboxBackend, request: ExecRequest
+    ) -> ExecOutcome:
+        """Run one command under the session's lock; a delete or the quota watcher may end it.
+
+        Nothing is refused before the command for a full workspace: the kernel (or the
+        watcher) bounds what the command can add, and a command that deletes files is
+        how a session over its quota is repaired.
+        """
+        stopped: list[quota_watch.QuotaStop] = []
+
+        def stop(reason: quota_watch.QuotaStop) -> None:
+            stopped.append(reason)
+            if session.running is not None:
+                session.running.cancel()
+
+        outcome: ExecOutcome | None = None
+        with anyio.CancelScope() as running:
+            session.running = running
+            try:
+                if session.plan.quota_enforcement == "watch":
+                    outcome = await quota_watch.watched(
+                        session,
+                        lambda: self._exec_in(session, backend, request),
+                        max_entries=self._max_entries,
+                        stop=stop,
+                    )
+                else:
+                    outcome = await self._exec_in(session, backend, request)
+            finally:
+                session.running = None
+        # A backend may finish its command (killed) before the cancellation reaches it;
+        # what counts is that this scope was cancelled (only a delete or the watcher does).
+        if outcome is not None and not running.cancel_called:
+            return outcome
+        if stopped and not session.closing:
+            raise quota_watch.exceeded_error(session, stopped[0])
+        raise deleted_error(session, "while its command ran; the command was ended")
 
     async def _exec_in(
         self, session: Session, backend: SandboxBackend, request: ExecRequest
@@ -382,29 +504,21 @@ class BoxRuntime:
             return await backend.exec(session.plan, session.handle, request)
         except BoxSandboxGoneError:
             if session.closing:
-                raise BoxSessionNotFoundError(
-                    f"session {session.key.session_id} was deleted while the command ran"
-                ) from None
+                raise deleted_error(session, "while its command ran") from None
             logger.warning(
                 "Box: the sandbox of session %s vanished; recreating it", session.key.session_id
             )
             session.handle = await backend.start(session.plan)
             return await backend.exec(session.plan, session.handle, request)
 
-    async def _check_workspace_quota(self, session: Session, when: str) -> None:
-        quota_mb = session.spec.workspace_quota_mb
-        if quota_mb <= 0:
-            return
-        cap = self.config.limits.max_workspace_entries
-        size = await anyio.to_thread.run_sync(
-            lambda: measure_tree(session.workspace_dir, max_entries=cap)
-        )
-        check_quota("workspace_entries", cap, size.entries + (0 if size.complete else 1))
-        try:
-            check_quota("workspace_bytes", quota_mb * _MIB, size.size_bytes, unit="bytes")
-        except BoxValidationError as exc:
-            exc.message = f"workspace of session {session.key.session_id} {when}: {exc.message}"
-            raise
+    # ------------------------------------------------------------------ explicit export
+
+    def existing(self, session_id: str, tenant: Tenant | None) -> Session:
+        """A live session (never created here)."""
+        session = self._sessions.get(self._key(session_id, tenant))
+        if session is None:
+            raise BoxSessionNotFoundError(f"session {session_id} not found")
+        return session
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -416,6 +530,9 @@ class BoxRuntime:
                 interval = min(interval, float(sessions.ttl_sec))
             await anyio.sleep(interval)
             try:
+                for instance_uuid, workspace_uuid in self.admission.expire():
+                    logger.info("Box: the admission grant of %s expired", workspace_uuid)
+                    await self.drop_workspace_sessions(instance_uuid, workspace_uuid)
                 await self.reap_expired()
             except Exception:
                 logger.exception("Box: the session reaper failed")
@@ -424,7 +541,7 @@ class BoxRuntime:
     async def running(self) -> AsyncGenerator[BoxRuntime]:
         """Run the reaper; on exit remove non-persistent sessions and close the backend."""
         try:
-            with _single_error():
+            with single_error():
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._reaper)
                     if self.initialized.is_set():

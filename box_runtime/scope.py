@@ -13,6 +13,10 @@ digest, so raw platform identifiers never reach the Box or its container metadat
 ``mcp-shared`` is the one other well-known id: the long-lived session of MCP servers
 the host runs inside the Box.
 
+:func:`workspace_namespace` names a workspace's durable data on disk (its skills, its
+managed sandbox workspace): ``ws-`` and 24 hex digits of the SHA-256 of the instance
+and workspace ids, the reference's layout, so both Boxes find the same directories.
+
 Strict mode (``box.sessions.strict_ids: true``) makes the runtime refuse every other
 id; it is off by default because the released host still uses ids such as
 ``global`` and ``runner-<sha256>``.
@@ -35,6 +39,7 @@ __all__ = [
     "check_session_id",
     "is_scoped_session_id",
     "scoped_session_id",
+    "workspace_namespace",
 ]
 
 SCOPE_DOMAIN = "langbot.box.session-scope.v1"
@@ -51,6 +56,15 @@ SCOPE_DIMENSIONS = (
 )
 _REQUIRED = ("target_type", "target_id")
 _MAX_DIMENSION_CHARS = 1024
+
+
+def workspace_namespace(instance_uuid: str, workspace_uuid: str) -> str:
+    """The filesystem-safe namespace of one workspace (placement generation left out)."""
+    instance, workspace = instance_uuid.strip(), workspace_uuid.strip()
+    if not instance or not workspace:
+        raise BoxValidationError("a workspace namespace needs the instance and workspace ids")
+    digest = hashlib.sha256(f"{instance}\0{workspace}".encode()).hexdigest()
+    return f"ws-{digest[:24]}"
 
 
 def canonical_scope(

@@ -35,8 +35,7 @@ from box_runtime.runtime import BoxRuntime
 from box_runtime.service import INSTANCE_ID_PATTERN, BoxService
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.loopback import is_loopback
-from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES
-from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport
+from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
 
 __all__ = [
     "CONTROL_TOKEN_ENV",
@@ -140,7 +139,7 @@ async def _rpc_ws(request: web.Request) -> web.StreamResponse:
     if not allowed:
         return _deny(f"{INSTANCE_HEADER} is missing, malformed or names another instance")
     service = request.app[_SERVICE]
-    ws = web.WebSocketResponse(max_msg_size=DEFAULT_MAX_MESSAGE_BYTES + 1024 * 1024)
+    ws = websocket_response()
     await ws.prepare(request)
     sockets = request.app[_SOCKETS]
     sockets.add(ws)

@@ -22,10 +22,13 @@ import anyio
 
 from box_runtime import protocol as p
 from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidationError
+from box_runtime.export_session import read_session_files, remove_session_files
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
-from box_runtime.storage import measure_tree, verify_shared_workspace
+from box_runtime.skill_actions import SkillActions
+from box_runtime.storage import verify_shared_workspace
+from box_runtime.storage_report import analyse
 from langbot_plugin.protocol.spec import ActionSpec, ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import (
     InvalidParamsError,
@@ -36,8 +39,9 @@ from langbot_plugin.rpc import (
     RouteTable,
     RPCSession,
 )
+from langbot_plugin.rpc.routes import preceded_by
 
-__all__ = ["INSTANCE_ID_PATTERN", "BoxService", "Peer"]
+__all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer"]
 
 INSTANCE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _LATER = "is not supported by this Box runtime yet (planned for a later release)"
@@ -57,6 +61,7 @@ class BoxService:
         self.runtime = runtime
         self._peers: dict[RPCSession, Peer] = {}
         self._generations: dict[tuple[str, str], int] = {}
+        self.skills = SkillActions(lambda: runtime.settings.skills_root, self._tenant)
         self.dispatcher = self._build_dispatcher()
 
     # ------------------------------------------------------------------ connections
@@ -89,6 +94,11 @@ class BoxService:
             raise BoxValidationError("context.placement_generation must be a positive integer")
         if peer.instance_id is not None and instance != peer.instance_id:
             raise PermissionDeniedError("the request context belongs to another LangBot instance")
+        await self._observe_generation(instance, workspace, generation)
+        return Tenant(instance, workspace, generation)
+
+    async def _observe_generation(self, instance: str, workspace: str, generation: int) -> None:
+        """Generations only move forward; a newer one retires the older ones' sessions."""
         key = (instance, workspace)
         current = self._generations.get(key)
         if current is not None and generation < current:
@@ -100,7 +110,32 @@ class BoxService:
             self._generations[key] = generation
             if current is not None:
                 await self.runtime.retire_generations(instance, workspace, generation)
-        return Tenant(instance, workspace, generation)
+
+    async def _admitted(self, ctx: RequestContext) -> None:
+        """Managed mode: a sandbox action needs a live grant for its workspace."""
+        admission = self.runtime.admission
+        if not admission.required:
+            return
+        tenant = await self._tenant(ctx)
+        if tenant is None:
+            raise BoxAdmissionError("a managed sandbox action needs the workspace context")
+        grant = admission.require(tenant.instance_uuid, tenant.workspace_uuid, tenant.generation)
+        if ctx.request.action == p.BOX_START_MANAGED_PROCESS.name and (
+            grant.max_managed_processes <= 0
+        ):
+            raise BoxAdmissionError("the sandbox admission grant permits no managed process")
+        backend = await self.runtime.backend()
+        if backend.name != admission.policy.required_backend:
+            raise BoxReadinessError(
+                f"managed sandboxes need the {admission.policy.required_backend} backend "
+                f"(this Box uses {backend.name})"
+            )
+        session_id = ctx.request.data.get("session_id")
+        if ctx.request.action in _BY_SESSION_ID and session_id not in (
+            None,
+            admission.policy.logical_session_id,
+        ):
+            raise BoxAdmissionError("the managed sandbox session_id is runtime-owned")
 
     def _check_instance(self, ctx: RequestContext) -> None:
         """Host-control actions: a context, when present, must name the bound instance."""
@@ -114,11 +149,7 @@ class BoxService:
 
     async def init(self, params: Params, ctx: RequestContext) -> p.InitResult:
         self._check_instance(ctx)
-        update = params.model_dump()
-        admission = update.get("admission")
-        if isinstance(admission, dict) and admission.get("required") is True:  # pyright: ignore[reportUnknownMemberType]
-            raise NotSupportedError(f"managed sandbox admission (box.admission.required) {_LATER}")
-        await self.runtime.configure(update)
+        await self.runtime.configure(params.model_dump())
         return p.InitResult(initialized=True)
 
     async def backend_info(self, params: Empty, ctx: RequestContext) -> p.BackendInfo:
@@ -175,26 +206,58 @@ class BoxService:
     async def storage_analysis(self, params: Empty, ctx: RequestContext) -> p.StorageAnalysis:
         del params
         sessions = self.runtime.sessions(await self._tenant(ctx))
-        cap = self.runtime.config.limits.max_workspace_entries
-        directories: list[p.StorageDirectory] = []
-        for session in sessions:
-            size = await anyio.to_thread.run_sync(
-                lambda s=session: measure_tree(s.workspace_dir, max_entries=cap)
+        selection = self.runtime.current_backend
+        return await analyse(
+            selection, sessions, max_entries=self.runtime.config.limits.max_workspace_entries
+        )
+
+    async def read_files(
+        self, request: p.ReadFilesRequest, ctx: RequestContext
+    ) -> p.ReadFilesResult:
+        session = self.runtime.existing(request.session_id, await self._tenant(ctx))
+        batch, ledger = await read_session_files(
+            await self.runtime.backend(),
+            session,
+            request.paths,
+            run_id=request.run_id,
+            clock=self.runtime.clock,
+        )
+        infos: list[p.ReadFileInfo] = []
+        for item in batch:  # the bytes travel as __file_chunk transfers, not in the answer
+            key = await ctx.session.send_file(
+                item.data, context=ctx.context, chunk_bytes=EXPORT_CHUNK_BYTES
             )
-            directories.append(
-                p.StorageDirectory(
-                    key=f"session:{session.key.session_id}",
-                    path=f"{session.spec.mount_path} ({session.key.session_id})",
-                    exists=size.exists,
-                    size_bytes=size.size_bytes,
-                    file_count=size.entries,
-                    error_count=size.errors + (0 if size.complete else 1),
+            infos.append(
+                p.ReadFileInfo(
+                    path=item.path,
+                    size=item.size,
+                    sha256=item.sha256,
+                    mode=item.mode,
+                    uid=item.uid,
+                    gid=item.gid,
+                    mtime_ns=item.mtime_ns,
+                    file_key=key,
                 )
             )
-        return p.StorageAnalysis(
-            size_bytes=sum(d.size_bytes for d in directories),
-            directories=directories,
-            active_sessions=len(sessions),
+        return p.ReadFilesResult(
+            files=infos,
+            run_files=len(ledger.files) if ledger is not None else None,
+            run_bytes=ledger.bytes if ledger is not None else None,
+        )
+
+    async def remove_files_if_match(
+        self, request: p.RemoveFilesRequest, ctx: RequestContext
+    ) -> p.RemoveFilesResult:
+        session = self.runtime.existing(request.session_id, await self._tenant(ctx))
+        outcome = await remove_session_files(
+            await self.runtime.backend(),
+            session,
+            [(f.path, f.sha256) for f in request.files],
+            clock=self.runtime.clock,
+        )
+        return p.RemoveFilesResult(
+            removed=[path for path, kept in outcome if kept is None],
+            kept=[p.KeptFile(path=path, reason=kept) for path, kept in outcome if kept],
         )
 
     async def shutdown(self, params: Empty, ctx: RequestContext) -> Empty:
@@ -213,12 +276,37 @@ class BoxService:
         proof = await anyio.to_thread.run_sync(verify_shared_workspace, root, probe.marker_name)
         return p.SharedWorkspaceProof.model_validate(proof)
 
-    async def admission(self, params: Params, ctx: RequestContext) -> Result:
-        del params
+    def _check_grant_instance(self, ctx: RequestContext, instance_uuid: str) -> None:
         self._check_instance(ctx)
-        raise BoxAdmissionError(
-            "sandbox admission is not enabled on this Box (box.admission.required is false)"
+        peer = self._peers.get(ctx.session, Peer(None))
+        if peer.instance_id is not None and instance_uuid != peer.instance_id:
+            raise PermissionDeniedError("the admission grant names another LangBot instance")
+
+    async def upsert_grant(
+        self, grant: p.AdmissionGrant, ctx: RequestContext
+    ) -> p.AdmissionReceipt:
+        self._check_grant_instance(ctx, grant.instance_uuid)
+        admission = self.runtime.admission
+        receipt, drop = admission.upsert(grant)
+        await self._observe_generation(
+            grant.instance_uuid, grant.workspace_uuid, grant.execution_generation
         )
+        await self.runtime.drop_workspace_sessions(
+            grant.instance_uuid,
+            grant.workspace_uuid,
+            keep=None if drop else admission.policy.logical_session_id,
+        )
+        return receipt
+
+    async def revoke_grant(
+        self, revocation: p.AdmissionRevocation, ctx: RequestContext
+    ) -> p.RevocationReceipt:
+        self._check_grant_instance(ctx, revocation.instance_uuid)
+        receipt = self.runtime.admission.revoke(revocation)
+        await self.runtime.drop_workspace_sessions(
+            revocation.instance_uuid, revocation.workspace_uuid
+        )
+        return receipt
 
     async def later(self, params: Params, ctx: RequestContext) -> Result:
         del params
@@ -240,9 +328,12 @@ class BoxService:
             p.BOX_DELETE_SESSION: self.delete_session,
             p.BOX_GET_STORAGE_ANALYSIS: self.storage_analysis,
             p.BOX_SHUTDOWN: self.shutdown,
-            p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT: self.admission,
-            p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT: self.admission,
+            p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT: self.upsert_grant,
+            p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT: self.revoke_grant,
             p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,
+            p.BOX_READ_FILES: self.read_files,
+            p.BOX_REMOVE_FILES_IF_MATCH: self.remove_files_if_match,
+            **self.skills.handlers(),
         }
         for spec in p.ALL_ACTIONS:
             table.add(spec, handlers.get(spec, self.later))
@@ -250,8 +341,37 @@ class BoxService:
         for name in sorted(table.names):
             route = table.resolve(name)
             assert route is not None
+            if name in ADMITTED_ACTIONS:
+                route = preceded_by(route, self._admitted)
             routes[name] = _box_validation(route)
         return routes
+
+
+#: The sandbox actions that need a live admission grant in managed mode.
+ADMITTED_ACTIONS = frozenset(
+    spec.name
+    for spec in (
+        p.BOX_EXEC,
+        p.BOX_CREATE_SESSION,
+        p.BOX_GET_SESSION,
+        p.BOX_GET_SESSIONS,
+        p.BOX_DELETE_SESSION,
+        *p.MANAGED_PROCESS_ACTIONS,
+        *p.EXPORT_ACTIONS,
+    )
+)
+#: Actions that address a session by its caller-visible id.
+_BY_SESSION_ID = frozenset(
+    spec.name
+    for spec in (
+        p.BOX_GET_SESSION,
+        p.BOX_DELETE_SESSION,
+        *p.MANAGED_PROCESS_ACTIONS,
+        *p.EXPORT_ACTIONS,
+    )
+)
+#: Chunk size of exported files (both ends are ours: far above the reference's 16 KiB).
+EXPORT_CHUNK_BYTES = 512 * 1024
 
 
 def _box_validation(route: Route) -> Route:

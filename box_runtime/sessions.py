@@ -17,14 +17,22 @@ import datetime as dt
 import hashlib
 import json
 import os
-import shutil
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Literal
 
 import anyio
 
 from box_runtime.backends.base import Mount, SandboxPlan
 from box_runtime.config import DEFAULT_IMAGE, BoxConfig
-from box_runtime.errors import BoxSessionConflictError, BoxValidationError
+from box_runtime.errors import (
+    BoxMountDeniedError,
+    BoxSessionConflictError,
+    BoxSessionDeletedError,
+    BoxValidationError,
+)
+from box_runtime.export import RunLedger
 from box_runtime.models import (
     BUILTIN_PROFILES,
     PROFILE_FIELDS,
@@ -34,19 +42,28 @@ from box_runtime.models import (
     BoxSpec,
     SessionStatus,
 )
+from box_runtime.quota import QuotaEnforcement, mount_volume, unmount_volume
 from box_runtime.scope import check_session_id
-from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths
+from box_runtime.security import check_env, check_mount, check_sandbox_mount_paths, is_within
+from box_runtime.session_dirs import write_marker
 
 __all__ = [
     "COMPATIBILITY_FIELDS",
+    "SKILLS_DIR",
+    "QuotaMode",
     "Session",
     "SessionKey",
     "Tenant",
     "assert_compatible",
+    "deleted_error",
     "make_plan",
-    "remove_session_dir",
     "resolve_spec",
 ]
+
+QuotaMode = Literal["auto", "filesystem", "watch"]
+#: Skills appear at ``<mount_path>/.skills/<name>`` in a session.
+SKILLS_DIR = ".skills"
+_MIB = 1024 * 1024
 
 #: Settings a reused session must match (a different value is a conflict, not a silent reuse).
 COMPATIBILITY_FIELDS = (
@@ -107,10 +124,28 @@ class Session:
     #: Execs waiting for or holding the lock (a session in use is never reaped).
     active: int = 0
     closing: bool = False
+    #: The scope of the command running now; deleting the session cancels it.
+    running: anyio.CancelScope | None = None
+    #: Explicit exports per run (cumulative limits); dropped with the session.
+    exports: dict[str, RunLedger] = field(default_factory=dict[str, RunLedger])
 
     def touch(self, mono: float) -> None:
         self.last_used_mono = mono
         self.last_used_at = dt.datetime.now(dt.UTC)
+
+    @asynccontextmanager
+    async def use(self, clock: Callable[[], float], doing: str) -> AsyncGenerator[None]:
+        """Hold the session for one operation: counted in use (never reaped), locked,
+        refused if it is being deleted (``doing`` says what was about to happen)."""
+        self.active += 1
+        try:
+            async with self.lock:
+                if self.closing:
+                    raise deleted_error(self, doing)
+                yield
+        finally:
+            self.active -= 1
+            self.touch(clock())
 
     def info(self) -> BoxSessionInfo:
         spec = self.spec
@@ -139,7 +174,15 @@ class Session:
             created_at=self.created_at,
             last_used_at=self.last_used_at,
             status=status,
+            workspace_quota_enforcement=self.plan.quota_enforcement,
         )
+
+
+def deleted_error(session: Session, when: str) -> BoxSessionDeletedError:
+    return BoxSessionDeletedError(
+        f"session {session.key.session_id} was deleted {when}",
+        details={"session_id": session.key.session_id},
+    )
 
 
 def resolve_spec(spec: BoxSpec, config: BoxConfig, *, custom_images: bool = True) -> BoxSpec:
@@ -159,6 +202,16 @@ def resolve_spec(spec: BoxSpec, config: BoxConfig, *, custom_images: bool = True
     timeout = update.get("timeout_sec", spec.timeout_sec)
     assert isinstance(timeout, int)
     update["timeout_sec"] = min(timeout, profile.max_timeout_sec)
+    skills = f"{spec.mount_path.rstrip('/')}/{SKILLS_DIR}/"
+    if any(m.mount_path.startswith(skills) for m in spec.extra_mounts):
+        # Skills are mounted read-only, whatever mode the request names (the reference
+        # host asks for "rw").
+        update["extra_mounts"] = [
+            m.model_copy(update={"mode": BoxHostMountMode.READ_ONLY})
+            if m.mount_path.startswith(skills)
+            else m
+            for m in spec.extra_mounts
+        ]
     return spec.model_copy(update=update)
 
 
@@ -196,9 +249,19 @@ def make_plan(
     deployment_id: str,
     allowed_roots: list[str],
     extra_denied: tuple[str, ...],
+    quota_mode: QuotaMode = "auto",
+    filesystem_quota_unavailable: str | None = None,
+    host_path_owned: bool = False,
+    skills_root: str = "",
 ) -> tuple[SandboxPlan, str]:
     """Check every mount, create the session's directories; return the plan and workspace.
 
+    A session with a workspace quota gets its directories on a quota filesystem of its
+    own when it can (see :mod:`box_runtime.quota`), else a watched workspace.
+    ``host_path_owned``: the ``host_path`` is the runtime's own (a managed workspace),
+    so a backend may hand it to the sandbox user like a session workspace.
+    ``skills_root``: the skill store, which extra mounts may use (read-only, always)
+    and a workspace may not be.
     Blocking (filesystem work): run it in a worker thread.
     """
     digest = key.digest
@@ -211,18 +274,22 @@ def make_plan(
         check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
         os.makedirs(spec.host_path, exist_ok=True)
         workspace = check_mount(spec.host_path, allowed_roots, extra_denied=extra_denied)
-        owned = False
+        if skills_root and (is_within(workspace, skills_root) or is_within(skills_root, workspace)):
+            raise BoxMountDeniedError(
+                f"host_path {spec.host_path} is refused: the skill store cannot be a workspace"
+            )
+        in_session_dir, owned = False, host_path_owned
         read_only = spec.host_path_mode is BoxHostMountMode.READ_ONLY
     else:
-        workspace = os.path.join(session_dir, "workspace")
-        owned = True
+        workspace = ""  # decided below, once the quota filesystem (if any) is mounted
+        in_session_dir = owned = True
         read_only = False
     for index, extra in enumerate(spec.extra_mounts):
         if extra.mode is BoxHostMountMode.NONE:
             continue
         real = check_mount(
             extra.host_path,
-            allowed_roots,
+            [*allowed_roots, *([skills_root] if skills_root else [])],
             field=f"extra_mounts[{index}].host_path",
             extra_denied=extra_denied,
         )
@@ -230,14 +297,40 @@ def make_plan(
             raise BoxValidationError(
                 f"extra_mounts[{index}].host_path {extra.host_path} does not exist"
             )
-        mounts.append(Mount(real, extra.mount_path, extra.mode is BoxHostMountMode.READ_ONLY))
+        # The skill store may always be mounted, never written.
+        read_only_extra = extra.mode is BoxHostMountMode.READ_ONLY or bool(
+            skills_root and is_within(real, skills_root)
+        )
+        mounts.append(Mount(real, extra.mount_path, read_only_extra))
+    quota_bytes = spec.workspace_quota_mb * _MIB
+    enforcement = _quota_enforcement(
+        quota_bytes,
+        in_session_dir=in_session_dir,
+        mode=quota_mode,
+        unavailable=filesystem_quota_unavailable,
+    )
     # 0o711: a jail user must be able to pass through to its own mounts, not list them.
     os.makedirs(sessions_root, mode=0o711, exist_ok=True)
     os.makedirs(session_dir, mode=0o711, exist_ok=True)
-    os.makedirs(os.path.join(session_dir, "workspace"), mode=0o755, exist_ok=True)
-    os.makedirs(os.path.join(session_dir, "tmp"), mode=0o1777, exist_ok=True)
-    os.chmod(os.path.join(session_dir, "tmp"), 0o1777)
-    os.makedirs(os.path.join(session_dir, "home"), mode=0o755, exist_ok=True)
+    write_marker(
+        session_dir,
+        deployment_id=deployment_id,
+        session_id=key.session_id,
+        workspace_uuid=key.tenant.workspace_uuid if key.tenant else None,
+        persistent=spec.persistent,
+    )
+    base = mount_volume(session_dir, quota_bytes) if enforcement == "filesystem" else session_dir
+    tmp_dir, home_dir = os.path.join(base, "tmp"), os.path.join(base, "home")
+    try:
+        os.makedirs(os.path.join(base, "workspace"), mode=0o755, exist_ok=True)
+        os.makedirs(tmp_dir, mode=0o1777, exist_ok=True)
+        os.chmod(tmp_dir, 0o1777)
+        os.makedirs(home_dir, mode=0o755, exist_ok=True)
+    except BaseException:
+        unmount_volume(session_dir)
+        raise
+    if in_session_dir:
+        workspace = os.path.join(base, "workspace")
     mounts.insert(0, Mount(workspace, spec.mount_path, read_only))
     plan = SandboxPlan(
         name=f"lbbox-{deployment_id}-{digest}",
@@ -255,6 +348,10 @@ def make_plan(
         mount_path=spec.mount_path,
         session_dir=session_dir,
         workspace_owned=owned,
+        tmp_dir=tmp_dir,
+        home_dir=home_dir,
+        quota_enforcement=enforcement,
+        max_file_bytes=quota_bytes if enforcement == "watch" else None,
         # No "langbot.box=true": the reference runtime's startup cleanup removes every
         # container carrying it, which would take ours down when both share an engine.
         labels={
@@ -268,6 +365,19 @@ def make_plan(
     return plan, workspace
 
 
-def remove_session_dir(session_dir: str) -> None:
-    """Delete a session's runtime-owned directory (blocking)."""
-    shutil.rmtree(session_dir, ignore_errors=True)
+def _quota_enforcement(
+    quota_bytes: int, *, in_session_dir: bool, mode: QuotaMode, unavailable: str | None
+) -> QuotaEnforcement:
+    if quota_bytes <= 0:
+        return "none"
+    if mode == "watch":
+        return "watch"
+    if in_session_dir and unavailable is None:
+        return "filesystem"
+    if mode == "filesystem":
+        why = "the workspace is a host_path" if not in_session_dir else unavailable
+        raise BoxValidationError(
+            "box.local.workspace_quota_enforcement is 'filesystem' but this session's "
+            f"quota cannot be a filesystem of its own: {why}"
+        )
+    return "watch"

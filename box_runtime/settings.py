@@ -46,6 +46,9 @@ class Settings:
         self.protected: tuple[str, ...] = ()
         #: Set once a configuration arrived (env, explicit, or box_init).
         self.initialized = anyio.Event()
+        #: Set once business actions stop waiting for a first ``box_init``: when one
+        #: arrived, or when the first wait ran out and the defaults took over.
+        self._settled = anyio.Event()
         env_config = self.environ.get("LANGBOT_BOX_CONFIG", "").strip()
         if env_config:
             try:
@@ -61,6 +64,10 @@ class Settings:
             self.initialized.set()
         if not self.raw:
             self.apply({})
+
+    def preview(self, update: Mapping[str, Any]) -> BoxConfig:
+        """The configuration ``update`` would bring, validated but not adopted."""
+        return merge_config(self.raw, update)[1]
 
     def apply(self, update: Mapping[str, Any]) -> bool:
         """Merge, validate and adopt ``update``; True when backend settings changed."""
@@ -88,10 +95,24 @@ class Settings:
         return normalize_allowed_roots(roots, base=self.cwd, extra_denied=self.protected)
 
     async def ready(self) -> BoxConfig:
-        """The config, after waiting (bounded) for a first ``box_init`` if none came yet."""
-        if not self.initialized.is_set():
-            with anyio.move_on_after(self.config.init_wait_sec):
-                await self.initialized.wait()
+        """The config, after waiting (bounded, once) for a first ``box_init``.
+
+        The first business action without a configuration waits up to
+        ``init_wait_sec``; concurrent ones share that wait. When it runs out, the
+        documented defaults stay in force and no later call waits again (a client that
+        never sends ``box_init`` pays the wait once, not per call).
+        """
+        if self.initialized.is_set() or self._settled.is_set():
+            return self.config
+        with anyio.move_on_after(self.config.init_wait_sec):
+            await self.initialized.wait()
+        if not self._settled.is_set():
+            self._settled.set()
+            if not self.initialized.is_set():
+                logger.info(
+                    "Box: no box_init within %.1f s; serving with the default configuration",
+                    self.config.init_wait_sec,
+                )
         return self.config
 
     @property
@@ -110,6 +131,16 @@ class Settings:
         if config.local.host_root:
             return os.path.join(real_path(config.local.host_root, base=self.cwd), ".lbp-box")
         return os.path.join(tempfile.gettempdir(), f"lbp-box-{os.getuid()}")
+
+    @property
+    def skills_root(self) -> str:
+        """The skill store's root: ``local.skills_root`` below ``host_root`` (or the state dir)."""
+        local = self.config.local
+        configured = local.skills_root.strip() or "skills"
+        if os.path.isabs(configured):
+            return real_path(configured)
+        base = real_path(local.host_root, base=self.cwd) if local.host_root else self.state_dir
+        return real_path(os.path.join(base, configured))
 
     @property
     def default_workspace(self) -> str | None:

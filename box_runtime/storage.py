@@ -1,7 +1,9 @@
 """Filesystem measurements and probes (blocking; call them in a worker thread).
 
 * :func:`measure_tree`: bytes and entries under a directory, bounded by an entry cap,
-  never following symlinks; used for workspace quotas and storage analysis.
+  walked through directory file descriptors without following any symlink (a sandbox
+  that swaps a directory for a link mid-walk cannot lead it outside); used for
+  workspace quotas and storage analysis.
 * :func:`verify_shared_workspace`: the host proves that it and the Box see the same
   workspace volume by writing a high-entropy marker file; the Box reads it by
   basename only, never following a symlink, and returns its digest.
@@ -16,6 +18,7 @@ import stat
 from dataclasses import dataclass
 
 from box_runtime.errors import BoxReadinessError, BoxValidationError
+from box_runtime.safe_fs import open_dir, open_dir_at
 
 __all__ = ["PROBE_PREFIX", "TreeSize", "measure_tree", "verify_shared_workspace"]
 
@@ -34,32 +37,63 @@ class TreeSize:
     errors: int = 0
 
 
-def measure_tree(root: str, *, max_entries: int) -> TreeSize:
-    """Sum file sizes under ``root`` without following symlinks; stop after ``max_entries``."""
-    if not os.path.isdir(root):
-        return TreeSize(0, 0, exists=False, complete=True)
-    size = entries = errors = 0
-    stack = [root]
-    while stack:
-        directory = stack.pop()
+_MAX_DEPTH = 128
+
+
+class _Walk:
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.size = self.entries = self.errors = 0
+        self.complete = True
+
+    def directory(self, fd: int, depth: int) -> bool:
+        """Add up the directory ``fd`` (consumed); False once the entry cap is reached."""
         try:
-            with os.scandir(directory) as listing:
+            with os.scandir(fd) as listing:
                 for entry in listing:
-                    entries += 1
-                    if entries > max_entries:
-                        return TreeSize(size, entries - 1, True, False, errors)
+                    self.entries += 1
+                    if self.entries > self.max_entries:
+                        self.entries -= 1
+                        self.complete = False
+                        return False
                     try:
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
-                        errors += 1
+                        self.errors += 1
                         continue
-                    if stat.S_ISDIR(info.st_mode):
-                        stack.append(entry.path)
-                    else:
-                        size += info.st_size
+                    if not stat.S_ISDIR(info.st_mode):
+                        self.size += info.st_size
+                        continue
+                    if depth >= _MAX_DEPTH:
+                        self.complete = False
+                        continue
+                    try:
+                        child = open_dir_at(fd, entry.name)
+                    except OSError:
+                        self.errors += 1  # swapped for a link, or gone, since the listing
+                        continue
+                    if not self.directory(child, depth + 1):
+                        return False
         except OSError:
-            errors += 1
-    return TreeSize(size, entries, True, True, errors)
+            self.errors += 1
+        finally:
+            os.close(fd)
+        return True
+
+
+def measure_tree(root: str, *, max_entries: int, parts: tuple[str, ...] = ()) -> TreeSize:
+    """Sum file sizes under ``root``/``parts`` without following links; stop at ``max_entries``.
+
+    ``root`` is trusted (opened normally); each of ``parts`` is opened without
+    following a link (``root`` may be a container's ``/proc/<pid>/root``).
+    """
+    try:
+        fd = open_dir(root, *parts)
+    except OSError:
+        return TreeSize(0, 0, exists=False, complete=True)
+    walk = _Walk(max_entries)
+    walk.directory(fd, 0)
+    return TreeSize(walk.size, walk.entries, True, walk.complete, walk.errors)
 
 
 def verify_shared_workspace(workspace_root: str, marker_name: str) -> dict[str, object]:

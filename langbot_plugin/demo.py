@@ -180,7 +180,10 @@ async def drive_plugin(host: PluginRuntimeClient) -> None:
     }
     for reply in await host.execute_command(command, scope=binding):
         say(f"command !time -> {reply['text']}")
-    total = await host.call_tool("add", {"a": 2, "b": 40}, scope=binding)
+    conversation = {"launcher_type": "person", "launcher_id": "demo", "sender_id": "demo"}
+    total = await host.call_tool(
+        "add", {"a": 2, "b": 40}, scope=binding, session=conversation, query_id=1
+    )
     say(f"tool add(2, 40) -> {total}")
     logs = await host.get_plugin_logs("langbot-demo", "hello_agent", scope=binding, limit=3)
     say(f"last plugin log line: {logs[-1]['text'] if logs else '(none)'}")

@@ -1,16 +1,23 @@
-"""Shared fixtures: the anyio backend, free ports, and connected transport pairs."""
+"""Shared fixtures: the anyio backend, free ports, and connected transport pairs.
+
+Every test runs under the time limit of :mod:`tests.timeouts`.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import pytest
 
 from langbot_plugin.rpc.transport import Transport
+
+pytest_plugins = ["tests.timeouts"]
 
 
 @pytest.fixture
@@ -22,6 +29,16 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+async def raw_exchange(transport: Transport, frame: str, seconds: float = 30) -> dict[str, Any]:
+    """Send one raw frame and read the one frame that answers it (bounded)."""
+    await transport.send.send(frame)
+    with anyio.fail_after(seconds):
+        reply = await transport.receive.receive()
+    assert isinstance(reply, str), reply
+    result: dict[str, Any] = json.loads(reply)
+    return result
 
 
 @asynccontextmanager
@@ -82,7 +99,7 @@ async def websockets_link() -> AsyncGenerator[tuple[Transport, Transport]]:
 async def aiohttp_link() -> AsyncGenerator[tuple[Transport, Transport]]:
     from aiohttp import web
 
-    from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport
+    from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
     from langbot_plugin.rpc.transport_ws import connect_ws
 
     accepted: list[Transport] = []
@@ -90,7 +107,7 @@ async def aiohttp_link() -> AsyncGenerator[tuple[Transport, Transport]]:
     done = anyio.Event()
 
     async def handle(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(max_msg_size=64 * 1024 * 1024)
+        ws = websocket_response()
         await ws.prepare(request)
         accepted.append(aiohttp_transport(ws))
         ready.set()

@@ -20,6 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from box_runtime.errors import BoxBackendUnavailableError
+from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
+from box_runtime.quota import QuotaEnforcement
 from box_runtime.security import CollectedOutput
 
 __all__ = ["ExecOutcome", "ExecRequest", "Mount", "SandboxBackend", "SandboxPlan"]
@@ -54,11 +57,19 @@ class SandboxPlan:
     #: The workspace mount first, then the extra mounts.
     mounts: tuple[Mount, ...]
     mount_path: str
-    #: Runtime-owned per-session directory (scratch, home) on the host.
+    #: Runtime-owned per-session directory on the host.
     session_dir: str
     #: Whether the workspace directory is runtime-owned (and may be chowned).
     workspace_owned: bool
+    #: The session's scratch and home directories on the host (a backend that runs no
+    #: long-lived sandbox mounts them at ``/tmp`` and the home directory).
+    tmp_dir: str
+    home_dir: str
     labels: Mapping[str, str] = field(default_factory=dict[str, str])
+    #: How the workspace quota is enforced (see :mod:`box_runtime.quota`).
+    quota_enforcement: QuotaEnforcement = "none"
+    #: A per-file size cap for every sandbox process (``watch`` enforcement).
+    max_file_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,54 @@ class SandboxBackend(abc.ABC):
     @abc.abstractmethod
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         """Remove the sandbox; a sandbox that is already gone is not an error."""
+
+    async def sees_host_mounts(self, plan: SandboxPlan, handle: str) -> bool:
+        """Whether the sandbox sees mounts the runtime made below its session directory.
+
+        A quota filesystem is a loop mount in the runtime's mount namespace; an engine in
+        another namespace would bind the directory beneath it instead.
+        """
+        del plan, handle
+        return True
+
+    def storage_locations(
+        self, plan: SandboxPlan, handle: str
+    ) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+        """Where the sandbox's ``temp`` and ``caches`` live, for storage analysis.
+
+        Each is ``(trusted root, parts below it)`` walked without following links, or
+        ``None`` when this runtime cannot reach it. Blocking (a worker thread calls it).
+        The default is the session directories a jail-style backend mounts.
+        """
+        del handle
+        return {"temp": (plan.tmp_dir, ()), "caches": (plan.home_dir, (".cache",))}
+
+    def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
+        """Where the sandbox's files are on this host (explicit export), or ``None``.
+
+        Blocking. The default fits a backend that runs the sandbox over the session's
+        own directories: its mounts, and the session's ``tmp`` at ``/tmp``. ``None``
+        means the files are not reachable from here; the backend then implements
+        :meth:`export_remote` and :meth:`remove_remote`.
+        """
+        del handle
+        roots = [(m.sandbox_path, m.host_path) for m in plan.mounts]
+        roots.append(("/tmp", plan.tmp_dir))
+        return SandboxFiles(tuple(roots), identity=None)
+
+    async def export_remote(
+        self, plan: SandboxPlan, handle: str, paths: list[str], limits: ExportLimits
+    ) -> list[ExportedFile]:
+        """Read files for export inside the sandbox (when :meth:`sandbox_files` is None)."""
+        del plan, handle, paths, limits
+        raise BoxBackendUnavailableError(f"the {self.name} backend cannot export files")
+
+    async def remove_remote(
+        self, plan: SandboxPlan, handle: str, path: str, sha256: str
+    ) -> str | None:
+        """Compare-and-delete inside the sandbox (when :meth:`sandbox_files` is None)."""
+        del plan, handle, path, sha256
+        raise BoxBackendUnavailableError(f"the {self.name} backend cannot remove files")
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Remove non-persistent sandboxes this deployment left behind; return their ids."""

@@ -13,6 +13,9 @@ container's ``/tmp`` when the engine is local (see :mod:`.docker_io`), else off 
 multiplexed stream. The command runs under a tiny shell wrapper that records its
 process-group id in ``/tmp``, so a timeout (or a cancelled call) kills exactly that
 command's process group and leaves the session alive.
+
+Every engine call runs inside ``self._engine(action, container)``, the one place SDK
+errors become Box errors (:mod:`.docker_errors`); a Podman subclass inherits it.
 """
 
 from __future__ import annotations
@@ -23,45 +26,53 @@ import secrets
 import socket
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from contextlib import AbstractContextManager, suppress
+from typing import Any, ClassVar, cast
 
 import anyio
 import docker  # type: ignore[import-untyped]
 import docker.utils  # type: ignore[import-untyped]
-from docker import errors as docker_errors  # type: ignore[import-untyped]
 from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
 
+from box_runtime.backends import docker_files
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
+from box_runtime.backends.docker_errors import (
+    EngineConflictError,
+    ImageMissingError,
+    engine_errors,
+    explain,
+)
 from box_runtime.backends.docker_io import (
     EXEC_WRAPPER,
     KILL_SCRIPT,
     Abort,
     Fifos,
     demux_stream,
+    open_dir,
     open_fifos,
     pump_fifos,
 )
 from box_runtime.config import DockerConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
+    BoxError,
     BoxSandboxGoneError,
     BoxValidationError,
 )
+from box_runtime.export import ExportedFile, ExportLimits, Identity, SandboxFiles
 from box_runtime.security import OutputCollector
+from box_runtime.task_groups import single_error
 
 __all__ = ["DockerBackend"]
 
 logger = logging.getLogger("box_runtime.docker")
 
 
-def _explain(exc: BaseException) -> str:
-    explanation = getattr(exc, "explanation", None)
-    return str(explanation or exc)
-
-
 class DockerBackend(SandboxBackend):
     name = "docker"
+    #: How the engine is named in error messages (a Podman subclass says "podman").
+    engine_name: ClassVar[str] = "docker"
 
     def __init__(self, config: DockerConfig, *, max_threads: int = 96) -> None:
         self._config = config
@@ -80,11 +91,16 @@ class DockerBackend(SandboxBackend):
             kwargs: dict[str, Any] = {"base_url": self._config.base_url}
             if not self._config.base_url:
                 kwargs = dict(docker.utils.kwargs_from_env())
-            self._api = docker.APIClient(timeout=120, max_pool_size=64, **kwargs)
+            with self._engine("connect"):
+                self._api = docker.APIClient(timeout=120, max_pool_size=64, **kwargs)
         return self._api
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    def _engine(self, action: str, handle: str | None = None) -> AbstractContextManager[None]:
+        """Every engine call runs in here: SDK errors become Box errors (see docker_errors)."""
+        return engine_errors(self.engine_name, action, handle)
 
     # ------------------------------------------------------------------ backend
 
@@ -94,8 +110,8 @@ class DockerBackend(SandboxBackend):
                 api = self._client()
                 api.ping()
                 info = api.info()
-            except Exception as exc:
-                return f"no Docker engine reachable ({_explain(exc)})"
+            except Exception as exc:  # a probe never raises
+                return f"no Docker engine reachable ({explain(exc)})"
             root = info.get("DockerRootDir")
             socket_path = str(api.base_url)
             protected = [root] if isinstance(root, str) and root else []
@@ -131,6 +147,9 @@ class DockerBackend(SandboxBackend):
             memswap_limit=f"{plan.memory_mb}m",
             pids_limit=plan.pids_limit,
             init=config.init,
+            ulimits=[{"Name": "fsize", "Soft": plan.max_file_bytes, "Hard": plan.max_file_bytes}]
+            if plan.max_file_bytes
+            else None,
         )
         create = {
             "image": plan.image,
@@ -145,29 +164,27 @@ class DockerBackend(SandboxBackend):
         }
         for attempt in range(3):
             try:
-                container_id = str(api.create_container(**create)["Id"])
+                with self._engine("create"):
+                    container_id = str(api.create_container(**create)["Id"])
                 break
-            except docker_errors.ImageNotFound:
+            except ImageMissingError:
                 if attempt or not config.pull_missing_images:
                     raise BoxValidationError(self._missing_image(plan.image)) from None
                 self._pull(plan.image)
-            except docker_errors.APIError as exc:
-                if exc.status_code != 409 or attempt == 2:
-                    raise BoxBackendUnavailableError(
-                        f"docker create failed: {_explain(exc)}"
-                    ) from None
+            except EngineConflictError:  # the name is taken
+                if attempt == 2:
+                    raise
                 adopted = self._adopt_or_remove(plan)
                 if adopted is not None:
                     return adopted
-            except docker_errors.DockerException as exc:
-                raise BoxBackendUnavailableError(f"docker create failed: {_explain(exc)}") from None
         else:  # pragma: no cover - the loop always breaks or raises
-            raise BoxBackendUnavailableError("docker create failed")
+            raise BoxBackendUnavailableError(f"{self.engine_name} create failed")
         try:
-            api.start(container_id)
-        except docker_errors.DockerException as exc:
+            with self._engine("start", container_id):
+                api.start(container_id)
+        except BoxError:
             self._remove_quietly(container_id)
-            raise BoxBackendUnavailableError(f"docker start failed: {_explain(exc)}") from None
+            raise
         return container_id
 
     def _missing_image(self, image: str) -> str:
@@ -182,18 +199,20 @@ class DockerBackend(SandboxBackend):
         )
         logger.info("Box: pulling %s", image)
         try:
-            self._client().pull(repository, tag=tag or "latest")
-        except docker_errors.DockerException as exc:
+            with self._engine("pull"):
+                self._client().pull(repository, tag=tag or "latest")
+        except BoxError as exc:
             raise BoxValidationError(
-                f"{self._missing_image(image)} (pull failed: {_explain(exc)})"
+                f"{self._missing_image(image)} (pull failed: {exc.message})"
             ) from None
 
     def _adopt_or_remove(self, plan: SandboxPlan) -> str | None:
         """A container of this name exists: adopt our persistent one, else remove it."""
         api = self._client()
         try:
-            existing = api.inspect_container(plan.name)
-        except docker_errors.NotFound:
+            with self._engine("inspect", plan.name):
+                existing = api.inspect_container(plan.name)
+        except BoxSandboxGoneError:
             return None
         labels = existing.get("Config", {}).get("Labels") or {}
         if (
@@ -202,7 +221,8 @@ class DockerBackend(SandboxBackend):
             and labels.get("langbot.box.persistent") == "true"
         ):
             if not existing.get("State", {}).get("Running"):
-                api.start(existing["Id"])
+                with self._engine("start", existing["Id"]):
+                    api.start(existing["Id"])
             logger.info("Box: adopted persistent container %s", plan.name)
             return str(existing["Id"])
         self._remove_quietly(existing["Id"])
@@ -216,20 +236,16 @@ class DockerBackend(SandboxBackend):
         if not uid_text.isdigit() or (gid_text and not gid_text.isdigit()):
             return  # a user name: the image resolves it, we cannot chown for it
         uid, gid = int(uid_text), int(gid_text or uid_text)
-        targets = [os.path.join(plan.session_dir, "tmp"), os.path.join(plan.session_dir, "home")]
+        targets = [plan.tmp_dir, plan.home_dir]
         if plan.workspace_owned:
             targets.append(plan.mounts[0].host_path)
         for target in targets:
             os.chown(target, uid, gid)
 
     def _remove_quietly(self, container: str) -> None:
-        try:
+        """Remove a container; one already gone (or being removed: 409) is no error."""
+        with suppress(BoxSandboxGoneError, EngineConflictError), self._engine("remove", container):
             self._client().remove_container(container, force=True, v=True)
-        except docker_errors.NotFound:
-            pass
-        except docker_errors.APIError as exc:
-            if exc.status_code != 409:  # 409: removal already in progress
-                raise BoxBackendUnavailableError(f"docker remove failed: {_explain(exc)}") from None
 
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         del plan
@@ -237,12 +253,85 @@ class DockerBackend(SandboxBackend):
         self._agent_ok.pop(handle, None)
         await self._run(self._remove_quietly, handle)
 
+    async def sees_host_mounts(self, plan: SandboxPlan, handle: str) -> bool:
+        """The container's workspace is the very filesystem we mounted (same device)."""
+
+        def check() -> bool:
+            found = self._find_root(handle)
+            if found is None:
+                return False  # a remote engine, or another pid namespace: cannot tell
+            root = found[0]
+            parts = [part for part in plan.mount_path.split("/") if part]
+            try:
+                fd = open_dir(root, *parts)
+            except OSError:
+                return False
+            try:
+                return os.fstat(fd).st_dev == os.stat(plan.mounts[0].host_path).st_dev
+            finally:
+                os.close(fd)
+
+        return cast(bool, await self._run(check))
+
+    def storage_locations(
+        self, plan: SandboxPlan, handle: str
+    ) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+        """The container's ``/tmp`` and ``/root/.cache``, through its ``/proc`` root."""
+        del plan
+        found = self._find_root(handle)
+        if found is None:
+            return {"temp": None, "caches": None}  # a remote engine: not reachable from here
+        return {"temp": (found[0], ("tmp",)), "caches": (found[0], ("root", ".cache"))}
+
+    def _user(self, handle: str) -> Identity:
+        """The rights the container's processes run with (its effective ``User``)."""
+        with self._engine("inspect", handle):
+            details = self._client().inspect_container(handle)
+        return docker_files.identity(str((details.get("Config") or {}).get("User") or ""))
+
+    def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
+        """The container's whole tree through ``/proc/<pid>/root`` (local engines only)."""
+        del plan
+        found = self._find_root(handle) if self._config.fast_output else None
+        if found is None:
+            return None
+        return SandboxFiles((("/", found[0]),), self._user(handle))
+
+    async def export_remote(
+        self, plan: SandboxPlan, handle: str, paths: list[str], limits: ExportLimits
+    ) -> list[ExportedFile]:
+        del plan
+
+        def read() -> list[ExportedFile]:
+            return docker_files.export_through_engine(
+                self._client(), self._engine, handle, paths, limits=limits
+            )
+
+        return cast(list[ExportedFile], await self._run(read))
+
+    async def remove_remote(
+        self, plan: SandboxPlan, handle: str, path: str, sha256: str
+    ) -> str | None:
+        del plan
+        return cast(
+            str | None,
+            await self._run(
+                docker_files.remove_through_engine,
+                self._client(),
+                self._engine,
+                handle,
+                path,
+                sha256,
+            ),
+        )
+
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         def cleanup() -> list[str]:
             api = self._client()
-            found = api.containers(
-                all=True, filters={"label": [f"langbot.box.deployment={deployment_id}"]}
-            )
+            with self._engine("list"):
+                found = api.containers(
+                    all=True, filters={"label": [f"langbot.box.deployment={deployment_id}"]}
+                )
             removed: list[str] = []
             for container in found:
                 labels = container.get("Labels") or {}
@@ -262,20 +351,33 @@ class DockerBackend(SandboxBackend):
     # ------------------------------------------------------------------ exec
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        """Run the command in a worker thread; a cancelled call returns once it is killed.
+
+        Cancelling the caller fires the exec's :class:`Abort`: the thread stops reading,
+        kills the command's process group and returns, and only then does the
+        cancellation go on, so the session's next command never overlaps a dying one.
+        """
         del plan
         abort = Abort()
-        try:
-            return await anyio.to_thread.run_sync(
-                self._exec_blocking,
-                handle,
-                request,
-                abort,
-                limiter=self._limiter,
-                abandon_on_cancel=True,
-            )
-        except BaseException:
-            abort.fire()  # the abandoned thread kills the command and returns
-            raise
+
+        async def abort_when_cancelled() -> None:
+            try:
+                await anyio.sleep_forever()
+            finally:
+                abort.fire()
+
+        outcome: ExecOutcome | None = None
+        with single_error():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(abort_when_cancelled)
+                try:
+                    outcome = await anyio.to_thread.run_sync(
+                        self._exec_blocking, handle, request, abort, limiter=self._limiter
+                    )
+                finally:
+                    tg.cancel_scope.cancel()
+        assert outcome is not None  # the thread either returned or raised
+        return outcome
 
     def _exec_blocking(self, handle: str, request: ExecRequest, abort: Abort) -> ExecOutcome:
         token = secrets.token_hex(8)
@@ -291,7 +393,7 @@ class DockerBackend(SandboxBackend):
             if ran is not None:
                 timed_out, exit_code = ran
                 if timed_out or abort.requested:
-                    self._kill(handle, token)
+                    self._kill(handle, token, aborted=abort.requested)
                     return ExecOutcome(None, True, stdout.result(), stderr.result())
                 return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
             self._agent_ok[handle] = False  # no agent in this container: docker exec from now on
@@ -317,18 +419,13 @@ class DockerBackend(SandboxBackend):
         command = ["sh", "-c", EXEC_WRAPPER, "sh", token, request.workdir, request.command, flag]
         try:
             try:
-                exec_id = api.exec_create(
-                    handle, command, environment=[f"{k}={v}" for k, v in request.env.items()]
-                )["Id"]
-                sock = api.exec_start(exec_id, socket=True)
-            except docker_errors.NotFound:
-                raise BoxSandboxGoneError(f"container {handle[:12]} is gone") from None
-            except docker_errors.APIError as exc:
-                if exc.status_code == 409:  # the container exists but is not running
-                    raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
-                raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
-            except docker_errors.DockerException as exc:
-                raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
+                with self._engine("exec", handle):
+                    exec_id = api.exec_create(
+                        handle, command, environment=[f"{k}={v}" for k, v in request.env.items()]
+                    )["Id"]
+                    sock = api.exec_start(exec_id, socket=True)
+            except EngineConflictError:  # the container exists but is not running
+                raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
             raw: socket.socket = getattr(sock, "_sock", sock)
             abort.attach(raw)
             try:
@@ -347,7 +444,7 @@ class DockerBackend(SandboxBackend):
             if fifos is not None:
                 fifos.close()
         if timed_out or abort.requested:
-            self._kill(handle, token)
+            self._kill(handle, token, aborted=abort.requested)
             return ExecOutcome(None, True, stdout.result(), stderr.result())
         exit_code = self._exit_code(handle, exec_id)
         return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
@@ -378,7 +475,8 @@ class DockerBackend(SandboxBackend):
         another container sees other processes under those numbers, or none).
         """
         try:
-            details = self._client().inspect_container(handle)
+            with self._engine("inspect", handle):
+                details = self._client().inspect_container(handle)
             container_id, pid = str(details["Id"]), int(details["State"]["Pid"])
             if pid <= 0:
                 return None
@@ -389,27 +487,29 @@ class DockerBackend(SandboxBackend):
             namespace = os.readlink(f"{proc}/ns/mnt")
             if not os.access(f"{proc}/root/tmp", os.W_OK):
                 return None
-        except (docker_errors.DockerException, OSError, KeyError, TypeError, ValueError):
+        except (BoxError, OSError, KeyError, TypeError, ValueError):
             return None
         return f"{proc}/root", namespace
 
     def _exit_code(self, handle: str, exec_id: str) -> int | None:
         api = self._client()
         for _ in range(200):
-            try:
+            with self._engine("exec inspect", handle):
                 state = api.exec_inspect(exec_id)
-            except docker_errors.NotFound:
-                raise BoxSandboxGoneError(f"container {handle[:12]} vanished") from None
             if not state.get("Running"):
                 code = state.get("ExitCode")
                 return int(code) if code is not None else None
             time.sleep(0.002)  # the stream ended a moment before docker recorded the exit
         return None
 
-    def _kill(self, handle: str, token: str) -> None:
+    def _kill(self, handle: str, token: str, *, aborted: bool) -> None:
         api = self._client()
         try:
-            kill_id = api.exec_create(handle, ["sh", "-c", KILL_SCRIPT, "lbp-kill", token])["Id"]
-            api.exec_start(kill_id)
-        except docker_errors.DockerException as exc:
-            logger.warning("Box: could not kill a timed-out command in %s: %s", handle[:12], exc)
+            with self._engine("kill", handle):
+                kill_id = api.exec_create(handle, ["sh", "-c", KILL_SCRIPT, "lbp-kill", token])
+                api.exec_start(kill_id["Id"])
+        except BoxError as exc:
+            # An aborted command's container is often being removed (its session was
+            # deleted): the removal ends the command, so the failed kill is no news.
+            log = logger.debug if aborted else logger.warning
+            log("Box: could not kill a command in %s: %s", handle[:12], exc)

@@ -27,6 +27,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from box_runtime.safe_fs import open_dir
 from box_runtime.security import OutputCollector
 
 __all__ = [
@@ -171,24 +172,6 @@ def _payloads(framed: bytes) -> bytes:
 
 
 # --------------------------------------------------------------------------- FIFOs
-
-
-def open_dir(root: str, *parts: str) -> int:
-    """A directory fd under a container's root, refusing symlinks on the way.
-
-    The runtime reaches a container's files as root through ``/proc/<pid>/root``; a
-    symlink planted by the sandbox there would resolve against the *host's* root, so
-    every step below the root is opened with ``O_NOFOLLOW`` and all later work uses
-    ``dir_fd``.
-    """
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    for part in parts:
-        try:
-            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-        finally:
-            os.close(fd)
-        fd = child
-    return fd
 
 
 def make_pipe(directory: int, name: str) -> tuple[int, int]:

@@ -8,6 +8,8 @@ Commands (one per exec; ``;`` is not supported):
 * ``pwd``: the working directory
 * ``bytes N``: N bytes of ``x`` on stdout
 * ``sleep SECONDS`` / ``exit CODE``
+* ``fill BYTES``: append BYTES to ``fill.bin`` in the workspace, 256 KiB at a time
+  (a pause between chunks, like a real writer); ``No space left`` ends it with exit 1
 * ``wait GATE``: block until :meth:`FakeBackend.gate` ``(GATE).set()``
 
 Every sandbox, exec and removal is recorded so tests can assert on them;
@@ -17,6 +19,7 @@ Every sandbox, exec and removal is recorded so tests can assert on them;
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass, field
 
 import anyio
@@ -34,6 +37,7 @@ class FakeExec:
     command: str
     workdir: str
     env: dict[str, str]
+    timeout_sec: float
     timed_out: bool = False
 
 
@@ -107,11 +111,12 @@ class FakeBackend(SandboxBackend):
         self.closed = True
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
-        del plan
         box = self.sandboxes.get(handle)
         if box is None or box.gone:
             raise BoxSandboxGoneError(f"fake sandbox {handle} is gone")
-        record = FakeExec(handle, request.command, request.workdir, dict(request.env))
+        record = FakeExec(
+            handle, request.command, request.workdir, dict(request.env), request.timeout_sec
+        )
         box.execs.append(record)
         stdout = OutputCollector(request.output_limit, request.head_ratio)
         stderr = OutputCollector(request.output_limit, request.head_ratio)
@@ -121,7 +126,7 @@ class FakeBackend(SandboxBackend):
         exit_code: int | None = None
         try:
             with anyio.move_on_after(request.timeout_sec) as scope:
-                exit_code = await self._run(request, stdout, stderr)
+                exit_code = await self._run(plan, request, stdout, stderr)
             if scope.cancelled_caught:
                 record.timed_out = True
                 exit_code = None
@@ -132,7 +137,11 @@ class FakeBackend(SandboxBackend):
         return ExecOutcome(exit_code, record.timed_out, stdout.result(), stderr.result())
 
     async def _run(
-        self, request: ExecRequest, stdout: OutputCollector, stderr: OutputCollector
+        self,
+        plan: SandboxPlan,
+        request: ExecRequest,
+        stdout: OutputCollector,
+        stderr: OutputCollector,
     ) -> int:
         verb, _, arg = request.command.partition(" ")
         if verb == "echo":
@@ -157,7 +166,24 @@ class FakeBackend(SandboxBackend):
             return int(arg)
         elif verb == "wait":
             await self.gate(arg).wait()
+        elif verb == "fill":
+            return await _fill(os.path.join(plan.mounts[0].host_path, "fill.bin"), int(arg), stderr)
         else:
             stderr.feed(f"fake: unknown command {verb!r}\n".encode())
             return 127
         return 0
+
+
+async def _fill(path: str, size: int, stderr: OutputCollector) -> int:
+    chunk = b"x" * (256 * 1024)
+    target = anyio.Path(path)
+    async with await target.open("ab", buffering=0) as file:
+        while size > 0:
+            try:
+                await file.write(chunk[: min(size, len(chunk))])
+            except OSError as exc:
+                stderr.feed(f"fill: {exc.strerror}\n".encode())
+                return 1
+            size -= len(chunk)
+            await anyio.sleep(0.01)
+    return 0

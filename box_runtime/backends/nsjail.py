@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import stat
 from collections.abc import Sequence
 
@@ -33,7 +34,9 @@ from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, 
 from box_runtime.backends.cgroups import CgroupPlan, detect
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
+from box_runtime.export import Identity, SandboxFiles
 from box_runtime.security import ENGINE_PATHS, OutputCollector, is_within, real_path
+from box_runtime.session_dirs import read_marker
 
 __all__ = ["SYSTEM_RO_MOUNTS", "NsjailBackend", "build_args", "find_nsjail"]
 
@@ -121,7 +124,10 @@ def build_args(
         args += ["-u", f"{uid}:{uid}:1", "-g", f"{uid}:{uid}:1"]
     args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
     args += ["--rlimit_nofile", str(config.rlimit_nofile)]
-    args += ["--rlimit_fsize", str(config.rlimit_fsize_mb)]
+    fsize_mb = config.rlimit_fsize_mb
+    if plan.max_file_bytes:
+        fsize_mb = min(fsize_mb, max(1, math.ceil(plan.max_file_bytes / (1024 * 1024))))
+    args += ["--rlimit_fsize", str(fsize_mb)]
     args += ["--rlimit_as", "inf" if cgroups.limits_memory else str(plan.memory_mb)]
     args += ["--rlimit_nproc", "soft" if cgroups.limits_pids else str(plan.pids_limit)]
     args += cgroups.flags(memory_mb=plan.memory_mb, pids_limit=plan.pids_limit, cpus=plan.cpus)
@@ -131,8 +137,8 @@ def build_args(
         args += ["-R", path]
     for mount in plan.mounts:
         args += ["-R" if mount.read_only else "-B", f"{mount.host_path}:{mount.sandbox_path}"]
-    args += ["-B", f"{os.path.join(plan.session_dir, 'tmp')}:/tmp"]
-    args += ["-B", f"{os.path.join(plan.session_dir, 'home')}:{JAIL_HOME}"]
+    args += ["-B", f"{plan.tmp_dir}:/tmp"]
+    args += ["-B", f"{plan.home_dir}:{JAIL_HOME}"]
     environment = {
         "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME": JAIL_HOME,
@@ -203,7 +209,7 @@ class NsjailBackend(SandboxBackend):
                 for mount in plan.mounts:
                     _check_reachable(mount.host_path, uid)
                 _check_reachable(plan.session_dir, uid)
-                targets = [os.path.join(plan.session_dir, d) for d in ("tmp", "home")]
+                targets = [plan.tmp_dir, plan.home_dir]
                 if plan.workspace_owned:
                     targets.append(plan.mounts[0].host_path)
                 for target in targets:
@@ -214,6 +220,26 @@ class NsjailBackend(SandboxBackend):
 
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         del plan, handle  # the runtime removes the session directory; no process outlives an exec
+
+    def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
+        """The jail's mounts, ``/tmp`` and home, read with the jail user's rights."""
+        del handle
+        roots = [(m.sandbox_path, m.host_path) for m in plan.mounts]
+        roots += [("/tmp", plan.tmp_dir), (JAIL_HOME, plan.home_dir)]
+        identity = None
+        if self._uid is not None:
+            identity = Identity(self._uid, frozenset({self._uid}))
+        return SandboxFiles(tuple(roots), identity)
+
+    async def cleanup_orphans(self, deployment_id: str) -> list[str]:
+        """Kill the jails an earlier run of this deployment left running.
+
+        A Box that dies (SIGKILL, a crash) leaves its ``nsjail`` children running
+        until their time limit. A jail is recognised by its command line: an nsjail
+        whose ``--log`` lies in a session directory marked with this deployment id.
+        Jails of any other deployment, and every other process, are left alone.
+        """
+        return await anyio.to_thread.run_sync(_kill_orphan_jails, deployment_id)
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         if self._binary is None:
@@ -254,6 +280,41 @@ class NsjailBackend(SandboxBackend):
             log = (await anyio.Path(log_path).read_text(errors="replace"))[-500:]
             raise BoxBackendUnavailableError(f"nsjail failed to start the jail: {log.strip()}")
         return ExecOutcome(code, False, stdout.result(), stderr.result())
+
+
+def _jail_session_dir(pid: str) -> str | None:
+    """The session directory an nsjail process logs into, or ``None`` for other processes."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            argv = file.read().split(b"\0")
+    except OSError:
+        return None
+    if not argv or os.path.basename(argv[0]) != b"nsjail" or b"--log" not in argv:
+        return None
+    index = argv.index(b"--log") + 1
+    if index >= len(argv):
+        return None
+    return os.path.dirname(os.fsdecode(argv[index]))
+
+
+def _kill_orphan_jails(deployment_id: str) -> list[str]:
+    killed: list[str] = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        session_dir = _jail_session_dir(pid)
+        if session_dir is None:
+            continue
+        marker = read_marker(session_dir)
+        if marker is None or marker.get("deployment_id") != deployment_id:
+            continue
+        try:
+            os.kill(int(pid), signal.SIGKILL)  # its pid namespace, the jail, goes with it
+        except ProcessLookupError:
+            continue
+        logger.info("Box nsjail: killed the leftover jail %s of %s", pid, session_dir)
+        killed.append(pid)
+    return killed
 
 
 def _check_reachable(path: str, uid: int) -> None:

@@ -16,7 +16,8 @@ when each is raised::
     ├── RemoteError                           remote_error                (a code with no class)
     ├── ActionNotFoundError                   action_not_found
     ├── InvalidParamsError                    invalid_params
-    │   └── UnknownEventError                 unknown_event               api.entities.events
+    │   ├── UnknownEventError                 unknown_event               api.entities.events
+    │   └── InvalidRunnerManifest             runner_manifest_invalid     api.definition.components
     ├── MalformedMessageError                 malformed_message
     ├── MessageTooLargeError                  message_too_large
     ├── TooManyRequestsError                  too_many_requests           retryable
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
+    from langbot_plugin.api.definition.components.manifest import InvalidRunnerManifest
     from langbot_plugin.api.definition.discovery import ManifestError
     from langbot_plugin.api.entities.builtin.agent_runner.errors import (
         AgentAPIError,
@@ -135,6 +137,7 @@ __all__ = [
     "IngestionError",
     "InternalError",
     "InvalidParamsError",
+    "InvalidRunnerManifest",
     "MalformedMessageError",
     "ManifestError",
     "MessageTooLargeError",
@@ -181,6 +184,7 @@ _HOMES: dict[str, str] = {
     "IngestionError": "langbot_plugin.api.entities.builtin.rag.errors",
     "InternalError": "langbot_plugin.rpc.errors",
     "InvalidParamsError": "langbot_plugin.rpc.errors",
+    "InvalidRunnerManifest": "langbot_plugin.api.definition.components.manifest",
     "MalformedMessageError": "langbot_plugin.rpc.errors",
     "ManifestError": "langbot_plugin.api.definition.discovery",
     "MessageTooLargeError": "langbot_plugin.rpc.errors",

@@ -13,29 +13,41 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "SUBCOMMANDS", "main"]
 
 # name -> (module, one-line help). Each module has ``main(argv: list[str]) -> int``.
 COMMANDS: dict[str, tuple[str, str]] = {
     "rt": ("langbot_plugin.cli.cmd_rt", "run the plugin runtime daemon"),
-    "box": ("box_runtime.cli", "run the Box sandbox runtime daemon (and manage its image)"),
+    "box": ("langbot_plugin.cli.cmd_box", "run the Box sandbox runtime daemon"),
     "run": ("langbot_plugin.cli.cmd_run", "run the plugin in this folder against a runtime"),
     "demo": ("langbot_plugin.cli.cmd_demo", "start the daemons and drive an example AgentRunner"),
     "init": ("langbot_plugin.cli.cmd_init", "create a new plugin folder"),
     "comp": ("langbot_plugin.cli.cmd_comp", "add a component (Tool, Command, Page...)"),
-    "build": ("langbot_plugin.cli.cmd_build", "package the plugin as a .lbpkg file"),
+    "build": ("langbot_plugin.cli.cmd_build", "check the plugin and package it as a .lbpkg"),
     "publish": ("langbot_plugin.cli.cmd_publish", "publish the plugin to the marketplace"),
     "login": ("langbot_plugin.cli.cmd_login", "log in to the LangBot cloud service"),
     "logout": ("langbot_plugin.cli.cmd_logout", "forget the stored login"),
-    "ver": ("langbot_plugin.cli.cmd_ver", "print the SDK version"),
+    "ver": ("langbot_plugin.cli.cmd_ver", "print the SDK version (also -v, --version)"),
 }
+#: Lines of the help list that are not a command module of their own.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "box": ("box image build", "build the Box's default sandbox image offline"),
+    "build": ("build --check", "only check the plugin (what the runtime would refuse)"),
+}
+HELP_LINE = ("help [COMMAND]", "this list, or a command's options (also -h, --help)")
 
 _USAGE = "usage: lbp <command> [options]\n\ncommands:\n"
 
 
 def _help() -> str:
-    width = max(len(name) for name in COMMANDS)
-    lines = [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items()]
+    rows: list[tuple[str, str]] = []
+    for name, (_, text) in COMMANDS.items():
+        rows.append((name, text))
+        if name in SUBCOMMANDS:
+            rows.append(SUBCOMMANDS[name])
+    rows.append(HELP_LINE)
+    width = max(len(name) for name, _ in rows)
+    lines = [f"  {name.ljust(width)}  {text}" for name, text in rows]
     return _USAGE + "\n".join(lines) + "\n\nRun 'lbp <command> --help' for a command's options.\n"
 
 
@@ -48,6 +60,8 @@ def _load(module: str) -> Callable[[list[str]], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["help"] and len(args) > 1:
+        args = [*args[1:], "--help"]  # lbp help rt == lbp rt --help
     if not args or args[0] in ("-h", "--help", "help"):
         sys.stdout.write(_help())
         return 0 if args else 2

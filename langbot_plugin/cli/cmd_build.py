@@ -14,8 +14,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description=(
             "Check the plugin and package it as <author>-<name>-<version>.lbpkg (a zip with "
-            "manifest.yaml at its root). Files matched by .gitignore are left out, and so are "
-            ".git, .env, virtual environments, caches, *.pyc and earlier packages."
+            "manifest.yaml at its root). The checks are those of the runtime (manifests, "
+            "component kinds, versions, code that compiles, entry classes) and LangBot's "
+            "upload limits; each problem is printed on its own line and the exit status is "
+            "2. Files matched by .gitignore are left out, and so are .git, .env, virtual "
+            "environments, caches, *.pyc and earlier packages."
         ),
     )
     parser.add_argument(
@@ -25,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list the files packaged and skipped"
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the plugin (what the runtime and LangBot would refuse); write nothing",
+    )
     return parser
 
 
@@ -33,10 +41,18 @@ def main(argv: list[str]) -> int:
     from langbot_plugin.cli.common import guarded
 
     def body() -> int:
-        from langbot_plugin.cli.packaging import build_package
+        from langbot_plugin.cli.packaging import build_package, check_package
 
         root: Path = args.dir
         output: Path = args.output if args.output is not None else root / "dist"
+        if args.check:
+            plan = check_package(root, output)
+            package = plan.package
+            sys.stdout.write(
+                f"ok: {package.identity} {package.version}, {len(package.components)} "
+                f"components, {len(plan.files) + 1} files to package\n"
+            )
+            return 0
         result = build_package(root, output)
         if args.verbose:
             for name in result.files:

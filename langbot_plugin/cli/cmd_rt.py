@@ -1,61 +1,120 @@
-"""``lbp rt``: run the plugin runtime daemon."""
+"""``lbp rt``: run the plugin runtime daemon.
+
+Settings come from the flags, then the TOML file of ``--config`` (or
+``$LBP_RT_CONFIG``), then defaults (see :mod:`langbot_plugin.cli.rt_config`). Every
+error is one line on stderr: exit 2 for bad input (a flag, the config file, a
+non-loopback bind without a token), 1 when the runtime cannot serve (a port in use,
+the data folder held by another runtime).
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.daemon import add_log_level, port
+
+PROG = "lbp rt"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lbp rt", description="Run the plugin runtime daemon.")
+    parser = Parser(
+        prog=PROG,
+        description=(
+            "Run the plugin runtime daemon: LangBot connects to its control port (or "
+            "starts it with -s and talks over stdin/stdout), plugins under development "
+            "connect to its debug port (lbp run). Flags override the config file."
+        ),
+    )
     parser.add_argument(
         "-s",
         "--stdio-control",
         action="store_true",
         help="take the host's control connection on stdin/stdout instead of WebSocket",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--ws-control-port", type=int, default=5400, help="control port (5400)")
-    parser.add_argument("--ws-debug-port", type=int, default=5401, help="debug plugin port (5401)")
-    parser.add_argument("--data-dir", type=Path, default=Path("data"), help="state directory")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=None,
+        help="TOML settings file (default $LBP_RT_CONFIG); keys are the flags' names",
+    )
+    parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--ws-control-port", type=port, default=None, metavar="PORT", help="control port (5400)"
+    )
+    parser.add_argument(
+        "--ws-debug-port", type=port, default=None, metavar="PORT", help="debug plugin port (5401)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help=(
+            "state folder (default: ~/.local/share/langbot-plugin/runtime, or "
+            "./data/plugin-runtime with -s)"
+        ),
+    )
     parser.add_argument("--pypi-index-url", default=None, help="index for plugin dependencies")
     parser.add_argument(
-        "--pypi-trusted-host", action="append", default=[], help="trusted host (repeatable)"
+        "--pypi-trusted-host", action="append", default=None, help="trusted host (repeatable)"
     )
     parser.add_argument("--skip-deps-check", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--debug-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING")
+    add_log_level(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.logs import setup_logging
+    from langbot_plugin.cli.common import guarded
 
-    setup_logging(args.log_level)
+    return guarded(PROG, lambda: _serve(args))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
+    from langbot_plugin.cli.daemon import bind_failure, setup_logging
+    from langbot_plugin.cli.rt_config import resolve_settings
+
+    settings = resolve_settings(args)
+    setup_logging(settings.log_level)
+    import logging
+
     import anyio
 
-    from langbot_plugin.runtime.app import PluginRuntime
+    from langbot_plugin.runtime.app import BindError, PluginRuntime
+    from langbot_plugin.runtime.data_lock import DataDirBusyError, hold_data_dir
     from langbot_plugin.runtime.state import RuntimeOptions
 
     options = RuntimeOptions(
-        host=args.host,
-        control_port=args.ws_control_port,
-        debug_port=args.ws_debug_port,
-        stdio=args.stdio_control,
-        data_dir=args.data_dir,
-        pypi_index_url=args.pypi_index_url,
-        pypi_trusted_hosts=tuple(args.pypi_trusted_host),
+        host=settings.host,
+        control_port=settings.ws_control_port,
+        debug_port=settings.ws_debug_port,
+        stdio=settings.stdio,
+        data_dir=settings.data_dir,
+        pypi_index_url=settings.pypi_index_url,
+        pypi_trusted_hosts=settings.pypi_trusted_hosts,
     )
     try:
-        runtime = PluginRuntime(options)
+        options.check()
     except ValueError as exc:
-        sys.stderr.write(f"lbp rt: {exc}\n")
-        return 2
+        raise CliError(str(exc), USAGE) from None
+    logger = logging.getLogger("langbot_plugin.runtime")
+    if settings.config_file is not None:
+        logger.info("settings from %s (flags override it)", settings.config_file)
+    logger.debug("settings: %s", settings)
     try:
+        lock = hold_data_dir(settings.data_dir.resolve())
+    except DataDirBusyError as exc:
+        raise CliError(str(exc), FAILURE) from None
+    try:
+        runtime = PluginRuntime(options)
         anyio.run(runtime.run)
-    except OSError as exc:
-        sys.stderr.write(f"lbp rt: cannot serve: {exc}\n")
-        return 1
+    except BindError as exc:
+        flag = "--ws-debug-port" if exc.what == "debug port" else "--ws-control-port"
+        raise bind_failure(exc.error, exc.what, exc.host, exc.port, flag) from None
+    finally:
+        if lock is not None:
+            lock.close()
     return 0

@@ -1,19 +1,32 @@
-"""``lbp run``: run the plugin in the current folder against a runtime's debug port."""
+"""``lbp run``: run the plugin in the current folder against a runtime's debug port.
+
+Checked before anything connects, each a one-line error with exit 2: the folder is
+a plugin that loads, the URL is a WebSocket URL of a debug endpoint (not the control
+endpoint, not ``http://``), the key looks like a debug key. A key the runtime refuses
+exits 1. Without ``DEBUG_RUNTIME_WS_URL`` the URL is ``ws://127.0.0.1:5401/plugin/debug/ws``,
+where ``lbp rt`` and LangBot's own runtime serve plugins by default.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
+
+from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.daemon import add_log_level
+
+PROG = "lbp run"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="lbp run",
+    parser = Parser(
+        prog=PROG,
         description=(
-            "Connect the plugin in this folder to a plugin runtime for debugging. Reads "
-            "DEBUG_RUNTIME_WS_URL and PLUGIN_DEBUG_KEY from ./.env or the environment."
+            "Connect the plugin in this folder to a plugin runtime for debugging, and reload "
+            "it when its files change. Reads DEBUG_RUNTIME_WS_URL (default "
+            "ws://127.0.0.1:5401/plugin/debug/ws) and PLUGIN_DEBUG_KEY from ./.env or the "
+            "environment."
         ),
     )
     parser.add_argument("--plugin-debug-key", default=None, help="overrides PLUGIN_DEBUG_KEY")
@@ -22,47 +35,74 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-reload", action="store_true", help="do not reload when the plugin's files change"
     )
-    parser.add_argument("--log-level", default=None, help="DEBUG, INFO (default), WARNING")
+    add_log_level(parser)
     return parser
 
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.logs import setup_logging
-    from langbot_plugin.worker.dotenv import load_dotenv
+    from langbot_plugin.cli.common import guarded
+
+    return guarded(PROG, lambda: _run(args))
+
+
+def _runtime_url(args: argparse.Namespace) -> tuple[str, str]:
+    """The URL and where it came from (for the error that names it)."""
+    from langbot_plugin.worker.debug_client import DEFAULT_DEBUG_URL
+
+    for source, value in (
+        ("--runtime-url", args.runtime_url),
+        ("DEBUG_RUNTIME_WS_URL", os.environ.get("DEBUG_RUNTIME_WS_URL")),
+        ("RUNTIME_WS_URL", os.environ.get("RUNTIME_WS_URL")),
+    ):
+        if value and value.strip():
+            return value.strip(), source
+    return DEFAULT_DEBUG_URL, "the default"
+
+
+def _run(args: argparse.Namespace) -> int:
+    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
+    from langbot_plugin.cli.daemon import setup_logging
 
     setup_logging(args.log_level)
+    from langbot_plugin.worker.dotenv import load_dotenv
+
     root: Path = args.dir.resolve()
     load_dotenv(root / ".env")
-    url = (
-        args.runtime_url
-        or os.environ.get("DEBUG_RUNTIME_WS_URL")
-        or os.environ.get("RUNTIME_WS_URL")
-    )
-    key = (args.plugin_debug_key or os.environ.get("PLUGIN_DEBUG_KEY") or "").strip()
-    if not url:
-        sys.stderr.write(
-            "lbp run: set DEBUG_RUNTIME_WS_URL in .env (e.g. ws://127.0.0.1:5401/plugin/debug/ws)\n"
-        )
-        return 2
-    if len(key) < 32 or any(c.isspace() for c in key):
-        sys.stderr.write(
-            "lbp run: PLUGIN_DEBUG_KEY is missing or malformed; copy the key from LangBot's "
-            "plugin debug page into .env\n"
-        )
-        return 2
+    import logging
 
     import anyio
 
-    from langbot_plugin.api.definition.discovery import ManifestError
-    from langbot_plugin.worker.debug_client import DebugClient, KeyRefusedError
+    from langbot_plugin.worker.debug_client import (
+        DebugClient,
+        EndpointError,
+        KeyRefusedError,
+        check_debug_url,
+    )
+    from langbot_plugin.worker.hot_reload import ReloadError, load_candidate
 
     try:
-        anyio.run(DebugClient(root, url, key, hot_reload=not args.no_reload).run)
-    except ManifestError as exc:
-        sys.stderr.write(f"lbp run: {exc}\n")
-        return 2
+        loaded = load_candidate(root)
+    except ReloadError as exc:
+        raise CliError(str(exc.problems[0]), USAGE, [str(p) for p in exc.problems]) from None
+    url, source = _runtime_url(args)
+    problem = check_debug_url(url)
+    if problem is not None:
+        raise CliError(f"{source}: {problem}", USAGE)
+    key = (args.plugin_debug_key or os.environ.get("PLUGIN_DEBUG_KEY") or "").strip()
+    if len(key) < 32 or any(c.isspace() for c in key):
+        raise CliError(
+            "PLUGIN_DEBUG_KEY is missing or malformed; copy the key from LangBot's plugin "
+            "debug page into .env (or pass --plugin-debug-key)",
+            USAGE,
+        )
+    if source == "the default":
+        logging.getLogger("langbot_plugin.run").info("no DEBUG_RUNTIME_WS_URL set: using %s", url)
+    client = DebugClient(root, url, key, hot_reload=not args.no_reload)
+    try:
+        anyio.run(client.run, loaded)
+    except EndpointError as exc:
+        raise CliError(str(exc), USAGE) from None
     except KeyRefusedError as exc:
-        sys.stderr.write(f"lbp run: the runtime refused this plugin: {exc}\n")
-        return 1
+        raise CliError(f"the runtime refused this plugin's debug key: {exc}", FAILURE) from None
     return 0

@@ -11,9 +11,14 @@ This module imports only the standard library (it is loaded by ``--help`` paths)
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing on --help paths
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 __all__ = [
     "AUTHOR_RULE",
@@ -22,6 +27,7 @@ __all__ = [
     "PLUGIN_NAME_RULE",
     "USAGE",
     "CliError",
+    "Parser",
     "Prompter",
     "guarded",
 ]
@@ -37,12 +43,28 @@ COMPONENT_NAME_RULE = re.compile(r"^[a-z][0-9a-z_]*$")
 
 
 class CliError(Exception):
-    """A failure to report on one line; ``code`` becomes the exit status."""
+    """A failure to report on one line; ``code`` becomes the exit status.
 
-    def __init__(self, message: str, code: int = USAGE) -> None:
+    ``lines`` holds several reasons (``lbp build`` lists every problem of a plugin);
+    each is reported on a line of its own.
+    """
+
+    def __init__(self, message: str, code: int = USAGE, lines: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.lines = list(lines) or [message]
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with its errors on one line, exit status ``USAGE``.
+
+    ``lbp rt --ws-control-port 99999`` prints ``lbp rt: argument --ws-control-port:
+    99999 is not a port (1-65535) (see 'lbp rt --help')`` instead of a usage block.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
 
 def guarded(prog: str, body: Callable[[], int]) -> int:
@@ -53,7 +75,7 @@ def guarded(prog: str, body: Callable[[], int]) -> int:
     try:
         return body()
     except CliError as exc:
-        sys.stderr.write(f"{prog}: {exc.message}\n")
+        sys.stderr.write("".join(f"{prog}: {line}\n" for line in exc.lines))
         return exc.code
     except OSError as exc:  # a file the command needed could not be read or written
         where = f": {exc.filename}" if exc.filename else ""

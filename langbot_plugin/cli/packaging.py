@@ -4,9 +4,11 @@ The archive holds ``manifest.yaml`` at its root, rewritten with ``spec.pages`` f
 in from the ``Page`` components, and every other file of the folder except what
 ``.gitignore`` files exclude and what never belongs in a package (version-control
 folders, ``.env`` files with secrets, virtual environments, caches, compiled Python,
-earlier packages). Before writing, the build checks that the plugin would load (the
-manifest and components parse, every file they point to exists and is packaged) and
-that LangBot would accept the upload (at most 512 files, 16 MiB each, 64 MiB in all).
+earlier packages). Before writing, the build checks (:func:`check_package`, which is
+also ``lbp build --check``) that the runtime would load the plugin (``check_plugin``:
+manifests, kinds, versions, code that compiles, entry classes), that every file the
+manifests point to is packaged, and that LangBot would accept the upload (at most 512
+files, 16 MiB each, 64 MiB in all). Every problem is reported, one line each.
 
 Entries are sorted and carry a fixed timestamp (``SOURCE_DATE_EPOCH`` if set), so the
 same folder always gives the same bytes.
@@ -25,14 +27,11 @@ from pathlib import Path
 
 import yaml
 
-from langbot_plugin.api.definition.discovery import (
-    MANIFEST_FILE,
-    ManifestError,
-    PluginPackage,
-    load_plugin,
-)
+from langbot_plugin.api.definition.discovery import MANIFEST_FILE, PluginPackage
 from langbot_plugin.api.definition.pages import populate_pages
-from langbot_plugin.cli.common import AUTHOR_RULE, PLUGIN_NAME_RULE, CliError
+from langbot_plugin.api.definition.validation import check_plugin
+from langbot_plugin.api.definition.yaml_document import Problem
+from langbot_plugin.cli.common import USAGE, CliError
 from langbot_plugin.cli.ignore import Ignorer
 
 __all__ = [
@@ -40,10 +39,13 @@ __all__ = [
     "HOST_MAX_ENTRIES",
     "HOST_MAX_ENTRY_BYTES",
     "HOST_MAX_TOTAL_BYTES",
+    "BuildPlan",
     "BuildResult",
     "build_package",
+    "check_package",
     "package_file_name",
     "plan_files",
+    "refusal",
 ]
 
 #: Names (globs matched against each file or folder name) never packaged.
@@ -132,62 +134,126 @@ def plan_files(root: Path, exclude_dirs: tuple[Path, ...] = ()) -> tuple[list[st
 
 
 def package_file_name(package: PluginPackage) -> str:
-    author, name, version = package.author, package.name, package.version
-    if not AUTHOR_RULE.match(author):
-        raise CliError(f"metadata.author {author!r} may only use letters, digits, '_' and '-'")
-    if not PLUGIN_NAME_RULE.match(name):
-        raise CliError(f"metadata.name {name!r} may only use letters, digits, '_' and '-'")
-    if not version.strip() or any(c in version for c in "/\\ "):
-        raise CliError(f"metadata.version {version!r} must be set, e.g. 0.1.0")
-    return f"{author}-{name}-{version}.lbpkg"
+    """``<author>-<name>-<version>.lbpkg``; refuses a plugin without a version."""
+    problem = _version_problem(package)
+    if problem is not None:
+        raise CliError(str(problem))
+    return f"{package.author}-{package.name}-{package.version}.lbpkg"
 
 
-def _check_references(package: PluginPackage, files: set[str]) -> None:
-    """Every file the manifests name must exist and be in the package."""
-    needed: list[tuple[str, str]] = []
-    execution = package.manifest.execution
-    if execution is None:
-        raise CliError(f"{MANIFEST_FILE}: execution.python.path and attr are required")
-    needed.append((execution.python.path, MANIFEST_FILE))
+def _version_problem(package: PluginPackage) -> Problem | None:
+    if package.version.strip():
+        return None  # its form is checked with the manifest
+    version = package.version
+    return Problem(MANIFEST_FILE, None, f"metadata.version {version!r} must be set, e.g. 0.1.0")
+
+
+def _reference_problems(package: PluginPackage, files: set[str]) -> list[Problem]:
+    """Files the manifests name that are missing or left out of the package.
+
+    Missing code files are reported by :func:`check_plugin`; this adds the icon and the
+    pages, and any needed file that ``.gitignore`` keeps out.
+    """
+    needed: list[tuple[str, str, bool]] = []  # (file, manifest, reported elsewhere if missing)
+    for manifest in [package.manifest, *package.components]:
+        if manifest.module_path is not None:
+            needed.append((manifest.module_path, manifest.rel_path, True))
+        if manifest.kind == "Page":
+            page = str(manifest.spec.get("path") or "index.html")
+            needed.append((posixpath.join(manifest.rel_dir, page), manifest.rel_path, False))
     icon = package.manifest.typed_metadata.icon
     if icon:
-        needed.append((icon, f"{MANIFEST_FILE} metadata.icon"))
-    for component in package.components:
-        if component.module_path is not None:
-            needed.append((component.module_path, component.rel_path))
-        if component.kind == "Page":
-            page = str(component.spec.get("path") or "index.html")
-            needed.append((posixpath.join(component.rel_dir, page), component.rel_path))
-    for raw, owner in needed:
+        needed.append((icon, f"{MANIFEST_FILE} metadata.icon", False))
+    problems: list[Problem] = []
+    for raw, owner, code in needed:
         relative = posixpath.normpath(raw.replace("\\", "/"))
         if relative in files:
             continue
         if (package.root / relative).is_file():
-            raise CliError(f"{owner} needs {relative}, but it is excluded (.gitignore?)")
-        raise CliError(f"{owner} needs {relative}, which does not exist")
+            problems.append(
+                Problem(owner, None, f"needs {relative}, but it is excluded (.gitignore?)")
+            )
+        elif not code:
+            problems.append(Problem(owner, None, f"needs {relative}, which does not exist"))
+    return problems
 
 
-def _check_host_limits(root: Path, files: list[str]) -> None:
-    """Refuse a package LangBot would refuse: too many files, a file or the whole too big."""
+def _host_limit_problems(root: Path, files: list[str]) -> list[Problem]:
+    """What LangBot would refuse: too many files, a file or the whole too big."""
     hint = "; leave files out with .gitignore"
+    problems: list[Problem] = []
     if len(files) + 1 > HOST_MAX_ENTRIES:
-        raise CliError(
-            f"{len(files) + 1} files, but LangBot accepts at most {HOST_MAX_ENTRIES}{hint}"
+        problems.append(
+            Problem(
+                "",
+                None,
+                f"{len(files) + 1} files, but LangBot accepts at most {HOST_MAX_ENTRIES}{hint}",
+            )
         )
     total = 0
     for relative in files:
         size = (root / relative).stat().st_size
         if size > HOST_MAX_ENTRY_BYTES:
-            raise CliError(
-                f"{relative} has {size} bytes, but LangBot accepts at most "
-                f"{HOST_MAX_ENTRY_BYTES} per file{hint}"
+            problems.append(
+                Problem(
+                    "",
+                    None,
+                    f"{relative} has {size} bytes, but LangBot accepts at most "
+                    f"{HOST_MAX_ENTRY_BYTES} per file{hint}",
+                )
             )
         total += size
     if total > HOST_MAX_TOTAL_BYTES:
-        raise CliError(
-            f"the files add up to {total} bytes, but LangBot accepts at most "
-            f"{HOST_MAX_TOTAL_BYTES}{hint}"
+        problems.append(
+            Problem(
+                "",
+                None,
+                f"the files add up to {total} bytes, but LangBot accepts at most "
+                f"{HOST_MAX_TOTAL_BYTES}{hint}",
+            )
         )
+    return problems
+
+
+@dataclass
+class BuildPlan:
+    """A plugin that passed every check, and what its package will hold."""
+
+    package: PluginPackage
+    file_name: str
+    files: list[str]
+    skipped: list[str]
+
+
+def refusal(problems: list[Problem]) -> CliError:
+    """One :class:`CliError` listing every problem, one line each."""
+    lines = [str(problem) for problem in problems]
+    return CliError(lines[0], USAGE, lines)
+
+
+def check_package(root: Path, output_dir: Path) -> BuildPlan:
+    """Every check ``lbp build`` makes, without writing anything.
+
+    Raises :class:`CliError` with one line per problem: the runtime's checks
+    (:func:`check_plugin`), a version to name the package, the files the manifests
+    need, and LangBot's upload limits.
+    """
+    root = root.resolve()
+    package, problems = check_plugin(root)
+    if package is None:
+        raise refusal(problems)
+    version = _version_problem(package)
+    if version is not None:
+        problems.append(version)
+    if problems:  # the typed views below need a manifest that passed
+        raise refusal(problems)
+    populate_pages(package)
+    files, skipped = plan_files(root, exclude_dirs=(output_dir.resolve(),))
+    problems.extend(_reference_problems(package, set(files)))
+    problems.extend(_host_limit_problems(root, files))
+    if problems:
+        raise refusal(problems)
+    return BuildPlan(package, package_file_name(package), files, skipped)
 
 
 def _zip_time() -> tuple[int, int, int, int, int, int]:
@@ -201,17 +267,9 @@ def _zip_time() -> tuple[int, int, int, int, int, int]:
 def build_package(root: Path, output_dir: Path) -> BuildResult:
     """Check the plugin in ``root`` and write ``<output_dir>/<author>-<name>-<version>.lbpkg``."""
     root = root.resolve()
-    try:
-        package = load_plugin(root)
-    except ManifestError as exc:
-        raise CliError(str(exc)) from None
-    file_name = package_file_name(package)
-    populate_pages(package)
+    plan = check_package(root, output_dir)
+    package, file_name, files = plan.package, plan.file_name, plan.files
     output_dir = output_dir.resolve()
-    files, skipped = plan_files(root, exclude_dirs=(output_dir,))
-    _check_references(package, set(files))
-    _check_host_limits(root, files)
-
     manifest_text = yaml.safe_dump(package.manifest.manifest, allow_unicode=True, sort_keys=False)
     output_dir.mkdir(parents=True, exist_ok=True)
     target = output_dir / file_name
@@ -234,4 +292,4 @@ def build_package(root: Path, output_dir: Path) -> BuildResult:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    return BuildResult(path=target, files=[MANIFEST_FILE, *files], skipped=skipped)
+    return BuildResult(path=target, files=[MANIFEST_FILE, *files], skipped=plan.skipped)

@@ -37,11 +37,13 @@ from dataclasses import dataclass, field
 from dataclasses import replace as _replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from langbot_plugin.api.entities.builtin.agent_runner.result import (
+from langbot_plugin.api.entities.builtin.agent_runner.payloads import (
     ActionRequestedPayload,
+    MessageCompletedPayload,
     MessageDeltaPayload,
+    ProcessorLogPayload,
     RunCompletedPayload,
     RunFailedPayload,
     StateUpdatedPayload,
@@ -63,24 +65,6 @@ __all__ = [
 
 #: JSON size of one result (other than a message) beyond which it is dropped.
 MAX_RESULT_BYTES = 1024 * 1024
-
-
-class MessageCompletedPayload(BaseModel):
-    """``message.completed`` as the 4.11.2 host accepts it (``file_ids`` included)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    message: Message
-    file_ids: list[str] = Field(default_factory=list, max_length=100)
-
-
-class ProcessorLogPayload(BaseModel):
-    """``processor.log``: a line for the host's processing log."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    text: str = Field(max_length=65536)
-    level: str = "info"
 
 
 #: The result types this host validates and acts on, with their payload models.

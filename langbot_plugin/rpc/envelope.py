@@ -18,6 +18,7 @@ could be read) and never anything else.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -30,8 +31,13 @@ __all__ = [
     "Request",
     "Response",
     "dumps",
+    "frame_hint",
     "parse_frame",
 ]
+
+_SEQ_HINT = re.compile(r'"seq_id"\s*:\s*(-?\d{1,18})')
+#: How much of a frame :func:`frame_hint` looks at.
+HINT_CHARS = 256
 
 ChunkStatus = Literal["continue", "end"]
 CONTINUE: ChunkStatus = "continue"
@@ -94,6 +100,14 @@ class Response:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def frame_hint(head: str) -> tuple[int, bool]:
+    """``(seq_id, is_request)`` guessed from the start of a frame that will not be parsed
+    (an oversized one); ``seq_id`` is -1 when the head does not show it."""
+    head = head[:HINT_CHARS]
+    match = _SEQ_HINT.search(head)
+    return (int(match.group(1)) if match else -1), '"action"' in head
 
 
 def parse_frame(text: str | bytes) -> Request | Response:

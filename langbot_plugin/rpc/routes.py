@@ -7,6 +7,7 @@ action or an async iterator for a streamed one. Handlers receive a
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -57,13 +58,14 @@ class Route:
 
 def preceded_by(route: Route, first: Callable[[RequestContext], object]) -> Route:
     """``route`` with ``first(ctx)`` run before its handler: a check that may raise (the
-    call then fails with its error), or a note of the call. A stream runs ``first`` when
-    it is started, before its first item."""
+    call then fails with its error), or a note of the call. ``first`` may be a coroutine
+    function (it is awaited). A stream runs ``first`` when it is started, before its
+    first item."""
     if route.stream:
         stream = cast(StreamHandler, route.handler)
 
         async def preceded_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-            first(ctx)
+            await _run_first(first, ctx)
             async for item in stream(ctx):
                 yield item
 
@@ -71,10 +73,16 @@ def preceded_by(route: Route, first: Callable[[RequestContext], object]) -> Rout
     unary = cast(UnaryHandler, route.handler)
 
     async def preceded(ctx: RequestContext) -> dict[str, Any]:
-        first(ctx)
+        await _run_first(first, ctx)
         return await unary(ctx)
 
     return Route(preceded)
+
+
+async def _run_first(first: Callable[[RequestContext], object], ctx: RequestContext) -> None:
+    result = first(ctx)
+    if inspect.isawaitable(result):
+        await result
 
 
 class Dispatcher(Protocol):

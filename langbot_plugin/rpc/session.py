@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import secrets
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
@@ -38,7 +37,15 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
-from langbot_plugin.rpc.envelope import CONTINUE, END, Request, Response, dumps, parse_frame
+from langbot_plugin.rpc.envelope import (
+    CONTINUE,
+    END,
+    Request,
+    Response,
+    dumps,
+    frame_hint,
+    parse_frame,
+)
 from langbot_plugin.rpc.errors import (
     ActionNotFoundError,
     ConnectionClosedError,
@@ -75,7 +82,6 @@ __all__ = ["DEFAULT_TIMEOUT", "RPCSession"]
 logger = logging.getLogger("langbot_plugin.rpc")
 
 DEFAULT_TIMEOUT = 30.0
-_SEQ_HINT = re.compile(r'"seq_id"\s*:\s*(-?\d{1,18})')
 
 
 # --------------------------------------------------------------------------- plumbing
@@ -381,7 +387,8 @@ class RPCSession:
                 return
             if isinstance(item, RPCError):
                 logger.warning("%s: unreadable frame: %s", self.name, item.message)
-                self._spawn(self._respond_quietly, error_response(-1, item))
+                seq = item.details.pop("seq_id", -1)
+                self._refuse_frame(item, seq, is_request=item.details.pop("request", True))
                 continue
             if (
                 len(item) * 4 > self.max_message_bytes
@@ -403,17 +410,20 @@ class RPCSession:
                 self._dispatch(frame)
 
     def _reject_oversized(self, text: str) -> None:
-        hint = _SEQ_HINT.search(text[:256])
-        seq = int(hint.group(1)) if hint else -1
+        seq, is_request = frame_hint(text)
         size = len(text.encode("utf-8"))
         logger.warning("%s: refused a %d-byte frame", self.name, size)
         error = MessageTooLargeError(
             f"frame of {size} bytes exceeds the {self.max_message_bytes}-byte limit",
             details={"limit": self.max_message_bytes, "actual": size},
         )
+        self._refuse_frame(error, seq, is_request=is_request)
+
+    def _refuse_frame(self, error: RPCError, seq: int, *, is_request: bool) -> None:
+        """Answer a frame that could not be read, or fail our call it was the answer to."""
         inbox = self._pending.get(seq)
-        if inbox is not None and '"action"' not in text[:256]:
-            inbox.fail(error)  # an oversized response to one of our calls
+        if inbox is not None and not is_request:
+            inbox.fail(error)  # an unreadable response to one of our calls
             return
         self._spawn(self._respond_quietly, error_response(seq, error))
 

@@ -22,12 +22,12 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from langbot_plugin.rpc.errors import RPCError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HARD_MAX_MESSAGE_BYTES", "ReceivedItem", "Transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ReceivedItem", "Transport"]
 
-#: Largest frame a session accepts; a larger one is answered with ``message_too_large``.
+#: Largest frame, in UTF-8 bytes. Transports refuse a larger one before buffering it
+#: (stdio skips it and keeps the connection; a WebSocket closes with code 1009) and
+#: report it as a ``message_too_large`` item; a session refuses to send one.
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-#: Largest frame a transport buffers at all; beyond it a WebSocket is closed (code 1009).
-HARD_MAX_MESSAGE_BYTES = 4 * DEFAULT_MAX_MESSAGE_BYTES
 
 ReceivedItem = str | RPCError
 

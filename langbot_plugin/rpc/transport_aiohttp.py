@@ -1,15 +1,29 @@
-"""Transport over an aiohttp WebSocket (server side), for daemons built on aiohttp."""
+"""Transport over an aiohttp WebSocket (server side), for daemons built on aiohttp.
+
+:func:`websocket_response` sets aiohttp's message limit to the RPC limit of 16 MiB, so
+a larger frame is refused from its header, before its payload is read; aiohttp then
+closes the connection with code 1009 (message too big) and the reader yields one
+``message_too_large`` item before the end of stream.
+"""
 
 from __future__ import annotations
 
 import anyio
-from aiohttp import WSMsgType, web
+from aiohttp import WSCloseCode, WSMsgType, web
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
-from langbot_plugin.rpc.transport import ReceivedItem, Transport
+from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
 
-__all__ = ["aiohttp_transport"]
+__all__ = ["aiohttp_transport", "websocket_response"]
+
+
+def websocket_response(
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> web.WebSocketResponse:
+    """A ``WebSocketResponse`` that accepts frames up to ``max_message_bytes``, no more."""
+    # aiohttp refuses a message of max_msg_size bytes or more; the RPC limit is inclusive.
+    return web.WebSocketResponse(max_msg_size=max_message_bytes + 1)
 
 
 class _Reader(ObjectReceiveStream[ReceivedItem]):
@@ -25,8 +39,11 @@ class _Reader(ObjectReceiveStream[ReceivedItem]):
                 return bytes(message.data).decode("utf-8", errors="replace")
             if message.type is WSMsgType.ERROR:
                 error = self._ws.exception()
-                if error is not None and "too big" in str(error).lower():
-                    return MessageTooLargeError(str(error))
+                if getattr(error, "code", None) == WSCloseCode.MESSAGE_TOO_BIG:
+                    return MessageTooLargeError(
+                        f"refused a frame and closed the connection (1009, message too big): "
+                        f"{error}"
+                    )
                 if error is not None:
                     return MalformedMessageError(str(error))
             if message.type in (

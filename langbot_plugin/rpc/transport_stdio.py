@@ -8,9 +8,14 @@ reference peers expect it::
     {"type":"chunk_end"}
 
 where ``offset`` counts UTF-8 bytes and pieces never split a code point. The reader
-accepts both plain lines of any size up to the hard limit and framed messages; a line
-beyond the limit is skipped without being buffered and reported as an error item.
-Nothing here sleeps: a framed message is written with one write.
+accepts both plain lines and framed messages up to ``max_message_bytes`` (16 MiB). A
+larger frame is skipped, not kept: a plain line is dropped as it arrives once the limit
+is passed (at most the limit is ever buffered), and a framed message that declares more
+is refused at its ``chunk_start`` and its pieces are dropped unread up to ``chunk_end``.
+Either becomes one ``message_too_large`` item carrying the ``seq_id`` read from the
+frame's head, so the session can answer the request (or fail the call it answered)
+and the connection stays up. Nothing here sleeps: a framed message is written with one
+write.
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, ObjectSendStream
 
-from langbot_plugin.rpc.envelope import dumps
+from langbot_plugin.rpc.envelope import HINT_CHARS, dumps, frame_hint
 from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
-from langbot_plugin.rpc.transport import HARD_MAX_MESSAGE_BYTES, ReceivedItem, Transport
+from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
 
 __all__ = [
     "REFERENCE_FRAME_THRESHOLD",
@@ -110,17 +115,20 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
     """Reads lines, reassembles chunk-framed messages, reports bad frames as items."""
 
     def __init__(
-        self, stream: ByteReceiveStream, *, max_message_bytes: int = HARD_MAX_MESSAGE_BYTES
+        self, stream: ByteReceiveStream, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     ) -> None:
         self._stream = stream
         self._max = max_message_bytes
         self._buffer = bytearray()
         self._scan_from = 0
-        self._discarding = False  # inside an oversized line, dropping bytes until its newline
+        #: inside an oversized line: its head, while the rest is dropped up to its newline
+        self._discarding: bytes | None = None
         self._eof = False
         self._pieces: list[str] | None = None  # collecting a chunk-framed message
         self._declared = 0
         self._received = 0
+        #: inside a refused chunk-framed message: its declared size and its head
+        self._skipping: tuple[object, str] | None = None
 
     async def _next_line(self) -> bytes:
         while True:
@@ -129,29 +137,41 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
                 line = bytes(self._buffer[:newline])
                 del self._buffer[: newline + 1]
                 self._scan_from = 0
-                if self._discarding:
-                    self._discarding = False
-                    raise MessageTooLargeError(
-                        f"line exceeds {self._max} bytes", details={"limit": self._max}
-                    )
+                if self._discarding is not None:
+                    head, self._discarding = self._discarding, None
+                    raise self._too_large("line", head.decode("utf-8", errors="replace"))
+                if len(line) > self._max:  # it ended within the last read
+                    head = line[:HINT_CHARS].decode("utf-8", errors="replace")
+                    raise self._too_large("line", head)
                 return line
             if self._eof:
                 raise anyio.EndOfStream
             self._scan_from = len(self._buffer)
-            if len(self._buffer) > self._max:
-                self._discarding = True
+            if self._discarding is None and len(self._buffer) > self._max:
+                self._discarding = bytes(self._buffer[:HINT_CHARS])
+            if self._discarding is not None:  # all of it belongs to the oversized line
                 self._buffer.clear()
                 self._scan_from = 0
             try:
                 chunk = await self._stream.receive(_READ_SIZE)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._eof = True
-                if self._buffer and not self._discarding:
+                if self._buffer and self._discarding is None:
                     line = bytes(self._buffer)
                     self._buffer.clear()
                     return line
                 raise anyio.EndOfStream from None
             self._buffer += chunk
+
+    def _too_large(self, what: str, head: str, declared: object = None) -> MessageTooLargeError:
+        """The refusal of an oversized frame, with what its head says about it."""
+        seq, is_request = frame_hint(head)
+        details: dict[str, object] = {"limit": self._max, "seq_id": seq, "request": is_request}
+        if declared is not None:
+            details["actual"] = declared
+        return MessageTooLargeError(
+            f"{what} exceeds the {self._max}-byte frame limit; skipped", details=details
+        )
 
     def _control(self, line: bytes) -> str | None:
         """Handle a chunk-framing line; return a completed frame or ``None``."""
@@ -160,13 +180,15 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
         except ValueError as exc:
             raise MalformedMessageError(f"invalid framing line: {exc}") from None
         kind = obj.get("type") if isinstance(obj, dict) else None
+        if self._skipping is not None:
+            return self._skip(kind, obj)
         if kind == "chunk_start":
             total = obj.get("total_size")
-            if not isinstance(total, int) or not 0 <= total <= self._max:
-                raise MessageTooLargeError(
-                    f"chunked frame declares {total!r} bytes (limit {self._max})",
-                    details={"limit": self._max, "actual": total},
-                )
+            if isinstance(total, int) and total > self._max:
+                self._pieces, self._skipping = None, (total, "")
+                return None
+            if not isinstance(total, int) or total < 0:
+                raise MalformedMessageError(f"chunk_start with total_size {total!r}")
             self._pieces, self._declared, self._received = [], total, 0
             return None
         if kind == "chunk_data" and self._pieces is not None:
@@ -188,6 +210,18 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
         self._pieces = None
         raise MalformedMessageError(f"unexpected framing line of type {kind!r}")
 
+    def _skip(self, kind: object, obj: Any) -> None:
+        """Drop the pieces of a refused chunk-framed message; refuse it at its end."""
+        assert self._skipping is not None
+        declared, head = self._skipping
+        if kind == "chunk_data":
+            if len(head) < HINT_CHARS and isinstance(obj.get("data"), str):
+                self._skipping = declared, head + obj["data"][: HINT_CHARS - len(head)]
+            return None
+        self._skipping = None
+        what = "chunked frame" if kind == "chunk_end" else f"chunked frame (cut by {kind!r})"
+        raise self._too_large(what, head, declared)
+
     async def receive(self) -> ReceivedItem:
         while True:
             try:
@@ -204,6 +238,10 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
                 if frame is not None:
                     return frame
                 continue
+            if self._skipping is not None:
+                declared, head = self._skipping
+                self._skipping = None
+                return self._too_large("chunked frame", head, declared)
             if self._pieces is not None:
                 self._pieces = None
                 return MalformedMessageError("plain line inside a chunked frame")
@@ -222,7 +260,7 @@ async def stdio_transport(
     writer: ByteSendStream,
     *,
     frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
-    max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     atomic_writes: bool = False,
 ) -> AsyncGenerator[Transport]:
     """A transport over two byte streams (for example a child process's pipes)."""
@@ -277,7 +315,7 @@ async def pipe_transport(
     write_fd: int,
     *,
     frame_threshold: int | None = REFERENCE_FRAME_THRESHOLD,
-    max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> AsyncGenerator[Transport]:
     """A transport over two pipe file descriptors (both are closed on exit)."""
     loop = asyncio.get_running_loop()

@@ -3,6 +3,12 @@
 One text message per frame. The server side takes an optional ``authorize`` hook that
 sees the HTTP upgrade request and may refuse it (401/403) before any frame flows, and a
 ``http_routes`` table for plain GETs on the same port (``/healthz``).
+
+Both sides set the library's frame limit (``max_size``) to the RPC limit of 16 MiB, so
+a larger frame is refused from its header, before its payload is read. A WebSocket
+cannot skip one frame and go on, so the refusing side closes the connection with code
+1009 (message too big) and a reason naming the limit; the reader of either side then
+yields one ``message_too_large`` item (the session logs it) before the end of stream.
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 from websockets.http11 import Request as HTTPRequest
 from websockets.http11 import Response as HTTPResponse
+from websockets.protocol import State
 
-from langbot_plugin.rpc.transport import HARD_MAX_MESSAGE_BYTES, ReceivedItem, Transport
+from langbot_plugin.rpc.errors import MessageTooLargeError
+from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
 
 __all__ = [
     "AuthDecision",
@@ -38,21 +47,53 @@ AuthDecision = tuple[http.HTTPStatus, str] | None
 HTTPRoute = Callable[[], tuple[http.HTTPStatus, str]]
 
 
+async def _close(connection: Connection) -> None:
+    try:
+        await connection.close()
+    except AttributeError:
+        # Closing a connection that is already going away makes websockets abort its
+        # transport; if asyncio's selector transport has just finished flushing a
+        # deferred close (a big frame was still buffered when the peer closed), abort()
+        # reaches for the loop it already let go of (the race of anyio#1250). The
+        # connection is closed either way.
+        if connection.state is not State.CLOSED:
+            raise
+
+
+def _too_big(closed: ConnectionClosed) -> MessageTooLargeError | None:
+    """The refusal behind a close with code 1009, by this side or by the peer."""
+    sent, received = closed.sent, closed.rcvd
+    peer_first = sent is None or closed.rcvd_then_sent is not False
+    if received is not None and received.code == CloseCode.MESSAGE_TOO_BIG and peer_first:
+        who, frame = "the peer refused a frame and closed", received
+    elif sent is not None and sent.code == CloseCode.MESSAGE_TOO_BIG:
+        who, frame = "refused a frame and closed the connection", sent
+    else:
+        return None
+    why = f": {frame.reason}" if frame.reason else ""
+    return MessageTooLargeError(f"{who} (1009, message too big){why}")
+
+
 class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
+        self._reported = False
 
     async def receive(self) -> ReceivedItem:
         try:
             message = await self._connection.recv()
-        except ConnectionClosed:
+        except ConnectionClosed as closed:
+            refused = None if self._reported else _too_big(closed)
+            if refused is not None:
+                self._reported = True
+                return refused
             raise anyio.EndOfStream from None
         if isinstance(message, bytes):
             return message.decode("utf-8", errors="replace")
         return message
 
     async def aclose(self) -> None:
-        await self._connection.close()
+        await _close(self._connection)
 
 
 class WSFrameWriter(ObjectSendStream[str]):
@@ -66,7 +107,7 @@ class WSFrameWriter(ObjectSendStream[str]):
             raise anyio.BrokenResourceError from exc
 
     async def aclose(self) -> None:
-        await self._connection.close()
+        await _close(self._connection)
 
 
 def ws_transport(connection: Connection) -> Transport:
@@ -79,7 +120,7 @@ async def connect_ws(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     open_timeout: float = 10.0,
 ) -> AsyncGenerator[Transport]:
     """Open a client connection to ``url`` and yield its transport."""
@@ -95,7 +136,7 @@ async def connect_ws(
         yield ws_transport(connection)
     finally:
         with anyio.CancelScope(shield=True):
-            await connection.close()
+            await _close(connection)
 
 
 def _text_response(status: http.HTTPStatus, body: str) -> HTTPResponse:
@@ -114,7 +155,7 @@ async def serve_ws(
     paths: frozenset[str] | None = None,
     authorize: Callable[[HTTPRequest], AuthDecision] | None = None,
     http_routes: Mapping[str, HTTPRoute] | None = None,
-    max_message_bytes: int = HARD_MAX_MESSAGE_BYTES,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Server:
     """Start a WebSocket server; ``on_connection`` runs once per accepted connection.
 

@@ -49,9 +49,12 @@ def error_from_response(response: Response) -> RPCError:
             response.message, remote_code=code if isinstance(code, str) else "", details=details
         )
     text = response.message
-    prefix = f"{cls.__name__}: "
-    if wire_type == cls.__name__ and text.startswith(prefix):
-        text = text[len(prefix) :]  # keeps "ValueError: boom" for an InternalError
+    # Strip the "Class: " prefix when it names this class or a class it refines (a
+    # subclass may show its parent's name to reference peers); keep "ValueError: boom"
+    # for an InternalError.
+    names = {base.__name__ for base in cls.__mro__ if issubclass(base, RPCError)}
+    if isinstance(wire_type, str) and wire_type in names and text.startswith(f"{wire_type}: "):
+        text = text[len(wire_type) + 2 :]
     retryable = data.get("retryable") is True
     assert isinstance(code, str)
     try:

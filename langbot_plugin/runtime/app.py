@@ -11,7 +11,7 @@ import hmac
 import http
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -28,7 +28,14 @@ from langbot_plugin.runtime.link import PluginLink
 from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
 from langbot_plugin.runtime.workers import Supervisor
 
-__all__ = ["CONTROL_PATH", "DEBUG_KEY_HEADER", "DEBUG_PATH", "TOKEN_HEADER", "PluginRuntime"]
+__all__ = [
+    "CONTROL_PATH",
+    "DEBUG_KEY_HEADER",
+    "DEBUG_PATH",
+    "TOKEN_HEADER",
+    "BindError",
+    "PluginRuntime",
+]
 
 logger = logging.getLogger("langbot_plugin.runtime")
 
@@ -40,6 +47,17 @@ DEBUG_KEY_HEADER = "X-LangBot-Plugin-Debug-Key"
 
 def _healthz() -> tuple[http.HTTPStatus, str]:
     return http.HTTPStatus.OK, "ok\n"
+
+
+class BindError(Exception):
+    """A port of the runtime could not be bound (taken, not allowed, bad address)."""
+
+    def __init__(self, what: str, host: str, port: int, error: OSError) -> None:
+        super().__init__(f"cannot listen on {host}:{port} ({what}): {error}")
+        self.what = what
+        self.host = host
+        self.port = port
+        self.error = error
 
 
 class PluginRuntime:
@@ -115,44 +133,58 @@ class PluginRuntime:
     def stop(self) -> None:
         self._stopped.set()
 
-    async def run(self) -> None:
-        opts = self.options
+    async def _listen(
+        self,
+        what: str,
+        port: int,
+        on_connection: Callable[[Transport, HTTPRequest], Awaitable[None]],
+        path: str,
+        authorize: Callable[[HTTPRequest], AuthDecision],
+    ) -> Server:
         routes: dict[str, Callable[[], tuple[http.HTTPStatus, str]]] = {"/healthz": _healthz}
-        self.servers.append(
-            await serve_ws(
-                self._on_debug,
-                opts.host,
-                opts.debug_port,
-                paths=frozenset({DEBUG_PATH}),
-                authorize=self._authorize_debug,
+        try:
+            server = await serve_ws(
+                on_connection,
+                self.options.host,
+                port,
+                paths=frozenset({path}),
+                authorize=authorize,
                 http_routes=routes,
             )
-        )
+        except OSError as exc:
+            raise BindError(what, self.options.host, port, exc) from exc
+        self.servers.append(server)
+        return server
+
+    async def run(self) -> None:
+        """Serve until stopped; raises :class:`BindError` when a port cannot be bound."""
+        opts = self.options
         try:
+            await self._listen(
+                "debug port", opts.debug_port, self._on_debug, DEBUG_PATH, self._authorize_debug
+            )
+            if not opts.stdio:
+                await self._listen(
+                    "control port",
+                    opts.control_port,
+                    self._on_control,
+                    CONTROL_PATH,
+                    self._authorize_control,
+                )
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
                 tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
-                else:
-                    self.servers.append(
-                        await serve_ws(
-                            self._on_control,
-                            opts.host,
-                            opts.control_port,
-                            paths=frozenset({CONTROL_PATH}),
-                            authorize=self._authorize_control,
-                            http_routes=routes,
-                        )
-                    )
                 logger.info(
-                    "plugin runtime up: control %s, debug ws://%s:%d%s",
+                    "plugin runtime up: control %s, debug ws://%s:%d%s, data in %s",
                     "stdio"
                     if opts.stdio
                     else f"ws://{opts.host}:{opts.control_port}{CONTROL_PATH}",
                     opts.host,
                     opts.debug_port,
                     DEBUG_PATH,
+                    opts.data_dir,
                 )
                 self._started.set()
                 await self._stopped.wait()

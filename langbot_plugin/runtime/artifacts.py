@@ -2,11 +2,18 @@
 
 Packages are stored by content: ``<data>/artifacts/<sha256>/`` holds the unpacked tree
 of the package with that digest, so an unchanged package is never unpacked twice.
-Unpacking refuses, before writing anything outside a private temporary folder:
+
+Unpacking reads the central directory first and refuses, before writing anything:
 absolute or escaping paths, links, duplicate or encrypted entries, more than
-``max_entries`` entries, entries or totals above their byte limits (counted while
-reading, not trusted from the header), and suspicious compression ratios. The folder
-is renamed into place only when everything succeeded; otherwise nothing is left.
+``max_entries`` entries, an entry above ``max_entry_bytes``, a total above
+``max_total_bytes`` (the sum of the sizes the directory declares) and suspicious
+compression ratios. Only then are the entries written, each into a private temporary
+folder. The stdlib's reader never yields more than the size the directory declares
+and checks each entry's CRC-32 at its end, so the declared sizes bound what is
+written: an entry whose header understates its size, or whose data is damaged,
+fails its CRC (refused as a corrupt entry); one that overstates it is refused when it
+ends short. Every refusal is an :class:`ArtifactError` (``artifact_invalid``). The
+folder is renamed into place only when everything succeeded; otherwise nothing is left.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import secrets
 import shutil
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -57,63 +65,91 @@ def _safe_name(name: str) -> PurePosixPath:
         raise _refuse("absolute path", name)
     if ".." in path.parts:
         raise _refuse("path leaves the package", name)
+    if not path.parts:
+        raise _refuse("empty path", name)
     return path
+
+
+def _check_entries(entries: list[zipfile.ZipInfo], limits: UnpackLimits) -> None:
+    """Refuse the package from its central directory alone (nothing is written yet)."""
+    if len(entries) > limits.max_entries:
+        raise _refuse("too many entries", limit=limits.max_entries, actual=len(entries))
+    seen: set[str] = set()
+    files: dict[str, str] = {}
+    folders: set[str] = set()
+    total = 0
+    for info in entries:
+        path = _safe_name(info.filename)
+        key = path.as_posix().rstrip("/")
+        if key in seen:
+            raise _refuse("duplicate entry", info.filename)
+        seen.add(key)
+        folders.update(parent.as_posix() for parent in PurePosixPath(key).parents)
+        if not info.is_dir():
+            files[key] = info.filename
+        if stat.S_ISLNK(info.external_attr >> 16):
+            raise _refuse("links are not allowed", info.filename)
+        if info.flag_bits & 0x1:
+            raise _refuse("encrypted entry", info.filename)
+        if info.is_dir():
+            continue
+        if info.file_size > limits.max_entry_bytes:
+            raise _refuse(
+                "entry too large",
+                info.filename,
+                limit=limits.max_entry_bytes,
+                actual=info.file_size,
+            )
+        ratio = info.file_size / max(1, info.compress_size)
+        if info.file_size > limits.ratio_floor_bytes and ratio > limits.max_ratio:
+            raise _refuse("compression ratio too high", info.filename, limit=limits.max_ratio)
+        total += info.file_size
+        if total > limits.max_total_bytes:
+            raise _refuse(
+                "package too large when unpacked", limit=limits.max_total_bytes, declared=total
+            )
+    clashes = sorted(files.keys() & folders)
+    if clashes:
+        raise _refuse("entry is both a file and a folder", files[clashes[0]])
+
+
+def _write_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, destination: Path) -> None:
+    written = 0
+    try:
+        with archive.open(info) as source, open(destination, "xb") as sink:
+            while chunk := source.read(1 << 20):
+                written += len(chunk)
+                sink.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise _refuse(f"corrupt entry: {exc}", info.filename) from None
+    except NotImplementedError as exc:  # a compression method zipfile cannot read
+        raise _refuse(f"unsupported entry: {exc}", info.filename) from None
+    if written != info.file_size:
+        raise _refuse(
+            "entry is shorter than its header says",
+            info.filename,
+            declared=info.file_size,
+            actual=written,
+        )
 
 
 def safe_unpack(content: bytes, target: Path, limits: UnpackLimits = UnpackLimits()) -> None:
     """Unpack a zip into the empty folder ``target`` under ``limits``."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(content))
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, ValueError) as exc:
         raise _refuse(f"not a zip file: {exc}") from None
     with archive:
         entries = archive.infolist()
-        if len(entries) > limits.max_entries:
-            raise _refuse("too many entries", limit=limits.max_entries, actual=len(entries))
-        seen: set[str] = set()
-        total = 0
+        _check_entries(entries, limits)
         for info in entries:
-            path = _safe_name(info.filename)
-            key = path.as_posix().rstrip("/")
-            if key in seen:
-                raise _refuse("duplicate entry", info.filename)
-            seen.add(key)
-            mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
-                raise _refuse("links are not allowed", info.filename)
-            if info.flag_bits & 0x1:
-                raise _refuse("encrypted entry", info.filename)
-            destination = target.joinpath(*path.parts)
+            destination = target.joinpath(*PurePosixPath(info.filename).parts)
             if info.is_dir():
                 destination.mkdir(parents=True, exist_ok=True)
                 continue
-            if info.file_size > limits.max_entry_bytes:
-                raise _refuse(
-                    "entry too large",
-                    info.filename,
-                    limit=limits.max_entry_bytes,
-                    actual=info.file_size,
-                )
-            if (
-                info.file_size > limits.ratio_floor_bytes
-                and info.file_size > limits.max_ratio * max(1, info.compress_size)
-            ):
-                raise _refuse("compression ratio too high", info.filename, limit=limits.max_ratio)
             destination.parent.mkdir(parents=True, exist_ok=True)
-            written = 0
-            with archive.open(info) as source, open(destination, "xb") as sink:
-                while chunk := source.read(1 << 20):
-                    written += len(chunk)
-                    total += len(chunk)
-                    if written > limits.max_entry_bytes:
-                        raise _refuse(
-                            "entry too large", info.filename, limit=limits.max_entry_bytes
-                        )
-                    if total > limits.max_total_bytes:
-                        raise _refuse(
-                            "package too large when unpacked", limit=limits.max_total_bytes
-                        )
-                    sink.write(chunk)
+            _write_entry(archive, info, destination)
+            mode = info.external_attr >> 16
             os.chmod(destination, 0o755 if mode & 0o111 else 0o644)
 
 

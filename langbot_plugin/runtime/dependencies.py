@@ -10,12 +10,17 @@ Environments are keyed by the requirements, the interpreter and the index settin
 built in a staging folder and renamed into place when pip succeeded, and reused by
 every plugin with the same requirements. A plugin without requirements runs on the
 runtime's interpreter directly.
+
+An install is logged in counted steps (``[1/3] creating an environment``, ``[2/3]
+pip install ...`` with pip's ``Collecting``/``Installing`` lines as they come, ``[3/3]
+ready in N s``), so an operator sees what the runtime is doing while a plugin waits.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -24,6 +29,8 @@ import site
 import subprocess
 import sys
 import sysconfig
+import threading
+import time
 import venv
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +41,10 @@ from langbot_plugin.rpc.errors import RPCError
 
 __all__ = ["DependencyError", "DependencyInstaller", "read_requirements"]
 
+logger = logging.getLogger("langbot_plugin.runtime.dependencies")
+
+#: pip's lines that show progress (the rest is logged at debug level).
+_PROGRESS = ("Collecting", "Downloading", "Installing", "Successfully", "Building", "Using cached")
 _SDK = re.compile(r"^\s*langbot[-_]plugin\b", re.IGNORECASE)
 _OUTPUT_TAIL = 4000
 
@@ -97,8 +108,11 @@ class DependencyInstaller:
         )
         return hashlib.sha256(material.encode()).hexdigest()[:32]
 
-    async def ensure(self, plugin_dir: Path) -> str:
-        """The interpreter a worker for ``plugin_dir`` must run on (installing if needed)."""
+    async def ensure(self, plugin_dir: Path, name: str = "") -> str:
+        """The interpreter a worker for ``plugin_dir`` must run on (installing if needed).
+
+        ``name`` (the plugin's identity) only labels the progress lines.
+        """
         requirements = read_requirements(plugin_dir)
         if not requirements:
             return sys.executable
@@ -107,12 +121,18 @@ class DependencyInstaller:
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
             if not (env / ".complete").is_file():
-                await anyio.to_thread.run_sync(self._build, env, requirements)
+                label = name or plugin_dir.name
+                await anyio.to_thread.run_sync(self._build, env, requirements, label)
+            else:
+                logger.debug("%s: reusing the environment %s", name or plugin_dir.name, key[:12])
         return str(_env_python(env))
 
-    def _build(self, env: Path, requirements: list[str]) -> None:
+    def _build(self, env: Path, requirements: list[str], label: str) -> None:
+        started = time.monotonic()
         self.root.mkdir(parents=True, exist_ok=True)
         staging = self.root / f".staging-{env.name}-{secrets.token_hex(4)}"
+        shown = ", ".join(requirements[:5]) + (" ..." if len(requirements) > 5 else "")
+        logger.info("%s: [1/3] creating an environment for its requirements", label)
         try:
             venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(staging)
             purelib = subprocess.run(
@@ -133,16 +153,20 @@ class DependencyInstaller:
             (staging / "requirements.txt").write_text(
                 "\n".join(requirements) + "\n", encoding="utf-8"
             )
-            self._pip(staging, staging / "requirements.txt")
+            count = len(requirements)
+            logger.info("%s: [2/3] pip install %d requirement(s): %s", label, count, shown)
+            self._pip(staging, staging / "requirements.txt", label)
             if env.exists():
                 shutil.rmtree(env)
             staging.rename(env)
             (env / ".complete").write_text("\n".join(requirements) + "\n", encoding="utf-8")
+            elapsed = time.monotonic() - started
+            logger.info("%s: [3/3] requirements installed in %.1f s", label, elapsed)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
 
-    def _pip(self, env: Path, requirements_file: Path) -> None:
+    def _pip(self, env: Path, requirements_file: Path, label: str) -> None:
         command = [
             sys.executable,
             "-m",
@@ -152,6 +176,8 @@ class DependencyInstaller:
             "install",
             "--disable-pip-version-check",
             "--no-input",
+            "--progress-bar",
+            "off",
             "-r",
             str(requirements_file),
         ]
@@ -160,18 +186,43 @@ class DependencyInstaller:
         for host in self.trusted_hosts:
             command += ["--trusted-host", host]
         command += list(self.extra_pip_args)
-        try:
-            done = subprocess.run(
-                command, capture_output=True, text=True, timeout=self.timeout_seconds, check=False
-            )
-        except subprocess.TimeoutExpired:
+        output: list[str] = []
+        with subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        ) as pip:
+            expired = threading.Event()
+
+            def kill_when_late() -> None:
+                expired.set()
+                pip.kill()
+
+            watchdog = threading.Timer(self.timeout_seconds, kill_when_late)
+            watchdog.start()
+            try:
+                assert pip.stdout is not None
+                for line in pip.stdout:
+                    text = line.rstrip()
+                    output.append(text)
+                    if text.startswith(_PROGRESS):
+                        logger.info("%s:       pip: %s", label, text)
+                    elif text:
+                        logger.debug("%s:       pip: %s", label, text)
+                returncode = pip.wait()
+            finally:
+                watchdog.cancel()
+        if expired.is_set():
             raise DependencyError(
                 f"pip did not finish within {self.timeout_seconds:.0f} s",
                 details={"timeout": self.timeout_seconds},
-            ) from None
-        if done.returncode != 0:
-            output = (done.stdout + done.stderr).strip()
+            )
+        if returncode != 0:
+            text = "\n".join(output).strip()
             raise DependencyError(
-                "installing the plugin's requirements failed:\n" + output[-_OUTPUT_TAIL:],
-                details={"exit_code": done.returncode},
+                "installing the plugin's requirements failed:\n" + text[-_OUTPUT_TAIL:],
+                details={"exit_code": returncode},
             )

@@ -31,6 +31,7 @@ from langbot_plugin.rpc import RPCError
 from langbot_plugin.runtime.artifacts import ArtifactStore
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.manifest_peek import read_identity
+from langbot_plugin.runtime.plugin_check import refuse_invalid_plugin
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.workers import Supervisor, WorkerSpec
 
@@ -137,6 +138,7 @@ class Installations:
                 return ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
             folder = self.artifacts.path_for(digest)
         identity = read_identity(folder)
+        await refuse_invalid_plugin(folder)
         updated = InstallationRecord(
             installation_uuid=uuid,
             binding=binding.as_context(),
@@ -150,7 +152,7 @@ class Installations:
             await self.supervisor.stop(uuid)
             self._save(updated)
             return ApplyInstallationResult(installation_uuid=uuid, state="disabled")
-        python = await self.dependencies.ensure(folder)
+        python = await self.dependencies.ensure(folder, name=identity)
         author, name = identity.split("/", 1)
         host = self.state.upstream.current()
         settings_scope = binding.workspace_context() if bridged else binding.as_context()

@@ -33,6 +33,7 @@ from langbot_plugin.rpc import (
 )
 from langbot_plugin.runtime.debug_keys import DebugKey
 from langbot_plugin.runtime.forwarding import plugin_table
+from langbot_plugin.runtime.plugin_check import unknown_components
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -86,6 +87,14 @@ class PluginLink:
         for label, value in (("author", container.author), ("name", container.name)):
             if not _NAME.match(value):
                 raise InvalidParamsError(f"plugin {label} {value!r} must be 1-128 of [A-Za-z0-9_-]")
+        for unknown in unknown_components(container):
+            logger.warning(
+                "debug plugin %s/%s: %s is not a component kind this runtime serves; "
+                "LangBot will not see it",
+                container.author,
+                container.name,
+                unknown,
+            )
 
         host = await self.state.upstream.wait(timeout=HOST_WAIT_SECONDS)
         workspace = self.debug_key.scope

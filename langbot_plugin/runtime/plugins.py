@@ -10,9 +10,11 @@ hosts) addresses every plugin.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import anyio
 
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope, bridge_installation_uuid
@@ -108,6 +110,16 @@ class PluginRegistry:
     def __init__(self) -> None:
         self._handles: list[PluginHandle] = []
         self._counter = 0
+        self._changed = anyio.Event()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_for(self, condition: Callable[[PluginRegistry], bool]) -> None:
+        """Wait until ``condition(self)`` holds; it is checked again after each change."""
+        while not condition(self):
+            await self._changed.wait()
 
     def __iter__(self) -> Iterator[PluginHandle]:
         return iter(list(self._handles))
@@ -131,11 +143,13 @@ class PluginRegistry:
         if replaced is not None:
             self._handles.remove(replaced)
         self._handles.append(handle)
+        self._notify()
         return replaced
 
     def remove(self, handle: PluginHandle) -> None:
         if handle in self._handles:
             self._handles.remove(handle)
+            self._notify()
 
     def in_scope(
         self,

@@ -1,7 +1,12 @@
 """``lbp run``: connect a plugin folder to a runtime's debug port and keep it there.
 
-Registers with the key from ``PLUGIN_DEBUG_KEY``, re-registers after the runtime
-restarts, and stops with a clear error when the key is refused.
+Registers with the key from ``PLUGIN_DEBUG_KEY``, says what it is doing while it
+connects and waits (``connecting``, ``still waiting``, ``retrying in N s``),
+re-registers after the runtime restarts, and stops with a clear error when the key
+or the URL is refused. With hot reload, an edit is loaded beside the version that
+serves (:func:`~langbot_plugin.worker.hot_reload.load_candidate`); only an edit that
+loads replaces it, and a broken one is reported in one block while the last good
+version keeps serving.
 """
 
 from __future__ import annotations
@@ -9,13 +14,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import anyio
 from websockets.exceptions import InvalidStatus, InvalidURI
 
-from langbot_plugin.api.definition.discovery import ManifestError
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import (
+    ActionNotFoundError,
     NotReadyError,
     PermissionDeniedError,
     RPCError,
@@ -23,20 +29,57 @@ from langbot_plugin.rpc import (
     UnauthenticatedError,
 )
 from langbot_plugin.rpc.transport_ws import connect_ws
-from langbot_plugin.worker.hot_reload import wait_for_change
+from langbot_plugin.worker.hot_reload import FolderWatcher, ReloadError, load_candidate
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.service import PluginService
 
-__all__ = ["DEBUG_KEY_HEADER", "DebugClient", "KeyRefusedError"]
+__all__ = [
+    "DEBUG_KEY_HEADER",
+    "DEBUG_PATH",
+    "DEFAULT_DEBUG_URL",
+    "DebugClient",
+    "EndpointError",
+    "KeyRefusedError",
+    "check_debug_url",
+]
 
 logger = logging.getLogger("langbot_plugin.run")
 
 DEBUG_KEY_HEADER = "X-LangBot-Plugin-Debug-Key"
+DEBUG_PATH = "/plugin/debug/ws"
+#: Where ``lbp rt`` (and LangBot's bundled runtime) serves plugins under development.
+DEFAULT_DEBUG_URL = f"ws://127.0.0.1:5401{DEBUG_PATH}"
+CONTROL_PATH = "/control/ws"
 REGISTER_TIMEOUT = 300.0
 
 
 class KeyRefusedError(Exception):
     """The runtime refused the debug key; retrying cannot help."""
+
+
+class EndpointError(Exception):
+    """The URL does not lead to a runtime's debug endpoint; retrying cannot help."""
+
+
+def check_debug_url(url: str) -> str | None:
+    """Why ``url`` cannot be a runtime's debug endpoint, or ``None`` when it can."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises on a port that is not a number in range
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme in ("http", "https"):
+        secure = "s" if parts.scheme == "https" else ""
+        fixed = f"ws{secure}://{parts.netloc}{parts.path or DEBUG_PATH}"
+        return f"{url!r} is an HTTP URL; the runtime's debug endpoint is a WebSocket: {fixed}"
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        return f"{url!r} is not a ws:// or wss:// URL, e.g. {DEFAULT_DEBUG_URL}"
+    if parts.path.rstrip("/") == CONTROL_PATH:
+        return (
+            f"{url!r} is the runtime's control endpoint (where LangBot connects); plugins "
+            f"connect to its debug endpoint, e.g. {DEFAULT_DEBUG_URL}"
+        )
+    return None
 
 
 @dataclass
@@ -46,83 +89,193 @@ class DebugClient:
     key: str
     retry_max_seconds: float = 5.0
     hot_reload: bool = True
+    #: How long a registration may wait before ``lbp run`` says it is still waiting.
+    patience_seconds: float = 5.0
 
-    async def run_once(self, loaded: LoadedPlugin) -> bool:
-        """One connection: register, then serve until the runtime goes away.
+    async def run(self, loaded: LoadedPlugin | None = None) -> None:
+        """Serve until cancelled, reconnecting with backoff.
 
-        Returns ``True`` when it ended because the plugin's files changed.
+        Raises :class:`KeyRefusedError` or :class:`EndpointError` when retrying cannot
+        help, and :class:`ReloadError` when the folder cannot be loaded at the start.
         """
-        service = PluginService(loaded)
-        try:
-            async with connect_ws(self.url, headers={DEBUG_KEY_HEADER: self.key}) as transport:
-                session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
-                async with session.running():
-                    await plug.REGISTER_PLUGIN.call(
-                        session,
-                        {
-                            "plugin_container": loaded.container().model_dump(mode="json"),
-                            "prod_mode": False,
-                            "plugin_debug_key": self.key,
-                        },
-                        timeout=REGISTER_TIMEOUT,
-                    )
-                    logger.info("plugin %s registered at %s", loaded.identity, self.url)
-                    return await self._serve_until_closed_or_changed(session)
-        except InvalidStatus as exc:
-            if exc.response.status_code in (401, 403):
-                body = (
-                    exc.response.body.decode("utf-8", "replace").strip()
-                    if exc.response.body
-                    else ""
-                )
-                raise KeyRefusedError(body or "the runtime refused the debug key") from None
-            raise
+        current = loaded or load_candidate(self.root)
+        watcher = FolderWatcher(self.root) if self.hot_reload else None
+        delay = 0.5
+        logger.info("connecting %s to %s", current.identity, self.url)
+        while True:
+            outcome = await self._attempt(current, watcher)
+            if isinstance(outcome, LoadedPlugin):
+                current, delay = outcome, 0.5
+                continue
+            if outcome is None:
+                logger.info("the runtime closed the connection; reconnecting")
+                delay = 0.5
+            else:
+                self._raise_if_final(outcome)
+                logger.warning("%s; retrying in %.1f s", self._describe(outcome), delay)
+            newer = await self._wait_before_retry(delay, watcher, current)
+            if newer is not None:
+                current = newer
+            else:
+                current.reset()
+            delay = min(self.retry_max_seconds, delay * 2)
 
-    async def _serve_until_closed_or_changed(self, session: RPCSession) -> bool:
-        changed: list[str] = []
+    # ----------------------------------------------------------------- one connection
+
+    async def _attempt(
+        self, loaded: LoadedPlugin, watcher: FolderWatcher | None
+    ) -> LoadedPlugin | Exception | None:
+        """One connection: the newer version that replaced ``loaded``, ``None`` when the
+        runtime closed the link, or the error that ended the attempt."""
+        try:
+            return await self._connection(loaded, watcher)
+        except BaseExceptionGroup as group:  # a task group's single failure, unwrapped
+            leaves = _leaves(group)
+            if len(leaves) == 1 and isinstance(leaves[0], Exception):
+                return leaves[0]
+            raise
+        except Exception as exc:
+            return exc
+
+    async def _connection(
+        self, loaded: LoadedPlugin, watcher: FolderWatcher | None
+    ) -> LoadedPlugin | None:
+        service = PluginService(loaded)
+        failure: Exception | None = None
+        async with connect_ws(self.url, headers={DEBUG_KEY_HEADER: self.key}) as transport:
+            session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
+            async with session.running():
+                logger.info("connected to %s; registering %s", self.url, loaded.identity)
+                try:
+                    await self._register(session, loaded)
+                except Exception as exc:
+                    failure = exc
+                else:
+                    logger.info("plugin %s registered at %s", loaded.identity, self.url)
+                    return await self._serve(session, loaded, watcher)
+        assert failure is not None
+        raise failure
+
+    async def _register(self, session: RPCSession, loaded: LoadedPlugin) -> None:
+        failure: Exception | None = None
         async with anyio.create_task_group() as tg:
 
-            async def watch() -> None:
-                changed.extend(await wait_for_change(self.root))
+            async def remind() -> None:
+                await anyio.sleep(self.patience_seconds)
+                logger.info(
+                    "still waiting for the runtime to accept %s (it registers plugins once "
+                    "LangBot is connected to it)",
+                    loaded.identity,
+                )
+
+            tg.start_soon(remind)
+            try:
+                await plug.REGISTER_PLUGIN.call(
+                    session,
+                    {
+                        "plugin_container": loaded.container().model_dump(mode="json"),
+                        "prod_mode": False,
+                        "plugin_debug_key": self.key,
+                    },
+                    timeout=REGISTER_TIMEOUT,
+                )
+            except Exception as exc:
+                failure = exc
+            tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+
+    async def _serve(
+        self, session: RPCSession, loaded: LoadedPlugin, watcher: FolderWatcher | None
+    ) -> LoadedPlugin | None:
+        newer: LoadedPlugin | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def watch(watcher: FolderWatcher) -> None:
+                nonlocal newer
+                newer = await self._next_good_version(watcher, loaded)
                 tg.cancel_scope.cancel()
 
-            if self.hot_reload:
-                tg.start_soon(watch)
+            if watcher is not None:
+                tg.start_soon(watch, watcher)
             await session.wait_closed()
             tg.cancel_scope.cancel()
-        if changed:
-            logger.info("reloading after changes to %s", ", ".join(changed[:5]))
-        return bool(changed)
+        return newer
 
-    async def run(self) -> None:
-        """Serve forever, reconnecting with backoff; raises :class:`KeyRefusedError`."""
-        loaded = LoadedPlugin(self.root)
-        delay = 0.5
-        while True:
-            try:
-                if await self.run_once(loaded):
-                    await self._reload(loaded)
-                    continue
-                logger.info("runtime connection closed; reconnecting")
-                delay = 0.5
-            except (UnauthenticatedError, PermissionDeniedError) as exc:
-                raise KeyRefusedError(exc.message) from None
-            except InvalidURI as exc:
-                raise KeyRefusedError(f"bad runtime URL {self.url!r}: {exc}") from None
-            except NotReadyError as exc:
-                logger.warning("runtime not ready (%s); retrying", exc.message)
-            except (OSError, TimeoutError, InvalidStatus, RPCError) as exc:
-                logger.warning("cannot reach the runtime at %s (%s); retrying", self.url, exc)
-            await anyio.sleep(delay)
-            delay = min(self.retry_max_seconds, delay * 2)
-            await self._reload(loaded)
+    # ----------------------------------------------------------------- reloading
 
-    async def _reload(self, loaded: LoadedPlugin) -> None:
-        """Re-read the folder; a broken edit is logged and retried after the next change."""
+    async def _next_good_version(
+        self, watcher: FolderWatcher, serving: LoadedPlugin
+    ) -> LoadedPlugin:
+        """Wait for an edit that loads; report each one that does not."""
         while True:
+            changed = await watcher.changed()
             try:
-                loaded.reload()
-                return
-            except ManifestError as exc:
-                logger.error("cannot reload: %s (waiting for the next change)", exc)
-                await wait_for_change(self.root)
+                candidate = load_candidate(self.root)
+            except ReloadError as exc:
+                logger.error(
+                    "%s changed, but the plugin cannot be loaded; the previous version of %s "
+                    "keeps serving. Fix this and save again:\n%s",
+                    _names(changed),
+                    serving.identity,
+                    exc.block(),
+                )
+                continue
+            logger.info("reloading %s after changes to %s", candidate.identity, _names(changed))
+            return candidate
+
+    async def _wait_before_retry(
+        self, delay: float, watcher: FolderWatcher | None, serving: LoadedPlugin
+    ) -> LoadedPlugin | None:
+        """Sleep ``delay`` s; a good edit made meanwhile is returned (and used at once)."""
+        with anyio.move_on_after(delay):
+            if watcher is None:
+                await anyio.sleep(delay)
+            else:
+                return await self._next_good_version(watcher, serving)
+        return None
+
+    # ----------------------------------------------------------------- errors
+
+    def _raise_if_final(self, exc: Exception) -> None:
+        if isinstance(exc, UnauthenticatedError | PermissionDeniedError):
+            raise KeyRefusedError(exc.message) from None
+        if isinstance(exc, InvalidStatus):
+            status = exc.response.status_code
+            body = exc.response.body.decode("utf-8", "replace").strip() if exc.response.body else ""
+            if status in (401, 403):
+                raise KeyRefusedError(body or "the runtime refused the debug key") from None
+            if status == 404:
+                raise EndpointError(
+                    f"{self.url} answered 404: no such endpoint (the runtime serves plugins at "
+                    f"{DEBUG_PATH} on its debug port)"
+                ) from None
+        if isinstance(exc, InvalidURI):
+            raise EndpointError(f"{self.url!r} is not a usable WebSocket URL: {exc}") from None
+        if isinstance(exc, ActionNotFoundError):
+            raise EndpointError(
+                f"{self.url} is not a plugin runtime's debug endpoint ({exc.message})"
+            ) from None
+
+    def _describe(self, exc: Exception) -> str:
+        if isinstance(exc, NotReadyError):
+            return f"the runtime at {self.url} is not ready ({exc.message})"
+        if isinstance(exc, RPCError):
+            return f"the runtime at {self.url} answered {exc.code}: {exc.message}"
+        reason = str(exc) or type(exc).__name__
+        return f"cannot reach the runtime at {self.url} ({reason})"
+
+
+def _names(changed: list[str]) -> str:
+    shown = ", ".join(changed[:5])
+    return shown + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found.extend(_leaves(exc))  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            found.append(exc)
+    return found

@@ -13,6 +13,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from langbot_plugin.api.definition.components import (
@@ -31,7 +32,7 @@ from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.plugin import BasePlugin
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 
-__all__ = ["KIND_BASES", "LoadedComponent", "LoadedPlugin"]
+__all__ = ["KIND_BASES", "LoadedComponent", "LoadedPlugin", "forget_modules"]
 
 logger = logging.getLogger("langbot_plugin.worker")
 
@@ -54,6 +55,26 @@ def _load(root: Path) -> PluginPackage:
     package = load_plugin(root)
     populate_pages(package)
     return package
+
+
+def _modules_from(root: Path) -> dict[str, ModuleType]:
+    """The imported modules whose file is inside ``root`` (a plugin's own code)."""
+    found: dict[str, ModuleType] = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve().is_relative_to(root):
+            found[name] = module
+    return found
+
+
+def forget_modules(root: Path) -> dict[str, ModuleType]:
+    """Remove the modules of ``root`` from ``sys.modules`` (so the next import reads the
+    files again); returns them, so a failed reload can put them back."""
+    removed = _modules_from(root)
+    for name in removed:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    return removed
 
 
 def _module_name(relative_file: str) -> str:
@@ -116,15 +137,30 @@ class LoadedPlugin:
 
     def reload(self) -> None:
         """Re-read the folder and forget its imported modules (for hot reload)."""
-        for name, module in list(sys.modules.items()):
-            file = getattr(module, "__file__", None)
-            if file and Path(file).resolve().is_relative_to(self.root):
-                del sys.modules[name]
-        importlib.invalidate_caches()
+        forget_modules(self.root)
         self.package = _load(self.root)
+        self.reset()
+
+    def reset(self) -> None:
+        """Drop the live instances (keeping the code as imported), ready to initialize again."""
         self.components = [LoadedComponent(m) for m in self.package.components]
         self.plugin = None
         self.status = "mounted"
+
+    def preload(self) -> None:
+        """Import the plugin class and every component class; :class:`ManifestError` if any fails.
+
+        Nothing is instantiated; :meth:`initialize` later finds the modules imported.
+        """
+        execution = self.package.manifest.execution
+        if execution is None:
+            raise ManifestError("manifest.yaml needs execution.python.path and attr")
+        self._import(execution.python.path, execution.python.attr, BasePlugin)
+        for component in self.components:
+            base = KIND_BASES.get(component.kind)
+            path, entry = component.manifest.module_path, component.manifest.execution
+            if base is not None and path is not None and entry is not None:
+                self._import(path, entry.python.attr, base)
 
     # ----------------------------------------------------------------- lifecycle
 

@@ -12,7 +12,13 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.spec import ActionTable, Empty
-from langbot_plugin.rpc import NotFoundError, NotReadyError, RequestContext, Route
+from langbot_plugin.rpc import (
+    InvalidParamsError,
+    NotFoundError,
+    NotReadyError,
+    RequestContext,
+    Route,
+)
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
 
@@ -59,7 +65,7 @@ class PluginService:
         self, params: plug.InitializePluginParams, ctx: RequestContext
     ) -> Empty:
         if self.loaded.status == "initialized":
-            self.loaded.reload()
+            self.loaded.reset()  # a second initialize: new instances of the same code
         await self.loaded.initialize(params.plugin_settings, ctx.session)
         logger.info("plugin %s initialized", self.loaded.identity)
         return Empty()
@@ -101,10 +107,8 @@ class PluginService:
         tool = component.instance
         accepted = _parameters_of(type(tool))
         if "session" in accepted and "query_id" in accepted:
-            from langbot_plugin.api.entities.builtin.provider.session import Session
-
             kwargs: dict[str, Any] = {
-                "session": Session.model_validate(params.session or {}),
+                "session": _session_for(tool, params.session),
                 "query_id": params.query_id if params.query_id is not None else 0,
             }
             if "query_uuid" in accepted:
@@ -145,6 +149,28 @@ class PluginService:
         self.stopping = True
         logger.info("plugin %s: runtime asked to shut down", self.loaded.identity)
         return Empty()
+
+
+def _session_for(tool: Any, raw: dict[str, Any] | None) -> Any:
+    """The call's ``session`` as the entity a ``call(params, session, query_id)`` expects.
+
+    A call without a usable session is refused in one line (``invalid_params``), not
+    with pydantic's multi-line dump.
+    """
+    from pydantic import ValidationError
+
+    from langbot_plugin.api.entities.builtin.provider.session import Session
+
+    try:
+        return Session.model_validate(raw or {})
+    except ValidationError as exc:
+        missing = ", ".join(
+            "session." + ".".join(str(part) for part in error["loc"]) for error in exc.errors()
+        )
+        raise InvalidParamsError(
+            f"{type(tool).__name__}.call(params, session, query_id) needs the conversation's "
+            f"session; this call_tool has none usable (missing or invalid: {missing})"
+        ) from None
 
 
 @functools.cache

@@ -32,9 +32,9 @@ def test_the_context_keeps_what_a_newer_host_adds_at_every_level() -> None:
     data["delivery"]["automatic_reply"] = True
     data["context"] = {"available_apis": {"state": True, "box": True}, "window": 3}
     ctx = ar.AgentRunContext.model_validate(data)
-    assert ctx.variables == {"x": 1}  # type: ignore[attr-defined]
+    assert ctx.variables == {"x": 1}
     assert ctx.trigger.source == "calendar"
-    assert ctx.input.attachments[0].ref == "att-1"  # type: ignore[attr-defined]
+    assert ctx.input.attachments[0].ref == "att-1"
     assert ctx.resources.models[0].operations == ["invoke", "embed"]
     assert ctx.context.available_apis.allows("box")
     assert not ctx.context.available_apis.allows("run_claim")
@@ -60,10 +60,12 @@ def test_result_types_known_and_unknown() -> None:
     known = ar.AgentRunResult.model_validate({"run_id": "r", "type": "run.failed"})
     assert known.type is ar.AgentRunResultType.RUN_FAILED
     assert known.is_terminal
-    future = ar.AgentRunResult.model_validate({"run_id": "r", "type": "processor.log", "data": {}})
-    assert future.type == "processor.log"
+    log = ar.AgentRunResult.model_validate({"run_id": "r", "type": "processor.log"})
+    assert log.type is ar.AgentRunResultType.PROCESSOR_LOG
+    future = ar.AgentRunResult.model_validate({"run_id": "r", "type": "trace.span", "data": {}})
+    assert future.type == "trace.span"
     assert not future.is_terminal
-    assert future.model_dump(mode="json")["type"] == "processor.log"
+    assert future.model_dump(mode="json")["type"] == "trace.span"
 
 
 def test_factories_produce_the_documented_payloads() -> None:

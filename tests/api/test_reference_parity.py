@@ -35,13 +35,38 @@ NESTED_CHAIN_DEFECT = {
 }
 
 
+#: Fields the 0.7 line added to these models (one model serves both lines): the golden
+#: dumps are the 0.5 reference's, so each is checked to hold the 0.7 default and then
+#: left out of the comparison.
+ADDED_IN_07: dict[str, dict[tuple[str | int, ...], Any]] = {
+    "run_context": {
+        ("variables",): {},
+        ("delivery", "automatic_reply"): False,
+        ("context", "available_apis", "box"): False,
+        ("context", "available_apis", "reply_stream"): False,
+    },
+    "manifest": {("config_schema", 0, "allow_custom"): False},
+}
+
+
+def _without_07_fields(name: str, dump: dict[str, Any]) -> dict[str, Any]:
+    dump = json.loads(json.dumps(dump))
+    for path, default in ADDED_IN_07.get(name, {}).items():
+        parent: Any = dump
+        for key in path[:-1]:
+            parent = parent[key]
+        assert parent.pop(path[-1]) == default, path
+    return dump
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dump_equals_the_reference(name: str) -> None:
     ours = dumped(name)
     expected = GOLDEN[name]["python"]
-    for dump in (ours["python"], ours["json"]):
-        if dump is None:
+    for raw in (ours["python"], ours["json"]):
+        if raw is None:
             continue
+        dump = _without_07_fields(name, raw)
         if name in NESTED_CHAIN_DEFECT:
             assert dump_differences(dump, expected, allow_added=True) == []
         else:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-from collections.abc import AsyncGenerator
+import tempfile
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -17,8 +18,11 @@ import pytest
 
 from box_runtime.backends.base import SandboxBackend
 from box_runtime.backends.fake import FakeBackend
+from box_runtime.export import ExportedFile, RunLedger
+from box_runtime.export_session import read_session_files, remove_session_files
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, serve
+from box_runtime.sessions import Tenant
 
 CONTEXT = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
 
@@ -175,3 +179,91 @@ async def wait_for_port(port: int, *, seconds: float = 30.0) -> None:
                 continue
             await stream.aclose()
             return
+
+
+async def read_files_of(
+    runtime: BoxRuntime,
+    session_id: str,
+    tenant: Tenant | None,
+    paths: list[str],
+    run_id: str | None = None,
+) -> tuple[list[ExportedFile], RunLedger | None]:
+    """Explicit export from a runtime's session, as the service does it."""
+    return await read_session_files(
+        await runtime.backend(),
+        runtime.existing(session_id, tenant),
+        paths,
+        run_id=run_id,
+        clock=runtime.clock,
+    )
+
+
+async def remove_files_of(
+    runtime: BoxRuntime, session_id: str, tenant: Tenant | None, files: list[tuple[str, str]]
+) -> list[tuple[str, str | None]]:
+    return await remove_session_files(
+        await runtime.backend(), runtime.existing(session_id, tenant), files, clock=runtime.clock
+    )
+
+
+async def delete_while_a_command_runs(runtime: BoxRuntime, tenant: Tenant | None) -> list[str]:
+    """Start a 600 s command in session s1, delete s1 meanwhile; the codes its caller got.
+
+    Bounded at 60 s, far below the command's 600 s and its timeout: a delete that did
+    not end the command would trip the bound.
+    """
+    from box_runtime.errors import BoxSessionDeletedError
+    from box_runtime.models import BoxSpec
+
+    await runtime.exec(BoxSpec(session_id="s1", cmd="true"), tenant)
+    (session,) = runtime.sessions(tenant)
+    marker = anyio.Path(session.workspace_dir, "started")
+    codes: list[str] = []
+
+    async def run() -> None:
+        command = BoxSpec(
+            session_id="s1", cmd="touch /workspace/started; sleep 600", timeout_sec=900
+        )
+        try:
+            await runtime.exec(command, tenant)
+        except BoxSessionDeletedError as exc:
+            codes.append(exc.code)
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            while not await marker.exists():  # bounded polling of real state
+                await anyio.sleep(0.02)
+            await runtime.delete_session("s1", tenant)
+    return codes
+
+
+def jail_state(prefix: str) -> Iterator[Path]:
+    """A scratch directory a jail user can pass through (for a fixture to yield from).
+
+    Not pytest's tmp_path: its parents are private (0700), and the jail user must be
+    able to pass through every directory above a mount.
+    """
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    root.chmod(0o711)
+    (root / "mounts").mkdir(mode=0o755)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def skill_mount(runtime: BoxRuntime, name: str = "tool") -> dict[str, str]:
+    """Publish a skill in the runtime's store; the extra mount a host would send for it.
+
+    The mode is "rw", as the reference host asks: the Box must mount it read-only.
+    """
+    from box_runtime.skills import SkillStore
+
+    store = SkillStore(runtime.settings.skills_root).scoped("ws-test")
+    skill = store.create_skill({"name": name, "instructions": f"Run {name}.sh"})
+    return {
+        "host_path": skill["package_root"],
+        "mount_path": f"/workspace/.skills/{name}",
+        "mode": "rw",
+    }

@@ -16,8 +16,8 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from box_runtime.cli import main
 from box_runtime.image import BASE_PACKAGES, build_commands
+from langbot_plugin.cli.cmd_box import main
 from langbot_plugin.rpc import PermissionDeniedError, RPCSession
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 
@@ -39,7 +39,7 @@ def test_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_importing_the_cli_loads_nothing_heavy() -> None:
     code = (
-        "import sys, box_runtime.cli; "
+        "import sys, langbot_plugin.cli.cmd_box; "
         "print([m for m in ('aiohttp', 'docker', 'pydantic', 'anyio') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

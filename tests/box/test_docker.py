@@ -16,12 +16,24 @@ import anyio
 import pytest
 
 from box_runtime.client import BoxClient
-from box_runtime.errors import BoxMountDeniedError, BoxValidationError
+from box_runtime.errors import (
+    BoxMountDeniedError,
+    BoxQuotaExceededError,
+    BoxValidationError,
+)
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
-from .helpers import free_port, require_docker, wait_for_port
+from .helpers import (
+    delete_while_a_command_runs,
+    free_port,
+    read_files_of,
+    remove_files_of,
+    require_docker,
+    skill_mount,
+    wait_for_port,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 
@@ -143,6 +155,13 @@ async def test_timeout_kills_only_that_command(runtime: BoxRuntime) -> None:
     after = await runtime.exec(spec("ps -o args | grep -c '^sleep 3[01]' || true"), T)
     assert after.stdout.strip() == "0"  # the whole process group is gone
     assert runtime.get_session("s1", T).backend_session_id == first.backend_session_id
+
+
+async def test_deleting_a_session_ends_its_running_command_at_once(
+    runtime: BoxRuntime, deployment: str
+) -> None:
+    assert await delete_while_a_command_runs(runtime, T) == ["box_session_deleted"]
+    assert containers(deployment) == []
 
 
 async def test_ten_megabytes_of_output_keep_head_and_tail(runtime: BoxRuntime) -> None:
@@ -344,6 +363,7 @@ async def test_the_agent_replaces_docker_exec(state: Path, deployment: str) -> N
         assert not container.attrs.get("ExecIDs")  # no docker exec was needed
 
 
+@pytest.mark.timeout(180)  # about 30 s on a busy 2-CPU machine
 async def test_a_planted_symlink_cannot_redirect_host_writes(state: Path, deployment: str) -> None:
     canary = state / "canary"
     await anyio.Path(canary).mkdir()
@@ -368,3 +388,138 @@ async def test_a_background_process_holding_stdout_does_not_hang_the_agent_path(
         assert result.status is BoxExecutionStatus.COMPLETED
         assert result.stdout == "started\n"
         assert result.exit_code == 0
+
+
+async def test_a_workspace_quota_bounds_what_a_session_writes(runtime: BoxRuntime) -> None:
+    """The 2 GiB-under-100 MiB defect: the kernel now stops the writes at the quota."""
+    quota = {"workspace_quota_mb": 100}
+    info = await runtime.create_session(spec("", **quota), T)
+    assert info.workspace_quota_enforcement == "filesystem"
+    big = await runtime.exec(
+        spec("dd if=/dev/zero of=/workspace/big bs=1M count=300; ls -l /workspace/big", **quota), T
+    )
+    assert "No space left" in big.stderr
+    assert big.workspace_quota is not None
+    assert big.workspace_quota.limit == 100 * 1024 * 1024
+    assert big.workspace_quota.actual <= 100 * 1024 * 1024
+    size = int(big.stdout.split()[4])
+    assert 90 * 1024 * 1024 < size <= 100 * 1024 * 1024
+    # Still usable, and deleting the file repairs it.
+    repaired = await runtime.exec(spec("rm /workspace/big && echo removed", **quota), T)
+    assert repaired.stdout == "removed\n"
+    again = await runtime.exec(spec("head -c 1000000 /dev/zero > /workspace/small", **quota), T)
+    assert again.ok
+    assert again.workspace_quota is None
+
+
+async def test_a_host_path_quota_is_watched(runtime: BoxRuntime, state: Path) -> None:
+    shared = state / "mounts" / "quota-host"
+    await anyio.Path(shared).mkdir()
+    fields = {"host_path": str(shared), "workspace_quota_mb": 20}
+    info = await runtime.create_session(spec("", "watched", **fields), T)
+    assert info.workspace_quota_enforcement == "watch"
+    one_file = await runtime.exec(
+        spec("dd if=/dev/zero of=one bs=1M count=50 2>&1; echo done", "watched", **fields), T
+    )
+    assert (await anyio.Path(shared / "one").stat()).st_size <= 20 * 1024 * 1024  # RLIMIT_FSIZE
+    assert one_file.workspace_quota is not None
+    await anyio.Path(shared / "one").unlink()
+    many = "for i in $(seq 1 60); do dd if=/dev/zero of=f$i bs=1M count=2 2>/dev/null; sleep 0.05; done"
+    with pytest.raises(BoxQuotaExceededError) as caught:
+        await runtime.exec(spec(many, "watched", **fields), T)
+    assert caught.value.limit == 20 * 1024 * 1024
+    assert caught.value.actual > caught.value.limit
+    assert not await anyio.Path(shared / "f60").exists()  # stopped before it finished
+    assert (await runtime.exec(spec("rm f* && echo clean", "watched", **fields), T)).ok
+
+
+async def test_storage_analysis_sees_inside_the_container(runtime: BoxRuntime) -> None:
+    from box_runtime.storage_report import analyse
+
+    await runtime.exec(
+        spec("head -c 300000 /dev/zero > /tmp/t; head -c 1000 /dev/zero > /workspace/w"), T
+    )
+    report = await analyse(runtime.current_backend, runtime.sessions(T), max_entries=1000)
+    by_key = {d.key: d for d in report.directories}
+    assert by_key["session_temp"].size_bytes >= 300_000
+    assert by_key["session_temp"].error_count == 0
+    assert by_key["session_workspaces"].size_bytes == 1000
+
+
+async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
+    runtime: BoxRuntime,
+) -> None:
+    """Root-owned 0600 output, exact bytes, no link or FIFO followed, compare-and-delete."""
+    from box_runtime.errors import BoxExportRefusedError
+    from box_runtime.export import read_files
+
+    write = (
+        "mkdir -p /workspace/outbox && head -c 200000 /dev/urandom > /workspace/outbox/r.bin "
+        "&& chmod 600 /workspace/outbox/r.bin && echo report > /tmp/report.txt "
+        "&& ln -s /etc/hostname /workspace/outbox/link && mkfifo /workspace/outbox/fifo "
+        "&& sha256sum /workspace/outbox/r.bin /tmp/report.txt"
+    )
+    result = await runtime.exec(spec(write), T)
+    assert result.ok, result.stderr
+    digests = [line.split()[0] for line in result.stdout.splitlines()]
+    (session,) = runtime.sessions(T)
+    batch, _ = await read_files_of(
+        runtime, "s1", T, ["/workspace/outbox/r.bin", "/tmp/report.txt"], None
+    )
+    assert [f.sha256 for f in batch] == digests
+    assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, 0, 0)
+    assert batch[1].data == b"report\n"
+    for path, reason in (
+        ("/workspace/outbox/link", "symlink"),
+        ("/workspace/outbox/fifo", "not_regular"),
+        ("/workspace/outbox", "not_regular"),
+        ("/workspace/outbox/none", "missing"),
+    ):
+        with anyio.fail_after(30), pytest.raises(BoxExportRefusedError) as caught:
+            await read_files_of(runtime, "s1", T, [path], None)
+        assert caught.value.details["reason"] == reason, path
+    kept = await remove_files_of(
+        runtime, "s1", T, [(batch[0].path, batch[0].sha256), (batch[1].path, "0" * 64)]
+    )
+    assert kept == [("/workspace/outbox/r.bin", None), ("/tmp/report.txt", "changed")]
+    after = await runtime.exec(spec("ls /workspace/outbox; cat /tmp/report.txt"), T)
+    assert after.stdout == "fifo\nlink\nreport\n"
+    del read_files, session
+
+
+async def test_export_follows_the_container_users_rights(state: Path, deployment: str) -> None:
+    from box_runtime.errors import BoxExportRefusedError
+
+    config = docker_config(state, deployment, docker={"user": "65534:65534"})
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    async with box.running():
+        await box.exec(spec("echo mine > /workspace/mine.txt"), T)
+        (session,) = box.sessions(T)
+        secret = anyio.Path(session.workspace_dir, "secret.txt")
+        await secret.write_text("root only")
+        await secret.chmod(0o600)
+        with pytest.raises(BoxExportRefusedError) as caught:
+            await read_files_of(box, "s1", T, ["/workspace/secret.txt"], None)
+        assert caught.value.details["reason"] == "unreadable"
+        (mine,) = (await read_files_of(box, "s1", T, ["/workspace/mine.txt"], None))[0]
+        assert (mine.data, mine.uid) == (b"mine\n", 65534)
+
+
+async def test_skills_are_mounted_read_only_in_the_session(state: Path, deployment: str) -> None:
+
+    config = docker_config(state, deployment)
+    config["local"]["host_root"] = str(state / "mounts")
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    mount = skill_mount(box)
+    async with box.running():
+        result = await box.exec(
+            spec(
+                "head -3 /workspace/.skills/tool/SKILL.md; "
+                "touch /workspace/.skills/tool/x 2>&1 || echo refused",
+                extra_mounts=[mount],
+            ),
+            T,
+        )
+    assert result.stdout.startswith("---\nname: tool\n")
+    assert "Read-only" in result.stdout
+    assert "refused" in result.stdout

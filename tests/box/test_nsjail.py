@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
-import shutil
-import tempfile
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,25 +18,29 @@ import pytest
 from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
+from box_runtime.client import BoxClient
 from box_runtime.config import NsjailConfig
-from box_runtime.errors import BoxMountDeniedError
+from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 
-from .helpers import require_nsjail
+from .helpers import (
+    delete_while_a_command_runs,
+    free_port,
+    jail_state,
+    read_files_of,
+    remove_files_of,
+    require_nsjail,
+    skill_mount,
+    wait_for_port,
+)
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def state() -> Iterator[Path]:
-    # Not pytest's tmp_path: its parents are private (0700), and the jail user must be
-    # able to pass through every directory above a mount.
-    root = Path(tempfile.mkdtemp(prefix="lbp-nsjail-test-", dir="/tmp"))
-    root.chmod(0o711)
-    (root / "mounts").mkdir(mode=0o755)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+    yield from jail_state("lbp-nsjail-test-")
 
 
 @pytest.fixture
@@ -73,6 +80,8 @@ def plan(tmp: str, **fields: Any) -> SandboxPlan:
         "mount_path": "/workspace",
         "session_dir": tmp,
         "workspace_owned": True,
+        "tmp_dir": f"{tmp}/tmp",
+        "home_dir": f"{tmp}/home",
     }
     values.update(fields)
     return SandboxPlan(**values)
@@ -222,3 +231,181 @@ async def test_one_session_is_serialised(runtime: BoxRuntime) -> None:
             tg.start_soon(runtime.exec, spec(serial), None)
     log = await runtime.exec(spec("cat /workspace/log"), None)
     assert log.stdout == "start\nend\n" * 3
+
+
+@pytest.mark.nsjail
+async def test_deleting_a_session_ends_its_running_command_at_once(runtime: BoxRuntime) -> None:
+    assert await delete_while_a_command_runs(runtime, None) == ["box_session_deleted"]
+    assert runtime.sessions(None) == []
+
+
+@pytest.mark.nsjail
+async def test_a_workspace_quota_bounds_everything_a_jail_writes(runtime: BoxRuntime) -> None:
+    """Workspace, /tmp and the home directory share the session's quota filesystem."""
+    quota = {"workspace_quota_mb": 50}
+    info = await runtime.create_session(spec("", **quota), None)
+    assert info.workspace_quota_enforcement == "filesystem"
+    for target in ("/workspace/big", "/tmp/big", "/home/box/big"):
+        full = await runtime.exec(
+            spec(f"dd if=/dev/zero of={target} bs=1M count=200 2>&1; ls -l {target}", **quota),
+            None,
+        )
+        assert "No space left" in full.stdout, full.stdout
+        assert int(full.stdout.split()[-5]) <= 50 * 1024 * 1024
+        assert full.workspace_quota is not None
+        assert full.workspace_quota.limit == 50 * 1024 * 1024
+        removed = await runtime.exec(spec(f"rm {target} && echo removed", **quota), None)
+        assert removed.stdout == "removed\n"
+        assert removed.workspace_quota is None
+
+
+@pytest.mark.nsjail
+async def test_a_watched_quota_stops_a_jail_that_keeps_writing(
+    runtime: BoxRuntime, state: Path
+) -> None:
+    shared = state / "mounts" / "watched"
+    await anyio.Path(shared).mkdir(mode=0o777)
+    await anyio.Path(shared).chmod(0o777)
+    fields = {"host_path": str(shared), "workspace_quota_mb": 20}
+    many = "for i in $(seq 1 60); do dd if=/dev/zero of=f$i bs=1M count=2 2>/dev/null; sleep 0.05; done"
+    with pytest.raises(BoxQuotaExceededError) as caught:
+        await runtime.exec(spec(many, "watched", **fields), None)
+    assert caught.value.actual > caught.value.limit == 20 * 1024 * 1024
+    assert not await anyio.Path(shared / "f60").exists()
+    assert (await runtime.exec(spec("rm f* && echo clean", "watched", **fields), None)).ok
+
+
+def _jails_of(session_dir: str) -> list[int]:
+    """Live nsjail processes logging into ``session_dir`` (read from /proc, as the Box does)."""
+    from box_runtime.backends.nsjail import _jail_session_dir  # pyright: ignore[reportPrivateUsage]
+
+    found: list[int] = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and _jail_session_dir(pid) == session_dir:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat_file:
+                if stat_file.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(pid))
+    return found
+
+
+@pytest.mark.nsjail
+async def test_startup_removes_only_this_deployments_leftover_jails_and_directories(
+    state: Path,
+) -> None:
+    """A Box killed mid-command leaves its jail running; the next start cleans up after it."""
+    require_nsjail()
+    from box_runtime.session_dirs import write_marker
+
+    config = {
+        "backend": "nsjail",
+        "deployment_id": "orphans-test",
+        "state_dir": str(state / "state"),
+        "local": {"allowed_mount_roots": [str(state / "mounts")]},
+    }
+    port = free_port()
+    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
+    async with await anyio.open_process(
+        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
+    ) as process:
+        await wait_for_port(port)
+        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
+            await client.exec(session_id="keep", cmd="echo kept > /workspace/f", persistent=True)
+            await client.exec(session_id="temp", cmd="true")
+            async with anyio.create_task_group() as tg:
+
+                async def hang() -> None:
+                    with contextlib.suppress(Exception):
+                        await client.exec(session_id="temp", cmd="sleep 600", timeout_sec=100)
+
+                tg.start_soon(hang)
+                sessions = {s.session_id: s for s in await client.list_sessions()}
+                temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
+                with anyio.fail_after(30):
+                    while not _jails_of(temp_dir):  # bounded polling of real state
+                        await anyio.sleep(0.05)
+                process.kill()  # the Box dies without cleaning up
+                await process.wait()
+                tg.cancel_scope.cancel()
+    (orphan,) = _jails_of(temp_dir)
+    keep_dir = sessions["keep"].backend_session_id
+    foreign_dir = state / "state" / "sessions" / ("f" * 64)
+    await anyio.Path(foreign_dir).mkdir()
+    write_marker(
+        str(foreign_dir),
+        deployment_id="someone-else",
+        session_id="x",
+        workspace_uuid=None,
+        persistent=False,
+    )
+    box = BoxRuntime(config=config, environ={}, cwd=str(state))
+    try:
+        async with box.running():
+            assert (await box.backend_info()).available
+            with anyio.fail_after(30):
+                while _jails_of(temp_dir):  # bounded polling of real state
+                    await anyio.sleep(0.05)
+            assert not await anyio.Path(temp_dir).exists()
+            assert await anyio.Path(keep_dir, "workspace", "f").read_text() == "kept\n"
+            assert await anyio.Path(foreign_dir).exists()
+            adopted = await box.exec(spec("cat /workspace/f", "keep", persistent=True), None)
+            assert adopted.stdout == "kept\n"
+    finally:
+        if _jails_of(temp_dir):  # the test failed: do not leave our own jail running
+            os.kill(orphan, signal.SIGKILL)
+
+
+@pytest.mark.nsjail
+async def test_explicit_export_from_a_jail(runtime: BoxRuntime) -> None:
+    from box_runtime.errors import BoxExportRefusedError
+
+    write = (
+        "echo out > /workspace/out.txt; echo t > /tmp/t.txt; echo h > /home/box/h.txt; "
+        "ln -s /etc/passwd /workspace/link; mkfifo /tmp/fifo"
+    )
+    assert (await runtime.exec(spec(write), None)).ok
+    paths = ["/workspace/out.txt", "/tmp/t.txt", "/home/box/h.txt"]
+    batch, _ = await read_files_of(runtime, "s1", None, paths, "run-1")
+    assert [f.data for f in batch] == [b"out\n", b"t\n", b"h\n"]
+    if os.geteuid() == 0:
+        assert {f.uid for f in batch} == {65534}
+    for path, reason in (
+        ("/workspace/link", "symlink"),
+        ("/tmp/fifo", "not_regular"),
+        ("/usr/bin/env", "outside"),  # the host's system files are not the jail's own
+    ):
+        with anyio.fail_after(30), pytest.raises(BoxExportRefusedError) as caught:
+            await read_files_of(runtime, "s1", None, [path], None)
+        assert caught.value.details["reason"] == reason
+    removed = await remove_files_of(runtime, "s1", None, [(f.path, f.sha256) for f in batch])
+    assert removed == [(path, None) for path in paths]
+    left = await runtime.exec(spec("ls /workspace /tmp /home/box"), None)
+    assert "out.txt" not in left.stdout
+    assert "fifo" in left.stdout
+    assert "link" in left.stdout
+
+
+@pytest.mark.nsjail
+async def test_skills_are_mounted_read_only_in_a_jail(state: Path) -> None:
+    require_nsjail()
+
+    box = BoxRuntime(
+        config={
+            "backend": "nsjail",
+            "state_dir": str(state / "state"),
+            "local": {"host_root": str(state / "mounts")},
+        },
+        environ={},
+        cwd=str(state),
+    )
+    mount = skill_mount(box)
+    async with box.running():
+        result = await box.exec(
+            spec(
+                "head -2 /workspace/.skills/tool/SKILL.md; "
+                "touch /workspace/.skills/tool/x 2>&1 | grep -o 'Read-only file system'",
+                extra_mounts=[mount],
+            ),
+            None,
+        )
+    assert result.stdout == "---\nname: tool\nRead-only file system\n", result.stderr

@@ -1,8 +1,10 @@
 """Compatibility proof: the reference host-side Box client (0.7.18) works unchanged.
 
-Needs the reference SDK in its own venv: ``python3 -m venv /work/refvenv &&
-/work/refvenv/bin/pip install langbot-plugin==0.7.18`` (override the path with
-``LBP_REFERENCE_VENV``). Skipped when that venv is absent.
+Needs the reference SDK in its own venv, ``LBP_REFERENCE_VENV`` or by default
+``.bench/ref-venv`` of this checkout (the one ``.ci/run`` and ``make bench`` create:
+``python3 -m venv .bench/ref-venv && .bench/ref-venv/bin/pip install
+langbot-plugin==0.7.18``). Skipped when that venv is absent, unless
+``LBP_REQUIRE_REFERENCE=1``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from .helpers import fake_runtime, require_docker, served_box
 
 pytestmark = pytest.mark.anyio
 
-REFERENCE_PYTHON = Path(os.environ.get("LBP_REFERENCE_VENV", "/work/refvenv")) / "bin" / "python"
+REPO = Path(__file__).resolve().parents[2]
+REFERENCE_VENV = Path(os.environ.get("LBP_REFERENCE_VENV", REPO / ".bench" / "ref-venv"))
+REFERENCE_PYTHON = REFERENCE_VENV / "bin" / "python"
 SCRIPT = Path(__file__).parent / "scripts" / "reference_client.py"
 
 

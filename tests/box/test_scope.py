@@ -78,6 +78,15 @@ def test_empty_dimensions_fail_closed(bad: dict[str, str]) -> None:
         scoped_session_id(**{**BASE, **bad})
 
 
+@pytest.mark.parametrize("required", ["target_type", "target_id"])
+def test_a_missing_target_fails_closed(required: str) -> None:
+    scope = {**BASE, required: None}  # as a host that did not know the target would send
+    with pytest.raises(BoxValidationError, match=f"needs {required}"):
+        scoped_session_id(**scope)
+    with pytest.raises(BoxValidationError, match=f"needs {required}"):
+        canonical_scope(**scope)
+
+
 def test_strict_mode() -> None:
     scoped = scoped_session_id(**BASE)
     assert check_session_id(scoped, strict=True) == scoped

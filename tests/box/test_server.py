@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import anyio
 import pytest
 
 from box_runtime.client import BoxClient
 from box_runtime.errors import (
     BoxAdmissionError,
+    BoxSessionDeletedError,
     BoxSessionNotFoundError,
     BoxValidationError,
 )
@@ -21,6 +23,7 @@ from box_runtime.protocol import ALL_ACTIONS, DIALECT_05_ONLY
 from box_runtime.server import ServerOptions, StartupError, check_options
 from langbot_plugin.rpc import NotSupportedError, PermissionDeniedError, RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
+from langbot_plugin.rpc.wire_errors import error_from_response, error_response
 
 from .helpers import CONTEXT, fake_runtime, served_box
 
@@ -124,7 +127,7 @@ async def test_validation_errors_reach_our_client_as_box_validation_errors(tmp_p
             )
 
 
-@pytest.mark.parametrize("action", ["box_start_managed_process", "box_list_skills"])
+@pytest.mark.parametrize("action", ["box_start_managed_process"])
 async def test_later_actions_answer_not_supported(tmp_path: Path, action: str) -> None:
     runtime, _ = fake_runtime(tmp_path)
     async with served_box(runtime) as box, BoxClient.connect(box.url) as client:
@@ -156,8 +159,12 @@ async def test_admission_grants_are_refused_while_admission_is_off(tmp_path: Pat
     async with served_box(runtime) as box, BoxClient.connect(box.url) as client:
         with pytest.raises(BoxAdmissionError, match="not enabled"):
             await client.session.call("box_upsert_sandbox_admission_grant", grant)
-        with pytest.raises(NotSupportedError):
-            await client.init({"admission": {"required": True}})
+        assert (await client.init({"admission": {"required": True}})).initialized
+        with pytest.raises(BoxAdmissionError, match="cannot be disabled"):
+            await client.init({"admission": {"required": False}})
+        assert runtime.admission.required
+        with pytest.raises(BoxValidationError, match=r"box\.admission\.max_sessions"):
+            await client.init({"admission": {"max_sessions": 2}})
 
 
 async def test_verify_shared_workspace(tmp_path: Path) -> None:
@@ -174,6 +181,39 @@ async def test_verify_shared_workspace(tmp_path: Path) -> None:
         assert proof.size == 64
         with pytest.raises(BoxValidationError):
             await client.verify_shared_workspace("../etc/passwd")
+
+
+async def test_a_delete_ends_a_running_exec_with_its_own_code(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with (
+        served_box(runtime) as box,
+        BoxClient.connect(box.url, instance_id="inst-1", context=CONTEXT) as client,
+    ):
+        await client.create_session(session_id="s1")
+        caught: list[BoxSessionDeletedError] = []
+
+        async def run() -> None:
+            with pytest.raises(BoxSessionDeletedError) as error:
+                await client.exec(session_id="s1", cmd="wait never", timeout_sec=3600)
+            caught.append(error.value)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                await fake.exec_started.wait()
+                await client.delete_session("s1")
+        assert caught[0].message == "session s1 was deleted while its command ran; " + (
+            "the command was ended"
+        )
+
+
+def test_a_deleted_session_reads_as_not_found_to_reference_peers() -> None:
+    wire = error_response(3, BoxSessionDeletedError("session s1 was deleted"))
+    assert wire.message == "BoxSessionNotFoundError: session s1 was deleted"
+    assert wire.data["error_code"] == "box_session_deleted"
+    back = error_from_response(wire)
+    assert type(back) is BoxSessionDeletedError
+    assert back.message == "session s1 was deleted"
 
 
 async def test_generation_fence(tmp_path: Path) -> None:

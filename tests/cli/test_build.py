@@ -127,7 +127,7 @@ def test_missing_code_is_an_error(plugin: Path) -> None:
     (plugin / "components" / "tools" / "tool.py").unlink()
     done = lbp("build", cwd=plugin)
     assert done.code == 2
-    assert "components/tools/tool.yaml needs components/tools/tool.py, which does not exist" in (
+    assert "components/tools/tool.yaml: needs components/tools/tool.py, which does not exist" in (
         done.err
     )
     assert not (plugin / "dist").exists()
@@ -169,7 +169,8 @@ def test_broken_component_yaml_is_an_error(plugin: Path) -> None:
     (plugin / "components" / "tools" / "tool.yaml").write_text("kind: [unclosed\n")
     done = lbp("build", cwd=plugin)
     assert done.code == 2
-    assert "tool.yaml: cannot read YAML" in done.err
+    assert "components/tools/tool.yaml:2: cannot read YAML: expected ',' or ']'" in done.err
+    assert "(while parsing a flow sequence at line 1)" in done.err
 
 
 def test_a_package_langbot_would_refuse_is_not_built(plugin: Path) -> None:

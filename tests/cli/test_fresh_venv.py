@@ -36,6 +36,7 @@ def run(*args: str | Path, cwd: Path | None = None) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # builds a wheel and a venv, pip-installs into it
 def test_init_comp_build_from_a_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     pip = (sys.executable, "-m", "pip")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import yaml
 
 from langbot_plugin.api.definition.discovery import load_plugin
-from tests.cli.helpers import lbp, ok
+from tests.cli.helpers import child_env, lbp, ok
 
 EXPECTED_FILES = {
     "manifest.yaml",
@@ -87,11 +89,35 @@ def test_init_in_the_current_folder_takes_its_name(tmp_path: Path) -> None:
 
 
 def test_git_repository_is_created_unless_asked_not_to(tmp_path: Path) -> None:
-    import shutil
-
+    git = shutil.which("git")
+    assert git is not None, "these tests need git (it is also how official plugins are read)"
     ok("init", "withgit", "--author", "me", "-y", cwd=tmp_path)
-    if shutil.which("git"):
-        assert (tmp_path / "withgit" / ".git").is_dir()
+    inside = subprocess.run(
+        [git, "-C", str(tmp_path / "withgit"), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(inside.stdout.strip()) == (tmp_path / "withgit").resolve()
+
+    ok("init", "nogit", "--author", "me", "-y", "--no-git", cwd=tmp_path)
+    assert files_of(tmp_path / "nogit") == EXPECTED_FILES
+    assert not (tmp_path / "nogit" / ".git").exists()
+
+
+def test_without_git_on_the_path_init_still_writes_the_plugin(tmp_path: Path) -> None:
+    done = lbp(
+        "init",
+        "gitless",
+        "--author",
+        "me",
+        "-y",
+        cwd=tmp_path,
+        env=child_env(extra={"PATH": str(tmp_path / "empty-path")}),
+    )
+    assert done.code == 0, done.err
+    assert files_of(tmp_path / "gitless") == EXPECTED_FILES
+    assert not (tmp_path / "gitless" / ".git").exists()
 
 
 def test_interactive_prompts_read_answers_and_re_ask_invalid_ones(tmp_path: Path) -> None:

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +16,10 @@ import pytest
 
 from langbot_plugin.api.definition.components.page import PageRequest
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
-from langbot_plugin.protocol.containers import PluginSettings
-from langbot_plugin.worker.loader import LoadedPlugin
 from tests.cli.helpers import KINDS, child_env, lbp_command, ok
 from tests.e2e import processes as e2e
 from tests.runtime.peers import running_runtime
+from tests.support.loaded import loaded_plugin
 
 pytestmark = pytest.mark.anyio
 
@@ -58,28 +54,6 @@ def command_context(*words: str) -> dict[str, Any]:
     }
 
 
-@asynccontextmanager
-async def loaded_plugin(root: Path) -> AsyncGenerator[LoadedPlugin]:
-    """The plugin initialized in this process; its modules are forgotten afterwards."""
-    loaded = LoadedPlugin(root)
-    try:
-        await loaded.initialize(PluginSettings(plugin_config={"greeting": "hi"}), None)
-        yield loaded
-    finally:
-        forget(root)
-
-
-def forget(root: Path) -> None:
-    """Drop the plugin's modules and path entry, so another plugin folder can load."""
-    folder = root.resolve()
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and Path(file).resolve().is_relative_to(folder):
-            del sys.modules[name]
-    if str(folder) in sys.path:
-        sys.path.remove(str(folder))
-
-
 async def test_every_scaffolded_component_initializes_and_works(full_plugin: Path) -> None:
     from langbot_plugin.api.entities import events
     from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
@@ -92,7 +66,7 @@ async def test_every_scaffolded_component_initializes_and_works(full_plugin: Pat
         ParseContext,
     )
 
-    async with loaded_plugin(full_plugin) as loaded:
+    async with loaded_plugin(full_plugin, {"greeting": "hi"}) as loaded:
         assert loaded.status == "initialized"
         instances: dict[str, Any] = {c.kind: c.instance for c in loaded.components}
         assert set(instances) == {

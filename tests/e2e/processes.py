@@ -22,9 +22,13 @@ ECHO_PLUGIN = Path(__file__).resolve().parent.parent / "acceptance" / "echo_plug
 
 
 async def wait_until(check: Callable[[], Awaitable[bool]], seconds: float = 20.0) -> None:
-    """Poll a real condition (a port, a listing) with a bound; no blind sleeps."""
+    """Poll a real condition (a port, a listing) with a bound; no blind sleeps.
+
+    Only for the state of another process, which sends no event to wait on; anything
+    in this process has an event (ASYNC110 is on for tests).
+    """
     with anyio.fail_after(seconds):
-        while not await check():
+        while not await check():  # noqa: ASYNC110
             await anyio.sleep(0.05)
 
 

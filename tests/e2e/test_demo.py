@@ -11,6 +11,7 @@ import pytest
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.timeout(180)  # bounded at 120 s inside
 async def test_lbp_demo_runs_end_to_end() -> None:
     with anyio.fail_after(120):
         done = await anyio.run_process(

@@ -22,6 +22,7 @@ from tests.e2e.processes import (
     wait_until,
 )
 from tests.support.pypi import local_index, package
+from tests.support.zips import patch_central
 
 pytestmark = pytest.mark.anyio
 
@@ -143,6 +144,7 @@ async def test_logs_keep_levels_and_prints(tmp_path: Path) -> None:
         assert len(await host.get_plugin_logs("tester", "probe", scope=binding, limit=2)) == 2
 
 
+@pytest.mark.timeout(180)  # pip installs into a new environment
 async def test_dependency_is_installed_into_the_workers_environment(tmp_path: Path) -> None:
     with local_index(tmp_path / "index") as index:
         extra = {"requirements.txt": b"lbp-probe-dep==1.0\nlangbot-plugin\n"}
@@ -158,6 +160,7 @@ async def test_dependency_is_installed_into_the_workers_environment(tmp_path: Pa
             assert [r["text"] for r in replies] == ["dep says 42"]
 
 
+@pytest.mark.timeout(180)  # pip creates an environment before it fails
 async def test_failed_dependency_reports_pips_message_and_keeps_nothing_running(
     tmp_path: Path,
 ) -> None:
@@ -176,13 +179,21 @@ async def test_failed_dependency_reports_pips_message_and_keeps_nothing_running(
 
 async def test_hostile_and_mismatched_packages_are_refused(tmp_path: Path) -> None:
     async with lbp_rt(tmp_path) as runtime, host_for(runtime) as host:
+        # Packages are unpacked in <data>/artifacts/.staging-*/, so this entry would land
+        # in <data>/escape.py.
         evil = package(PROBE, {"../../escape.py": b"print('owned')"})
+        landing = runtime.data / "escape.py"
         binding, result = await host.install_package(evil)
+        assert not landing.exists()
         assert (result.state, result.error_code) == ("failed", "artifact_invalid")
-        assert not (tmp_path / "escape.py").exists()
         assert [p.name for p in (runtime.data / "artifacts").iterdir()] == []
-        # a package whose bytes do not match the binding's digest
+        # a damaged entry is the package's fault, not an internal error
         good = package(PROBE)
+        damaged = patch_central(good, "main.py", crc=0x12345678)
+        _, result = await host.install_package(damaged)
+        assert (result.state, result.error_code) == ("failed", "artifact_invalid")
+        assert "corrupt entry" in (result.message or "")
+        # a package whose bytes do not match the binding's digest
         key = await host.session.send_file(good, suffix="lbpkg", context=binding.as_context())
         wrong: ActionScope = binding.model_copy(update={"artifact_digest": "f" * 64})
         from langbot_plugin.protocol import control_link as ctl

@@ -16,15 +16,9 @@ import pytest
 from langbot_plugin.host import LocalHost, ScriptedModel
 from langbot_plugin.host.scripted import HostTool
 from tests.e2e.processes import host_for, lbp_rt, lbp_run, plugin_listed, wait_until
-from tests.support.official import LOCAL_AGENT_REPO, materialize
+from tests.support.official import LOCAL_AGENT, materialize, need
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(
-        not LOCAL_AGENT_REPO.is_dir(),
-        reason=f"the LocalAgent mirror is not at {LOCAL_AGENT_REPO} (LBP_OFFICIAL_PLUGIN_MIRRORS)",
-    ),
-]
+pytestmark = pytest.mark.anyio
 
 TOOL_CALL = {
     "role": "assistant",
@@ -58,7 +52,7 @@ async def test_local_agent_runs_with_a_tool_call_and_streaming(tmp_path: Path) -
             parameters={"type": "object", "properties": {"city": {"type": "string"}}},
         )
     )
-    plugin = materialize(LOCAL_AGENT_REPO, "", tmp_path / "local-agent")
+    plugin = materialize(need(LOCAL_AGENT), "", tmp_path / "local-agent")
     async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
         key = await host.get_debug_key()
         async with lbp_run(plugin, runtime.debug_url, key, "--no-reload"):

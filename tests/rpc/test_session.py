@@ -27,6 +27,7 @@ from langbot_plugin.rpc import (
     TooManyRequestsError,
     Transport,
 )
+from tests.conftest import raw_exchange
 
 pytestmark = pytest.mark.anyio
 
@@ -298,15 +299,6 @@ async def test_hostile_file_chunks_are_refused(link: tuple[Transport, Transport]
             await client.call(
                 "__file_chunk", {**base, "file_length": 1 << 40, "chunk_base64": "QUJD"}
             )
-
-
-async def raw_exchange(transport: Transport, frame: str) -> dict[str, Any]:
-    await transport.send.send(frame)
-    with anyio.fail_after(5):
-        reply = await transport.receive.receive()
-    assert isinstance(reply, str)
-    result: dict[str, Any] = json.loads(reply)
-    return result
 
 
 @pytest.mark.parametrize(

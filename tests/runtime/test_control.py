@@ -125,8 +125,8 @@ async def test_debug_plugin_end_to_end() -> None:
             assert emitted.event_context["is_prevent_default"] is True
             assert len(emitted.emitted_plugins) == 1
         with anyio.fail_after(5):
-            while await host.list_plugins():
-                await anyio.sleep(0.01)
+            await runtime.state.registry.wait_for(lambda registry: len(registry) == 0)
+        assert await host.list_plugins() == []
 
 
 async def test_forwarded_calls_carry_the_connection_identity_not_the_payloads() -> None:

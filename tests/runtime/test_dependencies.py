@@ -15,7 +15,8 @@ from langbot_plugin.runtime.dependencies import (
 )
 from tests.support.pypi import local_index
 
-pytestmark = pytest.mark.anyio
+# pip creates environments and installs into them
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 
 @pytest.fixture

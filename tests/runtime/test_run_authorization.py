@@ -91,6 +91,23 @@ async def test_each_refusal_has_its_code() -> None:
             )
             ws = {"key": "k", "value_base64": "", "run_id": "run-7"}
             assert await refusal(session, "set_workspace_storage", ws) == "resource_not_granted"
+            # reading, deleting and listing are held to the grant as much as writing
+            for action in ("get_workspace_storage", "delete_workspace_storage"):
+                data = {"key": "k", "run_id": "run-7"}
+                assert await refusal(session, action, data) == "resource_not_granted", action
+            keys = {"run_id": "run-7"}
+            assert (
+                await refusal(session, "get_workspace_storage_keys", keys) == "resource_not_granted"
+            )
+            assert local.calls_of("get_workspace_storage") == []
+            # plugin storage is granted: each of the four reaches the host
+            mine = {"key": "k", "run_id": "run-7"}
+            await session.call("set_plugin_storage", {**mine, "value_base64": "aGk="})
+            assert (await session.call("get_plugin_storage", mine))["value_base64"] == "aGk="
+            assert (await session.call("get_plugin_storage_keys", {"run_id": "run-7"}))["keys"] == [
+                "k"
+            ]
+            await session.call("delete_plugin_storage", mine)
             assert len(local.calls_of("invoke_llm")) == 2
             tg.cancel_scope.cancel()
 

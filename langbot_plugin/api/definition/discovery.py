@@ -3,31 +3,90 @@
 ``spec.components`` maps a group name to ``{fromDirs: [{path, maxDepth}], fromFiles:
 [path]}``; every YAML found there that is a manifest becomes a component, whatever
 the group is called (its own ``kind`` decides what it is). Files are read in path
-order, each once; a path leaving the plugin folder, unreadable YAML or a component
-without a name is an error with the file named, never a silent skip.
+order, each once. Nothing is skipped silently: a path leaving the plugin folder,
+unreadable YAML, an unknown ``kind``, a bad ``metadata.version``, a component without
+a name or without code is a :class:`Problem` naming the file and line.
+:func:`read_plugin` collects every problem; :func:`load_plugin` raises them as one
+:class:`ManifestError`. ``lbp build``, ``lbp run``, the worker and the runtime's
+install path all read plugins through here.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Self
 
-import yaml
 from pydantic import ValidationError
 
-from langbot_plugin.api.definition.components.manifest import ComponentManifest, is_manifest
+from langbot_plugin.api.definition.components.manifest import (
+    REQUIRED_KEYS,
+    ComponentManifest,
+    is_manifest,
+)
+from langbot_plugin.api.definition.yaml_document import Problem, YamlDocument, read_yaml_document
 from langbot_plugin.rpc.errors import RPCError
 
-__all__ = ["ManifestError", "PluginPackage", "load_plugin", "load_yaml"]
+__all__ = [
+    "COMPONENT_KINDS",
+    "IDENTITY_RULE",
+    "MANIFEST_FILE",
+    "PLUGIN_KIND",
+    "VERSION_RULE",
+    "ManifestError",
+    "PluginPackage",
+    "Problem",
+    "load_plugin",
+    "load_yaml",
+    "read_plugin",
+]
 
 MANIFEST_FILE = "manifest.yaml"
+PLUGIN_KIND = "Plugin"
+#: Every component kind the SDK loads (``Runner`` is the 0.7 name of ``AgentRunner``).
+COMPONENT_KINDS = (
+    "AgentRunner",
+    "Command",
+    "EventListener",
+    "KnowledgeEngine",
+    "Page",
+    "Parser",
+    "Runner",
+    "Tool",
+)
+#: ``metadata.author`` and ``metadata.name`` of a plugin (what the runtime accepts).
+IDENTITY_RULE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+#: ``metadata.version``: digits and dots, then an optional pre-release or build tag
+#: (``0.1.0``, ``1.2``, ``2.0.0-beta.1``, ``1.0.0rc1``, ``1.0.0+local``).
+VERSION_RULE = re.compile(r"^\d+(\.\d+)*([-+.]?[0-9A-Za-z]+)*$")
 
 
 class ManifestError(RPCError, ValueError):
-    """A plugin folder or one of its manifests is not usable; the message says why."""
+    """A plugin folder or one of its manifests is not usable; the message says why.
+
+    ``problems`` lists every reason found (one line each); the message joins them.
+    """
 
     code = "manifest_invalid"
+
+    def __init__(
+        self,
+        message: str = "",
+        problems: Iterable[Problem] = (),
+        *,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        self.problems = list(problems) or [Problem("", None, message)]
+        super().__init__("; ".join(str(p) for p in self.problems), details=details)
+
+    @classmethod
+    def from_wire(
+        cls, message: str, *, code: str, details: dict[str, Any] | None, retryable: bool
+    ) -> Self:
+        return cls(message, details=details)
 
 
 @dataclass
@@ -57,74 +116,199 @@ class PluginPackage:
 
 
 def load_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ManifestError(f"{path}: cannot read YAML: {exc}") from None
+    """The parsed YAML of ``path``; raises :class:`ManifestError` naming the file and line."""
+    document = read_yaml_document(path, str(path))
+    if isinstance(document, Problem):
+        raise ManifestError(problems=[document])
+    return document.data
 
 
-def _inside(root: Path, relative: str, what: str) -> Path:
+def _inside(root: Path, relative: str) -> Path | None:
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts:
-        raise ManifestError(f"{what} {relative!r} must be a relative path inside the plugin")
+        return None
     return root / pure
 
 
-def _candidates(root: Path, components: dict[str, Any]) -> list[Path]:
+def _candidates(root: Path, doc: YamlDocument, problems: list[Problem]) -> list[Path]:
+    components: dict[str, Any] = doc.data["spec"].get("components") or {}
     found: dict[str, Path] = {}
     for group, sources in components.items():
+        where = ("spec", "components", str(group))
         if not isinstance(sources, dict):
-            raise ManifestError(f"spec.components.{group} must be a mapping")
+            problems.append(doc.problem(f"spec.components.{group} must be a mapping", *where))
+            continue
         for raw_entry in sources.get("fromDirs") or []:
-            entry = {"path": raw_entry} if isinstance(raw_entry, str) else raw_entry
-            directory = _inside(root, str(entry.get("path", "")), f"{group} fromDirs path")
-            depth = int(entry.get("maxDepth", 1))
+            entry: Any = {"path": raw_entry} if isinstance(raw_entry, str) else raw_entry
+            relative = str(entry.get("path", "")) if isinstance(entry, dict) else ""
+            directory = _inside(root, relative)
+            if directory is None:
+                problems.append(
+                    doc.problem(f"{group}: fromDirs path {relative!r} must stay inside", *where)
+                )
+                continue
             if not directory.is_dir():
-                raise ManifestError(f"{group}: folder {entry.get('path')!r} does not exist")
+                problems.append(doc.problem(f"{group}: folder {relative!r} does not exist", *where))
+                continue
+            depth = int(entry.get("maxDepth", 1))
             for path in directory.rglob("*"):
                 rel_depth = len(path.relative_to(directory).parts)
                 if path.suffix in (".yaml", ".yml") and path.is_file() and rel_depth <= depth:
                     found[path.relative_to(root).as_posix()] = path
-        for relative in sources.get("fromFiles") or []:
-            path = _inside(root, str(relative), f"{group} fromFiles entry")
-            if not path.is_file():
-                raise ManifestError(f"{group}: file {relative!r} does not exist")
-            found[path.relative_to(root).as_posix()] = path
+        for raw in sources.get("fromFiles") or []:
+            path = _inside(root, str(raw))
+            if path is None:
+                problems.append(
+                    doc.problem(f"{group}: fromFiles entry {raw!r} must stay inside", *where)
+                )
+            elif not path.is_file():
+                problems.append(doc.problem(f"{group}: file {raw!r} does not exist", *where))
+            else:
+                found[path.relative_to(root).as_posix()] = path
     return [found[key] for key in sorted(found)]
 
 
-def load_plugin(root: Path) -> PluginPackage:
-    """Read ``root/manifest.yaml`` and every component manifest it points to."""
+def _check_execution(
+    doc: YamlDocument, component: ComponentManifest, problems: list[Problem]
+) -> None:
+    try:
+        execution = component.execution
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        reason = error["msg"].removeprefix("Value error, ")
+        field_name = ".".join(str(part) for part in error["loc"])
+        problems.append(
+            doc.problem(f"invalid execution.{field_name}: {reason}", "execution", "python")
+        )
+        return
+    if execution is None and component.kind != "Page":
+        problems.append(doc.problem("execution.python.path and attr are required"))
+
+
+def _unknown_kind(doc: YamlDocument, kind: object, known: tuple[str, ...]) -> Problem:
+    guess = difflib.get_close_matches(str(kind), known, n=1)
+    hint = f"did you mean {guess[0]!r}?" if guess else f"known kinds: {', '.join(known)}"
+    return doc.problem(f"unknown kind {kind!r} ({hint})", "kind")
+
+
+def _check_plugin_manifest(doc: YamlDocument, problems: list[Problem]) -> None:
+    data = doc.data
+    if data.get("kind") != PLUGIN_KIND:
+        problems.append(
+            doc.problem(f"kind must be {PLUGIN_KIND}, not {data.get('kind')!r}", "kind")
+        )
+    metadata: Any = data.get("metadata")
+    if not isinstance(metadata, dict):
+        problems.append(doc.problem("metadata must be a mapping", "metadata"))
+        return
+    for key in ("author", "name"):
+        value = metadata.get(key)
+        if value is None or not str(value).strip():
+            problems.append(doc.problem(f"metadata.{key} is required", "metadata"))
+        elif not IDENTITY_RULE.match(str(value)):
+            problems.append(
+                doc.problem(
+                    f"metadata.{key} {str(value)!r} may only use letters, digits, '_' and '-'",
+                    "metadata",
+                    key,
+                )
+            )
+    version = metadata.get("version")
+    if version is not None and str(version).strip() and not VERSION_RULE.match(str(version)):
+        problems.append(
+            doc.problem(
+                f"metadata.version {str(version)!r} is not a version number (e.g. 0.1.0)",
+                "metadata",
+                "version",
+            )
+        )
+    spec = data.get("spec")
+    if not isinstance(spec, dict) or not isinstance(spec.get("components") or {}, dict):
+        problems.append(doc.problem("spec.components must be a mapping", "spec"))
+        if not isinstance(spec, dict):
+            data["spec"] = {}
+        else:
+            spec["components"] = {}
+    _check_execution(doc, ComponentManifest(manifest=data, rel_path=MANIFEST_FILE), problems)
+
+
+def _read_component(doc: YamlDocument, problems: list[Problem]) -> ComponentManifest | None:
+    """The component in ``doc``, or ``None`` for a YAML file that is not a manifest."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return None
+    if not is_manifest(data):
+        if "kind" in data and "apiVersion" in data:  # meant as a manifest, but incomplete
+            missing = ", ".join(key for key in REQUIRED_KEYS if key not in data)
+            problems.append(doc.problem(f"a component manifest needs {missing}", "kind"))
+        return None
+    if data["kind"] not in COMPONENT_KINDS:
+        problems.append(_unknown_kind(doc, data["kind"], COMPONENT_KINDS))
+        return None
+    component = ComponentManifest(owner="builtin", manifest=data, rel_path=doc.rel_path)
+    if not component.name:
+        problems.append(doc.problem("metadata.name is required", "metadata"))
+        return None
+    before = len(problems)
+    _check_execution(doc, component, problems)
+    return component if len(problems) == before else None
+
+
+def _same_kind(kind: str) -> str:
+    return "AgentRunner" if kind == "Runner" else kind
+
+
+def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
+    """Read ``root/manifest.yaml`` and every component manifest; return every problem found.
+
+    The package is ``None`` only when the plugin manifest itself cannot be read.
+    """
     root = root.resolve()
     manifest_path = root / MANIFEST_FILE
     if not manifest_path.is_file():
-        raise ManifestError(f"no {MANIFEST_FILE} in {root} (run this in a plugin folder)")
-    raw = load_yaml(manifest_path)
-    if not is_manifest(raw):
-        raise ManifestError(f"{manifest_path} needs apiVersion, kind, metadata and spec")
-    plugin = ComponentManifest(owner="builtin", manifest=raw, rel_path=MANIFEST_FILE)
-    meta = plugin.metadata
-    for key in ("author", "name"):
-        if not str(meta.get(key) or "").strip():
-            raise ManifestError(f"{manifest_path}: metadata.{key} is required")
-    spec = plugin.spec
-    components_spec = spec.get("components") or {}
-    if not isinstance(components_spec, dict):
-        raise ManifestError(f"{manifest_path}: spec.components must be a mapping")
+        return None, [
+            Problem(
+                "", None, f"no {MANIFEST_FILE} in {root}: not a plugin folder (lbp init makes one)"
+            )
+        ]
+    doc = read_yaml_document(manifest_path, MANIFEST_FILE)
+    if isinstance(doc, Problem):
+        return None, [doc]
+    if not is_manifest(doc.data):
+        keys = ", ".join(REQUIRED_KEYS)
+        return None, [Problem(MANIFEST_FILE, None, f"a plugin manifest needs {keys}")]
+    problems: list[Problem] = []
+    _check_plugin_manifest(doc, problems)
+    plugin = ComponentManifest(owner="builtin", manifest=doc.data, rel_path=MANIFEST_FILE)
     components: list[ComponentManifest] = []
-    for path in _candidates(root, components_spec):
-        data = load_yaml(path)
-        if not is_manifest(data):
-            continue
+    seen: dict[tuple[str, str], str] = {}
+    for path in _candidates(root, doc, problems):
         rel = path.relative_to(root).as_posix()
-        component = ComponentManifest(owner="builtin", manifest=data, rel_path=rel)
-        if not component.name:
-            raise ManifestError(f"{rel}: metadata.name is required")
-        try:
-            execution = component.execution
-        except ValidationError as exc:
-            raise ManifestError(f"{rel}: invalid execution: {exc.errors()[0]['msg']}") from None
-        if execution is None and component.kind != "Page":
-            raise ManifestError(f"{rel}: execution.python.path and attr are required")
+        component_doc = read_yaml_document(path, rel)
+        if isinstance(component_doc, Problem):
+            problems.append(component_doc)
+            continue
+        component = _read_component(component_doc, problems)
+        if component is None:
+            continue
+        key = (_same_kind(component.kind), component.name)
+        if key in seen:
+            problems.append(
+                component_doc.problem(
+                    f"a second {key[0]} named {component.name!r} (the first is in {seen[key]})",
+                    "metadata",
+                    "name",
+                )
+            )
+            continue
+        seen[key] = rel
         components.append(component)
-    return PluginPackage(root=root, manifest=plugin, components=components)
+    return PluginPackage(root=root, manifest=plugin, components=components), problems
+
+
+def load_plugin(root: Path) -> PluginPackage:
+    """Read the plugin in ``root``; raises :class:`ManifestError` listing every problem."""
+    package, problems = read_plugin(root)
+    if problems or package is None:
+        raise ManifestError(problems=problems)
+    return package

@@ -8,8 +8,10 @@ from typing import Any
 from pydantic import Field
 
 from langbot_plugin.api.entities._event_base import BaseEventModel
+from langbot_plugin.api.entities._legacy import MessageChainFields, NewContentField
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
+from langbot_plugin.api.entities.builtin.platform._event_base import no_group, nobody
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 
 __all__ = [
@@ -30,8 +32,8 @@ __all__ = [
 
 
 # the same defaults as the platform events carry
-_nobody = platform_events._nobody  # pyright: ignore[reportPrivateUsage]
-_no_group = platform_events._no_group  # pyright: ignore[reportPrivateUsage]
+_nobody = nobody
+_no_group = no_group
 
 
 _ChatType = platform_entities.ChatType
@@ -39,7 +41,7 @@ _User = platform_entities.User
 _Group = platform_entities.UserGroup
 
 
-class MessageReceived(BaseEventModel):
+class MessageReceived(BaseEventModel, MessageChainFields):
     """A message arrived (event-based family)."""
 
     event_name: str = "MessageReceived"
@@ -66,7 +68,7 @@ def _copy(event: Any, names: str) -> dict[str, Any]:
     return {name: getattr(event, name) for name in names.split()}
 
 
-class MessageEdited(BaseEventModel):
+class MessageEdited(BaseEventModel, NewContentField):
     """A message was edited."""
 
     event_name: str = "MessageEdited"

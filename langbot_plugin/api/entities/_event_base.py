@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field, model_validator
 
+from langbot_plugin.api.entities._legacy import attach_legacy_config
 from langbot_plugin.api.entities.builtin.pipeline.query import Query
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 
@@ -19,7 +20,9 @@ class BaseEventModel(WorkspaceExecutionScope):
     query: Query | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _scope_from_query(self) -> BaseEventModel:
+    def inherit_query_execution_scope(self) -> BaseEventModel:
+        """Take the workspace scope and ``query_uuid`` of the in-process query, and
+        refuse a ``query_uuid`` that contradicts it."""
         if self.query is not None:
             self.inherit_execution_scope(self.query)
             if self.query_uuid is None:
@@ -27,3 +30,6 @@ class BaseEventModel(WorkspaceExecutionScope):
             elif self.query.query_uuid is not None and self.query_uuid != self.query.query_uuid:
                 raise ValueError("Event query_uuid does not match Query query_uuid")
         return self
+
+
+attach_legacy_config(BaseEventModel)

@@ -9,12 +9,11 @@ query APIs (``reply``, ``get_bot_uuid``, ...).
 
 from __future__ import annotations
 
-import itertools
 import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
-from pydantic import SerializeAsAny, model_validator
+from pydantic import SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from langbot_plugin.api.entities import events as events_module
 from langbot_plugin.api.entities.builtin.platform import message as platform_message
@@ -22,9 +21,10 @@ from langbot_plugin.api.entities.events import BaseEventModel
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 from langbot_plugin.rpc.errors import NotReadyError
 
-__all__ = ["EventContext"]
+__all__ = ["BaseEventModel", "EventContext", "WorkspaceExecutionScope", "global_eid_index"]
 
-_eids = itertools.count()
+#: Host side: the ``eid`` the next :meth:`EventContext.from_event` assigns.
+global_eid_index = 0
 
 #: Host side: contexts created by :meth:`EventContext.from_event`, by ``eid``.
 cached_event_contexts: weakref.WeakValueDictionary[int, EventContext] = (
@@ -53,22 +53,23 @@ class EventContext(WorkspaceExecutionScope):
     #: Set by :meth:`prevent_postorder`: later plugins do not see the event.
     is_prevent_postorder: bool = False
 
-    @model_validator(mode="before")
+    @field_validator("event", mode="before")
     @classmethod
-    def _event_by_name(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        event = data.get("event")
-        if isinstance(event, dict):
-            name = event.get("event_name", data.get("event_name"))
-            if not isinstance(name, str):
-                raise ValueError("an event needs an event_name")
-            event_cls = events_module.event_class(name)
-            return {**data, "event": event_cls.model_validate(event)}
-        return data
+    def validate_event(cls, value: Any, info: ValidationInfo) -> Any:
+        """A mapping becomes the event class its ``event_name`` (or the context's)
+        names; an unknown name is a validation error listing the known ones."""
+        if not isinstance(value, Mapping):
+            return value
+        event = cast(Mapping[str, Any], value)
+        name = event.get("event_name", info.data.get("event_name"))
+        if not isinstance(name, str):
+            raise ValueError("an event needs an event_name")
+        return events_module.event_class(name).model_validate(event)
 
     @model_validator(mode="after")
-    def _align_with_event(self) -> EventContext:
+    def align_event_execution_scope(self) -> EventContext:
+        """Share the workspace scope and ``query_uuid`` between the context and its
+        event, refusing values that contradict each other."""
         self.inherit_execution_scope(self.event)
         self.event.inherit_execution_scope(self)
         if self.query_uuid is None:
@@ -124,15 +125,17 @@ class EventContext(WorkspaceExecutionScope):
     @classmethod
     def from_event(cls, event: BaseEventModel) -> EventContext:
         """Wrap an event the host is about to emit (assigns the next ``eid``)."""
+        global global_eid_index
         query = event.query
         scope_source: WorkspaceExecutionScope = query if query is not None else event
+        eid, global_eid_index = global_eid_index, global_eid_index + 1
         context = cls(
             instance_uuid=scope_source.instance_uuid,
             workspace_uuid=scope_source.workspace_uuid,
             placement_generation=scope_source.placement_generation,
             query_id=query.query_id if query is not None else 0,
             query_uuid=query.query_uuid if query is not None else event.query_uuid,
-            eid=next(_eids),
+            eid=eid,
             event_name=type(event).__name__,
             event=event,
         )

@@ -3,7 +3,9 @@
 Every event class has an ``event_name`` defaulting to its class name; that string
 selects the class when an :class:`~langbot_plugin.api.entities.context.EventContext`
 is read from the wire (see :func:`event_class`). Message-chain fields keep their
-component classes at any depth.
+component classes at any depth. ``pipeline_query`` is the module of
+:class:`~langbot_plugin.api.entities.builtin.pipeline.query.Query`, reachable from here as
+the host imports it.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from langbot_plugin.api.entities._eba_events import (
     PlatformSpecificEventReceived,
 )
 from langbot_plugin.api.entities._event_base import BaseEventModel
+from langbot_plugin.api.entities._legacy import MessageChainFields, ReplyMessageChainField
+from langbot_plugin.api.entities.builtin.pipeline import query as pipeline_query
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.builtin.provider import message as provider_message
 from langbot_plugin.api.entities.builtin.provider.session import Session
+from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = [
@@ -55,14 +60,16 @@ __all__ = [
     "PlatformSpecificEventReceived",
     "PromptPreProcessing",
     "UnknownEventError",
+    "WorkspaceExecutionScope",
     "event_class",
+    "pipeline_query",
 ]
 
 
 # ---------------------------------------------------------------------- pipeline events
 
 
-class PersonMessageReceived(BaseEventModel):
+class PersonMessageReceived(BaseEventModel, MessageChainFields):
     """Any private message arrived."""
 
     event_name: str = "PersonMessageReceived"
@@ -73,7 +80,7 @@ class PersonMessageReceived(BaseEventModel):
     message_chain: MessageChain
 
 
-class GroupMessageReceived(BaseEventModel):
+class GroupMessageReceived(BaseEventModel, MessageChainFields):
     """Any group message arrived."""
 
     event_name: str = "GroupMessageReceived"
@@ -84,7 +91,7 @@ class GroupMessageReceived(BaseEventModel):
     message_chain: MessageChain
 
 
-class _WithReplyMessageChain(BaseEventModel):
+class _WithReplyMessageChain(BaseEventModel, ReplyMessageChainField):
     """Events whose handler may set the reply (used when it prevents the default)."""
 
     reply_message_chain: MessageChain | None = None
@@ -95,7 +102,7 @@ _UserMessageAlter = (
 )
 
 
-class PersonNormalMessageReceived(_WithReplyMessageChain):
+class PersonNormalMessageReceived(_WithReplyMessageChain, MessageChainFields):
     """A private message the pipeline will answer; ``user_message_alter`` rewrites it."""
 
     event_name: str = "PersonNormalMessageReceived"
@@ -108,7 +115,7 @@ class PersonNormalMessageReceived(_WithReplyMessageChain):
     user_message_alter: _UserMessageAlter = None
 
 
-class GroupNormalMessageReceived(_WithReplyMessageChain):
+class GroupNormalMessageReceived(_WithReplyMessageChain, MessageChainFields):
     """A group message the pipeline will answer; ``user_message_alter`` rewrites it."""
 
     event_name: str = "GroupNormalMessageReceived"

@@ -11,10 +11,7 @@ run's id: runner -> AgentRunMCPAccess -> bridge -> stdio relay -> harness -> bac
 from __future__ import annotations
 
 import importlib
-import io
-import subprocess
 import sys
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,10 +22,9 @@ from langbot_plugin.api.entities.builtin.agent_runner import AgentRunResult
 from tests.api.agent_tools.helpers import running
 from tests.api.helpers import connected
 from tests.api.runs import run_context
+from tests.support.official import RUNNERS, materialize, need
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-RUNNERS_REPO = Path("/work/.mirror/langbot-app+langbot-agent-runner/repo")
 
 FAKE_CLAUDE = """\
 import json, sys
@@ -61,22 +57,14 @@ anyio.run(main)
 
 @pytest.fixture
 def claude_code_runner(tmp_path: Path) -> Iterator[type[Any]]:
-    if not RUNNERS_REPO.is_dir():
-        pytest.skip("the runner collection mirror is not here")
-    archive = subprocess.run(
-        ["git", "-C", str(RUNNERS_REPO), "archive", "--format=tar", "HEAD", "claude-code-agent"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tmp_path, filter="data")
+    root = materialize(need(RUNNERS), "claude-code-agent", tmp_path)
     before = set(sys.modules)
-    sys.path.insert(0, str(tmp_path / "claude-code-agent"))
+    sys.path.insert(0, str(root))
     try:
         module = importlib.import_module("pkg.native_cli")
         yield module.NativeClaudeCodeRunner
     finally:
-        sys.path.remove(str(tmp_path / "claude-code-agent"))
+        sys.path.remove(str(root))
         for name in set(sys.modules) - before:
             if name == "pkg" or name.startswith("pkg."):
                 del sys.modules[name]

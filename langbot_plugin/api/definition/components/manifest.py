@@ -9,18 +9,21 @@ the host as is; the typed views below are for plugin code and tools.
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from langbot_plugin.protocol.containers import ManifestDump
+from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = [
     "ComponentManifest",
     "Execution",
     "I18nString",
+    "InvalidRunnerManifest",
     "Metadata",
     "PythonExecution",
+    "RunnerUsageSpec",
     "is_manifest",
 ]
 
@@ -88,9 +91,53 @@ class PythonExecution(BaseModel):
 
 
 class Execution(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """How the component's code runs. ``sharedRuntime: shared-runtime-v1`` asks for a
+    worker process shared with other certified plugins (absent: a dedicated worker);
+    ``componentModel: stateless-v1`` promises the singleton, task-local component
+    contract that certification requires."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     python: PythonExecution
+    shared_runtime: Literal["shared-runtime-v1"] | None = Field(default=None, alias="sharedRuntime")
+    component_model: Literal["stateless-v1"] | None = Field(default=None, alias="componentModel")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shared_runtime_given_means_v1(cls, data: Any) -> Any:
+        given = isinstance(data, dict) and "sharedRuntime" in data
+        if given and data["sharedRuntime"] != "shared-runtime-v1":
+            raise ValueError("sharedRuntime must be shared-runtime-v1 when present")
+        return data
+
+
+class InvalidRunnerManifest(InvalidParamsError, ValueError):
+    """A ``kind: Runner`` component whose ``spec`` does not say what it is used for."""
+
+    code = "runner_manifest_invalid"
+
+
+class RunnerUsageSpec(BaseModel):
+    """What a ``kind: Runner`` spec must declare: its ``usages`` (``agent``, ``event``
+    or both) and, for event use, the ``events`` it handles."""
+
+    usages: list[Literal["agent", "event"]] = Field(min_length=1)
+    events: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def validate_events(self) -> RunnerUsageSpec:
+        if "event" in self.usages and not self.events:
+            raise ValueError("a Runner used for events must list them in spec.events")
+        return self
+
+    @classmethod
+    def of_spec(cls, spec: object, where: str = "Runner manifest") -> RunnerUsageSpec:
+        """Validate a component's ``spec``; :class:`InvalidRunnerManifest` naming
+        ``where`` and the first problem when it does not declare its usage."""
+        try:
+            return cls.model_validate(spec)
+        except ValueError as exc:
+            raise InvalidRunnerManifest(f"invalid {where}: {exc}") from exc
 
 
 class ComponentManifest(ManifestDump):

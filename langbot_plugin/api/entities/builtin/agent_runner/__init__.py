@@ -1,11 +1,13 @@
 """Agent-runner entities (Protocol v1): the run context a runner receives, the
 results it yields, the manifest it declares, and the host APIs' answers.
 
-Submodules: ``context``, ``trigger``, ``event``, ``input``, ``delivery``,
-``resources``, ``context_access``, ``state``, ``runtime``, ``result``, ``streaming``,
-``interaction``, ``manifest`` (``capabilities``, ``permissions``), ``transcript``,
+Submodules: ``context`` (and ``context_binding``, what an active context calls),
+``trigger``, ``event``, ``input``, ``delivery``, ``resources``, ``context_access``,
+``state``, ``runtime``, ``result`` (and ``payloads``), ``streaming``, ``interaction``,
+``manifest`` (``capabilities``, ``permissions``), ``box``, ``transcript``,
 ``page_results``, ``steering``, ``run_ledger``, ``runtime_registry``, ``stats``,
-``errors``, ``compat``.
+``errors``, ``compat``. The same classes under their 0.7 names are in
+:mod:`langbot_plugin.api.entities.builtin.runner`.
 
 The names below are imported on first use (a process that only needs the run records
 does not build every model of the package).
@@ -17,6 +19,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langbot_plugin.api.entities.builtin.agent_runner.box import (
+        BoxAcquireRequest,
+        BoxBinding,
+        BoxFile,
+        BoxSession,
+        BoxStatus,
+    )
     from langbot_plugin.api.entities.builtin.agent_runner.context import (
         AdapterContext,
         AgentRunContext,
@@ -25,6 +34,10 @@ if TYPE_CHECKING:
         ContextAccess,
         ContextAPICapabilities,
         InlineContextPolicy,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.context_binding import (
+        ReplyStreamHandle,
+        RunContextAPI,
     )
     from langbot_plugin.api.entities.builtin.agent_runner.delivery import DeliveryContext
     from langbot_plugin.api.entities.builtin.agent_runner.errors import (
@@ -80,6 +93,7 @@ if TYPE_CHECKING:
         AgentRunResultType,
         MessageCompletedPayload,
         MessageDeltaPayload,
+        ProcessorLogPayload,
         RunCompletedPayload,
         RunFailedPayload,
         StateUpdatedPayload,
@@ -150,6 +164,11 @@ __all__ = [
     "AgentRuntime",
     "AgentRuntimeContext",
     "AgentTrigger",
+    "BoxAcquireRequest",
+    "BoxBinding",
+    "BoxFile",
+    "BoxSession",
+    "BoxStatus",
     "ContextAPICapabilities",
     "ContextAccess",
     "ConversationContext",
@@ -179,8 +198,11 @@ __all__ = [
     "MessageDeltaPayload",
     "ModelResource",
     "PermissionDeniedError",
+    "ProcessorLogPayload",
     "RawEventRef",
+    "ReplyStreamHandle",
     "RunCompletedPayload",
+    "RunContextAPI",
     "RunEventPage",
     "RunFailedPayload",
     "RunPage",
@@ -226,6 +248,11 @@ _HOMES: dict[str, str] = {
     "AgentRuntime": ".runtime_registry",
     "AgentRuntimeContext": ".runtime",
     "AgentTrigger": ".trigger",
+    "BoxAcquireRequest": ".box",
+    "BoxBinding": ".box",
+    "BoxFile": ".box",
+    "BoxSession": ".box",
+    "BoxStatus": ".box",
     "ContextAPICapabilities": ".context_access",
     "ContextAccess": ".context_access",
     "ConversationContext": ".event",
@@ -257,8 +284,11 @@ _HOMES: dict[str, str] = {
     "MessageDeltaPayload": ".result",
     "ModelResource": ".resources",
     "PermissionDeniedError": ".errors",
+    "ProcessorLogPayload": ".result",
     "RawEventRef": ".event",
+    "ReplyStreamHandle": ".context_binding",
     "RunCompletedPayload": ".result",
+    "RunContextAPI": ".context_binding",
     "RunEventPage": ".run_ledger",
     "RunFailedPayload": ".result",
     "RunPage": ".run_ledger",

@@ -26,8 +26,9 @@ class InlineContextPolicy(HostContextModel):
 class ContextAPICapabilities(HostContextModel):
     """Which run-scoped context APIs the host allows; anything not true is refused.
 
-    Keys a newer host adds (``box``, ``reply_stream``, the claim and runtime-registry
-    flags of 0.7 hosts) are kept as extra attributes.
+    ``box`` and ``reply_stream`` are the 0.7 additions (a 0.5 host never sends them, so
+    they read false there). Keys a newer host adds (the claim and runtime-registry flags
+    of 0.7 hosts) are kept as extra attributes and answered by :meth:`allows`.
     """
 
     prompt_get: bool = False
@@ -44,6 +45,10 @@ class ContextAPICapabilities(HostContextModel):
     run_cancel: bool = False
     run_append_result: bool = False
     run_finalize: bool = False
+    #: The run may bind a Box and move files in and out of it.
+    box: bool = False
+    #: The run may send an explicit streaming reply (independent of model streaming).
+    reply_stream: bool = False
 
     def allows(self, name: str) -> bool:
         """Whether the API ``name`` is available (unknown names: only if the host said true)."""

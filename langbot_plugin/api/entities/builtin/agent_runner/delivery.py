@@ -17,9 +17,11 @@ __all__ = ["DeliveryContext"]
 class DeliveryContext(HostContextModel):
     """The output surface (``platform``, ``webui``, ``api``, ...) and what it supports.
 
-    0.7 hosts add ``automatic_reply``; like any unknown key it is kept as an attribute.
+    ``automatic_reply`` (0.7 hosts): the host's output stages deliver the messages and
+    files the run returns; when false the runner replies explicitly (``ctx.reply``).
     """
 
+    automatic_reply: bool = False
     surface: str
     reply_target: dict[str, Any] | None = None
     supports_streaming: bool = False

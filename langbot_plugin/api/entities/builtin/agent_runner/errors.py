@@ -10,6 +10,7 @@ plugin API. The codes the run API raises are listed in ``docs/errors.md``.
 
 from __future__ import annotations
 
+from langbot_plugin.api.entities.builtin.agent_runner import compat
 from langbot_plugin.rpc.error_info import ErrorInfo
 from langbot_plugin.rpc.errors import PermissionDeniedError, RPCError
 
@@ -23,3 +24,6 @@ AgentAPIError = ErrorInfo
 #: (``AgentAPIException(AgentAPIError(...))`` or ``AgentAPIException.of(code, message)``);
 #: ``str(exc)`` is the message.
 AgentAPIException = RPCError
+
+#: The reference imported its model configuration here; kept at this path.
+HOST_RESPONSE_MODEL_CONFIG = compat.HOST_RESPONSE_MODEL_CONFIG

@@ -15,8 +15,10 @@ __all__ = ["AgentInput", "InputAttachment"]
 class InputAttachment(HostContextModel):
     """Metadata of an attachment of the current event (files are read through
     authorized tools, not carried here, except small ``content``). Keys a newer host
-    adds (``ref`` from 0.7 hosts) are kept as extra attributes."""
+    adds are kept as extra attributes."""
 
+    #: Host-issued handle for importing this input into the run's Box (0.7 hosts).
+    ref: str | None = None
     type: str | None = None
     mime_type: str | None = None
     size: int | None = None

@@ -44,6 +44,8 @@ class DynamicFormItemSchema(BaseModel):
     required: bool = False
     default: Any = None
     options: list[dict[str, Any]] | None = None
+    #: A ``select`` also accepts a value typed by the user beside its options.
+    allow_custom: bool = False
 
 
 class _Declared(BaseModel):

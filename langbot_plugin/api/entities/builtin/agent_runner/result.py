@@ -16,13 +16,26 @@ timestamp``, nulls included.
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from langbot_plugin.api.entities.builtin.agent_runner.interaction import (
     INTERACTION_REQUESTED_ACTION,
     InteractionRequest,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.payloads import (
+    LOG_LEVELS,
+    ActionRequestedPayload,
+    LogLevel,
+    MessageCompletedPayload,
+    MessageDeltaPayload,
+    ProcessorLogPayload,
+    RunCompletedPayload,
+    RunFailedPayload,
+    StateUpdatedPayload,
+    ToolCallCompletedPayload,
+    ToolCallStartedPayload,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.state import (
     STATE_SCOPE_LITERAL,
@@ -48,6 +61,7 @@ __all__ = [
     "MessageChunk",
     "MessageCompletedPayload",
     "MessageDeltaPayload",
+    "ProcessorLogPayload",
     "RunCompletedPayload",
     "RunFailedPayload",
     "StateUpdatedPayload",
@@ -67,6 +81,8 @@ class AgentRunResultType(str, enum.Enum):  # noqa: UP042 -- str() as in the refe
     ACTION_REQUESTED = "action.requested"
     RUN_COMPLETED = "run.completed"
     RUN_FAILED = "run.failed"
+    #: A line for the host's log of the run (0.7 hosts; 0.5 hosts ignore the type).
+    PROCESSOR_LOG = "processor.log"
 
 
 #: Types that end a run.
@@ -79,70 +95,6 @@ def _known_type(value: Any) -> Any:
     if isinstance(value, str) and not isinstance(value, AgentRunResultType):
         return _KNOWN_TYPES.get(value, value)
     return value
-
-
-class _Payload(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MessageDeltaPayload(_Payload):
-    """``message.delta``: the answer so far (cumulative)."""
-
-    chunk: MessageChunk
-
-
-class MessageCompletedPayload(_Payload):
-    """``message.completed``: a complete message."""
-
-    message: Message
-
-
-class ToolCallStartedPayload(_Payload):
-    """``tool.call.started``."""
-
-    tool_call_id: str
-    tool_name: str
-    parameters: dict[str, Any] = Field(default_factory=dict)
-
-
-class ToolCallCompletedPayload(_Payload):
-    """``tool.call.completed``: ``result`` or ``error``."""
-
-    tool_call_id: str
-    tool_name: str
-    result: dict[str, Any] | None = None
-    error: str | None = None
-
-
-class StateUpdatedPayload(_Payload):
-    """``state.updated``: persist ``value`` under ``key`` in ``scope``."""
-
-    scope: STATE_SCOPE_LITERAL
-    key: str
-    value: Any
-
-
-class RunCompletedPayload(_Payload):
-    """``run.completed``, optionally with the final message."""
-
-    finish_reason: str = "stop"
-    message: Message | None = None
-
-
-class RunFailedPayload(_Payload):
-    """``run.failed``: ``code`` such as ``runner.error``, ``runner.timeout``, ``cancelled``."""
-
-    error: str
-    code: str = "runner.error"
-    retryable: bool = False
-
-
-class ActionRequestedPayload(_Payload):
-    """``action.requested``: ask the host to perform ``action`` (host policy decides)."""
-
-    action: str
-    target: dict[str, Any] | None = None
-    payload: dict[str, Any] | None = None
 
 
 def _usage(value: LLMTokenUsage | dict[str, Any] | None) -> LLMTokenUsage | None:
@@ -208,11 +160,14 @@ class AgentRunResult(BaseModel):
         run_id: str,
         message: Message,
         *,
+        file_ids: list[str] | None = None,
         sequence: int | None = None,
         timestamp: int | None = None,
     ) -> AgentRunResult:
-        """A complete message."""
-        data = MessageCompletedPayload(message=message).model_dump(mode="json")
+        """A complete message; ``file_ids`` (exported Box files, see
+        ``export_box_files``) are delivered with it by a 0.7 host."""
+        payload = MessageCompletedPayload(message=message, file_ids=file_ids or [])
+        data = payload.model_dump(mode="json", exclude=None if file_ids else {"file_ids"})
         kind = AgentRunResultType.MESSAGE_COMPLETED
         return cls._of(run_id, kind, data, sequence=sequence, timestamp=timestamp)
 
@@ -350,3 +305,23 @@ class AgentRunResult(BaseModel):
             sequence=sequence,
             timestamp=timestamp,
         )
+
+    @classmethod
+    def processor_log(
+        cls,
+        run_id: str,
+        text: str,
+        level: LogLevel | str = "info",
+        *,
+        sequence: int | None = None,
+        timestamp: int | None = None,
+    ) -> AgentRunResult:
+        """A line for the host's log of the run (``level``: debug, info, warning, error);
+        never shown on the platform. :class:`ValueError` for an unknown level."""
+        if level not in LOG_LEVELS:
+            known = ", ".join(LOG_LEVELS)
+            raise ValueError(f"Invalid log level {level!r}. Must be one of: {known}")
+        payload = ProcessorLogPayload(text=text, level=cast(LogLevel, level))
+        data = payload.model_dump(mode="json")
+        kind = AgentRunResultType.PROCESSOR_LOG
+        return cls._of(run_id, kind, data, sequence=sequence, timestamp=timestamp)

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, InstanceOf, PlainSerializer, model_validator
 
+from langbot_plugin.api.entities._legacy import attach_legacy_config
 from langbot_plugin.api.entities.builtin.command.errors import CommandError
 from langbot_plugin.api.entities.builtin.platform import message as platform_message
 from langbot_plugin.api.entities.builtin.provider.session import Session
@@ -80,7 +81,8 @@ class ExecuteContext(WorkspaceExecutionScope):
     privilege: int
 
     @model_validator(mode="after")
-    def _align_scope(self) -> ExecuteContext:
+    def align_session_execution_scope(self) -> ExecuteContext:
+        """Share the workspace scope between the context and its session."""
         self.inherit_execution_scope(self.session)
         self.session.inherit_execution_scope(self)
         return self
@@ -116,3 +118,6 @@ class ExecuteContext(WorkspaceExecutionScope):
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in this session."""
         raise _not_connected(self.create_new_conversation)
+
+
+attach_legacy_config(CommandReturn)

@@ -34,6 +34,8 @@ class CommandError(RPCError):
     code = "command_error"
     #: Prepended to the message by the subclasses.
     prefix: str = ""
+    #: What the user is shown (the prefix included).
+    message: str = ""
 
     def __init__(self, message: str = "", *, details: dict[str, Any] | None = None) -> None:
         super().__init__(self.prefix + message, details=details)

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from langbot_plugin.api.entities._legacy import attach_legacy_config
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform import message as platform_message
 from langbot_plugin.api.entities.builtin.provider import message as provider_message
@@ -71,7 +72,9 @@ class Query(WorkspaceExecutionScope):
         return value
 
     @model_validator(mode="after")
-    def _propagate_scope(self) -> Query:
+    def propagate_execution_scope(self) -> Query:
+        """Share the workspace scope between the query, its message event and its
+        session (and the bot between query and session), refusing contradictions."""
         self.inherit_execution_scope(self.message_event)
         self.inherit_execution_scope(self.session)
         self.message_event.inherit_execution_scope(self)
@@ -115,3 +118,6 @@ class Query(WorkspaceExecutionScope):
         if self.variables is None:
             self.variables = {}
         return self.variables
+
+
+attach_legacy_config(Query)

@@ -8,25 +8,43 @@ event-based ("EBA") events (:class:`EBAEvent` subclasses, ``type`` such as
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import (
-    BaseModel,
-    Field,
-    SerializationInfo,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import BaseModel, Field
 
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
+from langbot_plugin.api.entities.builtin.platform._event_base import EBAEvent, Event
+from langbot_plugin.api.entities.builtin.platform._event_base import no_group as _no_group
+from langbot_plugin.api.entities.builtin.platform._event_base import nobody as _nobody
+from langbot_plugin.api.entities.builtin.platform._event_lookup import (
+    event_summary,
+    parse_eba_event,
+)
+from langbot_plugin.api.entities.builtin.platform._legacy_events import (
+    FeedbackEvent,
+    FriendMessage,
+    GroupMessage,
+    MessageEvent,
+)
+from langbot_plugin.api.entities.builtin.platform._vendor_events import (
+    DingTalkCardActionEvent,
+    WecomBotEnterChatEvent,
+    WecomBotTemplateCardEvent,
+    WecomCSEnterSessionEvent,
+    WecomCSMessageSendFailedEvent,
+    WecomCSRejectCustomerMessageChangedEvent,
+    WecomCSServicerStatusChangedEvent,
+    WecomCSSessionStatusChangedEvent,
+)
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
-from langbot_plugin.api.entities.execution import SCOPE_FIELDS, WorkspaceExecutionScope
+from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 
 __all__ = [
     "BotInvitedToGroupEvent",
     "BotMutedEvent",
     "BotRemovedFromGroupEvent",
     "BotUnmutedEvent",
+    "DingTalkCardActionEvent",
     "EBAEvent",
     "Event",
     "FeedbackEvent",
@@ -47,123 +65,28 @@ __all__ = [
     "MessageReceivedEvent",
     "MessageResult",
     "PlatformSpecificEvent",
+    "WecomBotEnterChatEvent",
+    "WecomBotTemplateCardEvent",
+    "WecomCSEnterSessionEvent",
+    "WecomCSMessageSendFailedEvent",
+    "WecomCSRejectCustomerMessageChangedEvent",
+    "WecomCSServicerStatusChangedEvent",
+    "WecomCSSessionStatusChangedEvent",
+    "WorkspaceExecutionScope",
+    "event_summary",
+    "parse_eba_event",
 ]
 
 
-def _nobody() -> platform_entities.User:
-    return platform_entities.User(id="")
-
-
-def _no_group() -> platform_entities.UserGroup:
-    return platform_entities.UserGroup(id="")
-
-
-class Event(WorkspaceExecutionScope):
-    """Base of every platform event; ``type`` names it."""
-
-    type: str
-
-    @classmethod
-    def get_subtype(cls, name: str) -> type[Event]:
-        """The event class whose default ``type`` is ``name`` (``Event`` if none)."""
-        return _event_types().get(name, Event)
-
-    @classmethod
-    def parse_subtype(cls, obj: dict[str, Any]) -> Event:
-        """Validate ``obj`` as the class its ``type`` names; fall back to a bare Event."""
-        target = cls.get_subtype(str(obj.get("type", "")))
-        try:
-            return target.model_validate(obj)
-        except ValueError:
-            return Event(type=str(obj.get("type", "")))
-
-
-def _event_types() -> dict[str, type[Event]]:
-    found: dict[str, type[Event]] = {}
-    pending: list[type[Event]] = [Event]
-    while pending:
-        cls = pending.pop()
-        default = cls.model_fields["type"].default
-        if isinstance(default, str):
-            found.setdefault(default, cls)
-        pending.extend(cls.__subclasses__())
-    return found
-
-
-class MessageEvent(Event):
-    """A received message (legacy family)."""
-
-    type: str
-    message_chain: MessageChain
-    time: float | None = None
-    #: The adapter's raw event object, for replying later; in-process only.
-    source_platform_object: Any | None = None
-
-
-class _LegacyMessageEvent(MessageEvent):
-    """Wire form shared by friend and group messages: scope (when set), type, sender,
-    chain, time; the raw platform object never leaves the process."""
-
-    @model_serializer(mode="wrap")
-    def _wire_form(
-        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> dict[str, Any]:
-        dumped: dict[str, Any] = handler(self)
-        dumped.pop("source_platform_object", None)
-        for name in SCOPE_FIELDS:
-            if dumped.get(name) is None:
-                dumped.pop(name, None)
-        return dumped
-
-
-class FriendMessage(_LegacyMessageEvent):
-    """A private message."""
-
-    type: str = "FriendMessage"
-    sender: platform_entities.Friend
-    message_chain: MessageChain
-
-
-class GroupMessage(_LegacyMessageEvent):
-    """A group message."""
-
-    type: str = "GroupMessage"
-    sender: platform_entities.GroupMember
-    message_chain: MessageChain
-
-    @property
-    def group(self) -> platform_entities.Group:
-        return self.sender.group
-
-
-class FeedbackEvent(Event):
-    """A like (1) or dislike (2) on a bot answer (legacy family)."""
-
-    type: str = "FeedbackEvent"
-    feedback_id: str
-    feedback_type: int
-    feedback_content: str | None = None
-    inaccurate_reasons: list[str] | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    message_id: str | None = None
-    stream_id: str | None = None
-    source_platform_object: Any | None = None
-
-
-class EBAEvent(Event):
-    """Base of the unified event-based family."""
-
-    type: str
-    timestamp: float = 0.0
-    bot_uuid: str = ""
-    adapter_name: str = ""
-    source_platform_object: Any | None = None
-
-
 class MessageReceivedEvent(EBAEvent):
-    """A new message."""
+    """A new message.
 
+    ``legacy_event`` (in-process only) keeps the legacy event an adapter converted
+    from, so :meth:`to_legacy_event` gives it back unchanged; ``sender_member`` and
+    ``bot_role`` carry the group roles when the platform reports them.
+    """
+
+    summary_field: ClassVar[str] = "message_chain"
     type: str = "message.received"
     message_id: int | str = ""
     message_chain: MessageChain = Field(default_factory=MessageChain)
@@ -171,9 +94,21 @@ class MessageReceivedEvent(EBAEvent):
     chat_type: platform_entities.ChatType = platform_entities.ChatType.PRIVATE
     chat_id: int | str = ""
     group: platform_entities.UserGroup | None = None
+    legacy_event: FriendMessage | GroupMessage | None = Field(default=None, exclude=True)
+    sender_member: platform_entities.UserGroupMember | None = None
+    bot_role: platform_entities.MemberRole | None = None
 
     def to_legacy_event(self) -> FriendMessage | GroupMessage:
-        """The same message as a legacy :class:`FriendMessage` or :class:`GroupMessage`."""
+        """The same message as a legacy :class:`FriendMessage` or :class:`GroupMessage`
+        (the retained ``legacy_event`` with this event's chain and time, when set)."""
+        if self.legacy_event is not None:
+            return self.legacy_event.model_copy(
+                update={
+                    "message_chain": self.message_chain,
+                    "time": self.timestamp,
+                    "source_platform_object": self.source_platform_object,
+                }
+            )
         if self.chat_type == platform_entities.ChatType.PRIVATE:
             friend = platform_entities.Friend(
                 id=self.sender.id, nickname=self.sender.nickname, remark=self.sender.remark
@@ -187,13 +122,15 @@ class MessageReceivedEvent(EBAEvent):
         group = platform_entities.Group(
             id=self.group.id if self.group else self.chat_id,
             name=self.group.name if self.group else "",
-            permission=platform_entities.Permission.Member,
+            permission=_permission(self.bot_role),
         )
+        member_info = self.sender_member
         member = platform_entities.GroupMember(
             id=self.sender.id,
-            member_name=self.sender.nickname,
-            permission=platform_entities.Permission.Member,
+            member_name=(member_info.display_name if member_info else None) or self.sender.nickname,
+            permission=_permission(member_info.role if member_info else None),
             group=group,
+            special_title=(member_info.title if member_info else None) or "",
         )
         return GroupMessage(
             sender=member,
@@ -203,9 +140,24 @@ class MessageReceivedEvent(EBAEvent):
         )
 
 
+_PERMISSIONS = {
+    platform_entities.MemberRole.MEMBER: platform_entities.Permission.Member,
+    platform_entities.MemberRole.ADMIN: platform_entities.Permission.Administrator,
+    platform_entities.MemberRole.OWNER: platform_entities.Permission.Owner,
+}
+
+
+def _permission(role: platform_entities.MemberRole | None) -> platform_entities.Permission:
+    """The legacy permission of a group role (a plain member when unknown)."""
+    if role is None:
+        return platform_entities.Permission.Member
+    return _PERMISSIONS.get(role, platform_entities.Permission.Member)
+
+
 class MessageEditedEvent(EBAEvent):
     """A message was edited."""
 
+    summary_field: ClassVar[str] = "new_content"
     type: str = "message.edited"
     message_id: int | str = ""
     new_content: MessageChain = Field(default_factory=MessageChain)
@@ -218,6 +170,7 @@ class MessageEditedEvent(EBAEvent):
 class MessageDeletedEvent(EBAEvent):
     """A message was deleted or recalled."""
 
+    summary_field: ClassVar[str] = "message_id"
     type: str = "message.deleted"
     message_id: int | str = ""
     operator: platform_entities.User | None = None
@@ -229,6 +182,7 @@ class MessageDeletedEvent(EBAEvent):
 class MessageReactionEvent(EBAEvent):
     """A reaction was added (``is_add``) or removed."""
 
+    summary_field: ClassVar[str] = "reaction"
     type: str = "message.reaction"
     message_id: int | str = ""
     user: platform_entities.User = Field(default_factory=_nobody)
@@ -242,6 +196,7 @@ class MessageReactionEvent(EBAEvent):
 class FeedbackReceivedEvent(EBAEvent):
     """Feedback on a bot answer: 1 like, 2 dislike, 3 withdrawn."""
 
+    summary_field: ClassVar[str] = "feedback_content"
     type: str = "feedback.received"
     feedback_id: str
     feedback_type: int
@@ -272,6 +227,7 @@ class FeedbackReceivedEvent(EBAEvent):
 class MemberJoinedEvent(EBAEvent):
     """Someone joined a group; ``join_type`` is invite, request, direct or None."""
 
+    summary_field: ClassVar[str] = "member"
     type: str = "group.member_joined"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     member: platform_entities.User = Field(default_factory=_nobody)
@@ -282,6 +238,7 @@ class MemberJoinedEvent(EBAEvent):
 class MemberLeftEvent(EBAEvent):
     """Someone left (or was kicked from) a group."""
 
+    summary_field: ClassVar[str] = "member"
     type: str = "group.member_left"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     member: platform_entities.User = Field(default_factory=_nobody)
@@ -292,6 +249,7 @@ class MemberLeftEvent(EBAEvent):
 class MemberBannedEvent(EBAEvent):
     """A member was muted; ``duration`` in seconds, None for permanent."""
 
+    summary_field: ClassVar[str] = "member"
     type: str = "group.member_banned"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     member: platform_entities.User = Field(default_factory=_nobody)
@@ -302,6 +260,7 @@ class MemberBannedEvent(EBAEvent):
 class GroupInfoUpdatedEvent(EBAEvent):
     """Group settings changed."""
 
+    summary_field: ClassVar[str] = "changed_fields"
     type: str = "group.info_updated"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     operator: platform_entities.User | None = None
@@ -311,6 +270,7 @@ class GroupInfoUpdatedEvent(EBAEvent):
 class FriendRequestReceivedEvent(EBAEvent):
     """Someone asked to become a friend."""
 
+    summary_field: ClassVar[str] = "message"
     type: str = "friend.request_received"
     request_id: int | str = ""
     user: platform_entities.User = Field(default_factory=_nobody)
@@ -320,6 +280,7 @@ class FriendRequestReceivedEvent(EBAEvent):
 class FriendAddedEvent(EBAEvent):
     """A friend was added."""
 
+    summary_field: ClassVar[str] = "user"
     type: str = "friend.added"
     user: platform_entities.User = Field(default_factory=_nobody)
 
@@ -327,6 +288,7 @@ class FriendAddedEvent(EBAEvent):
 class FriendRemovedEvent(EBAEvent):
     """A friend was removed."""
 
+    summary_field: ClassVar[str] = "user"
     type: str = "friend.removed"
     user: platform_entities.User = Field(default_factory=_nobody)
 
@@ -334,6 +296,7 @@ class FriendRemovedEvent(EBAEvent):
 class BotInvitedToGroupEvent(EBAEvent):
     """The bot was invited into a group."""
 
+    summary_field: ClassVar[str] = "group"
     type: str = "bot.invited_to_group"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     inviter: platform_entities.User | None = None
@@ -343,6 +306,7 @@ class BotInvitedToGroupEvent(EBAEvent):
 class BotRemovedFromGroupEvent(EBAEvent):
     """The bot was removed from a group."""
 
+    summary_field: ClassVar[str] = "group"
     type: str = "bot.removed_from_group"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     operator: platform_entities.User | None = None
@@ -351,6 +315,7 @@ class BotRemovedFromGroupEvent(EBAEvent):
 class BotMutedEvent(EBAEvent):
     """The bot was muted in a group."""
 
+    summary_field: ClassVar[str] = "group"
     type: str = "bot.muted"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     operator: platform_entities.User | None = None
@@ -360,6 +325,7 @@ class BotMutedEvent(EBAEvent):
 class BotUnmutedEvent(EBAEvent):
     """The bot was unmuted in a group."""
 
+    summary_field: ClassVar[str] = "group"
     type: str = "bot.unmuted"
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     operator: platform_entities.User | None = None
@@ -368,6 +334,7 @@ class BotUnmutedEvent(EBAEvent):
 class PlatformSpecificEvent(EBAEvent):
     """An adapter event with no standard type; ``data`` is adapter-defined."""
 
+    summary_field: ClassVar[str] = "action"
     type: str = "platform.specific"
     action: str = ""
     data: dict[str, Any] = Field(default_factory=dict)

@@ -1,14 +1,16 @@
 """Model-facing messages: what goes into and comes out of an LLM call.
 
 ``Message`` is a complete message, ``MessageChunk`` one piece of a streamed answer.
-Both dump with every key present (``None`` included), as the host expects.
+Both dump with every key present (``None`` included), as the host expects, except
+``attachments``: files the host resolved for the reply (0.7), kept in process and
+never dumped, so neither a model nor the plugin protocol sees them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from langbot_plugin.api.entities.builtin.platform import message as platform_message
 
@@ -143,6 +145,7 @@ class _Renderable:
         role: str
         content: list[ContentElement] | str | None
         tool_calls: list[ToolCall] | None
+        attachments: platform_message.MessageChain | None
 
     def readable_str(self) -> str:
         """A one-line human-readable form, for logs."""
@@ -155,8 +158,14 @@ class _Renderable:
     def get_content_platform_message_chain(
         self, prefix_text: str = ""
     ) -> platform_message.MessageChain | None:
-        """The content as a platform :class:`MessageChain` (None without content)."""
-        return _content_to_chain(self.content, prefix_text)
+        """The content as a platform :class:`MessageChain`, followed by the
+        ``attachments`` (None when there is neither)."""
+        chain = _content_to_chain(self.content, prefix_text)
+        if self.attachments is None:
+            return chain
+        chain = chain if chain is not None else platform_message.MessageChain([])
+        chain.extend(self.attachments)
+        return chain
 
 
 class Message(BaseModel, _Renderable):
@@ -169,6 +178,7 @@ class Message(BaseModel, _Renderable):
     tool_call_id: str | None = None
     resp_message_id: str | None = None
     provider_specific_fields: dict[str, Any] | None = None
+    attachments: platform_message.MessageChain | None = Field(default=None, exclude=True)
 
 
 class MessageChunk(BaseModel, _Renderable):
@@ -184,6 +194,7 @@ class MessageChunk(BaseModel, _Renderable):
     is_final: bool = False
     msg_sequence: int = 0
     provider_specific_fields: dict[str, Any] | None = None
+    attachments: platform_message.MessageChain | None = Field(default=None, exclude=True)
 
 
 class LLMTokenUsage(BaseModel):

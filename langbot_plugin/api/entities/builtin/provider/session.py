@@ -1,22 +1,25 @@
 """Sessions and conversations as the host keeps them.
 
 Times travel as float epoch seconds; on input an epoch number, a ``datetime`` or an
-ISO-8601 string is accepted.
+ISO-8601 string is accepted. The launcher type travels as its value (``"person"``,
+``"group"``). The validators and serializers carry the reference's names
+(``validate_create_time``, ``serialize_launcher_type``...).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, field_serializer, field_validator
 
+from langbot_plugin.api.entities._legacy import attach_legacy_config
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.entities.builtin.provider.prompt import Prompt
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 
-__all__ = ["Conversation", "EpochDatetime", "LauncherTypes", "Session"]
+__all__ = ["Conversation", "LauncherTypes", "Session"]
 
 
 class LauncherTypes(Enum):
@@ -32,46 +35,72 @@ def _to_datetime(value: Any) -> Any:
     return value
 
 
+def _to_epoch(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
 def _now() -> datetime:
     return datetime.now(tz=UTC)
 
 
-#: A ``datetime`` that is read from and written as epoch seconds.
-EpochDatetime = Annotated[
-    datetime,
-    BeforeValidator(_to_datetime),
-    PlainSerializer(lambda value: value.timestamp(), return_type=float),
-]
+class _Timestamps:
+    """``create_time`` and ``update_time``: epoch seconds on the wire."""
 
-_LauncherType = Annotated[
-    LauncherTypes, PlainSerializer(lambda value: value.value, return_type=str)
-]
+    @field_validator("create_time", mode="before", check_fields=False)
+    @classmethod
+    def validate_create_time(cls, value: Any) -> Any:
+        return _to_datetime(value)
+
+    @field_validator("update_time", mode="before", check_fields=False)
+    @classmethod
+    def validate_update_time(cls, value: Any) -> Any:
+        return _to_datetime(value)
+
+    @field_serializer("create_time", check_fields=False)
+    def serialize_create_time(self, value: datetime | None) -> float | None:
+        return _to_epoch(value)
+
+    @field_serializer("update_time", check_fields=False)
+    def serialize_update_time(self, value: datetime | None) -> float | None:
+        return _to_epoch(value)
 
 
-class Conversation(BaseModel):
+class Conversation(BaseModel, _Timestamps):
     """One conversation of a session (a session keeps history and one current)."""
 
     prompt: Prompt
     messages: list[Message]
-    create_time: EpochDatetime | None = Field(default_factory=_now)
-    update_time: EpochDatetime | None = Field(default_factory=_now)
+    create_time: datetime | None = Field(default_factory=_now)
+    update_time: datetime | None = Field(default_factory=_now)
     pipeline_uuid: str
     bot_uuid: str
     #: Binds an external service's conversation (Dify, ...); set by the runner.
     uuid: str | None = None
 
 
-class Session(WorkspaceExecutionScope):
+class Session(WorkspaceExecutionScope, _Timestamps):
     """A chat session, one per launcher (``{launcher_type}_{launcher_id}``)."""
 
-    launcher_type: _LauncherType
+    launcher_type: LauncherTypes
     launcher_id: int | str
     sender_id: int | str | None = 0
     bot_uuid: str | None = None
     use_prompt_name: str | None = "default"
     using_conversation: Conversation | None = None
     conversations: list[Conversation] | None = Field(default_factory=list)
-    create_time: EpochDatetime | None = Field(default_factory=_now)
-    update_time: EpochDatetime | None = Field(default_factory=_now)
+    create_time: datetime | None = Field(default_factory=_now)
+    update_time: datetime | None = Field(default_factory=_now)
 
     _semaphore: Any = PrivateAttr(default=None)
+
+    @field_validator("launcher_type", mode="before")
+    @classmethod
+    def validate_launcher_type(cls, value: Any) -> LauncherTypes:
+        return value if isinstance(value, LauncherTypes) else LauncherTypes(value)
+
+    @field_serializer("launcher_type")
+    def serialize_launcher_type(self, value: LauncherTypes) -> str:
+        return value.value
+
+
+attach_legacy_config(Conversation, Session)

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from langbot_plugin.api.entities._legacy import attach_legacy_config
+
 __all__ = ["LLMTool"]
 
 
@@ -23,3 +25,6 @@ class LLMTool(BaseModel):
     description: str
     parameters: dict[str, Any]
     func: Callable[..., Any] | None = Field(default=None, exclude=True)
+
+
+attach_legacy_config(LLMTool)

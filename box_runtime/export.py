@@ -1,0 +1,404 @@
+"""Explicit file export (seed 004), the Box's side: read selected sandbox files, safely.
+
+A runner names the files it wants delivered (``ctx.export_box_files(paths)``); the
+host asks the Box for them (``box_export_files``) and, once it has accepted them,
+asks the Box to delete exactly those it accepted (``box_remove_exported_files``).
+This module is the library under both actions; :class:`SandboxFiles` says where a
+session's files are, and the functions here never follow a link or block on a FIFO:
+
+* every path is a normalized absolute sandbox path, mapped to a trusted host root
+  (a session directory, a mount's source, or a container's ``/proc/<pid>/root``) and
+  walked from it with ``openat`` and ``O_NOFOLLOW`` per component; the file is opened
+  ``O_NONBLOCK`` and must be a regular file (checked before and after opening);
+* the sandbox's own permissions apply: the Box reads as root, so a file its sandbox
+  user could not read (or a directory it could not search) is refused as unreadable;
+* a batch is all-or-nothing: every file is read and checked before any is returned,
+  and any refusal fails the whole batch, with the files kept where they are;
+* limits (seed 004): at most 20 files and 50 MiB a call, 10 MiB a file, and 100
+  files / 50 MiB a run (a file already exported unchanged in the run is not counted
+  again); each refusal states the threshold, the actual value (or a lower bound), the
+  paths, that the files were kept, and what to do;
+* deleting is compare-then-delete: a file is removed only if its content still has
+  the digest the host accepted, so a file the runner rewrote since is kept.
+
+``/proc``, ``/sys`` and ``/dev`` are never exported (they are the kernel's, not the
+sandbox's, and reading them as root would leak what the sandbox cannot see).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import posixpath
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from box_runtime.errors import BoxExportRefusedError, BoxQuotaExceededError, BoxValidationError
+from box_runtime.safe_fs import FILE_FLAGS, open_dir, open_dir_at
+
+__all__ = [
+    "LIMITS",
+    "ExportLimits",
+    "ExportedFile",
+    "Identity",
+    "RunLedger",
+    "SandboxFiles",
+    "charge",
+    "check_paths",
+    "may_read",
+    "over_limit",
+    "read_files",
+    "refused",
+    "remove_if_unchanged",
+]
+
+_MIB = 1024 * 1024
+_NEVER = ("/proc", "/sys", "/dev")
+_READ_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ExportLimits:
+    call_files: int = 20
+    call_bytes: int = 50 * _MIB
+    file_bytes: int = 10 * _MIB
+    run_files: int = 100
+    run_bytes: int = 50 * _MIB
+
+
+LIMITS = ExportLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who the sandbox's processes run as (for the permission check)."""
+
+    uid: int
+    gids: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxFiles:
+    """Where a session's files are on this host.
+
+    ``roots`` maps sandbox path prefixes to trusted host directories (the longest
+    prefix wins); ``identity`` is the sandbox user, or ``None`` when the sandbox runs
+    with the runtime's own rights (nothing to check).
+    """
+
+    roots: tuple[tuple[str, str], ...]
+    identity: Identity | None
+
+    def locate(self, path: str) -> tuple[str, list[str]]:
+        """The host root and the components below it of a sandbox ``path``."""
+        best: tuple[str, str] | None = None
+        for prefix, host in self.roots:
+            if (path == prefix or path.startswith(prefix.rstrip("/") + "/")) and (
+                best is None or len(prefix) > len(best[0])
+            ):
+                best = (prefix, host)
+        if best is None:
+            raise refused(path, "outside", "it is not among the session's files")
+        rest = path[len(best[0]) :].strip("/")
+        return best[1], [part for part in rest.split("/") if part]
+
+
+@dataclass(slots=True)
+class ExportedFile:
+    """One file read for export: its bytes and what the host records of it."""
+
+    path: str
+    data: bytes
+    sha256: str
+    size: int
+    mode: int
+    uid: int
+    gid: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class RunLedger:
+    """What one run exported from one session (``(path, sha256) -> size``)."""
+
+    files: dict[tuple[str, str], int] = field(default_factory=dict[tuple[str, str], int])
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.files.values())
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def refused(path: str, reason: str, why: str) -> BoxExportRefusedError:
+    return BoxExportRefusedError(
+        f"cannot export {path}: {why}; no file of the batch was exported, all were kept",
+        details={
+            "reason": reason,
+            "sandbox_paths": [path],
+            "files_retained": True,
+            "suggested_action": "select regular files the sandbox wrote (no links, "
+            "FIFOs or directories), then retry the export",
+        },
+    )
+
+
+def over_limit(
+    kind: str, limit: int, actual: int, paths: Sequence[str], *, lower_bound: bool = False
+) -> BoxQuotaExceededError:
+    unit = "files" if kind.endswith("files") else "bytes"
+    bound = "at least " if lower_bound else ""
+    return BoxQuotaExceededError(
+        f"export refused: the {kind.replace('_', ' ')} limit is {limit} {unit}, this "
+        f"batch comes to {bound}{actual} {unit} ({', '.join(paths[:5])}"
+        f"{', ...' if len(paths) > 5 else ''}); no file was exported, all were kept; "
+        "export fewer or smaller files (split the batch), then retry",
+        details={
+            "quota": f"export_{kind}",
+            "limit": limit,
+            "actual": actual,
+            "actual_is_lower_bound": lower_bound,
+            "unit": unit,
+            "sandbox_paths": list(paths),
+            "files_retained": True,
+            "suggested_action": "reduce or split the requested files within the limit",
+        },
+    )
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_paths(paths: Sequence[str], limits: ExportLimits = LIMITS) -> list[str]:
+    """Non-empty, unique, normalized absolute sandbox paths, at most ``call_files``."""
+    if not paths:
+        raise BoxValidationError("paths must name at least one file")
+    if len(paths) > limits.call_files:
+        raise over_limit("call_files", limits.call_files, len(paths), paths)
+    seen: set[str] = set()
+    for path in paths:
+        if (
+            not path.startswith("/")
+            or posixpath.normpath(path) != path
+            or path == "/"
+            or "\x00" in path
+            or "\\" in path
+        ):
+            raise BoxValidationError(
+                f"{path!r} is not a normalized absolute sandbox file path "
+                "(no '.', '..', '//', trailing '/' or backslash)"
+            )
+        if path in seen:
+            raise BoxValidationError(f"{path} is selected twice")
+        if any(path == root or path.startswith(root + "/") for root in _NEVER):
+            raise refused(path, "outside", f"{path.split('/')[1]} belongs to the kernel")
+        seen.add(path)
+    return list(paths)
+
+
+def _allows(
+    uid: int, gid: int, mode: int, identity: Identity | None, bits: tuple[int, int, int]
+) -> bool:
+    """The kernel's owner / group / other rule for ``identity`` (no capabilities)."""
+    if identity is None:
+        return True
+    owner, group, other = bits
+    if uid == identity.uid:
+        return bool(mode & owner)
+    if gid in identity.gids:
+        return bool(mode & group)
+    return bool(mode & other)
+
+
+def _may(info: os.stat_result, identity: Identity | None, bits: tuple[int, int, int]) -> bool:
+    return _allows(info.st_uid, info.st_gid, info.st_mode, identity, bits)
+
+
+def may_read(uid: int, gid: int, mode: int, identity: Identity | None) -> bool:
+    """Whether ``identity`` may read a file of that owner, group and mode."""
+    return _allows(uid, gid, mode, identity, _READ)
+
+
+_READ = (stat.S_IRUSR, stat.S_IRGRP, stat.S_IROTH)
+_SEARCH = (stat.S_IXUSR, stat.S_IXGRP, stat.S_IXOTH)
+_WRITE = (stat.S_IWUSR, stat.S_IWGRP, stat.S_IWOTH)
+
+
+def _parent(files: SandboxFiles, path: str) -> tuple[int, str]:
+    """A descriptor of the directory holding ``path`` (walked without links) and its name."""
+    root, parts = files.locate(path)
+    if not parts:
+        raise refused(path, "not_regular", "it is a directory")
+    try:
+        fd = open_dir(root)
+    except OSError as exc:
+        raise refused(path, "missing", f"its directory is unavailable ({exc.strerror})") from None
+    for part in parts[:-1]:
+        try:
+            if not _may(os.fstat(fd), files.identity, _SEARCH):
+                raise refused(path, "unreadable", "the sandbox may not search its directory")
+            child = open_dir_at(fd, part)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise refused(
+                    path, "symlink", f"{part} on its path is a link or no directory"
+                ) from None
+            if exc.errno == errno.ENOENT:
+                raise refused(path, "missing", "it does not exist") from None
+            raise refused(path, "unreadable", exc.strerror or "unreadable") from None
+        except BoxExportRefusedError:
+            os.close(fd)
+            raise
+        os.close(fd)
+        fd = child
+    if not _may(os.fstat(fd), files.identity, _SEARCH):
+        os.close(fd)
+        raise refused(path, "unreadable", "the sandbox may not search its directory")
+    return fd, parts[-1]
+
+
+def _open_regular(parent: int, name: str, path: str) -> tuple[int, os.stat_result]:
+    """Open the regular file ``name`` of ``parent``: never a link, never blocking."""
+    try:
+        before = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        raise refused(path, "missing", "it does not exist") from None
+    except OSError as exc:
+        raise refused(path, "unreadable", exc.strerror or "unreadable") from None
+    if stat.S_ISLNK(before.st_mode):
+        raise refused(path, "symlink", "it is a symbolic link")
+    if not stat.S_ISREG(before.st_mode):
+        raise refused(path, "not_regular", "it is not a regular file")
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=parent)
+    except OSError as exc:
+        reason = "symlink" if exc.errno == errno.ELOOP else "unreadable"
+        raise refused(path, reason, exc.strerror or "cannot be opened") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+        before.st_dev,
+        before.st_ino,
+    ):
+        os.close(fd)
+        raise refused(path, "not_regular", "it changed while it was opened")
+    return fd, info
+
+
+def _read_exactly(fd: int, size: int, limit: int, path: str) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = os.read(fd, min(_READ_CHUNK, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise over_limit("file_bytes", limit, total, [path], lower_bound=True)
+    data = b"".join(chunks)
+    if len(data) != size:
+        raise refused(path, "changed", "it changed while it was read")
+    return data
+
+
+def read_files(
+    files: SandboxFiles, paths: Sequence[str], *, limits: ExportLimits = LIMITS
+) -> list[ExportedFile]:
+    """Read every selected file, or none (blocking; call it in a worker thread)."""
+    check_paths(paths, limits)
+    out: list[ExportedFile] = []
+    total = 0
+    for path in paths:
+        parent, name = _parent(files, path)
+        try:
+            fd, info = _open_regular(parent, name, path)
+        finally:
+            os.close(parent)
+        try:
+            if not _may(info, files.identity, _READ):
+                raise refused(path, "unreadable", "the sandbox user may not read it")
+            if info.st_size > limits.file_bytes:
+                raise over_limit("file_bytes", limits.file_bytes, info.st_size, [path])
+            if total + info.st_size > limits.call_bytes:
+                raise over_limit("call_bytes", limits.call_bytes, total + info.st_size, paths)
+            data = _read_exactly(fd, info.st_size, limits.file_bytes, path)
+        finally:
+            os.close(fd)
+        total += len(data)
+        out.append(
+            ExportedFile(
+                path=path,
+                data=data,
+                sha256=hashlib.sha256(data).hexdigest(),
+                size=len(data),
+                mode=stat.S_IMODE(info.st_mode),
+                uid=info.st_uid,
+                gid=info.st_gid,
+                mtime_ns=info.st_mtime_ns,
+            )
+        )
+    return out
+
+
+def charge(ledger: RunLedger, batch: Iterable[ExportedFile], limits: ExportLimits = LIMITS) -> None:
+    """Count ``batch`` against a run's cumulative limits, or refuse it whole.
+
+    A file the run already exported with the same content is not counted again.
+    """
+    new = {(f.path, f.sha256): f.size for f in batch if (f.path, f.sha256) not in ledger.files}
+    files = len(ledger.files) + len(new)
+    paths = [path for path, _ in new]
+    if files > limits.run_files:
+        raise over_limit("run_files", limits.run_files, files, paths)
+    size = ledger.bytes + sum(new.values())
+    if size > limits.run_bytes:
+        raise over_limit("run_bytes", limits.run_bytes, size, paths)
+    ledger.files.update(new)
+
+
+def remove_if_unchanged(files: SandboxFiles, path: str, sha256: str) -> str | None:
+    """Delete ``path`` if its content still has ``sha256``; else say why it was kept.
+
+    Blocking. Returns ``None`` when the file was removed, or the reason it was kept
+    (``changed``, ``missing``, ``symlink``, ...): a kept file is never an error.
+    """
+    try:
+        parent, name = _parent(files, path)
+    except BoxExportRefusedError as exc:
+        return str(exc.details.get("reason"))
+    try:
+        try:
+            fd, info = _open_regular(parent, name, path)
+        except BoxExportRefusedError as exc:
+            return str(exc.details.get("reason"))
+        try:
+            if info.st_size > LIMITS.file_bytes:
+                return "changed"
+            digest = hashlib.sha256(_read_exactly(fd, info.st_size, LIMITS.file_bytes, path))
+        except (BoxExportRefusedError, BoxQuotaExceededError):
+            return "changed"
+        finally:
+            os.close(fd)
+        if digest.hexdigest() != sha256:
+            return "changed"
+        directory = os.fstat(parent)
+        identity = files.identity
+        if not _may(directory, identity, _WRITE) or (
+            identity is not None
+            and directory.st_mode & stat.S_ISVTX
+            and identity.uid not in (info.st_uid, directory.st_uid)
+        ):
+            return "not_permitted"
+        now = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return "changed"
+        os.unlink(name, dir_fd=parent)
+        return None
+    except OSError:
+        return "missing"
+    finally:
+        os.close(parent)

@@ -1,0 +1,81 @@
+"""Per-session directories on the host: whose they are, and removing them.
+
+Every session directory (``<state_dir>/sessions/<key hash>``) carries a small marker,
+``session.json``, naming the deployment that made it and whether the session is
+persistent. At startup the runtime removes this deployment's non-persistent
+leftovers (:func:`sweep`), after the backend removed its sandboxes, and never touches
+a directory another deployment (or nobody) marked.
+
+Blocking; call these in a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import cast
+
+from box_runtime.quota import unmount_volume
+
+__all__ = ["MARKER", "read_marker", "remove_session_dir", "sweep", "write_marker"]
+
+MARKER = "session.json"
+
+
+def write_marker(
+    session_dir: str,
+    *,
+    deployment_id: str,
+    session_id: str,
+    workspace_uuid: str | None,
+    persistent: bool,
+) -> None:
+    """Record which deployment owns ``session_dir`` and whether it must survive restarts."""
+    marker = {
+        "deployment_id": deployment_id,
+        "session_id": session_id,
+        "workspace_uuid": workspace_uuid,
+        "persistent": persistent,
+    }
+    path = os.path.join(session_dir, MARKER)
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(marker, file)
+    os.replace(temporary, path)
+
+
+def read_marker(session_dir: str) -> dict[str, object] | None:
+    """The marker of a session directory, or ``None`` when it has none (or a bad one)."""
+    try:
+        with open(os.path.join(session_dir, MARKER), encoding="utf-8") as file:
+            loaded: object = json.load(file)
+    except (OSError, ValueError):
+        return None
+    return cast(dict[str, object], loaded) if isinstance(loaded, dict) else None
+
+
+def remove_session_dir(session_dir: str) -> None:
+    """Delete a session's runtime-owned directory, unmounting its quota volume first."""
+    unmount_volume(session_dir)
+    shutil.rmtree(session_dir, ignore_errors=True)
+
+
+def sweep(sessions_root: str, deployment_id: str) -> list[str]:
+    """Remove the non-persistent session directories ``deployment_id`` left behind."""
+    removed: list[str] = []
+    try:
+        entries = sorted(os.scandir(sessions_root), key=lambda entry: entry.name)
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        marker = read_marker(entry.path)
+        if marker is None or marker.get("deployment_id") != deployment_id:
+            continue
+        if marker.get("persistent") is True:
+            continue
+        remove_session_dir(entry.path)
+        removed.append(entry.path)
+    return removed

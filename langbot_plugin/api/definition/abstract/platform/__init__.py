@@ -1,0 +1,1 @@
+"""Platform adapter bases: :mod:`.adapter` and :mod:`.event_logger`."""

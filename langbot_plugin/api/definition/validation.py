@@ -1,0 +1,129 @@
+"""Checking a plugin folder the way the runtime would, without running its code.
+
+:func:`check_plugin` returns every :class:`Problem` found: those of discovery
+(manifests, kinds, versions, names, paths; see :mod:`.discovery`) and those of the
+code each manifest points to: the Python file exists, compiles (a syntax error is
+named with its file and line) and defines the entry class named by ``attr`` at the
+top level. Plugin code is parsed, never imported, so a check runs nothing of the
+plugin and needs none of its dependencies. ``lbp build`` (and ``lbp build --check``)
+and the runtime's install path call this one function.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from langbot_plugin.api.definition.components.manifest import ComponentManifest
+from langbot_plugin.api.definition.discovery import PluginPackage, read_plugin
+from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_document
+
+__all__ = ["check_code", "check_plugin"]
+
+#: The class an entry point of each kind must subclass (checked when visible in the code).
+ENTRY_BASES = {
+    "Plugin": "BasePlugin",
+    "AgentRunner": "AgentRunner",
+    "Runner": "AgentRunner",
+    "Command": "Command",
+    "EventListener": "EventListener",
+    "KnowledgeEngine": "KnowledgeEngine",
+    "Page": "Page",
+    "Parser": "Parser",
+    "Tool": "Tool",
+}
+
+
+def _bindings(body: list[ast.stmt], names: dict[str, ast.stmt]) -> bool:
+    """Collect names bound at module level into ``names``; False after ``import *``."""
+    for node in body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        names[leaf.id] = node
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == "*":
+                    return False
+                names[alias.asname or alias.name.split(".")[0]] = node
+        elif isinstance(node, ast.If | ast.Try | ast.With | ast.AsyncWith):
+            blocks: list[list[ast.stmt]] = [node.body]
+            if isinstance(node, ast.If | ast.Try):
+                blocks.append(node.orelse)
+            if isinstance(node, ast.Try):
+                blocks.append(node.finalbody)
+                blocks.extend(handler.body for handler in node.handlers)
+            if not all(_bindings(block, names) for block in blocks):
+                return False
+    return True
+
+
+def _entry_problem(tree: ast.Module, attr: str, kind: str, code_file: str) -> str | None:
+    names: dict[str, ast.stmt] = {}
+    if not _bindings(tree.body, names):
+        return None  # ``from x import *`` may define it; the import decides
+    node = names.get(attr)
+    if node is None:
+        return f"execution.python.attr {attr!r} is not defined in {code_file}"
+    if isinstance(node, ast.ClassDef) and not node.bases and not node.keywords:
+        base = ENTRY_BASES.get(kind, "the component base class")
+        return f"{attr} in {code_file} must be a subclass of {base}"
+    return None
+
+
+def _attr_line(root: Path, manifest: ComponentManifest) -> int | None:
+    document = read_yaml_document(root / manifest.rel_path, manifest.rel_path)
+    return None if isinstance(document, Problem) else document.line("execution", "python", "attr")
+
+
+def _check_entry(root: Path, manifest: ComponentManifest, problems: list[Problem]) -> None:
+    code_file = manifest.module_path
+    execution = manifest.execution
+    if code_file is None or execution is None:
+        return
+    path = root / code_file
+    if not path.is_file():
+        problems.append(
+            Problem(manifest.rel_path, None, f"needs {code_file}, which does not exist")
+        )
+        return
+    try:
+        source = path.read_bytes()
+        tree = ast.parse(source, filename=code_file)
+        compile(tree, code_file, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        problems.append(Problem(code_file, exc.lineno, f"syntax error: {exc.msg}"))
+        return
+    except (OSError, ValueError) as exc:
+        problems.append(Problem(code_file, None, f"cannot be compiled: {exc}"))
+        return
+    attr = execution.python.attr
+    message = _entry_problem(tree, attr, manifest.kind, code_file)
+    if message is not None:
+        problems.append(Problem(manifest.rel_path, _attr_line(root, manifest), message))
+
+
+def check_code(package: PluginPackage) -> list[Problem]:
+    """Problems of the code the manifests of ``package`` point to."""
+    problems: list[Problem] = []
+    checked: set[tuple[str, str]] = set()
+    for manifest in [package.manifest, *package.components]:
+        execution = manifest.execution
+        key = (manifest.module_path or "", execution.python.attr if execution else "")
+        if key in checked:
+            continue
+        checked.add(key)
+        _check_entry(package.root, manifest, problems)
+    return problems
+
+
+def check_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
+    """Read the plugin in ``root`` and check everything the runtime would refuse."""
+    package, problems = read_plugin(root)
+    if package is not None:
+        problems.extend(check_code(package))
+    return package, problems

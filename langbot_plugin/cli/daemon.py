@@ -1,0 +1,115 @@
+"""What ``lbp rt``, ``lbp box`` and ``lbp run`` share: log levels, ports, logging, bind errors.
+
+One vocabulary (``--log-level debug|info|warning|error``, any case, or
+``LBP_LOG_LEVEL``), one log format on stderr for every long-running command::
+
+    2025-05-01 12:00:00.123 INFO    langbot_plugin.runtime: plugin runtime up: ...
+
+and one way to report a port that cannot be bound: a single line, exit status 1 when
+the port is taken or not allowed (the machine's state), 2 when the address is wrong.
+Only the standard library is imported here (it is loaded before ``--help`` answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import sys
+
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError
+
+__all__ = [
+    "LOG_FORMAT",
+    "LOG_LEVELS",
+    "add_log_level",
+    "bind_failure",
+    "log_level",
+    "port",
+    "setup_logging",
+]
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)-7s %(name)s: %(message)s"
+LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
+LOG_LEVEL_ENV = "LBP_LOG_LEVEL"
+#: Libraries whose INFO lines are noise for an operator.
+QUIET_LOGGERS = ("websockets", "asyncio", "docker", "urllib3", "aiohttp.access")
+
+
+def log_level(value: str) -> str:
+    """``argparse`` type: one of :data:`LOG_LEVELS`, in any case."""
+    chosen = value.strip().lower()
+    if chosen not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a log level (choose {', '.join(LOG_LEVELS)})"
+        )
+    return chosen
+
+
+def port(value: str) -> int:
+    """``argparse`` type: a TCP port number, 1-65535."""
+    try:
+        number = int(value, 10)
+    except ValueError:
+        number = -1
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port (1-65535)")
+    return number
+
+
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--log-level",
+        type=log_level,
+        default=None,
+        metavar="LEVEL",
+        help=f"{', '.join(LOG_LEVELS)} (default info, or ${LOG_LEVEL_ENV}); logs go to stderr",
+    )
+
+
+def setup_logging(level: str | None) -> str:
+    """Log to stderr in :data:`LOG_FORMAT` at ``level`` (or ``$LBP_LOG_LEVEL``, or info)."""
+    import logging
+
+    chosen = level
+    if chosen is None:
+        raw = os.environ.get(LOG_LEVEL_ENV, "").strip()
+        try:
+            chosen = log_level(raw) if raw else "info"
+        except argparse.ArgumentTypeError as exc:
+            raise CliError(f"{LOG_LEVEL_ENV}: {exc}", USAGE) from None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(chosen.upper())
+    for noisy in QUIET_LOGGERS:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return chosen
+
+
+def bind_failure(exc: OSError, what: str, host: str, number: int, flag: str) -> CliError:
+    """One line for a port that cannot be bound, with the exit status it deserves."""
+    import socket
+
+    where = f"{host}:{number}"
+    if isinstance(exc, socket.gaierror):
+        return CliError(f"cannot listen on {where} ({what}): unknown address {host!r}", USAGE)
+    if exc.errno == errno.EADDRINUSE:
+        return CliError(
+            f"cannot listen on {where} ({what}): the port is already in use; stop the other "
+            f"process or choose another port with {flag}",
+            FAILURE,
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return CliError(
+            f"cannot listen on {where} ({what}): {host} is not an address of this machine", USAGE
+        )
+    if exc.errno == errno.EACCES:
+        return CliError(
+            f"cannot listen on {where} ({what}): permission denied (ports below 1024 need "
+            f"privileges; choose another with {flag})",
+            FAILURE,
+        )
+    return CliError(f"cannot listen on {where} ({what}): {exc.strerror or exc}", FAILURE)

@@ -1,0 +1,157 @@
+"""``lbp rt``'s settings: flags, then a TOML config file, then defaults.
+
+The config file (``--config FILE`` or ``$LBP_RT_CONFIG``) holds the same settings as
+the flags, under the flags' names with ``_`` for ``-``::
+
+    host = "0.0.0.0"
+    ws_control_port = 5400
+    ws_debug_port = 5401
+    data_dir = "/var/lib/langbot-plugin/runtime"   # relative paths: from the file's folder
+    log_level = "info"
+    pypi_index_url = "https://pypi.org/simple"
+    pypi_trusted_hosts = ["pypi.internal"]
+
+A flag given on the command line wins over the file. An unknown key or a value of the
+wrong type is refused (exit 2) with the file and key named. Secrets stay out of the
+file: the control token comes from ``LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN`` only.
+
+The data folder, when neither sets it: with ``-s`` (LangBot starts the runtime this
+way, in its own working directory) ``./data/plugin-runtime``, beside LangBot's own
+``data/`` as LangBot's bundled runtime keeps it; otherwise a per-user folder,
+``$XDG_DATA_HOME/langbot-plugin/runtime`` (``~/.local/share/langbot-plugin/runtime``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langbot_plugin.cli.common import USAGE, CliError
+from langbot_plugin.cli.daemon import log_level, port
+
+__all__ = ["CONFIG_ENV", "RtSettings", "default_data_dir", "read_config", "resolve_settings"]
+
+CONFIG_ENV = "LBP_RT_CONFIG"
+STDIO_DATA_DIR = Path("data", "plugin-runtime")
+
+
+@dataclass
+class RtSettings:
+    """Every setting of ``lbp rt`` after flags, file and defaults were merged."""
+
+    stdio: bool
+    host: str
+    ws_control_port: int
+    ws_debug_port: int
+    data_dir: Path
+    log_level: str | None
+    pypi_index_url: str | None
+    pypi_trusted_hosts: tuple[str, ...]
+    config_file: Path | None
+
+
+def default_data_dir(stdio: bool) -> Path:
+    """Where state goes when neither a flag nor the config file says (see the module doc)."""
+    if stdio:
+        return STDIO_DATA_DIR
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "share"
+    return root / "langbot-plugin" / "runtime"
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a non-empty string")
+    return value
+
+
+def _port(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be a port number (1-65535), not {value!r}")
+    try:
+        return port(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _level(value: object) -> str:
+    try:
+        return log_level(_text(value))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _hosts(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
+        raise ValueError("must be a list of strings")
+    return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
+#: Config keys and how each value is checked.
+KEYS: dict[str, Callable[[object], Any]] = {
+    "host": _text,
+    "ws_control_port": _port,
+    "ws_debug_port": _port,
+    "data_dir": _text,
+    "log_level": _level,
+    "pypi_index_url": _text,
+    "pypi_trusted_hosts": _hosts,
+}
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The checked settings of a TOML file; :class:`CliError` (exit 2) naming what is wrong."""
+    import tomllib
+
+    try:
+        with path.open("rb") as handle:
+            raw = tomllib.load(handle)
+    except FileNotFoundError:
+        raise CliError(f"config file {path} does not exist", USAGE) from None
+    except OSError as exc:
+        raise CliError(f"config file {path}: {exc.strerror or exc}", USAGE) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CliError(f"config file {path}: not valid TOML: {exc}", USAGE) from None
+    checked: dict[str, Any] = {}
+    for key, value in raw.items():
+        check = KEYS.get(key)
+        if check is None:
+            known = ", ".join(KEYS)
+            raise CliError(f"config file {path}: unknown key {key!r} (known: {known})", USAGE)
+        try:
+            checked[key] = check(value)
+        except ValueError as exc:
+            raise CliError(f"config file {path}: {key} {exc}", USAGE) from None
+    if "data_dir" in checked:
+        checked["data_dir"] = (path.parent / Path(checked["data_dir"]).expanduser()).resolve()
+    return checked
+
+
+def resolve_settings(args: argparse.Namespace) -> RtSettings:
+    """Merge the parsed flags (``None`` when not given) over the config file and defaults."""
+    raw_path: str | None = args.config or os.environ.get(CONFIG_ENV, "").strip() or None
+    config_file = Path(raw_path).expanduser() if raw_path else None
+    file = read_config(config_file) if config_file is not None else {}
+
+    def pick(name: str, default: Any) -> Any:
+        given = getattr(args, name)
+        if given is not None:
+            return given
+        return file.get(name, default)
+
+    data_dir = args.data_dir or file.get("data_dir") or default_data_dir(args.stdio_control)
+    return RtSettings(
+        stdio=args.stdio_control,
+        host=pick("host", "127.0.0.1"),
+        ws_control_port=pick("ws_control_port", 5400),
+        ws_debug_port=pick("ws_debug_port", 5401),
+        data_dir=Path(data_dir).expanduser(),
+        log_level=pick("log_level", None),
+        pypi_index_url=pick("pypi_index_url", None),
+        pypi_trusted_hosts=tuple(args.pypi_trusted_host or file.get("pypi_trusted_hosts", ())),
+        config_file=config_file,
+    )

@@ -1,0 +1,128 @@
+"""``lbp build`` refuses what the runtime would refuse, one line per problem, exit 2.
+
+Each broken plugin of issue 10 (a syntax error, a wrong ``attr``, ``kind: Toool``,
+``version: banana``) is built by the real CLI in a child process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import lbp, ok
+
+TOOL_YAML = "components/tools/tool.yaml"
+TOOL_PY = "components/tools/tool.py"
+COMMAND_YAML = "components/commands/command.yaml"
+PARSER_PY = "components/parser/parser.py"
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _line_of(path: Path, needle: str) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(lines, 1) if needle in line)
+
+
+BREAKAGES = {
+    "unknown kind": (
+        COMMAND_YAML,
+        "kind: Command",
+        "kind: Comand",
+        "unknown kind 'Comand' (did you mean 'Command'?)",
+    ),
+    "bad version": (
+        "manifest.yaml",
+        "version: 0.1.0",
+        "version: banana",
+        "metadata.version 'banana' is not a version number (e.g. 0.1.0)",
+    ),
+    "syntax error": (
+        PARSER_PY,
+        "class ",
+        "class class ",
+        "syntax error: invalid syntax",
+    ),
+    "wrong attr": (
+        TOOL_YAML,
+        "attr: MyTool",
+        "attr: MyTol",
+        f"execution.python.attr 'MyTol' is not defined in {TOOL_PY}",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BREAKAGES))
+@pytest.mark.parametrize("check_only", [False, True], ids=["build", "check"])
+def test_each_broken_plugin_is_refused_with_its_file_and_line(
+    full_plugin: Path, case: str, check_only: bool
+) -> None:
+    """The four plugins of the issue: each refused in one line naming file and line."""
+    relative, old, new, message = BREAKAGES[case]
+    _replace(full_plugin / relative, old, new)
+    line = _line_of(full_plugin / relative, new.strip()[:20])
+    done = lbp("build", *(["--check"] if check_only else []), cwd=full_plugin)
+    assert done.code == 2, done.err
+    lines = done.err.splitlines()
+    assert len(lines) == 1, done.err
+    if case == "syntax error":
+        assert lines[0].startswith(f"lbp build: {PARSER_PY}:{line}: syntax error: "), lines[0]
+    else:
+        assert lines[0] == f"lbp build: {relative}:{line}: {message}"
+    assert "Traceback" not in done.err
+    assert not (full_plugin / "dist").exists()
+
+
+def test_every_problem_gets_its_own_line(full_plugin: Path) -> None:
+    for relative, old, new, _ in BREAKAGES.values():
+        _replace(full_plugin / relative, old, new)
+    done = lbp("build", cwd=full_plugin)
+    assert done.code == 2
+    lines = done.err.splitlines()
+    assert all(line.startswith("lbp build: ") for line in lines), done.err
+    for _, _, _, message in BREAKAGES.values():
+        assert sum(message in line for line in lines) == 1, (message, done.err)
+
+
+def test_check_only_writes_nothing(full_plugin: Path) -> None:
+    out = ok("build", "--check", cwd=full_plugin)
+    assert out.startswith("ok: tester/demo 0.1.0, 7 components, ")
+    assert not (full_plugin / "dist").exists()
+
+
+def test_an_entry_class_without_a_base_is_refused(full_plugin: Path) -> None:
+    _replace(full_plugin / TOOL_PY, "class MyTool(Tool):", "class MyTool:")
+    done = lbp("build", "--check", cwd=full_plugin)
+    assert done.code == 2
+    line = _line_of(full_plugin / TOOL_YAML, "attr: MyTool")
+    assert done.err == (
+        f"lbp build: {TOOL_YAML}:{line}: MyTool in {TOOL_PY} must be a subclass of Tool\n"
+    )
+
+
+def test_an_incomplete_component_manifest_is_not_skipped(full_plugin: Path) -> None:
+    path = full_plugin / TOOL_YAML
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("spec:", "notspec:", 1), encoding="utf-8")
+    done = lbp("build", "--check", cwd=full_plugin)
+    assert done.code == 2
+    assert done.err == f"lbp build: {TOOL_YAML}:2: a component manifest needs spec\n"
+
+
+def test_two_components_of_one_kind_and_name_are_refused(full_plugin: Path) -> None:
+    folder = full_plugin / "components" / "tools"
+    (folder / "copy.yaml").write_text((folder / "tool.yaml").read_text(), encoding="utf-8")
+    done = lbp("build", "--check", cwd=full_plugin)
+    assert done.code == 2
+    assert "components/tools/tool.yaml:4: a second Tool named 'tool'" in done.err
+    assert "(the first is in components/tools/copy.yaml)" in done.err
+
+
+def test_a_data_yaml_beside_the_components_is_fine(full_plugin: Path) -> None:
+    (full_plugin / "components" / "tools" / "words.yaml").write_text("- a\n- b\n")
+    ok("build", "--check", cwd=full_plugin)

@@ -1,0 +1,120 @@
+"""``lbp rt`` and ``lbp box`` as processes: one vocabulary, one log format, one line per error.
+
+Exit status 2 is bad input (a flag, a config file), 1 a failure at run time (a port in
+use, a data folder held by another runtime); neither prints a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.cli.helpers import child_env, lbp
+from tests.conftest import free_port
+from tests.e2e.processes import LBP
+from tests.e2e.stderr_lines import child
+
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (DEBUG|INFO|WARNING|ERROR) +\S+: ")
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        yield int(blocker.getsockname()[1])
+
+
+def rt_args(tmp_path: Path, *extra: str) -> list[str]:
+    return ["rt", "--data-dir", str(tmp_path / "rt-data"), *extra]
+
+
+@pytest.mark.parametrize("daemon", ["rt", "box"])
+def test_a_port_out_of_range_is_one_line_and_exit_2(daemon: str, tmp_path: Path) -> None:
+    args = rt_args(tmp_path) if daemon == "rt" else ["box"]
+    done = lbp(*args, "--ws-control-port", "99999", cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == (
+        f"lbp {daemon}: argument --ws-control-port: '99999' is not a port (1-65535) "
+        f"(see 'lbp {daemon} --help')\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "what", "flag"),
+    [
+        (["--ws-control-port"], "control port", "--ws-control-port"),
+        (["--ws-debug-port"], "debug port", "--ws-debug-port"),
+    ],
+)
+def test_rt_on_a_port_in_use_is_one_line_and_exit_1(
+    tmp_path: Path, taken_port: int, args: list[str], what: str, flag: str
+) -> None:
+    other = "--ws-debug-port" if flag == "--ws-control-port" else "--ws-control-port"
+    done = lbp(*rt_args(tmp_path, *args, str(taken_port), other, str(free_port())), cwd=tmp_path)
+    assert done.code == 1
+    assert done.err == (
+        f"lbp rt: cannot listen on 127.0.0.1:{taken_port} ({what}): the port is already in "
+        f"use; stop the other process or choose another port with {flag}\n"
+    )
+
+
+def test_box_on_a_port_in_use_is_one_line_and_exit_1(tmp_path: Path, taken_port: int) -> None:
+    done = lbp("box", "--ws-control-port", str(taken_port), cwd=tmp_path)
+    assert done.code == 1
+    lines = done.err.splitlines()
+    assert lines[-1] == (
+        f"lbp box: cannot listen on 127.0.0.1:{taken_port} (Box port): the port is already in "
+        "use; stop the other process or choose another port with --ws-control-port"
+    )
+    assert all(LOG_LINE.match(line) for line in lines[:-1]), done.err
+
+
+@pytest.mark.parametrize("daemon", ["rt", "box"])
+def test_one_log_level_vocabulary(daemon: str, tmp_path: Path) -> None:
+    args = rt_args(tmp_path) if daemon == "rt" else ["box"]
+    done = lbp(*args, "--log-level", "verbose", cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == (
+        f"lbp {daemon}: argument --log-level: 'verbose' is not a log level (choose debug, "
+        f"info, warning, error) (see 'lbp {daemon} --help')\n"
+    )
+    done = lbp(*args, cwd=tmp_path, env=child_env(extra={"LBP_LOG_LEVEL": "loud"}))
+    assert done.code == 2
+    assert done.err.startswith(f"lbp {daemon}: LBP_LOG_LEVEL: 'loud' is not a log level")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("level", ["DEBUG", "info"])
+async def test_both_daemons_log_alike_and_the_box_names_its_backend(
+    tmp_path: Path, level: str
+) -> None:
+    rt_port, box_port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("LANGBOT_BOX_CONFIG", "LBP_LOG_LEVEL")}
+    rt = [*LBP, *rt_args(tmp_path, "--ws-control-port", str(rt_port)), "--log-level", level]
+    rt.extend(["--ws-debug-port", str(free_port())])
+    box = [*LBP, "box", "--ws-control-port", str(box_port), "--log-level", level]
+    async with (
+        child(rt, tmp_path, env) as (_, rt_lines),
+        child(box, tmp_path, env) as (_, box_lines),
+    ):
+        await rt_lines.wait_for("plugin runtime up: ")
+        await box_lines.wait_for(r"Box: listening on 127\.0\.0\.1:")
+        backend = await box_lines.wait_for(r"Box: backend local \(docker, then nsjail\): ")
+        assert re.search(
+            r"(docker|nsjail) would serve sessions|none usable yet", box_lines.lines[backend]
+        )
+        async with aiohttp.ClientSession() as http:
+            for port in (rt_port, box_port):
+                async with http.get(f"http://127.0.0.1:{port}/healthz") as answer:
+                    assert answer.status == 200
+    for lines in (rt_lines, box_lines):
+        logged = [line for line in lines.lines if line.strip()]
+        assert logged, lines.text()
+        assert all(LOG_LINE.match(line) for line in logged), lines.text()

@@ -1,0 +1,57 @@
+"""Help lists every command and subcommand, and answers without importing the daemons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import lbp
+from tests.cli.test_frontend import HEAVY, _modules_after  # pyright: ignore[reportPrivateUsage]
+
+ALL_COMMANDS = ("rt", "box", "run", "demo", "init", "comp", "build", "publish", "login", "logout")
+
+
+def test_help_lists_every_command_subcommand_and_help_itself(tmp_path: Path) -> None:
+    done = lbp("--help", cwd=tmp_path)
+    assert done.code == 0
+    listed = [line.split("  ")[1] for line in done.out.splitlines() if line.startswith("  ")]
+    for name in (*ALL_COMMANDS, "ver", "box image build", "build --check", "help [COMMAND]"):
+        assert name in listed, (name, done.out)
+    assert lbp("help", cwd=tmp_path).out == done.out
+
+
+@pytest.mark.parametrize("name", ALL_COMMANDS)
+def test_help_command_is_the_commands_own_help(tmp_path: Path, name: str) -> None:
+    via_help = lbp("help", name, cwd=tmp_path)
+    direct = lbp(name, "--help", cwd=tmp_path)
+    assert (via_help.code, direct.code) == (0, 0)
+    assert via_help.out == direct.out
+    assert direct.out.startswith("usage: ")
+
+
+def test_box_help_names_its_image_command_and_that_has_full_help(tmp_path: Path) -> None:
+    box = lbp("box", "--help", cwd=tmp_path).out
+    assert "lbp box image build" in box.split("options:")[0]  # in the usage, not only at the end
+    image = lbp("box", "image", "--help", cwd=tmp_path)
+    assert image.code == 0
+    assert "build     build the default sandbox image offline" in image.out
+    build = lbp("box", "image", "build", "--help", cwd=tmp_path)
+    assert build.code == 0
+    for option in ("--tag", "--suite", "--include", "--mirror", "--docker"):
+        assert option in build.out
+    bare = lbp("box", "image", cwd=tmp_path)
+    assert (bare.code, bare.err) == (
+        2,
+        "lbp box image: choose a command: build (see 'lbp box image --help')\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv", [["rt", "--help"], ["box", "--help"], ["box", "image", "--help"], ["run", "--help"]]
+)
+def test_daemon_help_imports_no_heavy_module(argv: list[str]) -> None:
+    loaded = _modules_after(argv)
+    heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    assert heavy == []
+    assert not [m for m in loaded if m.startswith("box_runtime")]

@@ -1,0 +1,127 @@
+"""``lbp rt``'s settings: a TOML file under the flags, and a data folder that does not
+depend on where it was started (except where LangBot starts it, with ``-s``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from langbot_plugin.runtime.data_lock import DataDirBusyError, hold_data_dir
+from tests.cli.helpers import child_env, lbp
+from tests.conftest import free_port
+from tests.e2e.processes import LBP
+from tests.e2e.stderr_lines import child
+
+pytestmark = pytest.mark.anyio
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LBP_RT_CONFIG", "XDG_DATA_HOME")}
+    env.update(extra)
+    return env
+
+
+async def test_the_default_data_folder_is_per_user_not_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    xdg = tmp_path / "xdg"
+    started_in = tmp_path / "somewhere"
+    started_in.mkdir()
+    command = [
+        *LBP,
+        "rt",
+        "--ws-control-port",
+        str(free_port()),
+        "--ws-debug-port",
+        str(free_port()),
+    ]
+    async with child(command, started_in, clean_env(XDG_DATA_HOME=str(xdg))) as (_, lines):
+        await lines.wait_for(f"data in {xdg / 'langbot-plugin' / 'runtime'}$")
+    assert (xdg / "langbot-plugin" / "runtime" / ".lbp-rt.lock").is_file()
+    assert list(started_in.iterdir()) == []
+
+
+def test_spawned_by_langbot_it_keeps_data_beside_langbots(tmp_path: Path) -> None:
+    command = [*LBP, "rt", "-s", "--ws-debug-port", str(free_port())]
+    env = clean_env(XDG_DATA_HOME=str(tmp_path / "xdg"))
+    # LangBot going away closes stdin: the runtime stops on its own
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"data in {tmp_path / 'data' / 'plugin-runtime'}" in done.stderr
+    assert not (tmp_path / "xdg").exists()
+
+
+async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
+    control, debug, other = free_port(), free_port(), free_port()
+    config = tmp_path / "etc" / "rt.toml"
+    config.parent.mkdir()
+    config.write_text(
+        f'host = "127.0.0.1"\nws_control_port = {control}\nws_debug_port = {debug}\n'
+        'data_dir = "state"\nlog_level = "debug"\n'
+    )
+    command = [*LBP, "rt", "--config", str(config), "--ws-control-port", str(other)]
+    async with child(command, tmp_path, clean_env()) as (_, lines):
+        up = await lines.wait_for("plugin runtime up: ")
+        assert lines.lines[up].endswith(
+            f"control ws://127.0.0.1:{other}/control/ws, debug ws://127.0.0.1:{debug}"
+            f"/plugin/debug/ws, data in {config.parent / 'state'}"
+        )
+        assert lines.matching(f"INFO .* settings from {config} \\(flags override it\\)$")
+        assert lines.matching(" DEBUG .* settings: RtSettings")  # the file's log level applied
+    # the same file through $LBP_RT_CONFIG
+    async with child([*LBP, "rt"], tmp_path, clean_env(LBP_RT_CONFIG=str(config))) as (_, lines):
+        await lines.wait_for(f"control ws://127.0.0.1:{control}/control/ws")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ws_control_prot = 1\n", "unknown key 'ws_control_prot' (known: host, "),
+        ("ws_control_port = 99999\n", "ws_control_port '99999' is not a port (1-65535)"),
+        (
+            "ws_control_port = '5400'\n",
+            "ws_control_port must be a port number (1-65535), not '5400'",
+        ),
+        ("log_level = 'loud'\n", "log_level 'loud' is not a log level"),
+        ("host = [\n", "not valid TOML: "),
+    ],
+)
+def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, text: str, message: str) -> None:
+    config = tmp_path / "rt.toml"
+    config.write_text(text)
+    done = lbp("rt", "--config", str(config), cwd=tmp_path, env=child_env())
+    assert done.code == 2
+    assert len(done.err.splitlines()) == 1, done.err
+    assert done.err.startswith(f"lbp rt: config file {config}: ")
+    assert message in done.err
+
+
+def test_a_missing_config_file_is_bad_input(tmp_path: Path) -> None:
+    done = lbp("rt", "--config", "nope.toml", cwd=tmp_path, env=child_env())
+    assert (done.code, done.err) == (2, "lbp rt: config file nope.toml does not exist\n")
+
+
+async def test_one_runtime_per_data_folder(tmp_path: Path) -> None:
+    data = tmp_path / "rt-data"
+    command = [*LBP, "rt", "--data-dir", str(data), "--ws-control-port", str(free_port())]
+    command += ["--ws-debug-port", str(free_port())]
+    async with child(command, tmp_path, clean_env()) as (process, lines):
+        await lines.wait_for("plugin runtime up: ")
+        with pytest.raises(DataDirBusyError) as busy:
+            hold_data_dir(data, wait_seconds=0.3)
+        assert f"the data folder {data} is in use by lbp rt (pid {process.pid})" in str(busy.value)
+    held = hold_data_dir(data, wait_seconds=5)  # released when the process ended
+    assert held is not None
+    held.close()

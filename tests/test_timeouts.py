@@ -1,0 +1,115 @@
+"""The suite's time limit (tests/timeouts.py) turns each kind of hang into a failure."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+HANGS = """
+import threading
+import time
+
+import anyio
+import pytest
+
+CLEANED = []
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(1)
+async def test_async_hang(tmp_path):
+    never = anyio.Event()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(never.wait)
+            await never.wait()
+    finally:
+        print("cleanup ran")
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(1)
+async def test_blocks_the_event_loop():
+    threading.Event().wait()
+
+
+@pytest.mark.timeout(1)
+def test_sync_hang():
+    threading.Event().wait()
+
+
+@pytest.mark.anyio
+async def test_within_the_limit():
+    await anyio.sleep(0)
+"""
+
+IGNORES_EVERYTHING = """
+import anyio
+import pytest
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(1)
+async def test_swallows_cancellation_and_interrupts():
+    while True:
+        try:
+            await anyio.sleep_forever()
+        except BaseException:
+            pass
+"""
+
+
+def run_inner(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["tests.timeouts"]\n')
+    (tmp_path / "test_inner.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-s",
+         "-o", "test_timeout_grace=1", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+def test_hangs_fail_with_where_they_waited(tmp_path: Path) -> None:
+    done = run_inner(tmp_path, HANGS)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "3 failed, 1 passed" in out
+    # an async hang is cancelled: its cleanup runs and the report names the await
+    assert "FAILED test_inner.py::test_async_hang - Failed: test timed out after 1 s" in out
+    assert "cleanup ran" in out
+    line = HANGS.splitlines().index("            await never.wait()") + 1
+    assert f'test_inner.py", line {line}, in test_async_hang\n    await never.wait()' in out
+    # what cancellation cannot stop is interrupted where it blocks
+    for name in ("test_blocks_the_event_loop", "test_sync_hang"):
+        assert f"FAILED test_inner.py::{name} - tests.timeouts.TestTimeout" in out
+    assert "test still running 1 s after its 1 s limit" in out
+    assert out.count("threading.Event().wait()") >= 2
+
+
+def test_a_test_that_ignores_every_interruption_ends_the_run(tmp_path: Path) -> None:
+    done = run_inner(tmp_path, IGNORES_EVERYTHING)
+    assert done.returncode == 1
+    assert "test_inner.py::test_swallows_cancellation_and_interrupts: test still running" in (
+        done.stderr
+    )
+    assert "Timeout (0:00:03)!" in done.stderr  # faulthandler's dump, then the exit
