@@ -21,8 +21,15 @@ from typing import Any
 import anyio
 
 from box_runtime import protocol as p
-from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidationError
+from box_runtime.errors import (
+    BoxAdmissionError,
+    BoxManagedProcessConflictError,
+    BoxReadinessError,
+    BoxValidationError,
+)
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.process_models import ManagedProcessInfo
+from box_runtime.processes import ManagedProcess
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 from box_runtime.storage import measure_tree, verify_shared_workspace
@@ -78,29 +85,75 @@ class BoxService:
         peer = self._peers.get(ctx.session, Peer(None))
         if not context:
             return None
-        instance = context.get("instance_uuid")
-        workspace = context.get("workspace_uuid")
-        generation = context.get("placement_generation")
-        if not isinstance(instance, str) or not INSTANCE_ID_PATTERN.fullmatch(instance):
-            raise BoxValidationError("context.instance_uuid is missing or malformed")
-        if not isinstance(workspace, str) or not workspace.strip() or len(workspace) > 256:
-            raise BoxValidationError("context.workspace_uuid is missing or malformed")
-        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
-            raise BoxValidationError("context.placement_generation must be a positive integer")
-        if peer.instance_id is not None and instance != peer.instance_id:
-            raise PermissionDeniedError("the request context belongs to another LangBot instance")
+        instance, workspace, generation = self._checked_tenant(
+            context.get("instance_uuid"),
+            context.get("workspace_uuid"),
+            context.get("placement_generation"),
+            bound_instance=peer.instance_id,
+            field="context.",
+        )
         key = (instance, workspace)
         current = self._generations.get(key)
-        if current is not None and generation < current:
-            raise PermissionDeniedError(
-                f"stale placement generation {generation} (current {current})",
-                details={"current": current, "requested": generation},
-            )
         if current != generation:
             self._generations[key] = generation
             if current is not None:
                 await self.runtime.retire_generations(instance, workspace, generation)
         return Tenant(instance, workspace, generation)
+
+    def _checked_tenant(
+        self,
+        instance: object,
+        workspace: object,
+        generation: object,
+        *,
+        bound_instance: str | None,
+        field: str,
+    ) -> tuple[str, str, int]:
+        """Validate a tenant's three parts; refuse another instance and a stale generation."""
+        if not isinstance(instance, str) or not INSTANCE_ID_PATTERN.fullmatch(instance):
+            raise BoxValidationError(f"{field}instance_uuid is missing or malformed")
+        if not isinstance(workspace, str) or not workspace.strip() or len(workspace) > 256:
+            raise BoxValidationError(f"{field}workspace_uuid is missing or malformed")
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+            raise BoxValidationError(f"{field}placement_generation must be a positive integer")
+        if bound_instance is not None and instance != bound_instance:
+            raise PermissionDeniedError("the request context belongs to another LangBot instance")
+        current = self._generations.get((instance, workspace))
+        if current is not None and generation < current:
+            raise PermissionDeniedError(
+                f"stale placement generation {generation} (current {current})",
+                details={"current": current, "requested": generation},
+            )
+        return instance, workspace, generation
+
+    def relay_process(
+        self,
+        *,
+        instance: str | None,
+        workspace: str | None,
+        generation: str | None,
+        session_id: str,
+        process_id: str,
+    ) -> ManagedProcess:
+        """The running process a relay connection asks for (headers name the tenant).
+
+        Without workspace headers the request addresses the context-free namespace, as
+        an RPC request without ``context`` does.
+        """
+        tenant: Tenant | None = None
+        if workspace is not None or generation is not None:
+            number = int(generation) if generation and generation.isdigit() else None
+            checked = self._checked_tenant(
+                instance, workspace, number, bound_instance=None, field="relay header "
+            )
+            tenant = Tenant(*checked)
+        session = self.runtime.relay_session(session_id, tenant)
+        process = self.runtime.processes.get(session.key, process_id)
+        if not process.running:
+            raise BoxManagedProcessConflictError(
+                f"managed process {process_id} in session {session.key.session_id} is not running"
+            )
+        return process
 
     def _check_instance(self, ctx: RequestContext) -> None:
         """Host-control actions: a context, when present, must name the bound instance."""
@@ -136,7 +189,7 @@ class BoxService:
         return p.BoxStatus(
             backend=await runtime.backend_info(),
             active_sessions=used,
-            managed_processes=0,
+            managed_processes=runtime.processes.running_count(lambda key: key.tenant == tenant),
             session_ttl_sec=config.sessions.ttl_sec,
             limits={
                 "max_sessions": limits.max_sessions,
@@ -166,7 +219,8 @@ class BoxService:
     async def get_sessions(self, params: Empty, ctx: RequestContext) -> p.SessionList:
         del params
         tenant = await self._tenant(ctx)
-        return p.SessionList(sessions=[s.info() for s in self.runtime.sessions(tenant)])
+        sessions = self.runtime.sessions(tenant)
+        return p.SessionList(sessions=[self.runtime.session_info(s) for s in sessions])
 
     async def delete_session(self, ref: p.SessionRef, ctx: RequestContext) -> p.Deleted:
         await self.runtime.delete_session(ref.session_id, await self._tenant(ctx))
@@ -213,6 +267,28 @@ class BoxService:
         proof = await anyio.to_thread.run_sync(verify_shared_workspace, root, probe.marker_name)
         return p.SharedWorkspaceProof.model_validate(proof)
 
+    async def start_process(
+        self, params: p.ManagedProcessStart, ctx: RequestContext
+    ) -> ManagedProcessInfo:
+        tenant = await self._tenant(ctx)
+        process, _ = await self.runtime.start_managed_process(
+            params.session_id, params.spec, tenant
+        )
+        return process.info()
+
+    async def get_process(
+        self, ref: p.ManagedProcessRef, ctx: RequestContext
+    ) -> ManagedProcessInfo:
+        tenant = await self._tenant(ctx)
+        return self.runtime.managed_process(ref.session_id, ref.process_id, tenant).info()
+
+    async def stop_process(
+        self, ref: p.ManagedProcessRef, ctx: RequestContext
+    ) -> p.ManagedProcessStopped:
+        tenant = await self._tenant(ctx)
+        await self.runtime.stop_managed_process(ref.session_id, ref.process_id, tenant)
+        return p.ManagedProcessStopped(stopped=ref.process_id)
+
     async def admission(self, params: Params, ctx: RequestContext) -> Result:
         del params
         self._check_instance(ctx)
@@ -240,6 +316,9 @@ class BoxService:
             p.BOX_DELETE_SESSION: self.delete_session,
             p.BOX_GET_STORAGE_ANALYSIS: self.storage_analysis,
             p.BOX_SHUTDOWN: self.shutdown,
+            p.BOX_START_MANAGED_PROCESS: self.start_process,
+            p.BOX_GET_MANAGED_PROCESS: self.get_process,
+            p.BOX_STOP_MANAGED_PROCESS: self.stop_process,
             p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT: self.admission,
             p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT: self.admission,
             p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,

@@ -11,6 +11,11 @@ raises :class:`~box_runtime.errors.BoxValidationError`.
 ``exec`` enforces the request's timeout itself and kills only that command (not the
 sandbox), reporting ``timed_out``; it keeps at most ``output_limit`` bytes of each
 stream (head and tail) while reading.
+
+``spawn`` starts a long-lived process (a managed process, :class:`ProcessRequest`) and
+hands back a :class:`SpawnedProcess`: its three byte streams, a way to wait for its
+exit status and to signal its process group. The runtime owns everything above the
+bytes (framing, buffers, stop order).
 """
 
 from __future__ import annotations
@@ -20,9 +25,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from box_runtime.errors import BoxValidationError
 from box_runtime.security import CollectedOutput
 
-__all__ = ["ExecOutcome", "ExecRequest", "Mount", "SandboxBackend", "SandboxPlan"]
+__all__ = [
+    "ExecOutcome",
+    "ExecRequest",
+    "Mount",
+    "ProcessRequest",
+    "SandboxBackend",
+    "SandboxPlan",
+    "SpawnedProcess",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +95,43 @@ class ExecOutcome:
     stderr: CollectedOutput
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessRequest:
+    """A long-lived process to start in a sandbox, its stdio kept open."""
+
+    #: Stable, filesystem-safe name of the process inside its sandbox (hex).
+    name: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    #: Memory limit of the process in MiB; 0 means the sandbox's own limit.
+    memory_mb: int = 0
+
+
+class SpawnedProcess(abc.ABC):
+    """A running process: its byte streams, its exit status, signals to its group."""
+
+    stdin: ByteSendStream
+    stdout: ByteReceiveStream
+    stderr: ByteReceiveStream
+    #: Set by :meth:`wait` when the backend knows why the process ended early.
+    exit_note: str = ""
+
+    async def pump(self) -> None:  # noqa: B027 - optional: work the streams need while the process lives
+        """Run whatever moves the bytes (a demultiplexer, say); returns when the streams end."""
+
+    @abc.abstractmethod
+    async def wait(self) -> int | None:
+        """The exit status once the process ended (``None`` when it cannot be known)."""
+
+    @abc.abstractmethod
+    async def signal(self, signum: int) -> None:
+        """Send ``signum`` to the process (its group where possible); gone is not an error."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release descriptors and connections (after the process ended)."""
+
+
 class SandboxBackend(abc.ABC):
     """One sandbox technology. Instances are created per runtime and reused."""
 
@@ -101,6 +154,13 @@ class SandboxBackend(abc.ABC):
     @abc.abstractmethod
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         """Remove the sandbox; a sandbox that is already gone is not an error."""
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """Start a managed process in the sandbox ``handle``."""
+        del plan, handle, request
+        raise BoxValidationError(f"the {self.name} backend cannot run managed processes")
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Remove non-persistent sandboxes this deployment left behind; return their ids."""

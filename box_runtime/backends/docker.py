@@ -31,7 +31,14 @@ import docker.utils  # type: ignore[import-untyped]
 from docker import errors as docker_errors  # type: ignore[import-untyped]
 from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
 
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.base import (
+    ExecOutcome,
+    ExecRequest,
+    ProcessRequest,
+    SandboxBackend,
+    SandboxPlan,
+    SpawnedProcess,
+)
 from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
 from box_runtime.backends.docker_io import (
     EXEC_WRAPPER,
@@ -258,6 +265,17 @@ class DockerBackend(SandboxBackend):
         api, self._api = self._api, None
         if api is not None:
             await self._run(api.close)
+
+    # ------------------------------------------------------------------ managed processes
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """A managed process: ``docker exec`` attached with stdin (see :mod:`.docker_process`)."""
+        from box_runtime.backends.docker_process import spawn_process
+
+        del plan
+        return await spawn_process(self._client(), self._run, handle, request)
 
     # ------------------------------------------------------------------ exec
 

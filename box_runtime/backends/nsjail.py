@@ -19,17 +19,27 @@ a configured path, or ``nsjail`` on PATH.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
+import shlex
 import shutil
 import stat
+import subprocess
 from collections.abc import Sequence
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.base import (
+    ExecOutcome,
+    ExecRequest,
+    ProcessRequest,
+    SandboxBackend,
+    SandboxPlan,
+    SpawnedProcess,
+)
 from box_runtime.backends.cgroups import CgroupPlan, detect
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
@@ -113,13 +123,22 @@ def build_args(
     uid: int | None,
     log_path: str,
     system_mounts: Sequence[str],
+    long_lived: bool = False,
 ) -> list[str]:
-    """The nsjail command line of one exec (pure: every path decision is made by callers)."""
+    """The nsjail command line of one exec (pure: every path decision is made by callers).
+
+    ``long_lived`` (a managed process): no time limit and no CPU-seconds limit, said
+    explicitly (``--time_limit 0``), since nsjail's default would end it after 600 s;
+    the cgroup's CPU share still applies.
+    """
     time_limit = min(config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
     args = [binary, "-Mo", "--quiet", "--log", log_path, "--hostname", "box"]
     if uid is not None:
         args += ["-u", f"{uid}:{uid}:1", "-g", f"{uid}:{uid}:1"]
-    args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
+    if long_lived:
+        args += ["--cwd", "/", "--time_limit", "0", "--rlimit_cpu", "inf"]
+    else:
+        args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
     args += ["--rlimit_nofile", str(config.rlimit_nofile)]
     args += ["--rlimit_fsize", str(config.rlimit_fsize_mb)]
     args += ["--rlimit_as", "inf" if cgroups.limits_memory else str(plan.memory_mb)]
@@ -214,6 +233,44 @@ class NsjailBackend(SandboxBackend):
 
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
         del plan, handle  # the runtime removes the session directory; no process outlives an exec
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """A managed process: one long-lived jail (no time limit) with piped stdio."""
+        from box_runtime.backends.jail_process import JailProcess
+
+        if self._binary is None:
+            raise BoxBackendUnavailableError("no nsjail binary")
+        if not await anyio.Path(handle).is_dir():
+            raise BoxSandboxGoneError(f"session directory {handle} is gone")
+        if request.memory_mb:
+            plan = dataclasses.replace(plan, memory_mb=request.memory_mb)
+        log_path = os.path.join(handle, f"nsjail-process-{request.name}.log")
+        command = ExecRequest(
+            command=f"exec {shlex.join(request.argv)}",
+            workdir=request.cwd,
+            env=request.env,
+            timeout_sec=1,
+            output_limit=0,
+            head_ratio=0.0,
+        )
+        args = build_args(
+            self._binary,
+            plan,
+            command,
+            config=self._config,
+            cgroups=self.cgroups,
+            uid=self._uid,
+            log_path=log_path,
+            system_mounts=self._system_mounts + (self._network_mounts if plan.network else ()),
+            long_lived=True,
+        )
+        await anyio.Path(log_path).write_bytes(b"")
+        process = await anyio.open_process(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        return JailProcess(process, log_path)
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         if self._binary is None:

@@ -124,7 +124,7 @@ async def test_validation_errors_reach_our_client_as_box_validation_errors(tmp_p
             )
 
 
-@pytest.mark.parametrize("action", ["box_start_managed_process", "box_list_skills"])
+@pytest.mark.parametrize("action", ["box_list_skills"])
 async def test_later_actions_answer_not_supported(tmp_path: Path, action: str) -> None:
     runtime, _ = fake_runtime(tmp_path)
     async with served_box(runtime) as box, BoxClient.connect(box.url) as client:
@@ -241,8 +241,8 @@ async def test_probes_and_relay_route(tmp_path: Path) -> None:
         assert ready.status == 200
         assert (await ready.json())["ready"] is True
         relay = await http.get(f"{base}/v1/sessions/s/managed-process/default/ws")
-        assert relay.status == 501
-        assert (await relay.json())["error"]["code"] == "not_supported"
+        assert relay.status == 404
+        assert (await relay.json())["error"]["code"] == "box_session_not_found"
 
 
 async def test_readyz_is_503_without_a_backend(tmp_path: Path) -> None:
