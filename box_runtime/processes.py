@@ -66,8 +66,8 @@ KILL_WAIT_SEC = 5.0
 #: After the process exited, how long its stdout may still drain (a child holding it).
 OUTPUT_LINGER_SEC = 1.0
 #: Bounds of each direction's queue (one message may exceed the byte bound).
-QUEUE_BYTES = 8 * 1024 * 1024
-QUEUE_ITEMS = 1024
+QUEUE_BYTES = 1024 * 1024
+QUEUE_ITEMS = 256
 READ_BYTES = 256 * 1024
 STDERR_PREVIEW_CHARS = 4000
 
@@ -193,8 +193,6 @@ class ManagedProcess:
         try:
             async with anyio.create_task_group() as tg:
                 self._scope = tg.cancel_scope
-                if self.stopping:
-                    tg.cancel_scope.cancel()
                 tg.start_soon(spawned.pump)
                 tg.start_soon(self._read_stdout)
                 tg.start_soon(self._read_stderr)

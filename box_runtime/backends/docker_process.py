@@ -213,6 +213,8 @@ class DockerProcess(SpawnedProcess):
         await self._run(_signal_blocking, self._api, self._handle, self._pid_file, signum)
 
     async def aclose(self) -> None:
+        for stream in (self._out, self.stdout, self._err, self.stderr):
+            await stream.aclose()
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(Exception):

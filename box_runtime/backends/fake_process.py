@@ -81,6 +81,17 @@ class FakeProcess(SpawnedProcess):
         await self._exited.wait()
         return self._exit_code
 
+    async def aclose(self) -> None:
+        for stream in (
+            self.stdin,
+            self._stdin_reader,
+            self._stdout_writer,
+            self.stdout,
+            self._stderr_writer,
+            self.stderr,
+        ):
+            await stream.aclose()
+
     async def signal(self, signum: int) -> None:
         self.signals.append(signum)
         if signum == signal.SIGKILL or (signum == signal.SIGTERM and self.program != "stubborn"):

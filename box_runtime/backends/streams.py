@@ -31,6 +31,14 @@ class ChunkReceiveStream(ByteReceiveStream):
         data, self._rest = self._rest[:max_bytes], self._rest[max_bytes:]
         return data
 
+    def backlog(self) -> int:
+        """Chunks written but not read yet."""
+        return self._channel.statistics().current_buffer_used
+
+    @property
+    def capacity(self) -> float:
+        return self._channel.statistics().max_buffer_size
+
     async def aclose(self) -> None:
         self._channel.close()
 
