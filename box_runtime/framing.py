@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio
-import anyio.lowlevel
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -201,8 +200,9 @@ class MessageQueue(Generic[T]):
 
     ``put`` waits while the queue is full (backpressure, nothing dropped); ``get``
     waits while it is empty and raises :class:`anyio.EndOfStream` once it was closed
-    and drained. ``get`` checks for cancellation before taking an item, so a cancelled
-    consumer never takes one it will not deliver.
+    and drained. A consumer that took an item but could not deliver it (it was
+    cancelled mid-send) gives it back with :meth:`put_back`, so the next consumer
+    sends it and nothing is lost or reordered.
     """
 
     def __init__(self, *, max_bytes: int, max_items: int) -> None:
@@ -211,7 +211,7 @@ class MessageQueue(Generic[T]):
         self._items: deque[tuple[T, int]] = deque()
         self._bytes = 0
         self._closed = False
-        self._changed = anyio.Event()
+        self._changed: anyio.Event | None = None  # created only when someone waits
 
     def __len__(self) -> int:
         return len(self._items)
@@ -225,8 +225,14 @@ class MessageQueue(Generic[T]):
         return self._closed
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
+
+    async def _wait(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     def _has_room(self, size: int) -> bool:
         if not self._items:
@@ -239,8 +245,7 @@ class MessageQueue(Generic[T]):
                 raise anyio.ClosedResourceError
             if self._has_room(size):
                 break
-            await self._changed.wait()
-        await anyio.lowlevel.checkpoint_if_cancelled()
+            await self._wait()
         self._items.append((item, size))
         self._bytes += size
         self._notify()
@@ -253,17 +258,27 @@ class MessageQueue(Generic[T]):
         self._bytes += size
         self._notify()
 
+    def put_back(self, item: T, size: int) -> None:
+        """Return an item taken by :meth:`get` to the front (it was not delivered)."""
+        self._items.appendleft((item, size))
+        self._bytes += size
+        self._notify()
+
     async def get(self) -> T:
+        item, _ = await self.get_sized()
+        return item
+
+    async def get_sized(self) -> tuple[T, int]:
+        """The next item and the size it was put with."""
         while True:
-            await anyio.lowlevel.checkpoint_if_cancelled()
             if self._items:
-                item, size = self._items.popleft()
-                self._bytes -= size
+                entry = self._items.popleft()
+                self._bytes -= entry[1]
                 self._notify()
-                return item
+                return entry
             if self._closed:
                 raise anyio.EndOfStream
-            await self._changed.wait()
+            await self._wait()
 
     def close(self) -> None:
         """No more items; readers drain what is queued, then see the end."""

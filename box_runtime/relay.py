@@ -33,7 +33,7 @@ from box_runtime.framing import (
     error_frame,
     line_for_process,
 )
-from box_runtime.processes import Attachment, ManagedProcess
+from box_runtime.managed_process import Attachment, ManagedProcess
 
 __all__ = [
     "CLOSE_EXITED",
@@ -59,12 +59,16 @@ def relay_response() -> web.WebSocketResponse:
         protocols=(RELAY_SUBPROTOCOL,),
         heartbeat=HEARTBEAT_SEC,
         max_msg_size=2 * MAX_MESSAGE_BYTES,
+        # No permessage-deflate: compressing every JSON-RPC message costs more CPU
+        # than loopback or LAN bandwidth saves (a 4 MiB message takes tens of ms).
+        compress=False,
     )
 
 
 async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
     """Bridge a prepared WebSocket to ``process`` until either side ends."""
     attachment = process.attach()
+    attachment.sink = ws.send_str
     ended = False
     try:
         with attachment.scope:
@@ -72,8 +76,12 @@ async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
 
                 async def to_client() -> None:
                     nonlocal ended
-                    await _to_client(ws, process)
-                    ended = True
+                    try:
+                        await _to_client(ws, process, attachment)
+                    except ConnectionError:
+                        pass  # the client went away mid-send; its message waits for the next
+                    else:
+                        ended = True
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(to_client)
@@ -85,18 +93,29 @@ async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
             await _close(ws, process, attachment, ended)
 
 
-async def _to_client(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
+async def _to_client(
+    ws: web.WebSocketResponse, process: ManagedProcess, attachment: Attachment
+) -> None:
+    """Send what waits in the queue (the stdout reader sends directly when nothing does)."""
     outbox = process.outbox
     while True:
         try:
-            text = await outbox.get()
+            text, size = await outbox.get_sized()
         except anyio.EndOfStream:
             return
-        await ws.send_str(text)
+        attachment.sending = True
+        try:
+            await ws.send_str(text)
+        except anyio.get_cancelled_exc_class():
+            raise  # replaced: the frame was already written to the old connection
+        except Exception:
+            outbox.put_back(text, size)  # the connection was gone: the next attach sends it
+            raise
+        finally:
+            attachment.sending = False
 
 
 async def _to_process(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
-    inbox = process.inbox
     async for message in ws:
         if message.type is WSMsgType.TEXT:
             try:
@@ -107,7 +126,7 @@ async def _to_process(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
                 )
                 continue
             try:
-                await inbox.put(line, len(line))
+                await process.to_process(line)
             except anyio.ClosedResourceError:
                 return  # the process closed its stdin or exited; the close says which
         elif message.type is WSMsgType.BINARY:

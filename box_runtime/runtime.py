@@ -43,9 +43,10 @@ from box_runtime.errors import (
     BoxSessionNotFoundError,
     BoxValidationError,
 )
+from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import ManagedProcessSpec
-from box_runtime.processes import ManagedProcess, ProcessTable
+from box_runtime.processes import ProcessTable
 from box_runtime.protocol import BackendInfo
 from box_runtime.scope import placement_session_id
 from box_runtime.security import check_env, check_quota, passthrough_env

@@ -27,9 +27,9 @@ from box_runtime.errors import (
     BoxReadinessError,
     BoxValidationError,
 )
+from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import ManagedProcessInfo
-from box_runtime.processes import ManagedProcess
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 from box_runtime.storage import measure_tree, verify_shared_workspace

@@ -120,6 +120,14 @@ class SpawnedProcess(abc.ABC):
     async def pump(self) -> None:  # noqa: B027 - optional: work the streams need while the process lives
         """Run whatever moves the bytes (a demultiplexer, say); returns when the streams end."""
 
+    def write_nowait(self, data: bytes) -> int:
+        """Write what fits into stdin now without waiting; return how many bytes.
+
+        0 (the default) means "use :attr:`stdin`": the runtime queues the data.
+        """
+        del data
+        return 0
+
     @abc.abstractmethod
     async def wait(self) -> int | None:
         """The exit status once the process ended (``None`` when it cannot be known)."""

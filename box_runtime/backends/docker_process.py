@@ -26,15 +26,15 @@ import signal
 import socket
 import ssl
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from anyio.abc import ByteSendStream
+from anyio.abc import ByteReceiveStream, ByteSendStream
 from docker import errors as docker_errors  # type: ignore[import-untyped]
 
 from box_runtime.backends.base import ProcessRequest, SpawnedProcess
-from box_runtime.backends.streams import ChunkSendStream, chunk_channel
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
 
 __all__ = ["PROCESS_WRAPPER", "SIGNAL_SCRIPT", "DockerProcess", "spawn_process"]
@@ -56,6 +56,10 @@ SIGNAL_SCRIPT = (
 )
 _READ_BYTES = 256 * 1024
 _HEADER = 8
+#: stderr set aside while stdout is read, at most (then reading waits for the stderr reader).
+_STDERR_QUEUE_BYTES = 256 * 1024
+#: How often an exec whose stream has not ended is checked for having exited.
+_EXIT_POLL_SEC = 5.0
 _WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 Run = Callable[..., Awaitable[Any]]
@@ -101,6 +105,13 @@ def _exit_code_blocking(api: Any, exec_id: str) -> int | None:
     return None
 
 
+def _running_blocking(api: Any, exec_id: str) -> bool:
+    try:
+        return bool(api.exec_inspect(exec_id).get("Running"))
+    except docker_errors.DockerException:
+        return False
+
+
 def _signal_blocking(api: Any, handle: str, pid_file: str, signum: int) -> None:
     name = signal.Signals(signum).name.removeprefix("SIG")
     try:
@@ -114,6 +125,15 @@ class _SocketStdin(ByteSendStream):
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._closed = False
+
+    def send_nowait(self, item: bytes) -> int:
+        """Write what the socket takes now; return how many bytes."""
+        if self._closed:
+            return 0
+        try:
+            return self._sock.send(item)
+        except OSError:  # would block, or gone: the queued path reports it
+            return 0
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
@@ -137,6 +157,120 @@ class _SocketStdin(ByteSendStream):
             self._sock.shutdown(socket.SHUT_WR)
 
 
+class _Demux:
+    """Docker's multiplexed stream, pulled by whoever reads stdout; stderr set aside.
+
+    Reading stdout reads the socket; stderr frames met on the way go to a bounded side
+    queue the stderr reader drains. So the stream moves only as fast as stdout is
+    read (a slow client slows the process, nothing is dropped), without a task of its
+    own and without a hop through a channel per chunk.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = bytearray(_READ_BYTES)
+        self._pending = bytearray()
+        self._position = 0
+        self._stream = 1
+        self._remaining = 0
+        self.ended = anyio.Event()
+        self._stderr: deque[bytes] = deque()
+        self._stderr_bytes = 0
+        self._stderr_changed: anyio.Event | None = None
+
+    def _notify(self) -> None:
+        changed, self._stderr_changed = self._stderr_changed, None
+        if changed is not None:
+            changed.set()
+
+    async def _wait(self) -> None:
+        if self._stderr_changed is None:
+            self._stderr_changed = anyio.Event()
+        await self._stderr_changed.wait()
+
+    def _take(self, max_bytes: int) -> tuple[int, bytes] | None:
+        """The next payload piece already received: ``(stream, bytes)``."""
+        pending = self._pending
+        while True:
+            if self._remaining == 0:
+                if len(pending) - self._position < _HEADER:
+                    del pending[: self._position]
+                    self._position = 0
+                    return None
+                header = pending[self._position : self._position + _HEADER]
+                self._stream = header[0]
+                self._remaining = int.from_bytes(header[4:8], "big")
+                self._position += _HEADER
+                continue
+            available = len(pending) - self._position
+            if available == 0:
+                pending.clear()
+                self._position = 0
+                return None
+            take = min(self._remaining, available, max_bytes)
+            data = bytes(pending[self._position : self._position + take])
+            self._position += take
+            self._remaining -= take
+            return self._stream, data
+
+    async def _fill(self) -> bool:
+        """Receive more of the stream; False at its end."""
+        while True:
+            try:
+                count = self._sock.recv_into(self._buffer)
+            except _WOULD_BLOCK:
+                await anyio.wait_readable(self._sock)
+                continue
+            except OSError:
+                count = 0
+            if count == 0:
+                self.ended.set()
+                self._notify()
+                return False
+            self._pending += memoryview(self._buffer)[:count]
+            return True
+
+    async def stdout(self, max_bytes: int) -> bytes:
+        while True:
+            piece = self._take(max_bytes)
+            if piece is None:
+                if self.ended.is_set() or not await self._fill():
+                    raise anyio.EndOfStream
+                continue
+            stream, data = piece
+            if stream != 2:
+                return data
+            while self._stderr_bytes > _STDERR_QUEUE_BYTES:
+                await self._wait()
+            self._stderr.append(data)
+            self._stderr_bytes += len(data)
+            self._notify()
+
+    async def stderr(self) -> bytes:
+        while not self._stderr:
+            if self.ended.is_set():
+                raise anyio.EndOfStream
+            await self._wait()
+        data = self._stderr.popleft()
+        self._stderr_bytes -= len(data)
+        self._notify()
+        return data
+
+
+class _DemuxStream(ByteReceiveStream):
+    def __init__(self, demux: _Demux, *, stderr: bool) -> None:
+        self._demux = demux
+        self._is_stderr = stderr
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._is_stderr:
+            return await self._demux.stderr()
+        return await self._demux.stdout(max_bytes)
+
+    async def aclose(self) -> None:
+        pass
+
+
 class DockerProcess(SpawnedProcess):
     """The attached exec of one managed process."""
 
@@ -151,70 +285,31 @@ class DockerProcess(SpawnedProcess):
         self._pid_file = pid_file
         self._sock: socket.socket = getattr(response, "_sock", response)
         self._sock.setblocking(False)
-        self.stdin = _SocketStdin(self._sock)
-        self._out, self.stdout = chunk_channel()
-        self._err, self.stderr = chunk_channel()
-        self._ended = anyio.Event()
+        self._stdin = _SocketStdin(self._sock)
+        self.stdin = self._stdin
+        self._demux = _Demux(self._sock)
+        self.stdout = _DemuxStream(self._demux, stderr=False)
+        self.stderr = _DemuxStream(self._demux, stderr=True)
 
-    async def pump(self) -> None:
-        """Demultiplex the stream into stdout and stderr until it ends."""
-        try:
-            await self._demux()
-        finally:
-            self._ended.set()
-            await self._out.aclose()
-            await self._err.aclose()
-
-    async def _recv(self, buffer: bytearray) -> int:
-        while True:
-            try:
-                return self._sock.recv_into(buffer)
-            except _WOULD_BLOCK:
-                await anyio.wait_readable(self._sock)
-            except OSError:
-                return 0
-
-    async def _demux(self) -> None:
-        buffer = bytearray(_READ_BYTES)
-        pending = bytearray()
-        target: ChunkSendStream | None = None
-        remaining = 0
-        while True:
-            count = await self._recv(buffer)
-            if count == 0:
-                return
-            pending += memoryview(buffer)[:count]
-            position = 0
-            while position < len(pending):
-                if remaining == 0:
-                    if len(pending) - position < _HEADER:
-                        break
-                    header = pending[position : position + _HEADER]
-                    target = self._err if header[0] == 2 else self._out
-                    remaining = int.from_bytes(header[4:8], "big")
-                    position += _HEADER
-                    continue
-                take = min(remaining, len(pending) - position)
-                payload = bytes(pending[position : position + take])
-                position += take
-                remaining -= take
-                if target is not None:
-                    try:
-                        await target.send(payload)
-                    except anyio.BrokenResourceError:
-                        target = None  # nobody reads that stream any more: skip its bytes
-            del pending[:position]
+    def write_nowait(self, data: bytes) -> int:
+        return self._stdin.send_nowait(data)
 
     async def wait(self) -> int | None:
-        await self._ended.wait()
+        """The stream's end means the exec ended; a process whose output nobody drains is
+        found exited by looking every few seconds."""
+        while not self._demux.ended.is_set():
+            with anyio.move_on_after(_EXIT_POLL_SEC):
+                await self._demux.ended.wait()
+            if not self._demux.ended.is_set():
+                running = await self._run(_running_blocking, self._api, self._exec_id)
+                if not running:
+                    break
         return await self._run(_exit_code_blocking, self._api, self._exec_id)
 
     async def signal(self, signum: int) -> None:
         await self._run(_signal_blocking, self._api, self._handle, self._pid_file, signum)
 
     async def aclose(self) -> None:
-        for stream in (self._out, self.stdout, self._err, self.stderr):
-            await stream.aclose()
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(Exception):

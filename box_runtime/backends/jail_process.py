@@ -1,7 +1,8 @@
 """A managed process under nsjail: one long-lived jail whose stdio are pipes.
 
 The jail is ``nsjail -Mo`` itself (the jailed program is PID 1 of its own pid
-namespace): closing stdin asks the program to end; SIGTERM and SIGKILL go to nsjail,
+namespace), its stdio our own non-blocking pipes (:mod:`.pipes`): closing stdin asks
+the program to end; SIGTERM and SIGKILL go to nsjail,
 which takes the whole jail down with it. When nsjail could not create the jail, its
 log (kept next to the session) explains why; :attr:`JailProcess.exit_note` carries it.
 """
@@ -12,9 +13,10 @@ import contextlib
 import signal
 
 import anyio
-from anyio.abc import Process
+from anyio.abc import ByteReceiveStream, Process
 
 from box_runtime.backends.base import SpawnedProcess
+from box_runtime.backends.pipes import PipeSendStream
 
 __all__ = ["NSJAIL_FAILED", "JailProcess"]
 
@@ -24,16 +26,25 @@ _KILL_WAIT_SEC = 5.0
 
 
 class JailProcess(SpawnedProcess):
-    def __init__(self, process: Process, log_path: str) -> None:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        assert process.stderr is not None
+    def __init__(
+        self,
+        process: Process,
+        log_path: str,
+        *,
+        stdin: PipeSendStream,
+        stdout: ByteReceiveStream,
+        stderr: ByteReceiveStream,
+    ) -> None:
         self._process = process
         self._log_path = log_path
-        self.stdin = process.stdin
-        self.stdout = process.stdout
-        self.stderr = process.stderr
+        self._stdin = stdin
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
         self.exit_note = ""
+
+    def write_nowait(self, data: bytes) -> int:
+        return self._stdin.send_nowait(data)
 
     async def wait(self) -> int | None:
         code = await self._process.wait()
@@ -55,7 +66,7 @@ class JailProcess(SpawnedProcess):
                     process.kill()
                 with anyio.move_on_after(_KILL_WAIT_SEC):
                     await process.wait()
-            for stream in (process.stdin, process.stdout, process.stderr):
-                if stream is not None:
-                    with contextlib.suppress(OSError, anyio.BrokenResourceError):
-                        await stream.aclose()
+            for stream in (self.stdin, self.stdout, self.stderr):
+                with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                    await stream.aclose()
+            await process.aclose()

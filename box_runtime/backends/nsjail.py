@@ -26,7 +26,6 @@ import os
 import shlex
 import shutil
 import stat
-import subprocess
 from collections.abc import Sequence
 
 import anyio
@@ -239,6 +238,7 @@ class NsjailBackend(SandboxBackend):
     ) -> SpawnedProcess:
         """A managed process: one long-lived jail (no time limit) with piped stdio."""
         from box_runtime.backends.jail_process import JailProcess
+        from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream, pipe_pair
 
         if self._binary is None:
             raise BoxBackendUnavailableError("no nsjail binary")
@@ -267,10 +267,26 @@ class NsjailBackend(SandboxBackend):
             long_lived=True,
         )
         await anyio.Path(log_path).write_bytes(b"")
-        process = await anyio.open_process(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        pipes = [pipe_pair(child_reads=True), pipe_pair(child_reads=False)]
+        pipes.append(pipe_pair(child_reads=False))
+        try:
+            process = await anyio.open_process(
+                args, stdin=pipes[0][1], stdout=pipes[1][1], stderr=pipes[2][1]
+            )
+        except BaseException:
+            for ours, _ in pipes:
+                os.close(ours)
+            raise
+        finally:
+            for _, theirs in pipes:
+                os.close(theirs)
+        return JailProcess(
+            process,
+            log_path,
+            stdin=PipeSendStream(pipes[0][0]),
+            stdout=PipeReceiveStream(pipes[1][0]),
+            stderr=PipeReceiveStream(pipes[2][0]),
         )
-        return JailProcess(process, log_path)
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         if self._binary is None:

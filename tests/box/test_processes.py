@@ -9,16 +9,16 @@ from typing import Any
 import anyio
 import pytest
 
-from box_runtime import processes as processes_module
+from box_runtime import managed_process as processes_module
 from box_runtime.errors import (
     BoxCapacityExceededError,
     BoxManagedProcessConflictError,
     BoxManagedProcessNotFoundError,
     BoxSessionNotFoundError,
 )
+from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxSpec
 from box_runtime.process_models import ManagedProcessSpec, ManagedProcessStatus
-from box_runtime.processes import ManagedProcess
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
