@@ -129,7 +129,8 @@ async def _server(
 ) -> AsyncGenerator[None]:
     """A Box server child; its stderr goes to ``.bench/logs/box_mcp-<log>.log``."""
     LOG_DIR.mkdir(parents=True, exist_ok=True)
-    with open(LOG_DIR / f"box_mcp-{log}.log", "wb") as stderr:
+    log_file = await anyio.to_thread.run_sync(lambda: open(LOG_DIR / f"box_mcp-{log}.log", "wb"))  # noqa: SIM115
+    with log_file as stderr:
         async with await anyio.open_process(
             command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=stderr
         ) as process:
@@ -271,7 +272,10 @@ async def _raw_jail_start(command: list[str]) -> float:
     return elapsed
 
 
-async def run() -> dict[str, Any]:
+def _prepare_state() -> Path:
+    """A world-traversable state directory with the read-only workspace and ``bin/nsjail``."""
+    from box_runtime.backends.nsjail import find_nsjail
+
     state = Path(tempfile.mkdtemp(prefix="lbp-mcp-bench-", dir="/tmp"))
     state.chmod(0o711)
     (state / "mounts").mkdir(mode=0o755)
@@ -280,13 +284,16 @@ async def run() -> dict[str, Any]:
     shutil.copytree(vendor_dir(), workspace / "mcp")
     for path in [workspace, *workspace.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
-    reference = _reference_command()
-    from box_runtime.backends.nsjail import find_nsjail
-
     (state / "bin").mkdir()
     nsjail = find_nsjail("")
-    if nsjail is not None:
+    if nsjail is not None:  # the reference finds nsjail on PATH only
         (state / "bin" / "nsjail").symlink_to(nsjail)
+    return state
+
+
+async def run() -> dict[str, Any]:
+    state = await anyio.to_thread.run_sync(_prepare_state)
+    reference = _reference_command()
     sessions: dict[str, Session] = {}
     clients: dict[str, BoxClient] = {}
     starts: dict[str, list[float]] = {}
@@ -390,8 +397,9 @@ def _remove_reference_containers() -> None:
 def report(results: dict[str, Any]) -> str:
     lines = [
         "| MCP `tools/call` (p50) | payload | host stdio | nsjail stdio | ours, nsjail relay | "
-        "reference, nsjail relay | docker exec stdio | ours, docker relay | reference, docker relay "
-        "| ours nsjail / nsjail stdio | ours docker / docker exec stdio | target |",
+        "reference, nsjail relay | docker exec stdio | ours, docker relay "
+        "| reference, docker relay | ours nsjail / nsjail stdio "
+        "| ours docker / docker exec stdio | target |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
@@ -425,7 +433,8 @@ def report(results: dict[str, Any]) -> str:
     starts = results["starts"]
     lines += [
         "",
-        "| managed process start (p50) | raw engine | ours | reference 0.7.18 | ours / raw | ours / reference |",
+        "| managed process start (p50) | raw engine | ours | reference 0.7.18 "
+        "| ours / raw | ours / reference |",
         "|---|---|---|---|---|---|",
     ]
     for backend in ("nsjail", "docker"):
@@ -434,9 +443,8 @@ def report(results: dict[str, Any]) -> str:
             starts.get(f"ours, {backend}"),
             starts.get(f"reference, {backend}"),
         )
-        lines.append(
-            f"| {backend} | {ms(raw)} | {ms(ours)} | {ms(ref)} | {ratio(ours, raw)} | {ratio(ours, ref)} |"
-        )
+        cells = [backend, ms(raw), ms(ours), ms(ref), ratio(ours, raw), ratio(ours, ref)]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -69,6 +69,12 @@ async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
     """Bridge a prepared WebSocket to ``process`` until either side ends."""
     attachment = process.attach()
     attachment.sink = ws.send_str
+    logger.info(
+        "Box relay: client attached to managed process %s of session %s (attach %d)",
+        process.process_id,
+        process.key.session_id,
+        attachment.number,
+    )
     ended = False
     try:
         with attachment.scope:

@@ -96,7 +96,12 @@ def main() -> int:
     model = api(
         "POST",
         "/api/v1/provider/models/llm",
-        {"name": "fake-model", "provider_uuid": provider, "abilities": ["func_call"], "extra_args": {}},
+        {
+            "name": "fake-model",
+            "provider_uuid": provider,
+            "abilities": ["func_call"],
+            "extra_args": {},
+        },
     )["data"]["uuid"]
 
     # Two stdio MCP servers, added the way the web UI adds them.
@@ -127,7 +132,9 @@ def main() -> int:
         check(f"{name} connected in {info.get('box_session_id')}", tool, ",".join(names))
 
     # A pipeline on the LocalAgent runner, with the fake model.
-    pipeline = api("POST", "/api/v1/pipelines", {"name": "mcp-in-box", "description": ""})["data"]["uuid"]
+    pipeline = api("POST", "/api/v1/pipelines", {"name": "mcp-in-box", "description": ""})["data"][
+        "uuid"
+    ]
     config = api("GET", f"/api/v1/pipelines/{pipeline}")["data"]["pipeline"]["config"]
     runner_id = config["ai"]["runner"]["id"]
     log(f"pipeline {pipeline} runner {runner_id}")

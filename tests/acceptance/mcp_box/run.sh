@@ -108,7 +108,7 @@ log "LocalAgent registered"
 # 5. the operator's steps and the checks
 $NSX "$PY" "$HERE/drive.py" "$API" "$WORKDIR/staged/forecast/forecast_server.py"
 FAIL=$?
-log "box: $(grep -c 'managed process .* started' "$WORKDIR/box.log") managed process start(s), relay connections: $(grep -c 'managed-process/.*/ws' "$WORKDIR/box.log")"
+log "box: $(grep -c 'managed process .* started' "$WORKDIR/box.log") managed process start(s), $(grep -c 'relay: client attached' "$WORKDIR/box.log") relay attach(es)"
 [ $FAIL = 0 ] && log "MCP-IN-BOX ACCEPTANCE PASSED" || log "MCP-IN-BOX ACCEPTANCE FAILED (logs in $WORKDIR)"
 if [ "${KEEP:-0}" -gt 0 ]; then log "keeping services up for ${KEEP}s (netns $NS)"; sleep "$KEEP"; fi
 exit $FAIL
