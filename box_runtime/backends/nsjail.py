@@ -26,6 +26,7 @@ import os
 import shlex
 import shutil
 import stat
+import subprocess
 from collections.abc import Sequence
 
 import anyio
@@ -309,7 +310,8 @@ class NsjailBackend(SandboxBackend):
         stdout = OutputCollector(request.output_limit, request.head_ratio)
         stderr = OutputCollector(request.output_limit, request.head_ratio)
         timed_out = False
-        async with await anyio.open_process(args, stdin=None) as process:
+        # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC pipe).
+        async with await anyio.open_process(args, stdin=subprocess.DEVNULL) as process:
             try:
                 with anyio.move_on_after(request.timeout_sec) as scope:
                     async with anyio.create_task_group() as tg:
