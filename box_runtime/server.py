@@ -116,30 +116,18 @@ class _Gate:
         supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
         return hmac.compare_digest(supplied.encode(), self.token.encode())
 
-    def instance(self, request: web.Request) -> tuple[bool, str | None]:
-        """(allowed, instance id) for a control connection; pins the first instance seen."""
+    def instance(self, request: web.Request, *, bind: bool = True) -> tuple[bool, str | None]:
+        """(allowed, instance id) of a connection; a control connection (``bind``) pins
+        the first instance seen, a relay connection never does."""
         header = request.headers.get(INSTANCE_HEADER)
         if header is not None:
             header = header.strip()
             if not INSTANCE_ID_PATTERN.fullmatch(header):
                 return False, None
         if self.trusted_instance is None:
-            if header is not None:
+            if bind and header is not None:
                 self.trusted_instance = header
                 logger.info("Box: bound to LangBot instance %s", header)
-            return True, header
-        if header is None or not hmac.compare_digest(header, self.trusted_instance):
-            return False, None
-        return True, header
-
-    def relay_instance(self, request: web.Request) -> tuple[bool, str | None]:
-        """Like :meth:`instance`, but a relay connection never binds the process."""
-        header = request.headers.get(INSTANCE_HEADER)
-        if header is not None:
-            header = header.strip()
-            if not INSTANCE_ID_PATTERN.fullmatch(header):
-                return False, None
-        if self.trusted_instance is None:
             return True, header
         if header is None or not hmac.compare_digest(header, self.trusted_instance):
             return False, None
@@ -216,7 +204,7 @@ async def _managed_process_ws(request: web.Request) -> web.StreamResponse:
     gate = request.app[_GATE]
     if not gate.token_ok(request):
         return _deny(f"missing or wrong {CONTROL_TOKEN_HEADER}")
-    allowed, instance = gate.relay_instance(request)
+    allowed, instance = gate.instance(request, bind=False)
     if not allowed:
         return _deny(f"{INSTANCE_HEADER} is missing, malformed or names another instance")
     service = request.app[_SERVICE]

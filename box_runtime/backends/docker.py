@@ -274,7 +274,13 @@ class DockerBackend(SandboxBackend):
         """A managed process: ``docker exec`` attached with stdin (see :mod:`.docker_process`)."""
         from box_runtime.backends.docker_process import spawn_process
 
-        del plan
+        if request.memory_mb:
+            logger.warning(
+                "Box: memory_mb=%d of a managed process is not a limit of its own on Docker; "
+                "the session container's %d MiB apply to all its processes",
+                request.memory_mb,
+                plan.memory_mb,
+            )
         return await spawn_process(self._client(), self._run, handle, request)
 
     # ------------------------------------------------------------------ exec

@@ -301,3 +301,14 @@ async def test_status_counts_the_running_processes(tmp_path: Path) -> None:
         assert (
             await client.with_context({**CONTEXT, "workspace_uuid": "x"}).status()
         ).managed_processes == 0
+
+
+async def test_a_relay_request_never_binds_the_instance(tmp_path: Path) -> None:
+    runtime, _ = fake_runtime(tmp_path)
+    async with served_box(runtime, token=TOKEN) as box:
+        early = relay_headers(token=TOKEN, instance_id="inst-9", context=CONTEXT)
+        path = "/v1/sessions/mcp-shared/managed-process/p1/ws"
+        assert await status_of(box, path, early) == (404, "box_session_not_found")
+        # The first control connection still binds its own instance.
+        async with BoxClient.connect(box.url, token=TOKEN, instance_id="inst-1") as client:
+            assert (await client.health()).available
