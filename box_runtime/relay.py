@@ -51,6 +51,8 @@ CLOSE_EXITED = 1000
 CLOSE_REPLACED = 4001
 #: Server pings keep an idle relay alive and find half-open clients.
 HEARTBEAT_SEC = 30.0
+#: How long the close waits for the exit status once the process's stdout ended.
+EXIT_STATUS_WAIT_SEC = 2.0
 
 
 def relay_response() -> web.WebSocketResponse:
@@ -154,6 +156,8 @@ async def _close(
     if attachment.replaced:
         await ws.close(code=CLOSE_REPLACED, message=b"replaced by a newer attach to this process")
     elif ended:
+        with anyio.move_on_after(EXIT_STATUS_WAIT_SEC):  # stdout ends a moment before the exit
+            await process.exited.wait()
         status = "unknown" if process.exit_code is None else str(process.exit_code)
         await ws.close(
             code=CLOSE_EXITED, message=f"managed process exited (status {status})".encode()
