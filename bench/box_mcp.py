@@ -15,8 +15,11 @@ One MCP server (``tests/box/mcp_fixture/echo_server.py``, the ``mcp`` package's
   does not frame messages, which small sequential calls do not notice).
 
 All sessions stay open; calls are interleaved round by round so machine noise hits
-every contender alike. Also timed: ``box_start_managed_process`` (ours, reference) and
-the raw engine's start of the same process. Prints a Markdown table (medians, ratios).
+every contender alike. Also timed: ``box_start_managed_process`` of ``cat`` (ours,
+reference) and the raw engine's start of the same process (the SDK's ``exec_create`` +
+attached ``exec_start``; the jail's spawn). The reference's Docker start returns once
+its ``docker exec -i`` child is forked, before the exec runs; ours once Docker started
+it. Prints a Markdown table (medians, ratios).
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ CONTEXT = {
     "workspace_uuid": "bench-ws",
     "placement_generation": 1,
 }
-ROUNDS, CALLS, STARTS = 12, 25, 8
+ROUNDS, CALLS, STARTS = 12, 25, 15
 CALL_TIMEOUT_SEC = 15.0
 
 
@@ -344,6 +347,12 @@ async def run() -> dict[str, Any]:
                     stack, reference, _config("docker", state, "ref-docker"), state, True
                 )
                 sessions["reference, docker relay"], clients["reference, docker"], _ = ref
+            # Starts first, while every server is idle.
+            for index in range(STARTS):
+                for name, client in clients.items():
+                    starts.setdefault(name, []).append(await _start_timer(client, index))
+                for name, raw in raw_starts.items():
+                    starts.setdefault(f"raw {name}", []).append(await raw())
             # One payload after the other, the small one first: a relay that splits a
             # message (the reference) breaks the session it happens on.
             for payload, text in PAYLOADS.items():
@@ -362,11 +371,6 @@ async def run() -> dict[str, Any]:
                         for _ in range(CALLS):
                             taken = await _call(session, text)
                             samples[payload].setdefault(name, []).append(taken)
-            for index in range(STARTS):
-                for name, client in clients.items():
-                    starts.setdefault(name, []).append(await _start_timer(client, index))
-                for name, raw in raw_starts.items():
-                    starts.setdefault(f"raw {name}", []).append(await raw())
     finally:
         with contextlib.suppress(Exception):
             await anyio.to_thread.run_sync(_remove_reference_containers)
