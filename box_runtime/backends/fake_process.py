@@ -6,7 +6,9 @@
 * ``stderr TEXT...``: writes TEXT on stderr, then behaves like ``echo``;
 * ``exit CODE``: exits at once with CODE;
 * ``term``: ignores the end of stdin, exits 143 on SIGTERM;
-* ``stubborn``: ignores the end of stdin and SIGTERM, exits 137 on SIGKILL.
+* ``stubborn``: ignores the end of stdin and SIGTERM, exits 137 on SIGKILL;
+* ``reply ID SIZE``: writes one JSON-RPC response of about SIZE bytes with that id,
+  then behaves like ``echo``.
 
 Every process keeps the signals it got in :attr:`FakeProcess.signals`.
 """
@@ -50,6 +52,9 @@ class FakeProcess(SpawnedProcess):
                 return
             if self.program == "stderr":
                 await self._stderr_writer.send(" ".join(argv[1:]).encode() + b"\n")
+            if self.program == "reply":
+                head = f'{{"jsonrpc":"2.0","id":{int(argv[1])},"result":"'.encode()
+                await self._stdout_writer.send(head + b"x" * int(argv[2]) + b'"}\n')
             async with anyio.create_task_group() as tg:
 
                 async def end_on_exit() -> None:
@@ -58,7 +63,7 @@ class FakeProcess(SpawnedProcess):
 
                 tg.start_soon(end_on_exit)
                 await self._echo()
-                if self.program in ("echo", "stderr"):
+                if self.program in ("echo", "stderr", "reply"):
                     self._exit(0)
                 await self._exited.wait()
         finally:

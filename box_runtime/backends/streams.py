@@ -1,9 +1,8 @@
 """Byte streams over bounded in-memory channels of chunks.
 
-A backend that produces a process's output itself (a demultiplexer reading one socket
-for both stdout and stderr, or the fake backend) hands the runtime
-:class:`ChunkReceiveStream` ends; :func:`chunk_channel` makes a bounded pair, so the
-producer waits when the consumer is slow (nothing is dropped).
+A backend that produces a process's output itself (the fake backend's programs) hands
+the runtime :class:`ChunkReceiveStream` ends; :func:`chunk_channel` makes a bounded
+pair, so the producer waits when the consumer is slow (nothing is dropped).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Subprotocol
 
+from box_runtime import managed_process
 from box_runtime.backends.fake import FakeBackend
 from box_runtime.backends.streams import ChunkReceiveStream
 from box_runtime.client import BoxClient, relay_headers, relay_url
@@ -312,3 +313,23 @@ async def test_a_relay_request_never_binds_the_instance(tmp_path: Path) -> None:
         # The first control connection still binds its own instance.
         async with BoxClient.connect(box.url, token=TOKEN, instance_id="inst-1") as client:
             assert (await client.health()).available
+
+
+async def test_an_oversized_reply_becomes_an_error_for_its_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(managed_process, "MAX_MESSAGE_BYTES", 1000)
+    async with box_with(tmp_path) as (box, client):
+        await client.start_managed_process(
+            "mcp-shared", {"process_id": "p1", "command": "reply", "args": ["42", "5000"]}
+        )
+        async with relay(box) as ws:
+            refused = json.loads(await receive_text(ws))
+            assert refused["id"] == 42
+            assert refused["error"]["code"] == -32603
+            assert "at most 1000 bytes" in refused["error"]["message"]
+            await ws.send('{"next": 1}')  # the stream goes on after the skipped line
+            assert await receive_text(ws) == '{"next": 1}'
+        info = await client.get_managed_process("mcp-shared", "p1")
+        assert info.oversized_messages == 1
+        assert "[lbp box] dropped a stdout message" in info.stderr_preview
