@@ -50,10 +50,13 @@ start() {   # start DIR LOG cmd...  (background, records pid)
   ( cd "$dir" && exec setsid $NSX "$@" >"$lf" 2>&1 </dev/null ) &
   PIDS+=($!)
 }
+DEPLOYMENT=lbacc-mcp-$$
 cleanup() {
   for ((i=${#PIDS[@]}-1; i>=0; i--)); do kill "${PIDS[$i]}" 2>/dev/null; done
   sleep 3
   for ((i=${#PIDS[@]}-1; i>=0; i--)); do kill -9 "${PIDS[$i]}" 2>/dev/null; done
+  # mcp-shared is persistent (it survives the Box on purpose): remove this run's.
+  docker ps -aq --filter "label=langbot.box.deployment=$DEPLOYMENT" | xargs -r docker rm -f >/dev/null
   [ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
 }
 trap cleanup EXIT
@@ -75,7 +78,8 @@ start "$WORKDIR" "$WORKDIR/fake_llm.log" "$PY" "$HERE/fake_llm.py" 18081 "$WORKD
 
 # 2. our plugin runtime and our Box
 start "$WORKDIR/rt" "$WORKDIR/rt.log" "$LBP" rt
-start "$WORKDIR/box" "$WORKDIR/box.log" "$LBP" box --host 127.0.0.1 --ws-control-port 5410 --log-level debug
+start "$WORKDIR/box" "$WORKDIR/box.log" env LANGBOT_BOX_DEPLOYMENT_ID="$DEPLOYMENT" \
+  "$LBP" box --host 127.0.0.1 --ws-control-port 5410 --log-level debug
 wait_for 30 $NSX bash -c 'exec 3<>/dev/tcp/127.0.0.1/5400' || { log "FAIL runtime did not listen on 5400"; exit 1; }
 wait_for 30 $NSX curl -sf http://127.0.0.1:5410/healthz || { log "FAIL box did not answer /healthz"; exit 1; }
 
