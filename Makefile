@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
 ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
-.PHONY: install demo test lint typecheck check bench acceptance acceptance-box clean
+.PHONY: install demo test lint typecheck check bench acceptance acceptance-box acceptance-mcp clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
 # a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
@@ -52,5 +52,9 @@ acceptance-box: install
 		$(CURDIR)/tests/acceptance/echo_plugin \
 		"$(CURDIR)/$(BIN)/lbp box --host 127.0.0.1 --ws-control-port 5410"
 
+# MCP in the Box with the real host: two stdio MCP servers, a tool call to each.
+acceptance-mcp: install
+	NS=$${NS-lbacc-boxmcp} tests/acceptance/mcp_box/run.sh $(CURDIR)/.acceptance-mcp
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) dist
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp dist

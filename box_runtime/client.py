@@ -13,6 +13,7 @@ rest. ``context`` (tenancy) is attached to every tenant action when given.
 from __future__ import annotations
 
 import hashlib
+import urllib.parse
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Self
@@ -23,11 +24,12 @@ from box_runtime import protocol as p
 from box_runtime.errors import BoxError, BoxExportRefusedError
 from box_runtime.export import ExportedFile
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.process_models import DEFAULT_PROCESS_ID, ManagedProcessInfo, ManagedProcessSpec
 from langbot_plugin.protocol.spec import Empty
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 
-__all__ = ["BoxClient", "BoxError", "accept_read"]
+__all__ = ["BoxClient", "BoxError", "accept_read", "relay_headers", "relay_url"]
 
 #: Extra seconds an exec call waits beyond the command's own timeout.
 EXEC_MARGIN_SEC = 30.0
@@ -184,6 +186,75 @@ class BoxClient:
         return await p.BOX_GET_STORAGE_ANALYSIS.call(
             self.session, Empty(), context=self.context, timeout=self.timeout
         )
+
+    # ------------------------------------------------------------------ managed processes
+
+    async def start_managed_process(
+        self, session_id: str, spec: ManagedProcessSpec | Mapping[str, Any]
+    ) -> ManagedProcessInfo:
+        checked = (
+            spec
+            if isinstance(spec, ManagedProcessSpec)
+            else ManagedProcessSpec.model_validate(spec)
+        )
+        return await p.BOX_START_MANAGED_PROCESS.call(
+            self.session,
+            p.ManagedProcessStart(session_id=session_id, spec=checked),
+            context=self.context,
+            timeout=self.timeout,
+        )
+
+    async def get_managed_process(
+        self, session_id: str, process_id: str = DEFAULT_PROCESS_ID
+    ) -> ManagedProcessInfo:
+        return await p.BOX_GET_MANAGED_PROCESS.call(
+            self.session,
+            p.ManagedProcessRef(session_id=session_id, process_id=process_id),
+            context=self.context,
+            timeout=self.timeout,
+        )
+
+    async def stop_managed_process(
+        self, session_id: str, process_id: str = DEFAULT_PROCESS_ID
+    ) -> None:
+        await p.BOX_STOP_MANAGED_PROCESS.call(
+            self.session,
+            p.ManagedProcessRef(session_id=session_id, process_id=process_id),
+            context=self.context,
+            timeout=self.timeout,
+        )
+
+
+def relay_url(base_url: str, session_id: str, process_id: str = DEFAULT_PROCESS_ID) -> str:
+    """The relay address of a managed process (``base_url``: ``ws://host:port``).
+
+    Send the control token and instance id as on ``/rpc/ws``, and, for a tenant's
+    session, ``X-LangBot-Workspace-Id`` and ``X-LangBot-Placement-Generation``
+    (:func:`relay_headers`).
+    """
+    quoted_session = urllib.parse.quote(session_id, safe="")
+    quoted_process = urllib.parse.quote(process_id, safe="")
+    return (
+        f"{base_url.rstrip('/')}/v1/sessions/{quoted_session}/managed-process/{quoted_process}/ws"
+    )
+
+
+def relay_headers(
+    *,
+    token: str | None = None,
+    instance_id: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """The handshake headers of a relay connection."""
+    headers: dict[str, str] = {}
+    if token:
+        headers["X-LangBot-Box-Control-Token"] = token
+    if instance_id:
+        headers["X-LangBot-Instance-Id"] = instance_id
+    if context:
+        headers["X-LangBot-Workspace-Id"] = str(context["workspace_uuid"])
+        headers["X-LangBot-Placement-Generation"] = str(context["placement_generation"])
+    return headers
 
 
 def accept_read(

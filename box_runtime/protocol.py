@@ -4,8 +4,9 @@ Both dialects use the same names for the shared actions. The 0.7 host (LangBot
 4.11.x on PyPI) also sends ``box_get_storage_analysis``; the 0.5 host (the
 dev/4.11.x source tree) also sends the eleven skill-store actions. Explicit file export
 (``box_read_files``, ``box_remove_files_if_match``, seed 004) is ours: the released
-hosts read selected files through ``box_exec`` instead. Until managed processes
-arrive, their actions answer with the code ``not_supported``.
+hosts read selected files through ``box_exec`` instead. The managed-process actions
+serve both: a 0.5 host names no ``process_id`` (its one process per session is
+``default``), a 0.7 host runs many per session.
 
 ``__ping`` and the other control actions are served by the RPC session itself.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from box_runtime.admission_models import (
     AdmissionGrant,
@@ -23,6 +24,12 @@ from box_runtime.admission_models import (
     RevocationReceipt,
 )
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.process_models import (
+    DEFAULT_PROCESS_ID,
+    ManagedProcessInfo,
+    ManagedProcessSpec,
+    check_process_id,
+)
 from langbot_plugin.protocol.spec import ActionSpec, Empty, Params, Result
 
 __all__ = [
@@ -75,6 +82,7 @@ __all__ = [
     "KeptFile",
     "ManagedProcessRef",
     "ManagedProcessStart",
+    "ManagedProcessStopped",
     "OneSkill",
     "ReadFileInfo",
     "ReadFilesRequest",
@@ -166,12 +174,21 @@ class StorageAnalysis(Result):
 
 class ManagedProcessStart(Params):
     session_id: str
-    spec: dict[str, Any] = Field(default_factory=dict[str, Any])
+    spec: ManagedProcessSpec
 
 
 class ManagedProcessRef(Params):
     session_id: str
-    process_id: str = "default"
+    process_id: str = DEFAULT_PROCESS_ID
+
+    @field_validator("process_id")
+    @classmethod
+    def _process_id(cls, value: str) -> str:
+        return check_process_id(value)
+
+
+class ManagedProcessStopped(Result):
+    stopped: str
 
 
 class ReadFilesRequest(Params):
@@ -319,9 +336,21 @@ BOX_GET_STORAGE_ANALYSIS = ActionSpec("box_get_storage_analysis", Empty, Storage
 BOX_SHUTDOWN = ActionSpec(
     "box_shutdown", Empty, Empty, doc="Remove every non-persistent session; keep serving."
 )
-BOX_START_MANAGED_PROCESS = ActionSpec("box_start_managed_process", ManagedProcessStart, Result)
-BOX_GET_MANAGED_PROCESS = ActionSpec("box_get_managed_process", ManagedProcessRef, Result)
-BOX_STOP_MANAGED_PROCESS = ActionSpec("box_stop_managed_process", ManagedProcessRef, Result)
+BOX_START_MANAGED_PROCESS = ActionSpec(
+    "box_start_managed_process",
+    ManagedProcessStart,
+    ManagedProcessInfo,
+    doc="Start a long-lived process in a session (a running one with the same spec is reused).",
+)
+BOX_GET_MANAGED_PROCESS = ActionSpec(
+    "box_get_managed_process", ManagedProcessRef, ManagedProcessInfo
+)
+BOX_STOP_MANAGED_PROCESS = ActionSpec(
+    "box_stop_managed_process",
+    ManagedProcessRef,
+    ManagedProcessStopped,
+    doc="Stop a process in order: close stdin, wait, terminate, kill.",
+)
 BOX_UPSERT_SANDBOX_ADMISSION_GRANT = ActionSpec(
     "box_upsert_sandbox_admission_grant",
     AdmissionGrant,

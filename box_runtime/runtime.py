@@ -13,8 +13,11 @@
   next exec, without an engine round trip per exec to check.
 * ``limits.max_sessions`` caps live plus in-creation sessions.
 * A background reaper removes idle non-persistent sessions after
-  ``sessions.ttl_sec``; :meth:`BoxRuntime.shutdown_sessions` removes every
-  non-persistent session (``box_shutdown``, SIGTERM/SIGINT).
+  ``sessions.ttl_sec`` (never one with a running managed process);
+  :meth:`BoxRuntime.shutdown_sessions` removes every non-persistent session
+  (``box_shutdown``, SIGTERM/SIGINT).
+* Managed processes (:mod:`box_runtime.processes`) live in their session: removing
+  the session stops them first; closing the runtime stops every one of them.
 """
 
 from __future__ import annotations
@@ -39,14 +42,18 @@ from box_runtime.errors import (
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
     BoxSandboxGoneError,
+    BoxSessionConflictError,
     BoxSessionNotFoundError,
     BoxValidationError,
 )
+from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
+from box_runtime.process_models import ManagedProcessSpec
+from box_runtime.processes import ProcessTable
 from box_runtime.protocol import BackendInfo
 from box_runtime.quota import filesystem_quota_unavailable
-from box_runtime.scope import workspace_namespace
-from box_runtime.security import passthrough_env
+from box_runtime.scope import placement_session_id, workspace_namespace
+from box_runtime.security import check_env, passthrough_env
 from box_runtime.session_dirs import remove_session_dir, sweep
 from box_runtime.sessions import (
     QuotaMode,
@@ -97,6 +104,7 @@ class BoxRuntime:
         self._fs_quota_reason: str | None = None
         self.admission = Admission(self.config)
         self.reaped = 0
+        self.processes = ProcessTable(lambda: self.config.limits)
 
     # ------------------------------------------------------------------ configuration
 
@@ -200,11 +208,18 @@ class BoxRuntime:
     def count(self) -> int:
         return len(self._sessions) + len(self._creating)
 
+    def session_info(self, session: Session) -> BoxSessionInfo:
+        info = session.info()
+        info.managed_process_count = sum(
+            1 for p in self.processes.in_session(session.key) if p.running
+        )
+        return info
+
     def get_session(self, session_id: str, tenant: Tenant | None) -> BoxSessionInfo:
         session = self._sessions.get(self._key(session_id, tenant))
         if session is None:
             raise BoxSessionNotFoundError(f"session {session_id} not found")
-        return session.info()
+        return self.session_info(session)
 
     async def _resolve(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSpec:
         """The request with the profile applied, then (managed mode) the admission policy."""
@@ -238,7 +253,7 @@ class BoxRuntime:
     async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
         resolved = await self._resolve(spec, tenant)
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
-        return session.info()
+        return self.session_info(session)
 
     async def _get_or_create(self, spec: BoxSpec, key: SessionKey) -> Session:
         while True:
@@ -353,6 +368,7 @@ class BoxRuntime:
                     return
                 if session.running is not None:
                     session.running.cancel()  # its caller gets BoxSessionDeletedError at once
+                await self.processes.stop_session(session.key)
                 backend = self._selection.backend if self._selection else None
                 if backend is not None:
                     try:
@@ -401,6 +417,7 @@ class BoxRuntime:
             and not s.closing
             and s.active == 0
             and now - s.last_used_mono >= ttl
+            and not any(p.running for p in self.processes.in_session(s.key))
         ]
         self.reaped += len(expired)  # counted first: the table empties during the removal
         await self._remove_all(expired, keep_persistent=False)
@@ -514,11 +531,71 @@ class BoxRuntime:
     # ------------------------------------------------------------------ explicit export
 
     def existing(self, session_id: str, tenant: Tenant | None) -> Session:
-        """A live session (never created here)."""
+        """A live session that is not being removed (never created here)."""
         session = self._sessions.get(self._key(session_id, tenant))
-        if session is None:
+        if session is None or session.closing:
             raise BoxSessionNotFoundError(f"session {session_id} not found")
         return session
+
+    # ------------------------------------------------------------------ managed processes
+
+    async def start_managed_process(
+        self, session_id: str, spec: ManagedProcessSpec, tenant: Tenant | None
+    ) -> tuple[ManagedProcess, bool]:
+        """Start (or reuse) a managed process in an existing session: ``(process, reused)``."""
+        config = await self.settings.ready()
+        session = self.existing(session_id, tenant)
+        backend = await self.backend()
+        env = {**passthrough_env(config.env_passthrough, self.settings.environ)}
+        env.update(check_env(spec.env))
+        try:
+            started = await self.processes.start(session, backend, spec, env)
+        except BoxSandboxGoneError:
+            logger.warning("Box: the sandbox of session %s vanished; recreating it", session_id)
+            await self.processes.stop_session(session.key)
+            session.handle = await backend.start(session.plan)
+            started = await self.processes.start(session, backend, spec, env)
+        session.touch(self._clock())
+        if session.closing:
+            await started[0].stop()
+            raise BoxSessionNotFoundError(f"session {session_id} was deleted")
+        return started
+
+    def managed_process(
+        self, session_id: str, process_id: str, tenant: Tenant | None
+    ) -> ManagedProcess:
+        return self.processes.get(self.existing(session_id, tenant).key, process_id)
+
+    async def stop_managed_process(
+        self, session_id: str, process_id: str, tenant: Tenant | None
+    ) -> None:
+        session = self.existing(session_id, tenant)
+        await self.processes.stop(session.key, process_id)
+        session.touch(self._clock())
+
+    def relay_session(self, url_session_id: str, tenant: Tenant | None) -> Session:
+        """The session a relay URL names: the id itself, or the 0.7 host's placement form."""
+        sessions = [s for s in self.sessions(tenant) if not s.closing]
+        for session in sessions:
+            if session.key.session_id == url_session_id:
+                return session
+        if tenant is not None:
+            matches = [
+                s
+                for s in sessions
+                if placement_session_id(
+                    tenant.instance_uuid, tenant.workspace_uuid, tenant.generation, s.key.session_id
+                )
+                == url_session_id
+            ]
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                raise BoxSessionConflictError(
+                    f"relay session id {url_session_id} matches {len(matches)} sessions; "
+                    "address the session by its own id"
+                )
+        raise BoxSessionNotFoundError(f"session {url_session_id} not found")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -543,18 +620,22 @@ class BoxRuntime:
         try:
             with single_error():
                 async with anyio.create_task_group() as tg:
+                    await tg.start(self.processes.serve)
                     tg.start_soon(self._reaper)
                     if self.initialized.is_set():
                         await self._backend_selection()
                     try:
                         yield self
                     finally:
+                        with anyio.CancelScope(shield=True):
+                            await self.processes.stop_all()
                         tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await self.aclose()
 
     async def aclose(self) -> None:
+        await self.processes.stop_all()
         await self.shutdown_sessions()
         selection = self._selection
         if selection is not None and selection.backend is not None:

@@ -38,6 +38,7 @@ __all__ = [
     "canonical_scope",
     "check_session_id",
     "is_scoped_session_id",
+    "placement_session_id",
     "scoped_session_id",
     "workspace_namespace",
 ]
@@ -141,3 +142,20 @@ def check_session_id(session_id: str, *, strict: bool) -> str:
             "(strict session ids are enabled: box.sessions.strict_ids)"
         )
     return session_id
+
+
+def placement_session_id(
+    instance_uuid: str, workspace_uuid: str, generation: int, session_id: str
+) -> str:
+    """The id a 0.7 host puts in a relay URL for one of its sessions.
+
+    The released host's client (``langbot-plugin`` 0.7.16) addresses the relay with a
+    "physical" id: ``ws-<first 24 hex of sha256(instance NUL workspace)>-g<generation>-``
+    followed by the session id with every run of characters outside
+    ``[A-Za-z0-9_.-]`` replaced by ``-``. The relay maps it back to the session
+    (:meth:`box_runtime.runtime.BoxRuntime.relay_session`); several sessions of one
+    placement mapping to the same id are refused there as ambiguous.
+    """
+    digest = hashlib.sha256(f"{instance_uuid}\0{workspace_uuid}".encode()).hexdigest()[:24]
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", session_id).strip("-")
+    return f"ws-{digest}-g{generation}-{safe}"

@@ -6,13 +6,15 @@ Routes on the one port (default 5410):
 * ``/healthz``: liveness (always 200 while the process serves);
 * ``/readyz``: 200 when a sandbox backend is usable, 503 otherwise;
 * ``/v1/sessions/{id}/managed-process[/{pid}]/ws``: the managed-process relay
-  (answers ``not_supported`` until managed processes arrive).
+  (:mod:`box_runtime.relay`).
 
 Authentication: when ``LANGBOT_BOX_CONTROL_TOKEN`` is set, every route but
 ``/healthz`` requires it in ``X-LangBot-Box-Control-Token``; binding anything but a
 loopback address without a token is refused at startup. ``X-LangBot-Instance-Id``
 binds a connection (and the process, from the first such connection on, or from
-``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance.
+``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance. A relay connection
+must name the bound instance (it never binds one) and names its tenant with
+``X-LangBot-Workspace-Id`` and ``X-LangBot-Placement-Generation``.
 
 In stdio mode (``-s``) the RPC runs over stdin/stdout and the port serves only the
 probes and the relay; it binds loopback unless ``--host`` says otherwise, and a port
@@ -31,9 +33,17 @@ from dataclasses import dataclass, field
 import anyio
 from aiohttp import WSCloseCode, web
 
+from box_runtime.errors import (
+    BoxManagedProcessConflictError,
+    BoxManagedProcessNotFoundError,
+    BoxSessionConflictError,
+    BoxSessionNotFoundError,
+    BoxValidationError,
+)
+from box_runtime.process_models import DEFAULT_PROCESS_ID
 from box_runtime.runtime import BoxRuntime
 from box_runtime.service import INSTANCE_ID_PATTERN, BoxService
-from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc import PermissionDeniedError, RPCError, RPCSession
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
 
@@ -55,6 +65,8 @@ CONTROL_TOKEN_ENV = "LANGBOT_BOX_CONTROL_TOKEN"
 TRUSTED_INSTANCE_ENV = "LANGBOT_BOX_TRUSTED_INSTANCE_UUID"
 CONTROL_TOKEN_HEADER = "X-LangBot-Box-Control-Token"
 INSTANCE_HEADER = "X-LangBot-Instance-Id"
+WORKSPACE_HEADER = "X-LangBot-Workspace-Id"
+GENERATION_HEADER = "X-LangBot-Placement-Generation"
 MIN_TOKEN_CHARS = 32
 
 
@@ -103,15 +115,16 @@ class _Gate:
         supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
         return hmac.compare_digest(supplied.encode(), self.token.encode())
 
-    def instance(self, request: web.Request) -> tuple[bool, str | None]:
-        """(allowed, instance id) for a control connection; pins the first instance seen."""
+    def instance(self, request: web.Request, *, bind: bool = True) -> tuple[bool, str | None]:
+        """(allowed, instance id) of a connection; a control connection (``bind``) pins
+        the first instance seen, a relay connection never does."""
         header = request.headers.get(INSTANCE_HEADER)
         if header is not None:
             header = header.strip()
             if not INSTANCE_ID_PATTERN.fullmatch(header):
                 return False, None
         if self.trusted_instance is None:
-            if header is not None:
+            if bind and header is not None:
                 self.trusted_instance = header
                 logger.info("Box: bound to LangBot instance %s", header)
             return True, header
@@ -173,18 +186,49 @@ async def _readyz(request: web.Request) -> web.Response:
     return web.json_response(body, status=200 if info.available else 503)
 
 
-async def _managed_process_ws(request: web.Request) -> web.Response:
-    if not request.app[_GATE].token_ok(request):
+#: HTTP status of a relay request the Box refuses before the WebSocket handshake.
+_RELAY_STATUS: tuple[tuple[type[RPCError], int], ...] = (
+    (BoxSessionNotFoundError, 404),
+    (BoxManagedProcessNotFoundError, 404),
+    (BoxManagedProcessConflictError, 409),
+    (BoxSessionConflictError, 409),
+    (PermissionDeniedError, 403),
+    (BoxValidationError, 400),
+)
+
+
+async def _managed_process_ws(request: web.Request) -> web.StreamResponse:
+    from box_runtime.relay import relay_response, serve_relay
+
+    gate = request.app[_GATE]
+    if not gate.token_ok(request):
         return _deny(f"missing or wrong {CONTROL_TOKEN_HEADER}")
-    return web.json_response(
-        {
-            "error": {
-                "code": "not_supported",
-                "message": "managed processes are not supported by this Box runtime yet",
-            }
-        },
-        status=501,
-    )
+    allowed, instance = gate.instance(request, bind=False)
+    if not allowed:
+        return _deny(f"{INSTANCE_HEADER} is missing, malformed or names another instance")
+    service = request.app[_SERVICE]
+    try:
+        process = service.relay_process(
+            instance=instance,
+            workspace=request.headers.get(WORKSPACE_HEADER),
+            generation=request.headers.get(GENERATION_HEADER),
+            session_id=request.match_info["session_id"],
+            process_id=request.match_info.get("process_id", DEFAULT_PROCESS_ID),
+        )
+    except RPCError as exc:
+        status = next((code for cls, code in _RELAY_STATUS if isinstance(exc, cls)), 400)
+        return web.json_response(
+            {"error": {"code": exc.code, "message": exc.message}}, status=status
+        )
+    ws = relay_response()
+    await ws.prepare(request)
+    sockets = request.app[_SOCKETS]
+    sockets.add(ws)
+    try:
+        await serve_relay(ws, process)
+    finally:
+        sockets.discard(ws)
+    return ws
 
 
 async def _close_sockets(app: web.Application) -> None:

@@ -21,18 +21,24 @@ from typing import Any
 import anyio
 
 from box_runtime import protocol as p
-from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidationError
+from box_runtime.errors import (
+    BoxAdmissionError,
+    BoxManagedProcessConflictError,
+    BoxReadinessError,
+    BoxValidationError,
+)
 from box_runtime.export_session import read_session_files, remove_session_files
+from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.process_models import ManagedProcessInfo
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 from box_runtime.skill_actions import SkillActions
 from box_runtime.storage import verify_shared_workspace
 from box_runtime.storage_report import analyse
-from langbot_plugin.protocol.spec import ActionSpec, ActionTable, Empty, Params, Result
+from langbot_plugin.protocol.spec import ActionSpec, ActionTable, Empty, Params
 from langbot_plugin.rpc import (
     InvalidParamsError,
-    NotSupportedError,
     PermissionDeniedError,
     RequestContext,
     Route,
@@ -44,7 +50,6 @@ from langbot_plugin.rpc.routes import preceded_by
 __all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer"]
 
 INSTANCE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-_LATER = "is not supported by this Box runtime yet (planned for a later release)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,29 +88,21 @@ class BoxService:
         peer = self._peers.get(ctx.session, Peer(None))
         if not context:
             return None
-        instance = context.get("instance_uuid")
-        workspace = context.get("workspace_uuid")
-        generation = context.get("placement_generation")
-        if not isinstance(instance, str) or not INSTANCE_ID_PATTERN.fullmatch(instance):
-            raise BoxValidationError("context.instance_uuid is missing or malformed")
-        if not isinstance(workspace, str) or not workspace.strip() or len(workspace) > 256:
-            raise BoxValidationError("context.workspace_uuid is missing or malformed")
-        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
-            raise BoxValidationError("context.placement_generation must be a positive integer")
-        if peer.instance_id is not None and instance != peer.instance_id:
-            raise PermissionDeniedError("the request context belongs to another LangBot instance")
+        instance, workspace, generation = self._checked_tenant(
+            context.get("instance_uuid"),
+            context.get("workspace_uuid"),
+            context.get("placement_generation"),
+            bound_instance=peer.instance_id,
+            field="context.",
+        )
         await self._observe_generation(instance, workspace, generation)
         return Tenant(instance, workspace, generation)
 
     async def _observe_generation(self, instance: str, workspace: str, generation: int) -> None:
         """Generations only move forward; a newer one retires the older ones' sessions."""
+        self._refuse_stale(instance, workspace, generation)
         key = (instance, workspace)
         current = self._generations.get(key)
-        if current is not None and generation < current:
-            raise PermissionDeniedError(
-                f"stale placement generation {generation} (current {current})",
-                details={"current": current, "requested": generation},
-            )
         if current != generation:
             self._generations[key] = generation
             if current is not None:
@@ -137,6 +134,64 @@ class BoxService:
         ):
             raise BoxAdmissionError("the managed sandbox session_id is runtime-owned")
 
+    def _checked_tenant(
+        self,
+        instance: object,
+        workspace: object,
+        generation: object,
+        *,
+        bound_instance: str | None,
+        field: str,
+    ) -> tuple[str, str, int]:
+        """Validate a tenant's three parts; refuse another instance and a stale generation."""
+        if not isinstance(instance, str) or not INSTANCE_ID_PATTERN.fullmatch(instance):
+            raise BoxValidationError(f"{field}instance_uuid is missing or malformed")
+        if not isinstance(workspace, str) or not workspace.strip() or len(workspace) > 256:
+            raise BoxValidationError(f"{field}workspace_uuid is missing or malformed")
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+            raise BoxValidationError(f"{field}placement_generation must be a positive integer")
+        if bound_instance is not None and instance != bound_instance:
+            raise PermissionDeniedError("the request context belongs to another LangBot instance")
+        self._refuse_stale(instance, workspace, generation)
+        return instance, workspace, generation
+
+    def _refuse_stale(self, instance: str, workspace: str, generation: int) -> None:
+        current = self._generations.get((instance, workspace))
+        if current is not None and generation < current:
+            raise PermissionDeniedError(
+                f"stale placement generation {generation} (current {current})",
+                details={"current": current, "requested": generation},
+            )
+
+    def relay_process(
+        self,
+        *,
+        instance: str | None,
+        workspace: str | None,
+        generation: str | None,
+        session_id: str,
+        process_id: str,
+    ) -> ManagedProcess:
+        """The running process a relay connection asks for (headers name the tenant).
+
+        Without workspace headers the request addresses the context-free namespace, as
+        an RPC request without ``context`` does.
+        """
+        tenant: Tenant | None = None
+        if workspace is not None or generation is not None:
+            number = int(generation) if generation and generation.isdigit() else None
+            checked = self._checked_tenant(
+                instance, workspace, number, bound_instance=None, field="relay header "
+            )
+            tenant = Tenant(*checked)
+        session = self.runtime.relay_session(session_id, tenant)
+        process = self.runtime.processes.get(session.key, process_id)
+        if not process.running:
+            raise BoxManagedProcessConflictError(
+                f"managed process {process_id} in session {session.key.session_id} is not running"
+            )
+        return process
+
     def _check_instance(self, ctx: RequestContext) -> None:
         """Host-control actions: a context, when present, must name the bound instance."""
         peer = self._peers.get(ctx.session, Peer(None))
@@ -167,7 +222,7 @@ class BoxService:
         return p.BoxStatus(
             backend=await runtime.backend_info(),
             active_sessions=used,
-            managed_processes=0,
+            managed_processes=runtime.processes.running_count(lambda key: key.tenant == tenant),
             session_ttl_sec=config.sessions.ttl_sec,
             limits={
                 "max_sessions": limits.max_sessions,
@@ -197,7 +252,8 @@ class BoxService:
     async def get_sessions(self, params: Empty, ctx: RequestContext) -> p.SessionList:
         del params
         tenant = await self._tenant(ctx)
-        return p.SessionList(sessions=[s.info() for s in self.runtime.sessions(tenant)])
+        sessions = self.runtime.sessions(tenant)
+        return p.SessionList(sessions=[self.runtime.session_info(s) for s in sessions])
 
     async def delete_session(self, ref: p.SessionRef, ctx: RequestContext) -> p.Deleted:
         await self.runtime.delete_session(ref.session_id, await self._tenant(ctx))
@@ -276,6 +332,28 @@ class BoxService:
         proof = await anyio.to_thread.run_sync(verify_shared_workspace, root, probe.marker_name)
         return p.SharedWorkspaceProof.model_validate(proof)
 
+    async def start_process(
+        self, params: p.ManagedProcessStart, ctx: RequestContext
+    ) -> ManagedProcessInfo:
+        tenant = await self._tenant(ctx)
+        process, _ = await self.runtime.start_managed_process(
+            params.session_id, params.spec, tenant
+        )
+        return process.info()
+
+    async def get_process(
+        self, ref: p.ManagedProcessRef, ctx: RequestContext
+    ) -> ManagedProcessInfo:
+        tenant = await self._tenant(ctx)
+        return self.runtime.managed_process(ref.session_id, ref.process_id, tenant).info()
+
+    async def stop_process(
+        self, ref: p.ManagedProcessRef, ctx: RequestContext
+    ) -> p.ManagedProcessStopped:
+        tenant = await self._tenant(ctx)
+        await self.runtime.stop_managed_process(ref.session_id, ref.process_id, tenant)
+        return p.ManagedProcessStopped(stopped=ref.process_id)
+
     def _check_grant_instance(self, ctx: RequestContext, instance_uuid: str) -> None:
         self._check_instance(ctx)
         peer = self._peers.get(ctx.session, Peer(None))
@@ -308,10 +386,6 @@ class BoxService:
         )
         return receipt
 
-    async def later(self, params: Params, ctx: RequestContext) -> Result:
-        del params
-        raise NotSupportedError(f"{ctx.request.action} {_LATER}")
-
     # ------------------------------------------------------------------ dispatch
 
     def _build_dispatcher(self) -> RouteTable:
@@ -330,13 +404,16 @@ class BoxService:
             p.BOX_SHUTDOWN: self.shutdown,
             p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT: self.upsert_grant,
             p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT: self.revoke_grant,
+            p.BOX_START_MANAGED_PROCESS: self.start_process,
+            p.BOX_GET_MANAGED_PROCESS: self.get_process,
+            p.BOX_STOP_MANAGED_PROCESS: self.stop_process,
             p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,
             p.BOX_READ_FILES: self.read_files,
             p.BOX_REMOVE_FILES_IF_MATCH: self.remove_files_if_match,
             **self.skills.handlers(),
         }
         for spec in p.ALL_ACTIONS:
-            table.add(spec, handlers.get(spec, self.later))
+            table.add(spec, handlers[spec])  # a declared action without a handler fails here
         routes = RouteTable()
         for name in sorted(table.names):
             route = table.resolve(name)

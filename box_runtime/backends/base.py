@@ -11,6 +11,11 @@ raises :class:`~box_runtime.errors.BoxValidationError`.
 ``exec`` enforces the request's timeout itself and kills only that command (not the
 sandbox), reporting ``timed_out``; it keeps at most ``output_limit`` bytes of each
 stream (head and tail) while reading.
+
+``spawn`` starts a long-lived process (a managed process, :class:`ProcessRequest`) and
+hands back a :class:`SpawnedProcess`: its three byte streams, a way to wait for its
+exit status and to signal its process group. The runtime owns everything above the
+bytes (framing, buffers, stop order).
 """
 
 from __future__ import annotations
@@ -20,12 +25,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from box_runtime.errors import BoxBackendUnavailableError
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from box_runtime.errors import BoxBackendUnavailableError, BoxValidationError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.quota import QuotaEnforcement
 from box_runtime.security import CollectedOutput
 
-__all__ = ["ExecOutcome", "ExecRequest", "Mount", "SandboxBackend", "SandboxPlan"]
+__all__ = [
+    "ExecOutcome",
+    "ExecRequest",
+    "Mount",
+    "ProcessRequest",
+    "SandboxBackend",
+    "SandboxPlan",
+    "SpawnedProcess",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +103,51 @@ class ExecOutcome:
     timed_out: bool
     stdout: CollectedOutput
     stderr: CollectedOutput
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessRequest:
+    """A long-lived process to start in a sandbox, its stdio kept open."""
+
+    #: Stable, filesystem-safe name of the process inside its sandbox (hex).
+    name: str
+    argv: tuple[str, ...]
+    cwd: str
+    env: Mapping[str, str]
+    #: Memory limit of the process in MiB; 0 means the sandbox's own limit.
+    memory_mb: int = 0
+
+
+class SpawnedProcess(abc.ABC):
+    """A running process: its byte streams, its exit status, signals to its group."""
+
+    stdin: ByteSendStream
+    stdout: ByteReceiveStream
+    stderr: ByteReceiveStream
+    #: Set by :meth:`wait` when the backend knows why the process ended early.
+    exit_note: str = ""
+
+    async def pump(self) -> None:  # noqa: B027 - optional: work the streams need while the process lives
+        """Run whatever moves the bytes (a demultiplexer, say); returns when the streams end."""
+
+    def write_nowait(self, data: bytes) -> int:
+        """Write what fits into stdin now without waiting; return how many bytes.
+
+        0 (the default) means "use :attr:`stdin`": the runtime queues the data.
+        """
+        del data
+        return 0
+
+    @abc.abstractmethod
+    async def wait(self) -> int | None:
+        """The exit status once the process ended (``None`` when it cannot be known)."""
+
+    @abc.abstractmethod
+    async def signal(self, signum: int) -> None:
+        """Send ``signum`` to the process (its group where possible); gone is not an error."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release descriptors and connections (after the process ended)."""
 
 
 class SandboxBackend(abc.ABC):
@@ -160,6 +220,13 @@ class SandboxBackend(abc.ABC):
         """Compare-and-delete inside the sandbox (when :meth:`sandbox_files` is None)."""
         del plan, handle, path, sha256
         raise BoxBackendUnavailableError(f"the {self.name} backend cannot remove files")
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """Start a managed process in the sandbox ``handle``."""
+        del plan, handle, request
+        raise BoxValidationError(f"the {self.name} backend cannot run managed processes")
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         """Remove non-persistent sandboxes this deployment left behind; return their ids."""

@@ -35,7 +35,14 @@ import docker.utils  # type: ignore[import-untyped]
 from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
 
 from box_runtime.backends import docker_files
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.base import (
+    ExecOutcome,
+    ExecRequest,
+    ProcessRequest,
+    SandboxBackend,
+    SandboxPlan,
+    SpawnedProcess,
+)
 from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
 from box_runtime.backends.docker_errors import (
     EngineConflictError,
@@ -347,6 +354,23 @@ class DockerBackend(SandboxBackend):
         api, self._api = self._api, None
         if api is not None:
             await self._run(api.close)
+
+    # ------------------------------------------------------------------ managed processes
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """A managed process: ``docker exec`` attached with stdin (see :mod:`.docker_process`)."""
+        from box_runtime.backends.docker_process import spawn_process
+
+        if request.memory_mb:
+            logger.warning(
+                "Box: memory_mb=%d of a managed process is not a limit of its own on Docker; "
+                "the session container's %d MiB apply to all its processes",
+                request.memory_mb,
+                plan.memory_mb,
+            )
+        return await spawn_process(self._client(), self._run, handle, request)
 
     # ------------------------------------------------------------------ exec
 

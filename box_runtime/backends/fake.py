@@ -14,6 +14,8 @@ Commands (one per exec; ``;`` is not supported):
 
 Every sandbox, exec and removal is recorded so tests can assert on them;
 :meth:`FakeBackend.vanish` makes a sandbox disappear behind the runtime's back.
+Managed processes are the in-memory programs of :mod:`.fake_process`, kept in
+:attr:`FakeBackend.processes`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.base import (
+    ExecOutcome,
+    ExecRequest,
+    ProcessRequest,
+    SandboxBackend,
+    SandboxPlan,
+    SpawnedProcess,
+)
+from box_runtime.backends.fake_process import FakeProcess
 from box_runtime.errors import BoxSandboxGoneError
 from box_runtime.security import OutputCollector
 
@@ -64,6 +74,7 @@ class FakeBackend(SandboxBackend):
         self._ids = itertools.count(1)
         self._gates: dict[str, anyio.Event] = {}
         self.exec_started = anyio.Event()
+        self.processes: list[FakeProcess] = []
 
     # ------------------------------------------------------------------ test helpers
 
@@ -101,6 +112,17 @@ class FakeBackend(SandboxBackend):
         if box is not None:
             box.gone = True
         self.stopped.append(handle)
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        del plan
+        box = self.sandboxes.get(handle)
+        if box is None or box.gone:
+            raise BoxSandboxGoneError(f"fake sandbox {handle} is gone")
+        process = FakeProcess(request)
+        self.processes.append(process)
+        return process
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         removed = self.orphans.pop(deployment_id, [])

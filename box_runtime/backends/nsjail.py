@@ -19,18 +19,28 @@ a configured path, or ``nsjail`` on PATH.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
+import shlex
 import shutil
 import signal
 import stat
+import subprocess
 from collections.abc import Sequence
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.base import (
+    ExecOutcome,
+    ExecRequest,
+    ProcessRequest,
+    SandboxBackend,
+    SandboxPlan,
+    SpawnedProcess,
+)
 from box_runtime.backends.cgroups import CgroupPlan, detect
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
@@ -116,13 +126,22 @@ def build_args(
     uid: int | None,
     log_path: str,
     system_mounts: Sequence[str],
+    long_lived: bool = False,
 ) -> list[str]:
-    """The nsjail command line of one exec (pure: every path decision is made by callers)."""
+    """The nsjail command line of one exec (pure: every path decision is made by callers).
+
+    ``long_lived`` (a managed process): no time limit and no CPU-seconds limit, said
+    explicitly (``--time_limit 0``), since nsjail's default would end it after 600 s;
+    the cgroup's CPU share still applies.
+    """
     time_limit = min(config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
     args = [binary, "-Mo", "--quiet", "--log", log_path, "--hostname", "box"]
     if uid is not None:
         args += ["-u", f"{uid}:{uid}:1", "-g", f"{uid}:{uid}:1"]
-    args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
+    if long_lived:
+        args += ["--cwd", "/", "--time_limit", "0", "--rlimit_cpu", "inf"]
+    else:
+        args += ["--cwd", "/", "--time_limit", str(time_limit), "--rlimit_cpu", str(time_limit)]
     args += ["--rlimit_nofile", str(config.rlimit_nofile)]
     fsize_mb = config.rlimit_fsize_mb
     if plan.max_file_bytes:
@@ -241,6 +260,61 @@ class NsjailBackend(SandboxBackend):
         """
         return await anyio.to_thread.run_sync(_kill_orphan_jails, deployment_id)
 
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """A managed process: one long-lived jail (no time limit) with piped stdio."""
+        from box_runtime.backends.jail_process import JailProcess
+        from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream, pipe_pair
+
+        if self._binary is None:
+            raise BoxBackendUnavailableError("no nsjail binary")
+        if not await anyio.Path(handle).is_dir():
+            raise BoxSandboxGoneError(f"session directory {handle} is gone")
+        if request.memory_mb:
+            plan = dataclasses.replace(plan, memory_mb=request.memory_mb)
+        log_path = os.path.join(handle, f"nsjail-process-{request.name}.log")
+        command = ExecRequest(
+            command=f"exec {shlex.join(request.argv)}",
+            workdir=request.cwd,
+            env=request.env,
+            timeout_sec=1,
+            output_limit=0,
+            head_ratio=0.0,
+        )
+        args = build_args(
+            self._binary,
+            plan,
+            command,
+            config=self._config,
+            cgroups=self.cgroups,
+            uid=self._uid,
+            log_path=log_path,
+            system_mounts=self._system_mounts + (self._network_mounts if plan.network else ()),
+            long_lived=True,
+        )
+        await anyio.Path(log_path).write_bytes(b"")
+        pipes = [pipe_pair(child_reads=True), pipe_pair(child_reads=False)]
+        pipes.append(pipe_pair(child_reads=False))
+        try:
+            process = await anyio.open_process(
+                args, stdin=pipes[0][1], stdout=pipes[1][1], stderr=pipes[2][1]
+            )
+        except BaseException:
+            for ours, _ in pipes:
+                os.close(ours)
+            raise
+        finally:
+            for _, theirs in pipes:
+                os.close(theirs)
+        return JailProcess(
+            process,
+            log_path,
+            stdin=PipeSendStream(pipes[0][0]),
+            stdout=PipeReceiveStream(pipes[1][0]),
+            stderr=PipeReceiveStream(pipes[2][0]),
+        )
+
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         if self._binary is None:
             raise BoxBackendUnavailableError("no nsjail binary")
@@ -262,7 +336,8 @@ class NsjailBackend(SandboxBackend):
         stdout = OutputCollector(request.output_limit, request.head_ratio)
         stderr = OutputCollector(request.output_limit, request.head_ratio)
         timed_out = False
-        async with await anyio.open_process(args, stdin=None) as process:
+        # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC pipe).
+        async with await anyio.open_process(args, stdin=subprocess.DEVNULL) as process:
             try:
                 with anyio.move_on_after(request.timeout_sec) as scope:
                     async with anyio.create_task_group() as tg:

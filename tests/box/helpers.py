@@ -23,6 +23,7 @@ from box_runtime.export_session import read_session_files, remove_session_files
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, serve
 from box_runtime.sessions import Tenant
+from tests.support.waiting import wait_until
 
 CONTEXT = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
 
@@ -232,8 +233,7 @@ async def delete_while_a_command_runs(runtime: BoxRuntime, tenant: Tenant | None
     with anyio.fail_after(60):
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            while not await marker.exists():  # bounded polling of real state
-                await anyio.sleep(0.02)
+            await wait_until(marker.exists, seconds=60, interval=0.02)
             await runtime.delete_session("s1", tenant)
     return codes
 

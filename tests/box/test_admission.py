@@ -18,6 +18,7 @@ from box_runtime.runtime import BoxRuntime
 from box_runtime.scope import workspace_namespace
 from box_runtime.sessions import Tenant
 from langbot_plugin.rpc import PermissionDeniedError
+from tests.support.waiting import wait_until
 
 from .helpers import CONTEXT, Served, jail_state, require_nsjail, served_box
 
@@ -221,9 +222,7 @@ async def test_an_expired_grant_removes_the_workspace_sessions(box: Served) -> N
             "box_upsert_sandbox_admission_grant", soon.model_dump(mode="json")
         )
         assert (await client.exec(session_id="global", cmd="echo ok")).stdout == "ok\n"
-        with anyio.fail_after(30):
-            while box.runtime.sessions(TENANT):  # bounded polling of real state
-                await anyio.sleep(0.05)
+        await wait_until(lambda: not box.runtime.sessions(TENANT), seconds=30)
         with pytest.raises(BoxAdmissionError, match="no sandbox admission grant"):
             await client.exec(session_id="global", cmd="true")
 

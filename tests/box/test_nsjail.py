@@ -23,6 +23,7 @@ from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
+from tests.support.waiting import wait_until
 
 from .helpers import (
     delete_while_a_command_runs,
@@ -321,9 +322,7 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
                 tg.start_soon(hang)
                 sessions = {s.session_id: s for s in await client.list_sessions()}
                 temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
-                with anyio.fail_after(30):
-                    while not _jails_of(temp_dir):  # bounded polling of real state
-                        await anyio.sleep(0.05)
+                await wait_until(lambda: bool(_jails_of(temp_dir)), seconds=30)
                 process.kill()  # the Box dies without cleaning up
                 await process.wait()
                 tg.cancel_scope.cancel()
@@ -342,9 +341,7 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
     try:
         async with box.running():
             assert (await box.backend_info()).available
-            with anyio.fail_after(30):
-                while _jails_of(temp_dir):  # bounded polling of real state
-                    await anyio.sleep(0.05)
+            await wait_until(lambda: not _jails_of(temp_dir), seconds=30)
             assert not await anyio.Path(temp_dir).exists()
             assert await anyio.Path(keep_dir, "workspace", "f").read_text() == "kept\n"
             assert await anyio.Path(foreign_dir).exists()

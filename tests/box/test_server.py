@@ -21,7 +21,7 @@ from box_runtime.errors import (
 )
 from box_runtime.protocol import ALL_ACTIONS, DIALECT_05_ONLY
 from box_runtime.server import ServerOptions, StartupError, check_options
-from langbot_plugin.rpc import NotSupportedError, PermissionDeniedError, RPCSession
+from langbot_plugin.rpc import PermissionDeniedError, RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 from langbot_plugin.rpc.wire_errors import error_from_response, error_response
 
@@ -125,14 +125,6 @@ async def test_validation_errors_reach_our_client_as_box_validation_errors(tmp_p
             await client.exec(
                 {"session_id": "s", "cmd": "echo", "timeout_sec": 5, "env": {"1x": ""}}
             )
-
-
-@pytest.mark.parametrize("action", ["box_start_managed_process"])
-async def test_later_actions_answer_not_supported(tmp_path: Path, action: str) -> None:
-    runtime, _ = fake_runtime(tmp_path)
-    async with served_box(runtime) as box, BoxClient.connect(box.url) as client:
-        with pytest.raises(NotSupportedError, match="not supported"):
-            await client.session.call(action, {"session_id": "s", "spec": {"command": "x"}})
 
 
 async def test_every_declared_action_is_served(tmp_path: Path) -> None:
@@ -281,8 +273,8 @@ async def test_probes_and_relay_route(tmp_path: Path) -> None:
         assert ready.status == 200
         assert (await ready.json())["ready"] is True
         relay = await http.get(f"{base}/v1/sessions/s/managed-process/default/ws")
-        assert relay.status == 501
-        assert (await relay.json())["error"]["code"] == "not_supported"
+        assert relay.status == 404
+        assert (await relay.json())["error"]["code"] == "box_session_not_found"
 
 
 async def test_readyz_is_503_without_a_backend(tmp_path: Path) -> None:

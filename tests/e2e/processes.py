@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -16,20 +16,10 @@ from anyio.abc import Process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.host.runtime_client import default_workspace
 from tests.conftest import free_port
+from tests.support.waiting import wait_until
 
 LBP = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
 ECHO_PLUGIN = Path(__file__).resolve().parent.parent / "acceptance" / "echo_plugin"
-
-
-async def wait_until(check: Callable[[], Awaitable[bool]], seconds: float = 20.0) -> None:
-    """Poll a real condition (a port, a listing) with a bound; no blind sleeps.
-
-    Only for the state of another process, which sends no event to wait on; anything
-    in this process has an event (ASYNC110 is on for tests).
-    """
-    with anyio.fail_after(seconds):
-        while not await check():  # noqa: ASYNC110
-            await anyio.sleep(0.05)
 
 
 async def port_open(port: int) -> bool:

@@ -1,0 +1,72 @@
+"""A managed process under nsjail: one long-lived jail whose stdio are pipes.
+
+The jail is ``nsjail -Mo`` itself (the jailed program is PID 1 of its own pid
+namespace), its stdio our own non-blocking pipes (:mod:`.pipes`): closing stdin asks
+the program to end; SIGTERM and SIGKILL go to nsjail,
+which takes the whole jail down with it. When nsjail could not create the jail, its
+log (kept next to the session) explains why; :attr:`JailProcess.exit_note` carries it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from box_runtime.backends.base import SpawnedProcess
+from box_runtime.backends.pipes import PipeSendStream
+
+__all__ = ["NSJAIL_FAILED", "JailProcess"]
+
+#: nsjail's own exit status when it fails before the jailed program runs.
+NSJAIL_FAILED = 255
+_KILL_WAIT_SEC = 5.0
+
+
+class JailProcess(SpawnedProcess):
+    def __init__(
+        self,
+        process: Process,
+        log_path: str,
+        *,
+        stdin: PipeSendStream,
+        stdout: ByteReceiveStream,
+        stderr: ByteReceiveStream,
+    ) -> None:
+        self._process = process
+        self._log_path = log_path
+        self._stdin = stdin
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_note = ""
+
+    def write_nowait(self, data: bytes) -> int:
+        return self._stdin.send_nowait(data)
+
+    async def wait(self) -> int | None:
+        code = await self._process.wait()
+        if code == NSJAIL_FAILED:
+            with contextlib.suppress(OSError):
+                log = await anyio.Path(self._log_path).read_text(errors="replace")
+                self.exit_note = f"nsjail: {log.strip()[-500:]}" if log.strip() else ""
+        return code
+
+    async def signal(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self._process.send_signal(signal.Signals(signum))
+
+    async def aclose(self) -> None:
+        process = self._process
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                with anyio.move_on_after(_KILL_WAIT_SEC):
+                    await process.wait()
+            for stream in (self.stdin, self.stdout, self.stderr):
+                with contextlib.suppress(OSError, anyio.BrokenResourceError):
+                    await stream.aclose()
+            await process.aclose()

@@ -1,0 +1,166 @@
+"""The managed-process relay: one WebSocket connection bridged to one process's stdio.
+
+``/v1/sessions/{id}/managed-process/{pid}/ws`` (and the legacy path without ``{pid}``,
+meaning ``default``), subprotocol ``mcp``; authentication and the lookup of the process
+happen in :mod:`box_runtime.server` before :func:`serve_relay` runs.
+
+Framing is exact in both directions: each text frame from the client is one JSON-RPC
+message, written to stdin as one line; each line of the process's stdout is sent as one
+text frame (see :mod:`box_runtime.framing`). Frames the relay cannot pass on (not JSON,
+binary, above :data:`~box_runtime.framing.MAX_MESSAGE_BYTES`) are answered with a
+JSON-RPC error frame and the connection stays up; a frame above twice the limit is
+refused by the WebSocket layer (close code 1009).
+
+Attach rule: **the newest attach wins.** A second connection to a process replaces the
+first, which is closed with code 4001 (``CLOSE_REPLACED``); a client that reconnects
+after a network drop never waits for the old, half-open connection to time out. The
+process outlives every connection; output it writes while no client is attached waits
+(bounded) for the next one. When the process exits, the relay sends what it wrote and
+closes with 1000 and the exit status in the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from aiohttp import WSMsgType, web
+
+from box_runtime.framing import (
+    INVALID_REQUEST,
+    MAX_MESSAGE_BYTES,
+    FrameError,
+    error_frame,
+    line_for_process,
+)
+from box_runtime.managed_process import Attachment, ManagedProcess
+
+__all__ = [
+    "CLOSE_EXITED",
+    "CLOSE_REPLACED",
+    "HEARTBEAT_SEC",
+    "RELAY_SUBPROTOCOL",
+    "relay_response",
+    "serve_relay",
+]
+
+logger = logging.getLogger("box_runtime.relay")
+
+RELAY_SUBPROTOCOL = "mcp"
+CLOSE_EXITED = 1000
+CLOSE_REPLACED = 4001
+#: Server pings keep an idle relay alive and find half-open clients.
+HEARTBEAT_SEC = 30.0
+#: How long the close waits for the exit status once the process's stdout ended.
+EXIT_STATUS_WAIT_SEC = 2.0
+
+
+def relay_response() -> web.WebSocketResponse:
+    """The WebSocket response of one relay connection (prepare it, then :func:`serve_relay`)."""
+    return web.WebSocketResponse(
+        protocols=(RELAY_SUBPROTOCOL,),
+        heartbeat=HEARTBEAT_SEC,
+        max_msg_size=2 * MAX_MESSAGE_BYTES,
+        # No permessage-deflate: compressing every JSON-RPC message costs more CPU
+        # than loopback or LAN bandwidth saves (a 4 MiB message takes tens of ms).
+        compress=False,
+    )
+
+
+async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
+    """Bridge a prepared WebSocket to ``process`` until either side ends."""
+    attachment = process.attach()
+    attachment.sink = ws.send_str
+    logger.info(
+        "Box relay: client attached to managed process %s of session %s (attach %d)",
+        process.process_id,
+        process.key.session_id,
+        attachment.number,
+    )
+    ended = False
+    try:
+        with attachment.scope:
+            async with anyio.create_task_group() as tg:
+
+                async def to_client() -> None:
+                    nonlocal ended
+                    try:
+                        await _to_client(ws, process, attachment)
+                    except ConnectionError:
+                        pass  # the client went away mid-send; its message waits for the next
+                    else:
+                        ended = True
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(to_client)
+                await _to_process(ws, process)
+                tg.cancel_scope.cancel()
+    finally:
+        process.detach(attachment)
+        with anyio.CancelScope(shield=True):
+            await _close(ws, process, attachment, ended)
+
+
+async def _to_client(
+    ws: web.WebSocketResponse, process: ManagedProcess, attachment: Attachment
+) -> None:
+    """Send what waits in the queue (the stdout reader sends directly when nothing does)."""
+    outbox = process.outbox
+    while True:
+        try:
+            text, size = await outbox.get_sized()
+        except anyio.EndOfStream:
+            return
+        attachment.sending = True
+        try:
+            await ws.send_str(text)
+        except anyio.get_cancelled_exc_class():
+            raise  # replaced: the frame was already written to the old connection
+        except Exception:
+            outbox.put_back(text, size)  # the connection was gone: the next attach sends it
+            raise
+        finally:
+            attachment.sending = False
+
+
+async def _to_process(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
+    async for message in ws:
+        if message.type is WSMsgType.TEXT:
+            try:
+                line = line_for_process(message.data)
+            except FrameError as exc:
+                await ws.send_str(
+                    error_frame(exc.code, f"Box relay: {exc.message}", exc.request_id)
+                )
+                continue
+            try:
+                await process.to_process(line)
+            except anyio.ClosedResourceError:
+                return  # the process closed its stdin or exited; the close says which
+        elif message.type is WSMsgType.BINARY:
+            await ws.send_str(
+                error_frame(
+                    INVALID_REQUEST, "Box relay: send JSON-RPC messages as text frames, not binary"
+                )
+            )
+        elif message.type is WSMsgType.ERROR:
+            logger.info("Box relay for %s: %s", process.process_id, ws.exception())
+            return
+
+
+async def _close(
+    ws: web.WebSocketResponse, process: ManagedProcess, attachment: Attachment, ended: bool
+) -> None:
+    if ws.closed:
+        return
+    if attachment.replaced:
+        await ws.close(code=CLOSE_REPLACED, message=b"replaced by a newer attach to this process")
+    elif ended:
+        with anyio.move_on_after(EXIT_STATUS_WAIT_SEC):  # stdout ends a moment before the exit
+            await process.exited.wait()
+        status = "unknown" if process.exit_code is None else str(process.exit_code)
+        await ws.close(
+            code=CLOSE_EXITED, message=f"managed process exited (status {status})".encode()
+        )
+    else:
+        await ws.close()

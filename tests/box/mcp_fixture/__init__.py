@@ -1,0 +1,1 @@
+"""Programs the Box tests run inside sandboxes (mounted read-only at /opt/fixture)."""
