@@ -19,6 +19,15 @@ Other failures use the RPC layer's classes: ``invalid_params`` (a malformed requ
 ``not_found`` (no such target run or event), ``message_too_large`` (a state value or
 key over its limit) and :class:`StateQuotaError` ``state_quota_exceeded``.
 
+Explicit file export (seed 004) refuses with :class:`BoxFilesError` and the reference
+host's finer codes: ``box.export.limit_exceeded`` (a limit; ``details`` carry
+``limit_type``, ``limit``, ``actual``, ``sandbox_paths``, ``files_retained``),
+``box.export.refused`` (a file that cannot be exported: ``details.reason`` is
+``symlink``, ``not_regular``, ``missing``, ``unreadable``, ``invalid_path``, ``no_box``
+...), ``box.export.invalid_response`` (the Box answered something that does not match
+the request) and ``box.files.not_deliverable`` (a handle that is not this run's, or was
+already delivered: ``details.reason``).
+
 The five refusal classes live in :mod:`langbot_plugin.protocol.errors`, shared with the
 plugin runtime's own pre-checks, so a runner sees one vocabulary whichever side refused.
 """
@@ -32,10 +41,11 @@ from langbot_plugin.protocol.errors import (
     RunNotLiveError,
     RunNotOwnedError,
 )
-from langbot_plugin.rpc.errors import MessageTooLargeError
+from langbot_plugin.rpc.errors import InvalidParamsError, MessageTooLargeError
 
 __all__ = [
     "ApiNotAvailableError",
+    "BoxFilesError",
     "ResourceNotGrantedError",
     "RunDeadlineError",
     "RunNotLiveError",
@@ -48,3 +58,11 @@ class StateQuotaError(MessageTooLargeError):
     """A state scope already holds its maximum number of keys."""
 
     code = "state_quota_exceeded"
+
+
+class BoxFilesError(InvalidParamsError):
+    """An export or a delivery of Box files was refused; the instance's code says which
+    (``box.export.limit_exceeded``, ``box.export.refused``, ``box.export.invalid_response``,
+    ``box.files.not_deliverable``)."""
+
+    code = "box"

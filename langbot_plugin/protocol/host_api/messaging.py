@@ -110,9 +110,15 @@ class SendMessageResult(Result):
 
 
 class PlatformApiParams(RunScopedParams):
-    bot_uuid: str
+    """A platform adapter call. A run replies on its own event with ``context_tool``
+    ``event_reply`` (no ``bot_uuid``); ``file_ids`` (exported Box files) are sent with
+    the message, which is how ``reply_files`` delivers them."""
+
+    bot_uuid: str | None = None
     action: str
     params: dict[str, Any] = Field(default_factory=dict[str, Any])
+    context_tool: str | None = None
+    file_ids: list[str] | None = None
 
 
 class PlatformApiResult(Result):
