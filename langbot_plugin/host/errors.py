@@ -26,7 +26,8 @@ host's finer codes: ``box.export.limit_exceeded`` (a limit; ``details`` carry
 ``symlink``, ``not_regular``, ``missing``, ``unreadable``, ``invalid_path``, ``no_box``
 ...), ``box.export.invalid_response`` (the Box answered something that does not match
 the request) and ``box.files.not_deliverable`` (a handle that is not this run's, or was
-already delivered: ``details.reason``).
+already delivered: ``details.reason``). It lives in :mod:`langbot_plugin.protocol.errors`
+with the five refusals, for the same reason.
 
 The five refusal classes live in :mod:`langbot_plugin.protocol.errors`, shared with the
 plugin runtime's own pre-checks, so a runner sees one vocabulary whichever side refused.
@@ -36,12 +37,13 @@ from __future__ import annotations
 
 from langbot_plugin.protocol.errors import (
     ApiNotAvailableError,
+    BoxFilesError,
     ResourceNotGrantedError,
     RunDeadlineError,
     RunNotLiveError,
     RunNotOwnedError,
 )
-from langbot_plugin.rpc.errors import InvalidParamsError, MessageTooLargeError
+from langbot_plugin.rpc.errors import MessageTooLargeError
 
 __all__ = [
     "ApiNotAvailableError",
@@ -58,11 +60,3 @@ class StateQuotaError(MessageTooLargeError):
     """A state scope already holds its maximum number of keys."""
 
     code = "state_quota_exceeded"
-
-
-class BoxFilesError(InvalidParamsError):
-    """An export or a delivery of Box files was refused; the instance's code says which
-    (``box.export.limit_exceeded``, ``box.export.refused``, ``box.export.invalid_response``,
-    ``box.files.not_deliverable``)."""
-
-    code = "box"

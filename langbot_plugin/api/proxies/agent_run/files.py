@@ -67,7 +67,7 @@ class AgentRunFilesAPIMixin(AgentRunProxyBase):
         if problem is not None:
             raise self._invalid(problem, file_ids=ids if isinstance(ids, list) else None)
         params = messaging.PlatformApiParams(
-            action="send_message",
+            action=messaging.SEND_MESSAGE.name,
             context_tool=REPLY_TOOL,
             params={"message": []},
             file_ids=list(file_ids),
