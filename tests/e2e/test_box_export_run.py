@@ -103,7 +103,8 @@ async def test_a_runner_exports_what_it_wrote_and_delivers_it(
         assert foreign.deliveries == []
         failed, _ = await runs.run({"attach_ids": [chart["id"]]})
         assert failed.status == "failed"
-        assert failed.error is not None and failed.error["code"] == "box.files.not_deliverable"
+        assert failed.error is not None
+        assert failed.error["code"] == "box.files.not_deliverable"
         assert failed.deliveries == []
 
         # a refusal reaches the runner with its code, and the file stays

@@ -25,7 +25,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.errors import (
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
 from langbot_plugin.host.run_context import make_resources
 from langbot_plugin.host.run_host import StartedRun
-from langbot_plugin.protocol.host_api import box
+from langbot_plugin.protocol.host_api import box, messaging
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_memory import memory_pair
 from tests.host.test_run_api import OWNER, AsPlugin
@@ -328,6 +328,13 @@ async def test_file_replies_need_the_event_reply_tool_and_export_needs_box(host:
         with pytest.raises(PermissionDeniedError) as denied:
             await api._send(box.EXPORT_BOX_FILES, params)  # pyright: ignore[reportPrivateUsage]
         assert denied.value.code == "api_not_available"
+        reply = messaging.PlatformApiParams(
+            action="send_message", context_tool="event_reply", file_ids=["file-x"]
+        )
+        with pytest.raises(PermissionDeniedError) as tool:
+            await api._send(messaging.CALL_PLATFORM_API, reply)  # pyright: ignore[reportPrivateUsage]
+        assert tool.value.code == "resource_not_granted"
+        assert tool.value.details["resource"] == "event_reply"
     assert host.box.reads == 0
 
 
