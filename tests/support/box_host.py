@@ -22,7 +22,7 @@ from box_runtime.export import ExportedFile
 from box_runtime.runtime import BoxRuntime
 from langbot_plugin.host import HostTool, LocalHost
 from langbot_plugin.host.run_host import RunHost
-from tests.box.helpers import CONTEXT, jail_state, require_docker, require_nsjail, served_box
+from tests.box.helpers import CONTEXT, jail_state, remove_containers, require, served_box
 
 __all__ = ["SESSION", "BoxHost", "CountingBox", "box_host"]
 
@@ -65,23 +65,10 @@ def _config(backend: str, root: Path, deployment: str) -> dict[str, Any]:
     return config
 
 
-def _remove_containers(deployment: str) -> None:
-    import docker  # type: ignore[import-untyped]
-
-    client = docker.from_env()
-    try:
-        for container in client.containers.list(
-            all=True, filters={"label": f"langbot.box.deployment={deployment}"}
-        ):
-            container.remove(force=True)
-    finally:
-        client.close()
-
-
 @asynccontextmanager
 async def box_host(backend: str) -> AsyncGenerator[BoxHost]:
     """A served Box on ``backend`` (``docker`` or ``nsjail``) and a host exporting from it."""
-    (require_docker if backend == "docker" else require_nsjail)()
+    require(backend)
     deployment = "t" + secrets.token_hex(5)
     roots = jail_state("lbp-export-host-")
     root = next(roots)
@@ -104,5 +91,5 @@ async def box_host(backend: str) -> AsyncGenerator[BoxHost]:
             yield host
     finally:
         if backend == "docker":
-            _remove_containers(deployment)
+            remove_containers(deployment)
         roots.close()
