@@ -25,7 +25,12 @@ and in plain ``asyncio.run``. See ``docs/plugin-testing.md``.
 
 from langbot_plugin.host.query_api import SentMessage
 from langbot_plugin.host.scripted import HostTool
-from langbot_plugin.testing.contexts import command_context, event_context, session
+from langbot_plugin.testing.contexts import (
+    command_context,
+    event_context,
+    message_received,
+    session,
+)
 from langbot_plugin.testing.errors import HarnessError
 from langbot_plugin.testing.harness import PluginHarness
 from langbot_plugin.testing.replies import AgentReply, EmittedEvent
@@ -41,6 +46,7 @@ __all__ = [
     "SentMessage",
     "command_context",
     "event_context",
+    "message_received",
     "session",
     "tool_call",
 ]

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.entities.events import BaseEventModel
 
-__all__ = ["command_context", "event_context", "session"]
+__all__ = ["command_context", "event_context", "message_received", "session"]
 
 
 def session(launcher_type: str = "person", launcher_id: str = "local-user") -> dict[str, Any]:
@@ -51,3 +52,50 @@ def event_context(event: BaseEventModel | EventContext | Mapping[str, Any]) -> d
     if isinstance(event, EventContext):
         return event.model_dump(mode="json")
     return EventContext.model_validate(dict(event)).model_dump(mode="json")
+
+
+def message_received(
+    text: str,
+    *,
+    group: bool = False,
+    sender_id: str = "local-user",
+    sender_name: str = "User",
+    group_id: str = "local-group",
+) -> events.PersonNormalMessageReceived | events.GroupNormalMessageReceived:
+    """The event LangBot emits when a chat message is about to be answered: a private
+    message (``PersonNormalMessageReceived``), or with ``group=True`` a group one."""
+    chain = [{"type": "Plain", "text": text}]
+    if not group:
+        return events.PersonNormalMessageReceived.model_validate(
+            {
+                "launcher_type": "person",
+                "launcher_id": sender_id,
+                "sender_id": sender_id,
+                "text_message": text,
+                "message_chain": chain,
+                "message_event": {
+                    "type": "FriendMessage",
+                    "sender": {"id": sender_id, "nickname": sender_name, "remark": None},
+                    "message_chain": chain,
+                },
+            }
+        )
+    return events.GroupNormalMessageReceived.model_validate(
+        {
+            "launcher_type": "group",
+            "launcher_id": group_id,
+            "sender_id": sender_id,
+            "text_message": text,
+            "message_chain": chain,
+            "message_event": {
+                "type": "GroupMessage",
+                "sender": {
+                    "id": sender_id,
+                    "member_name": sender_name,
+                    "permission": "MEMBER",
+                    "group": {"id": group_id, "name": "Group", "permission": "MEMBER"},
+                },
+                "message_chain": chain,
+            },
+        }
+    )

@@ -20,6 +20,7 @@ EXPECTED_FILES = {
     ".gitignore",
     "assets/icon.svg",
     ".vscode/launch.json",
+    "tests/test_plugin.py",
 }
 
 
