@@ -149,6 +149,7 @@ def _write_plugin(
         ".gitignore": "plugin/gitignore.tmpl",
         "assets/icon.svg": "plugin/icon.svg.tmpl",
         ".vscode/launch.json": "plugin/vscode-launch.json.tmpl",
+        "pytest.ini": "plugin/pytest.ini.tmpl",
         "tests/test_plugin.py": "tests/plugin.py.tmpl",
     }
     target.mkdir(parents=True, exist_ok=True)

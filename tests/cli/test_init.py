@@ -20,6 +20,7 @@ EXPECTED_FILES = {
     ".gitignore",
     "assets/icon.svg",
     ".vscode/launch.json",
+    "pytest.ini",
     "tests/test_plugin.py",
 }
 
