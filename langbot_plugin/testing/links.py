@@ -35,7 +35,7 @@ from langbot_plugin.testing.errors import HarnessError
 from langbot_plugin.testing.loading import PluginModules, load_plugin_here
 from langbot_plugin.worker.loader import LoadedPlugin
 
-__all__ = ["Connection", "child_process", "in_memory"]
+__all__ = ["Connection", "child_process", "free_port", "in_memory"]
 
 REGISTER_TIMEOUT = 60.0
 STOP_SECONDS = 10.0
@@ -87,7 +87,8 @@ async def in_memory(root: Path, host: LocalHost, data_dir: Path) -> AsyncGenerat
             tg.cancel_scope.cancel()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 free a moment ago (for a child's listener it must have)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -120,7 +121,7 @@ async def child_process(root: Path, host: LocalHost, workdir: Path) -> AsyncGene
         "rt",
         "-s",
         "--ws-debug-port",
-        str(_free_port()),
+        str(free_port()),
         "--data-dir",
         str(workdir / "rt-data"),
     ]
