@@ -56,7 +56,10 @@ class QueryHost:
         chain = p.message_chain
         self.sent.append(
             SentMessage(
-                "reply_message", str(chain), chain.model_dump(mode="json"), query_id=p.query_id
+                messaging.REPLY_MESSAGE.name,
+                str(chain),
+                chain.model_dump(mode="json"),
+                query_id=p.query_id,
             )
         )
         return Result()
@@ -67,7 +70,7 @@ class QueryHost:
         chain = p.message_chain
         self.sent.append(
             SentMessage(
-                "send_message",
+                messaging.SEND_MESSAGE.name,
                 str(chain),
                 chain.model_dump(mode="json"),
                 target=(p.target_type, p.target_id),
