@@ -26,7 +26,7 @@ from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.testing.errors import HarnessError
-from langbot_plugin.testing.links import free_port
+from langbot_plugin.testing.links import free_port, stop_process
 
 __all__ = ["EXEC_PARAMETERS", "BoxSandbox"]
 
@@ -90,19 +90,7 @@ class BoxSandbox:
                         with anyio.CancelScope(shield=True), anyio.move_on_after(30):
                             await client.delete_session(session_id)
         finally:
-            with anyio.CancelScope(shield=True):
-                if process.stdin is not None:
-                    await process.stdin.aclose()
-                with anyio.move_on_after(15):
-                    await process.wait()
-                if process.returncode is None:
-                    process.terminate()
-                    with anyio.move_on_after(10):
-                        await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-                await process.aclose()
+            await stop_process(process)
 
     async def exec(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         """What LangBot's ``exec`` tool answers: the command's status, exit code and output."""

@@ -35,7 +35,7 @@ from langbot_plugin.testing.errors import HarnessError
 from langbot_plugin.testing.loading import PluginModules, load_plugin_here
 from langbot_plugin.worker.loader import LoadedPlugin
 
-__all__ = ["Connection", "child_process", "free_port", "in_memory"]
+__all__ = ["Connection", "child_process", "free_port", "in_memory", "stop_process"]
 
 REGISTER_TIMEOUT = 60.0
 STOP_SECONDS = 10.0
@@ -142,11 +142,12 @@ async def child_process(root: Path, host: LocalHost, workdir: Path) -> AsyncGene
                     )
                 yield Connection(client, binding, None, log_file)
         finally:
-            await _stop(process)
+            await stop_process(process)
 
 
-async def _stop(process: Process) -> None:
-    """Close stdin (the runtime stops when its host goes), wait, terminate, kill."""
+async def stop_process(process: Process) -> None:
+    """Stop a child in order: close stdin (a daemon started with ``-s`` stops when its
+    stdin closes), wait, terminate, kill."""
     with anyio.CancelScope(shield=True):
         if process.stdin is not None:
             await process.stdin.aclose()
