@@ -34,6 +34,7 @@ from langbot_plugin.host import HostCall, HostTool, LocalHost, PluginRuntimeClie
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.query_api import SentMessage
 from langbot_plugin.host.run_context import build_run_context, make_resources
+from langbot_plugin.host.run_host import OnResult
 from langbot_plugin.host.scripted import ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.control_link import CommandReturnItem
@@ -58,6 +59,13 @@ def _defaults(spec: Any) -> dict[str, Any]:
         if isinstance(item, dict) and "name" in item and "default" in item:
             defaults[str(item["name"])] = item["default"]
     return defaults
+
+
+def _single_failure(exc: BaseException) -> HarnessError | None:
+    """The one :class:`HarnessError` a task group wrapped, so a test sees one line."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, HarnessError) else None
 
 
 class PluginHarness(ComponentCalls):
@@ -118,8 +126,11 @@ class PluginHarness(ComponentCalls):
                 else in_memory(self.root, self.host, self._workdir / "rt-data")
             )
             self._connection = await self._stack.enter_async_context(opened)
-        except BaseException:
+        except BaseException as exc:
             await self._stack.aclose()
+            single = _single_failure(exc)
+            if single is not None:
+                raise single from None
             raise
         return self
 
@@ -253,13 +264,15 @@ class PluginHarness(ComponentCalls):
         config: Mapping[str, Any] | None = None,
         resources: Mapping[str, Any] | None = None,
         timeout: float = 60.0,
+        on_result: OnResult | None = None,
         **options: Any,
     ) -> AgentReply:
         """Send ``text`` to the runner (the only one, or ``runner``) and drive the run
         to its end; the reply has the final text and every result item.
 
         ``config`` is the runner's settings over its ``spec.config`` defaults;
-        ``resources`` replaces the default grants; other ``options`` go to
+        ``resources`` replaces the default grants; ``on_result`` sees each result as it
+        arrives (to test streaming as it happens); other ``options`` go to
         :func:`~langbot_plugin.host.run_context.build_run_context` (``attachments``,
         ``available_apis``, ``launcher_id``...). A failed run is returned, not raised
         (``reply.ok`` is false, ``reply.error`` says why).
@@ -296,7 +309,7 @@ class PluginHarness(ComponentCalls):
             finally:
                 await items.aclose()
 
-        outcome = await self.host.runs.drive(started, recorded())
+        outcome = await self.host.runs.drive(started, recorded(), on_result=on_result)
         return AgentReply(outcome, received)
 
     async def state(

@@ -28,7 +28,7 @@ from anyio.abc import Process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.testing.errors import HarnessError
@@ -74,15 +74,20 @@ async def in_memory(root: Path, host: LocalHost, data_dir: Path) -> AsyncGenerat
                     plugin_end, PluginService(loaded), name="runtime", file_chunk_bytes=1 << 20
                 )
                 async with session.running():
-                    await plug.REGISTER_PLUGIN.call(
-                        session,
-                        {
-                            "plugin_container": loaded.container().model_dump(mode="json"),
-                            "prod_mode": False,
-                            "plugin_debug_key": key.key,
-                        },
-                        timeout=REGISTER_TIMEOUT,
-                    )
+                    try:
+                        await plug.REGISTER_PLUGIN.call(
+                            session,
+                            {
+                                "plugin_container": loaded.container().model_dump(mode="json"),
+                                "prod_mode": False,
+                                "plugin_debug_key": key.key,
+                            },
+                            timeout=REGISTER_TIMEOUT,
+                        )
+                    except RPCError as exc:
+                        raise HarnessError(
+                            f"{loaded.identity} did not start: {exc.message}"
+                        ) from exc
                     yield Connection(client, None, loaded)
             tg.cancel_scope.cancel()
 

@@ -33,8 +33,12 @@ async def test_a_run_streams_through_the_runtime_and_the_host_sees_its_calls() -
         assert system["content"] == "You are a friendly assistant."  # the runner's default
         assert user["content"] == "what is a plugin?"
 
-        await h.run_agent("again", config={"system-prompt": "Be brief."})
+        seen: list[str] = []
+        await h.run_agent(
+            "again", config={"system-prompt": "Be brief."}, on_result=lambda r: seen.append(r.type)
+        )
         assert llm.last_request[0]["content"] == "Be brief."
+        assert seen == reply.types
 
 
 async def test_commands_and_tools_answer_as_langbot_gets_them() -> None:
@@ -89,6 +93,16 @@ async def test_a_broken_plugin_is_refused_with_where_and_why(tmp_path: Path) -> 
         async with PluginHarness(plugin):
             pass
     assert "components/tools/add.py:1" in str(info.value)
+    failing = Path(shutil.copytree(HELLO, tmp_path / "failing"))
+    (failing / "main.py").write_text(
+        "from langbot_plugin.api.definition.plugin import BasePlugin\n\n\n"
+        "class HelloAgent(BasePlugin):\n"
+        "    async def initialize(self) -> None:\n"
+        "        raise RuntimeError('no API key configured')\n"
+    )
+    with pytest.raises(HarnessError, match="did not start: RuntimeError: no API key configured"):
+        async with PluginHarness(failing):
+            pass
     with pytest.raises(HarnessError, match="no runner 'nope'"):
         async with PluginHarness(HELLO) as h:
             await h.run_agent("hi", runner="nope")
