@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 from langbot_plugin.api.definition.validation import check_plugin
 from langbot_plugin.testing.errors import HarnessError
@@ -51,22 +51,27 @@ class PluginModules:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        for name in [n for n in sys.modules if n not in self._before]:
-            file = getattr(sys.modules[name], "__file__", None)
-            if file and Path(file).resolve().is_relative_to(self.root):
-                del sys.modules[name]
+        ours = [n for n in sys.modules if n not in self._before and self._inside(sys.modules[n])]
+        for name in ours:  # decided first: a namespace path reads its parent's entry
+            del sys.modules[name]
         if not self._path_had_root and str(self.root) in sys.path:
             sys.path.remove(str(self.root))
         importlib.invalidate_caches()
+
+    def _inside(self, module: ModuleType) -> bool:
+        """Whether ``module`` was loaded from this folder; a namespace package (a
+        folder without ``__init__.py``, such as ``components/``) has only a path."""
+        places = [getattr(module, "__file__", None), *list(getattr(module, "__path__", None) or [])]
+        return any(p and Path(p).resolve().is_relative_to(self.root) for p in places)
 
     def clashes(self, names: set[str]) -> list[str]:
         """Modules of those top-level names already imported from another folder."""
         found: list[str] = []
         for name in names:
             module = sys.modules.get(name)
-            file = getattr(module, "__file__", None) if module is not None else None
-            if file and not Path(file).resolve().is_relative_to(self.root):
-                found.append(f"{name} ({file})")
+            if module is not None and not self._inside(module):
+                where = getattr(module, "__file__", None) or list(getattr(module, "__path__", []))
+                found.append(f"{name} ({where})")
         return found
 
 
