@@ -110,9 +110,8 @@ class SendMessageResult(Result):
 
 
 class PlatformApiParams(RunScopedParams):
-    """A platform adapter call. A run replies on its own event with ``context_tool``
-    ``event_reply`` (no ``bot_uuid``); ``file_ids`` (exported Box files) are sent with
-    the message, which is how ``reply_files`` delivers them."""
+    """A plugin's call names its bot; a run's call (with ``run_id``) may name a context
+    tool (``context_tool="event_reply"``) and files to send (``file_ids``) instead."""
 
     bot_uuid: str | None = None
     action: str
