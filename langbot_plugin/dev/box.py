@@ -36,6 +36,7 @@ from anyio.abc import Process
 from box_runtime.client import BoxClient
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.protocol.host_api.box import EXPORT_BOX_FILES
+from langbot_plugin.rpc import RPCError
 
 __all__ = ["BOX_SESSION", "BoxSetupError", "LocalBox"]
 
@@ -92,9 +93,9 @@ class LocalBox:
                 await self._wait_up(process, port, log)
                 url = f"ws://127.0.0.1:{port}/rpc/ws"
                 async with BoxClient.connect(url) as client:
-                    await client.init(
-                        {"backend": self.backend, "state_dir": str(self.folder / "sessions")}
-                    )
+                    # The Box keeps workspaces in its own folder: one the sandbox user can
+                    # reach (a plugin folder under a private home would not be).
+                    await client.init({"backend": self.backend})
                     info = await client.backend_info()
                     if not info.available:
                         raise BoxSetupError(
@@ -105,7 +106,10 @@ class LocalBox:
                         yield self
                     finally:
                         with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                            await client.delete_session(BOX_SESSION)
+                            try:
+                                await client.delete_session(BOX_SESSION)
+                            except RPCError:  # never created (no tool ran), or gone already
+                                pass
                         self._client = None
             finally:
                 with anyio.CancelScope(shield=True):

@@ -356,8 +356,9 @@ class DevSession:
         lines = [line for line in self._output if line.strip()]
         if self._exited.is_set():
             problems = [line.removeprefix("lbp run: ") for line in lines if "lbp run:" in line]
-            first = problems[0] if problems else "the plugin process ended before it registered"
-            raise DevError(first, problems[1:] or lines[-10:])
+            if problems:
+                raise DevError(problems[0], problems[1:])
+            raise DevError("the plugin process ended before it registered", lines[-10:])
         assert waited.cancelled_caught
         raise DevError(
             f"the plugin did not register within {self.ready_seconds:.0f} s",

@@ -171,8 +171,9 @@ class TerminalView:
 
     def _on_log(self, data: dict[str, Any]) -> None:
         level, logger = str(data.get("level")), str(data.get("logger") or "")
-        if level == "ERROR" and "cannot be loaded" in str(data.get("text")):
-            return  # shown as plugin.broken
+        text = str(data.get("text"))
+        if (level == "ERROR" and "cannot be loaded" in text) or text.startswith("lbp run: "):
+            return  # shown as plugin.broken, or as lbp dev's own error
         ours = logger.startswith("langbot_plugin.")
         if self.verbose or level in ("WARNING", "ERROR", "CRITICAL", "OUTPUT") or not ours:
             where = f"{data.get('source')}" + (f" {level.lower()}" if level != "OUTPUT" else "")

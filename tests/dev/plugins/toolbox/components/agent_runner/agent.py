@@ -19,13 +19,14 @@ class Agent(AgentRunner):
             detail = await api.get_tool_detail(granted.tool_name)
             funcs.append(
                 LLMTool(
-                    name=detail["name"],
+                    name=detail.get("name", granted.tool_name),
                     human_desc=detail.get("description", ""),
                     description=detail.get("description", ""),
                     parameters=detail.get("parameters", {}),
                 )
             )
         messages = [Message(role="user", content=ctx.input.to_text())]
+        text = CumulativeText()
         for _ in range(4):
             text = CumulativeText()
             calls = None
