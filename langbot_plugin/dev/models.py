@@ -29,6 +29,7 @@ __all__ = [
     "echo_model",
     "load_script",
     "openai_model",
+    "scripted_model",
 ]
 
 DEV_MODEL_UUID = "dev-model"
@@ -111,8 +112,20 @@ def load_script(path: Path, model_uuid: str = DEV_MODEL_UUID) -> ScriptedModel:
         data = cast(dict[str, Any], data)["replies"]
     if not isinstance(data, list) or not data:
         raise ModelSetupError(f"{path}: expected a non-empty list of replies")
-    replies = [_reply(raw, n) for n, raw in enumerate(cast(list[Any], data), start=1)]
-    return ScriptedModel(replies, model_uuid=model_uuid)
+    try:
+        return scripted_model(cast(list[Any], data), model_uuid=model_uuid)
+    except ModelSetupError as exc:
+        raise ModelSetupError(f"{path}: {exc}") from None
+
+
+def scripted_model(
+    replies: list[Any], *, model_uuid: str = DEV_MODEL_UUID, chunk_chars: int = 8
+) -> ScriptedModel:
+    """A scripted model of ``replies`` in the script's form (short tool calls expanded)."""
+    if not replies:
+        raise ModelSetupError("expected a non-empty list of replies")
+    expanded = [_reply(raw, n) for n, raw in enumerate(replies, start=1)]
+    return ScriptedModel(expanded, model_uuid=model_uuid, chunk_chars=chunk_chars)
 
 
 def openai_model(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -81,8 +82,9 @@ class DevWeb:
             except OSError as exc:
                 taken = exc.errno == errno.EADDRINUSE
                 hint = "; choose another with --port" if taken else ""
+                reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
                 raise WebBindError(
-                    f"cannot serve the page on {self.host}:{self.port}: {exc.strerror or exc}{hint}"
+                    f"cannot serve the page on {self.host}:{self.port}: {reason}{hint}"
                 ) from None
             server = site._server  # pyright: ignore[reportPrivateUsage]
             sockets = getattr(server, "sockets", None) or []

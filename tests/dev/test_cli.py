@@ -152,3 +152,20 @@ def test_a_plugin_broken_at_start_names_the_file_and_line(tmp_path: Path) -> Non
     assert done.err.splitlines()[0] == (
         "lbp dev: components/tools/add.py:1: syntax error: invalid syntax"
     ), done.err
+
+
+def test_a_busy_web_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    import socket
+
+    plugin = toolbox(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = lbp("dev", "--web", "--port", str(port), cwd=plugin)
+    assert done.code == 1, done.err
+    lines = [line for line in done.err.splitlines() if line.startswith("lbp dev: ")]
+    assert lines == [
+        f"lbp dev: cannot serve the page on 127.0.0.1:{port}: address already in use; "
+        "choose another with --port"
+    ], done.err
