@@ -21,8 +21,8 @@ import anyio
 import pytest
 
 from langbot_plugin.dev import DevSession
-from langbot_plugin.dev.web import DevWeb
 from langbot_plugin.dev.models import scripted_model
+from langbot_plugin.dev.web import DevWeb
 from tests.dev.helpers import ADD_SCRIPT, toolbox
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
@@ -51,9 +51,8 @@ def chromium() -> str:
 async def served(tmp_path: Path) -> AsyncGenerator[tuple[DevSession, str]]:
     plugin = toolbox(tmp_path)
     model = scripted_model(ADD_SCRIPT, chunk_chars=6)
-    async with DevSession(plugin, model=model) as session:
-        async with DevWeb(session).serving() as url:
-            yield session, url
+    async with DevSession(plugin, model=model) as session, DevWeb(session).serving() as url:
+        yield session, url
 
 
 async def test_the_page_streams_a_reply_and_shows_the_tool_call(tmp_path: Path) -> None:
