@@ -169,3 +169,32 @@ def test_a_busy_web_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
         f"lbp dev: cannot serve the page on 127.0.0.1:{port}: address already in use; "
         "choose another with --port"
     ], done.err
+
+
+def test_the_chat_reads_lines_until_quit(tmp_path: Path) -> None:
+    plugin = toolbox(tmp_path)
+    script = write_script(tmp_path, ADD_SCRIPT)
+    lines = [
+        "what is 2 + 40?",
+        "!hello chat",
+        '/tool add {"a": 5, "b": 6}',
+        "/tool add {oops",
+        "/help",
+        "/reset",
+        "again",
+        "/quit",
+        "never sent",
+    ]
+    done = lbp("dev", "--llm-script", str(script), cwd=plugin, stdin="\n".join(lines) + "\n")
+    assert done.code == 0, done.err
+    out = done.out
+    assert "bot> The sum is 42, as the add tool says." in out
+    assert '  → tool add {"a": 2, "b": 40}' in out
+    assert "bot> hello, chat!" in out
+    assert 'bot> {"sum": 11}' in out
+    assert "✗ /tool add: the parameters are not JSON" in out
+    assert "/event NAME {json}   emit an event" in out  # /help
+    assert "  new conversation dev-" in out
+    # the new conversation starts its turn count again
+    assert out.count("⧉ state conversation.turns = 1") == 2
+    assert "never sent" not in out
