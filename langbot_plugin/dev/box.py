@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import posixpath
 import shlex
-import socket
 import sys
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
@@ -34,6 +33,7 @@ import anyio
 from anyio.abc import Process
 
 from box_runtime.client import BoxClient
+from langbot_plugin.dev.processes import free_port, stop_process, wait_for_port
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.protocol.host_api.box import EXPORT_BOX_FILES
 from langbot_plugin.rpc import RPCError
@@ -47,12 +47,6 @@ WORKSPACE = "/workspace"
 
 class BoxSetupError(Exception):
     """The local Box cannot start, or its backend does not work on this machine."""
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _inside(path: str) -> str:
@@ -84,7 +78,7 @@ class LocalBox:
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[LocalBox]:
         self.folder.mkdir(parents=True, exist_ok=True)
-        port = _free_port()
+        port = free_port()
         command = [*self.lbp_command, "box", "--ws-control-port", str(port)]
         log = self.folder / "box.log"
         with log.open("ab") as sink:
@@ -113,18 +107,11 @@ class LocalBox:
                         self._client = None
             finally:
                 with anyio.CancelScope(shield=True):
-                    await _stop(process)
+                    await stop_process(process)
 
     async def _wait_up(self, process: Process, port: int, log: Path) -> None:
-        with anyio.move_on_after(START_SECONDS):
-            while process.returncode is None:
-                try:
-                    stream = await anyio.connect_tcp("127.0.0.1", port)
-                except OSError:
-                    await anyio.sleep(0.05)  # nothing to wait on but the port itself
-                    continue
-                await stream.aclose()
-                return
+        if await wait_for_port(port, START_SECONDS, process):
+            return
         text = await anyio.Path(log).read_text(errors="replace")
         tail = text.strip().splitlines()[-3:]
         raise BoxSetupError(f"lbp box did not start ({' / '.join(tail) or 'no output'})")
@@ -230,14 +217,3 @@ class LocalBox:
                 },
             ),
         ]
-
-
-async def _stop(process: Process) -> None:
-    if process.returncode is None:
-        process.terminate()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    await process.aclose()

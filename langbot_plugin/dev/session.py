@@ -35,7 +35,6 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import sys
 import threading
 from collections.abc import AsyncGenerator, Sequence
@@ -52,6 +51,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from langbot_plugin.dev.events import EventHub, LogRecordParser
 from langbot_plugin.dev.models import echo_model
+from langbot_plugin.dev.processes import free_port, stop_process
 from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
@@ -86,12 +86,6 @@ class DevError(Exception):
         self.message = message
         self.lines = list(lines)
         self.usage = usage
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def runner_config(
@@ -219,8 +213,8 @@ class DevSession:
         runtime = PluginRuntime(
             RuntimeOptions(
                 host="127.0.0.1",
-                control_port=_free_port(),
-                debug_port=_free_port(),
+                control_port=free_port(),
+                debug_port=free_port(),
                 control_token=secrets.token_urlsafe(32),
                 data_dir=self.state_dir / "runtime",
             )
@@ -299,7 +293,7 @@ class DevSession:
                 yield
             finally:
                 with anyio.CancelScope(shield=True):
-                    await _stop(process)
+                    await stop_process(process)
 
     async def _reap(self, readers: TaskGroup) -> None:
         assert self._process is not None
@@ -654,17 +648,3 @@ class _Announcing:
             shown["model"] = data["llm_model_uuid"]
             shown["messages"] = len(data.get("messages") or [])
         await self.session.events.emit("host.call", shown, run_id)
-
-
-async def _stop(process: Process) -> None:
-    """Close stdin, wait briefly, terminate, kill (the project's order)."""
-    if process.returncode is None:
-        if process.stdin is not None:
-            await process.stdin.aclose()
-        process.terminate()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    await process.aclose()
