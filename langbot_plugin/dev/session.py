@@ -49,6 +49,7 @@ from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream
 
+from langbot_plugin.dev.event_fields import event_fields
 from langbot_plugin.dev.events import EventHub, LogRecordParser
 from langbot_plugin.dev.models import echo_model
 from langbot_plugin.dev.processes import free_port, stop_process
@@ -583,12 +584,14 @@ class DevSession:
         return result
 
     async def emit_event(self, name: str, data: dict[str, Any]) -> dict[str, Any]:
-        """Emit event ``name`` (``data`` are its fields) to the plugin's listeners."""
+        """Emit event ``name`` to the plugin's listeners; ``data`` are its fields, the
+        chat's own filled in (:func:`~langbot_plugin.dev.event_fields.event_fields`)."""
+        fields = event_fields(name, data)
         await self.wait_ready()
         context = {
             "query_id": self._next_query(),
             "event_name": name,
-            "event": {**data, "event_name": name},
+            "event": {**fields, "event_name": name},
         }
         result = await self.client.emit_event(context)
         answer = result.event_context

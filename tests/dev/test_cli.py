@@ -179,6 +179,9 @@ def test_the_chat_reads_lines_until_quit(tmp_path: Path) -> None:
         "!hello chat",
         '/tool add {"a": 5, "b": 6}',
         "/tool add {oops",
+        '/event PersonNormalMessageReceived {"text": "stop"}',
+        '/event PersonNormalMessageReceived {"text": "go on"}',
+        "/event NoSuchEvent {}",
         "/help",
         "/reset",
         "again",
@@ -193,6 +196,10 @@ def test_the_chat_reads_lines_until_quit(tmp_path: Path) -> None:
     assert "bot> hello, chat!" in out
     assert 'bot> {"sum": 11}' in out
     assert "✗ /tool add: the parameters are not JSON" in out
+    # the listener prevents the default for "stop" only
+    assert "  event PersonNormalMessageReceived delivered (is_prevent_default)\n" in out
+    assert "  event PersonNormalMessageReceived delivered\n" in out
+    assert "✗ unknown event_name 'NoSuchEvent'; known events: " in out
     assert "/event NAME {json}   emit an event" in out  # /help
     assert "  new conversation dev-" in out
     # the new conversation starts its turn count again
