@@ -22,6 +22,7 @@ a run result type      the result as the host normalized it: ``type``,
 ``plugin.ready``       ``identity``, ``runners``, ``tools``, ``commands``
 ``plugin.reloaded``    the same, after a save that loads
 ``plugin.broken``      ``text``: the readable block of what is wrong
+``plugin.exited``      ``code``: the plugin's process ended while the session ran
 ``conversation.reset`` ``conversation_id``
 ``log``                ``source`` (``plugin`` or ``runtime``), ``level``,
                        ``logger``, ``text``

@@ -159,6 +159,7 @@ class DevSession:
         self._process: Process | None = None
         self._output: list[str] = []
         self._exited = anyio.Event()
+        self._closing = False
         self._query_id = 0
         self._plugin_tool_names: set[str] = set()
         self.local: LocalHost | None = None
@@ -289,17 +290,19 @@ class DevSession:
         async with anyio.create_task_group() as readers:
             readers.start_soon(self._read_output, process.stdout)
             readers.start_soon(self._read_output, process.stderr)
-            tg.start_soon(self._reap, readers)
+            tg.start_soon(self._reap, process)
             try:
                 yield
             finally:
+                self._closing = True
                 with anyio.CancelScope(shield=True):
                     await stop_process(process)
 
-    async def _reap(self, readers: TaskGroup) -> None:
-        assert self._process is not None
-        await self._process.wait()
+    async def _reap(self, process: Process) -> None:
+        code = await process.wait()
         self._exited.set()
+        if not self._closing:
+            await self.events.emit("plugin.exited", {"code": code})
 
     async def _read_output(self, stream: Any) -> None:
         buffered = BufferedByteReceiveStream(stream)
@@ -333,19 +336,7 @@ class DevSession:
     async def _wait_registered(self) -> None:
         assert self._runtime is not None
         registry = self._runtime.state.registry
-        with anyio.move_on_after(self.ready_seconds) as waited:
-            async with anyio.create_task_group() as tg:
-
-                async def registered() -> None:
-                    await registry.wait_for(lambda r: len(r) > 0)
-                    tg.cancel_scope.cancel()
-
-                async def exited() -> None:
-                    await self._exited.wait()
-                    tg.cancel_scope.cancel()
-
-                tg.start_soon(registered)
-                tg.start_soon(exited)
+        await self._until_registered(self.ready_seconds)
         if len(registry) > 0:
             return
         lines = [line for line in self._output if line.strip()]
@@ -354,7 +345,6 @@ class DevSession:
             if problems:
                 raise DevError(problems[0], problems[1:])
             raise DevError("the plugin process ended before it registered", lines[-10:])
-        assert waited.cancelled_caught
         raise DevError(
             f"the plugin did not register within {self.ready_seconds:.0f} s",
             lines[-10:],
@@ -414,13 +404,34 @@ class DevSession:
             except DevError as exc:
                 await self.events.emit("plugin.broken", {"text": exc.message})
 
+    async def _until_registered(self, seconds: float) -> None:
+        """Wait (bounded) until the plugin is registered or its process has ended."""
+        assert self._runtime is not None
+        registry = self._runtime.state.registry
+        if len(registry) > 0 or self._exited.is_set():
+            return
+        with anyio.move_on_after(seconds):
+            async with anyio.create_task_group() as tg:
+
+                async def registered() -> None:
+                    await registry.wait_for(lambda r: len(r) > 0)
+                    tg.cancel_scope.cancel()
+
+                async def exited() -> None:
+                    await self._exited.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(registered)
+                tg.start_soon(exited)
+
     async def wait_ready(self, seconds: float = 30.0) -> None:
         """Wait (bounded) for the plugin to be registered: it is absent for a moment
         while a reload reconnects."""
         assert self._runtime is not None
         registry = self._runtime.state.registry
-        with anyio.move_on_after(seconds):
-            await registry.wait_for(lambda r: len(r) > 0)
+        await self._until_registered(seconds)
+        if self._exited.is_set():
+            raise DevError("the plugin process has ended (see its log)", usage=False)
         if len(registry) == 0:
             raise DevError("the plugin is not connected (see its log)", usage=False)
 

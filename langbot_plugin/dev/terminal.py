@@ -166,6 +166,9 @@ class TerminalView:
     def _on_plugin_broken(self, data: dict[str, Any]) -> None:
         self._line(f"✗ {data['text']}")
 
+    def _on_plugin_exited(self, data: dict[str, Any]) -> None:
+        self._line(f"✗ the plugin's process ended (exit status {data['code']}); see its log above")
+
     def _on_conversation_reset(self, data: dict[str, Any]) -> None:
         self._line(f"  new conversation {data['conversation_id']}")
 

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from aiohttp import web
 
-from langbot_plugin.dev import DevEvent, DevSession, load_script, openai_model
+from langbot_plugin.dev import DevError, DevEvent, DevSession, load_script, openai_model
 from langbot_plugin.dev.box import LocalBox
 from tests.box.helpers import require_nsjail
 from tests.conftest import free_port
@@ -222,3 +222,18 @@ async def test_a_runner_uses_the_sandbox_tools_of_a_local_box(tmp_path: Path) ->
     exported = completed[1]["result"]["files"]
     assert [f["path"] for f in exported] == ["/workspace/answer.txt"]
     assert await anyio.Path(exported[0]["saved_to"]).read_text() == "42\n"
+
+
+async def test_a_plugin_process_that_ends_is_reported_and_refuses_runs(tmp_path: Path) -> None:
+    plugin = toolbox(tmp_path)
+    seen = Seen()
+    session = DevSession(plugin)
+    session.events.subscribe(seen)
+    async with session as dev:
+        process = dev._process  # pyright: ignore[reportPrivateUsage]
+        assert process is not None
+        process.kill()
+        exited = await seen.wait("plugin.exited")
+        assert exited.data["code"] != 0
+        with pytest.raises(DevError, match="the plugin process has ended"):
+            await dev.send("hi")

@@ -135,6 +135,13 @@ async def test_the_page_answers_its_own_origin_only(tmp_path: Path) -> None:
         origin = {"Origin": "http://evil.example"}
         async with http.post(url + "api/input", json={"line": "hi"}, headers=origin) as response:
             assert response.status == 403
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(url + "api/events", headers=origin)
+        assert refused.value.status == 403
+        async with http.ws_connect(url + "api/events") as ws:  # its own origin: the events
+            first = await ws.receive_json(timeout=30)
+            assert first["kind"] == "session"
+            assert first["data"]["identity"] == "thirdparty/toolbox"
         async with http.post(url + "api/input", data=b"{") as response:
             assert response.status == 400
         async with http.post(url + "api/input", json={"text": "hi"}) as response:

@@ -80,6 +80,7 @@ const handlers = {
   "plugin.ready": (d) => { setSession(d); setStatus("running", "online"); row("plugin.ready", "", d.identity); },
   "plugin.reloaded": (d) => { setSession(d); setStatus("reloaded", "online"); row("plugin.reloaded", "", d.identity); say("note", "↻ reloaded " + d.identity); },
   "plugin.broken": (d) => { setStatus("broken save", "broken"); row("plugin.broken", "bad", d.text.split("\n")[0], d.text); say("error", d.text); },
+  "plugin.exited": (d) => { setStatus("plugin ended", "broken"); say("error", "the plugin's process ended (exit status " + d.code + "); see its log"); row("plugin.exited", "bad", "exit status " + d.code); },
   "conversation.reset": (d) => { $("conversation").textContent = d.conversation_id; say("note", "new conversation " + d.conversation_id); row("conversation.reset", "", d.conversation_id); },
   "run.started": (d, e) => { bubble = null; row("run.started", "", d.runner + ": " + d.text, undefined, e.run_id); },
   "message.delta": (d, e) => { streamTo(e.run_id, d.text || ""); row("message.delta", "", "#" + d.sequence + " " + (d.text || "").length + " chars", d.data, e.run_id); },
