@@ -63,6 +63,7 @@ from langbot_plugin.rpc import RequestContext, Route
 from langbot_plugin.rpc.routes import preceded_by
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
+from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeOptions
 
@@ -196,9 +197,7 @@ class DevSession:
         await self._stack.aclose()
 
     async def _start(self) -> None:
-        if self.fresh and self.state_dir.exists():
-            shutil.rmtree(self.state_dir)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._hold_state_dir()
         self._load_conversation()
         storage = PersistentStorage(self.state_dir / "storage.sqlite3")
         self._stack.callback(storage.close)
@@ -255,6 +254,28 @@ class DevSession:
         finally:
             target.removeHandler(handler)
             send.close()
+
+    def _hold_state_dir(self) -> None:
+        """One session per state folder (they would share databases and the runtime's
+        data); ``fresh`` empties it once it is ours."""
+        try:
+            lock = hold_data_dir(self.state_dir, wait_seconds=0)
+        except DataDirBusyError:
+            raise DevError(
+                f"{self.state_dir} is in use by another lbp dev; stop it, or give this one "
+                "its own --state-dir",
+                usage=False,
+            ) from None
+        if lock is not None:
+            self._stack.callback(lock.close)
+        if self.fresh:
+            for entry in self.state_dir.iterdir():
+                if entry.name == LOCK_FILE:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
 
     def _load_conversation(self) -> None:
         marker = self.state_dir / "conversation.json"

@@ -237,3 +237,12 @@ async def test_a_plugin_process_that_ends_is_reported_and_refuses_runs(tmp_path:
         assert exited.data["code"] != 0
         with pytest.raises(DevError, match="the plugin process has ended"):
             await dev.send("hi")
+
+
+async def test_one_session_per_state_folder(tmp_path: Path) -> None:
+    plugin = toolbox(tmp_path)
+    async with DevSession(plugin):
+        with pytest.raises(DevError, match="is in use by another lbp dev") as refused:
+            await DevSession(plugin, fresh=True).__aenter__()
+        assert refused.value.usage is False
+        assert (plugin / ".lbp-dev" / "host.sqlite3").is_file()  # fresh did not touch it
