@@ -99,5 +99,5 @@ class DevApp:
                 sys.stdout.flush()
                 if not sys.stdin.isatty():
                     await anyio.sleep_forever()
-            await chat(session)
+            await chat(session, json_lines=self.json_lines)
             return True

@@ -25,6 +25,7 @@ from langbot_plugin.dev.session import DevSession
 __all__ = ["JsonView", "TerminalView", "chat", "run_messages"]
 
 RESULT_DETAIL = 300
+INTRO = "type a message, !command, /tool NAME {json}, /event NAME {json}, /reset, /help, /quit\n"
 
 
 def _short(value: Any, limit: int = RESULT_DETAIL) -> str:
@@ -211,22 +212,26 @@ async def run_messages(session: DevSession, messages: list[str]) -> bool:
     return ok
 
 
-async def chat(session: DevSession, *, prompt: str = "you> ") -> None:
-    """The interactive chat: read lines until ``/quit`` or the end of input."""
-    sys.stdout.write(
-        "type a message, !command, /tool NAME {json}, /event NAME {json}, /reset, /help, /quit\n"
-    )
+async def chat(session: DevSession, *, prompt: str = "you> ", json_lines: bool = False) -> None:
+    """The interactive chat: read lines until ``/quit`` or the end of input. With
+    ``json_lines`` stdout carries only the events (no prompt; errors go to stderr)."""
+    talk = sys.stderr if json_lines else sys.stdout
+    if not json_lines:
+        talk.write(INTRO)
     while True:
-        sys.stdout.write(prompt)
-        sys.stdout.flush()
+        if not json_lines:
+            talk.write(prompt)
+            talk.flush()
         line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
         if not line:
-            sys.stdout.write("\n")
+            if not json_lines:
+                talk.write("\n")
             return
         result = await handle_line(session, line)
         if result.quit:
             return
         if result.help:
-            sys.stdout.write(HELP + "\n")
-        elif not result.ok and result.error and not result.error.startswith("run "):
-            sys.stdout.write(f"  ✗ {result.error}\n")
+            talk.write(HELP + "\n")
+        elif not result.ok and result.error and (json_lines or not result.error.startswith("run ")):
+            talk.write(f"  ✗ {result.error}\n")
+        talk.flush()
