@@ -404,6 +404,7 @@ class DevSession:
             "runner": self.runner,
             "tools": [component_name(t) for t in self.tools],
             "commands": [component_name(c) for c in self.commands],
+            "host_tools": [t.name for t in self.extra_tools],
             "conversation_id": self.conversation_id,
             "model": self.model.model_uuid,
         }

@@ -160,6 +160,8 @@ class TerminalView:
             f"tools: {', '.join(data['tools']) or 'none'}; "
             f"commands: {', '.join(data['commands']) or 'none'})"
         )
+        if data.get("host_tools"):
+            self._line(f"lbp dev: sandbox tools for the runner: {', '.join(data['host_tools'])}")
 
     def _on_plugin_reloaded(self, data: dict[str, Any]) -> None:
         self._line(f"↻ reloaded {data['identity']}")
