@@ -205,3 +205,22 @@ def test_the_chat_reads_lines_until_quit(tmp_path: Path) -> None:
     # the new conversation starts its turn count again
     assert out.count("⧉ state conversation.turns = 1") == 2
     assert "never sent" not in out
+
+
+def test_box_nsjail_offers_the_sandbox_tools(tmp_path: Path) -> None:
+    from tests.box.helpers import require_nsjail
+
+    require_nsjail()
+    plugin = toolbox(tmp_path)
+    command = "python3 -c 'print(6 * 7)'"
+    script = write_script(
+        tmp_path,
+        [{"tool_calls": [{"name": "exec", "arguments": {"command": command}}]}, "It is 42."],
+    )
+    done = lbp(
+        "dev", "--box", "nsjail", "--llm-script", str(script), "-m", "six times seven?", cwd=plugin
+    )
+    assert done.code == 0, done.err
+    assert done.out == "bot> It is 42.\n"
+    assert "sandbox tools for the runner: exec, read, write, export_box_files" in done.err
+    assert '← tool exec: {"exit_code": 0, "stdout": "42\\n"' in done.err
