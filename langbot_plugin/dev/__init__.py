@@ -7,9 +7,11 @@ terminal chat (:mod:`.terminal`) and the web page (:mod:`.web`) are two views of
 session; tests and other tools can drive a session the same way.
 """
 
+from langbot_plugin.dev.errors import DevError
 from langbot_plugin.dev.events import DevEvent, EventHub, Listener
+from langbot_plugin.dev.host_side import runner_config
 from langbot_plugin.dev.models import DEV_MODEL_UUID, echo_model, load_script, openai_model
-from langbot_plugin.dev.session import DEFAULT_STATE_DIR, DevError, DevSession, runner_config
+from langbot_plugin.dev.session import DEFAULT_STATE_DIR, DevSession
 
 __all__ = [
     "DEFAULT_STATE_DIR",

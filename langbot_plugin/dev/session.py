@@ -8,8 +8,8 @@
         outcome = await dev.send("hi")         # one agent run -> RunOutcome
         replies = await dev.command("hello bob")
         result = await dev.call_tool("add", {"a": 1, "b": 2})
-        await dev.emit_event("PersonMessageReceived", {...})
-        dev.reset()                            # a new conversation
+        await dev.emit_event("PersonNormalMessageReceived", {"text": "ping"})
+        await dev.reset()                      # a new conversation
 
 What it starts, all on 127.0.0.1 and stopped in reverse order:
 
@@ -31,90 +31,44 @@ clears it first.
 from __future__ import annotations
 
 import json
-import logging
-import os
 import secrets
 import shutil
 import sys
-import threading
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Self
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
-from anyio.abc import Process, TaskGroup
-from anyio.streams.buffered import BufferedByteReceiveStream
-from anyio.streams.memory import MemoryObjectSendStream
 
+from langbot_plugin.dev.errors import DevError
 from langbot_plugin.dev.event_fields import event_fields
-from langbot_plugin.dev.events import EventHub, LogRecordParser
+from langbot_plugin.dev.events import EventHub
+from langbot_plugin.dev.host_side import (
+    Announcing,
+    component_name,
+    runner_config,
+    runner_resources,
+    runtime_logs,
+    watched,
+)
 from langbot_plugin.dev.models import echo_model
-from langbot_plugin.dev.processes import free_port, stop_process
+from langbot_plugin.dev.plugin_process import PluginProcess
+from langbot_plugin.dev.processes import free_port
 from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
-from langbot_plugin.host.run_context import make_resources
 from langbot_plugin.host.scripted import HostModel, HostTool
-from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, INITIALIZE_PLUGIN_SETTINGS
-from langbot_plugin.rpc import RequestContext, Route
-from langbot_plugin.rpc.routes import preceded_by
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeOptions
 
-__all__ = ["DEFAULT_STATE_DIR", "DevError", "DevSession", "component_name", "runner_config"]
-
-logger = logging.getLogger("langbot_plugin.dev")
+__all__ = ["DEFAULT_STATE_DIR", "DevError", "DevSession"]
 
 DEFAULT_STATE_DIR = ".lbp-dev"
 READY_SECONDS = 60.0
-#: Host actions not worth a ``host.call`` event (the registration handshake).
-QUIET_ACTIONS = frozenset({INITIALIZE_PLUGIN_SETTINGS.name, GET_PLUGIN_SETTINGS.name})
-#: Config item types that name a model: the session's model is filled in.
-MODEL_SELECTORS = frozenset({"llm-model-selector", "model-selector"})
-
-
-class DevError(Exception):
-    """The session cannot start (or go on); ``lines`` say why, ``usage`` whether it is
-    the author's input (a plugin that does not load, a runner that does not exist)."""
-
-    def __init__(self, message: str, lines: Sequence[str] = (), *, usage: bool = True) -> None:
-        super().__init__(message)
-        self.message = message
-        self.lines = list(lines)
-        self.usage = usage
-
-
-def runner_config(
-    manifest: dict[str, Any], model_uuid: str, overrides: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """A runner's config as a pipeline would hold it: each item's default, the session's
-    model in model selectors, then ``overrides``. ``manifest`` is the runner's listing
-    (``config_schema``) or its component manifest (``spec.config``)."""
-    config: dict[str, Any] = {}
-    items = manifest.get("config_schema") or (manifest.get("spec") or {}).get("config") or []
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict) or not item.get("name"):
-            continue
-        name, kind = str(item["name"]), str(item.get("type") or "")
-        value = item.get("default")
-        if kind in MODEL_SELECTORS:
-            value = model_uuid
-        elif kind == "model-fallback-selector":
-            value = {"primary": model_uuid, "fallbacks": []}
-        config[name] = value
-    config.update(overrides or {})
-    return config
-
-
-def component_name(entry: dict[str, Any]) -> str:
-    """The name of a listed tool or command (``manifest.metadata.name``)."""
-    return str(((entry.get("manifest") or {}).get("metadata") or {}).get("name") or "")
 
 
 class DevSession:
@@ -157,10 +111,7 @@ class DevSession:
         self._stack = AsyncExitStack()
         self._runtime: PluginRuntime | None = None
         self._client: PluginRuntimeClient | None = None
-        self._process: Process | None = None
-        self._output: list[str] = []
-        self._exited = anyio.Event()
-        self._closing = False
+        self.plugin = PluginProcess(self.root, self.lbp_command, self.events, hot_reload=hot_reload)
         self._query_id = 0
         self._plugin_tool_names: set[str] = set()
         self.local: LocalHost | None = None
@@ -206,11 +157,11 @@ class DevSession:
         self.local = LocalHost(models={self.model.model_uuid: self.model}, runs=runs)
         self.local.storage = storage
         for tool in self.extra_tools:
-            self.local.add_tool(self._watched(tool))
+            self.local.add_tool(watched(tool, self.events))
 
         tg = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.callback(tg.cancel_scope.cancel)  # runs after the children stopped
-        await self._stack.enter_async_context(self._runtime_logs(tg))
+        await self._stack.enter_async_context(runtime_logs(self.events, tg))
         runtime = PluginRuntime(
             RuntimeOptions(
                 host="127.0.0.1",
@@ -227,33 +178,17 @@ class DevSession:
         host_side, runtime_side = memory_pair()
         tg.start_soon(runtime.serve_control, runtime_side, "lbp-dev")
         self._client = await self._stack.enter_async_context(
-            PluginRuntimeClient.over(host_side, _Announcing(self.local, self))
+            PluginRuntimeClient.over(host_side, Announcing(self.local, self.events))
         )
         key = await self._client.get_debug_key()
-        await self._stack.enter_async_context(self._plugin_process(tg, key))
-        await self._wait_registered()
+        url = f"ws://127.0.0.1:{runtime.options.debug_port}/plugin/debug/ws"
+        await self._stack.enter_async_context(self.plugin.running(tg, url, key))
+        await self._until_registered(self.ready_seconds)
+        if len(runtime.state.registry) == 0:
+            raise self.plugin.start_failure(self.ready_seconds)
+        self.plugin.started = True
         await self._refresh("plugin.ready")
         tg.start_soon(self._watch_reloads)
-
-    @asynccontextmanager
-    async def _runtime_logs(self, tg: TaskGroup) -> AsyncGenerator[None]:
-        """The in-process runtime's log records (warnings and up) as ``log`` events."""
-        send, receive = anyio.create_memory_object_stream[dict[str, Any]](1000)
-        handler = _EventLogHandler(send)
-        target = logging.getLogger("langbot_plugin.runtime")
-        target.addHandler(handler)
-
-        async def forward() -> None:
-            async with receive:
-                async for record in receive:
-                    await self.events.emit("log", {"source": "runtime", **record})
-
-        tg.start_soon(forward)
-        try:
-            yield
-        finally:
-            target.removeHandler(handler)
-            send.close()
 
     def _hold_state_dir(self) -> None:
         """One session per state folder (they would share databases and the runtime's
@@ -288,89 +223,6 @@ class DevSession:
     def _save_conversation(self) -> None:
         marker = self.state_dir / "conversation.json"
         marker.write_text(json.dumps({"conversation_id": self.conversation_id}) + "\n")
-
-    # ------------------------------------------------------------------ the plugin process
-
-    @asynccontextmanager
-    async def _plugin_process(self, tg: TaskGroup, key: str) -> AsyncGenerator[None]:
-        assert self._runtime is not None
-        url = f"ws://127.0.0.1:{self._runtime.options.debug_port}/plugin/debug/ws"
-        command = [*self.lbp_command, "run", "-d", str(self.root), "--runtime-url", url]
-        if not self.hot_reload:
-            command.append("--no-reload")
-        env = {
-            **os.environ,
-            "PLUGIN_DEBUG_KEY": key,
-            "PYTHONUNBUFFERED": "1",
-            "LBP_LOG_LEVEL": "info",
-        }
-        process = await anyio.open_process(command, env=env, cwd=self.root)
-        self._process = process
-        assert process.stdout is not None
-        assert process.stderr is not None
-        async with anyio.create_task_group() as readers:
-            readers.start_soon(self._read_output, process.stdout)
-            readers.start_soon(self._read_output, process.stderr)
-            tg.start_soon(self._reap, process)
-            try:
-                yield
-            finally:
-                self._closing = True
-                with anyio.CancelScope(shield=True):
-                    await stop_process(process)
-
-    async def _reap(self, process: Process) -> None:
-        code = await process.wait()
-        self._exited.set()
-        if not self._closing:
-            await self.events.emit("plugin.exited", {"code": code})
-
-    async def _read_output(self, stream: Any) -> None:
-        buffered = BufferedByteReceiveStream(stream)
-        parser = LogRecordParser()
-        while True:
-            line = b""
-            with anyio.move_on_after(0.2 if parser.pending is not None else float("inf")) as quiet:
-                try:
-                    line = await buffered.receive_until(b"\n", 1 << 20)
-                except anyio.DelimiterNotFound:  # a line over 1 MiB: take it in pieces
-                    line = await buffered.receive(1 << 20)
-                except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError):
-                    for record in parser.flush():
-                        await self._log(record)
-                    return
-            if quiet.cancelled_caught:  # quiet for a moment: the record being collected is done
-                for record in parser.flush():
-                    await self._log(record)
-                continue
-            text = line.decode("utf-8", "replace").rstrip("\r")
-            self._output.append(text)
-            del self._output[:-200]
-            for record in parser.feed(text):
-                await self._log(record)
-
-    async def _log(self, record: dict[str, Any]) -> None:
-        await self.events.emit("log", {"source": "plugin", **record})
-        if record["level"] == "ERROR" and "cannot be loaded" in record["text"]:
-            await self.events.emit("plugin.broken", {"text": record["text"]})
-
-    async def _wait_registered(self) -> None:
-        assert self._runtime is not None
-        registry = self._runtime.state.registry
-        await self._until_registered(self.ready_seconds)
-        if len(registry) > 0:
-            return
-        lines = [line for line in self._output if line.strip()]
-        if self._exited.is_set():
-            problems = [line.removeprefix("lbp run: ") for line in lines if "lbp run:" in line]
-            if problems:
-                raise DevError(problems[0], problems[1:])
-            raise DevError("the plugin process ended before it registered", lines[-10:])
-        raise DevError(
-            f"the plugin did not register within {self.ready_seconds:.0f} s",
-            lines[-10:],
-            usage=False,
-        )
 
     async def _refresh(self, kind: str) -> None:
         """Read what the plugin offers now; choose the runner; offer its tools to runs."""
@@ -430,7 +282,7 @@ class DevSession:
         """Wait (bounded) until the plugin is registered or its process has ended."""
         assert self._runtime is not None
         registry = self._runtime.state.registry
-        if len(registry) > 0 or self._exited.is_set():
+        if len(registry) > 0 or self.plugin.exited.is_set():
             return
         with anyio.move_on_after(seconds):
             async with anyio.create_task_group() as tg:
@@ -440,7 +292,7 @@ class DevSession:
                     tg.cancel_scope.cancel()
 
                 async def exited() -> None:
-                    await self._exited.wait()
+                    await self.plugin.exited.wait()
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(registered)
@@ -452,7 +304,7 @@ class DevSession:
         assert self._runtime is not None
         registry = self._runtime.state.registry
         await self._until_registered(seconds)
-        if self._exited.is_set():
+        if self.plugin.exited.is_set():
             raise DevError("the plugin process has ended (see its log)", usage=False)
         if len(registry) == 0:
             raise DevError("the plugin is not connected (see its log)", usage=False)
@@ -476,25 +328,7 @@ class DevSession:
             description=str(spec.get("llm_prompt") or description.get("en_US") or ""),
             parameters=spec.get("parameters") or {"type": "object", "properties": {}},
         )
-        return self._watched(hosted)
-
-    def _watched(self, tool: HostTool) -> HostTool:
-        inner = tool.function
-
-        async def function(parameters: dict[str, Any]) -> Any:
-            await self.events.emit("tool.call", {"name": tool.name, "arguments": parameters})
-            try:
-                result = inner(parameters)
-                if hasattr(result, "__await__"):
-                    result = await result
-            except Exception as exc:
-                await self.events.emit("tool.result", {"name": tool.name, "error": str(exc)})
-                raise
-            await self.events.emit("tool.result", {"name": tool.name, "result": result})
-            return result
-
-        tool.function = function
-        return tool
+        return watched(hosted, self.events)
 
     # ------------------------------------------------------------------ the conversation
 
@@ -504,20 +338,6 @@ class DevSession:
 
     def _session_info(self) -> dict[str, Any]:
         return {"launcher_type": "person", "launcher_id": "dev-user", "sender_id": "dev-user"}
-
-    def _resources(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        """What LangBot would grant the runner: each model and tool, with the operations
-        its manifest asks for (``permissions``), never more."""
-        permissions = manifest.get("permissions") or {}
-        model_ops = [str(op) for op in permissions.get("models") or []]
-        tool_ops = [str(op) for op in permissions.get("tools") or []]
-        local = self.host
-        return make_resources(
-            models=dict.fromkeys(local.models, model_ops) if model_ops else None,
-            tools=dict.fromkeys(local.tools, tool_ops) if tool_ops else None,
-            plugin_storage=True,
-            workspace_storage=True,
-        )
 
     def _runner_manifest(self) -> dict[str, Any]:
         for entry in self.runners:
@@ -540,7 +360,7 @@ class DevSession:
             conversation_id=self.conversation_id,
             launcher_id="dev-user",
             sender_name="Developer",
-            resources=self._resources(manifest),
+            resources=runner_resources(manifest, local),
             config=runner_config(manifest, self.model.model_uuid, self.config_overrides),
         )
         run_id = started.run_id
@@ -637,50 +457,3 @@ class DevSession:
         self._save_conversation()
         await self.events.emit("conversation.reset", {"conversation_id": self.conversation_id})
         return self.conversation_id
-
-
-class _EventLogHandler(logging.Handler):
-    """Hands log records to the session's event loop (from any thread); when the
-    buffer is full a record is counted and dropped rather than blocking the logger."""
-
-    def __init__(self, send: MemoryObjectSendStream[dict[str, Any]]) -> None:
-        super().__init__(logging.WARNING)
-        self.send = send
-        self.token = anyio.lowlevel.current_token()
-        self.thread = threading.get_ident()
-        self.dropped = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        entry = {"level": record.levelname, "logger": record.name, "text": record.getMessage()}
-        try:
-            if threading.get_ident() == self.thread:
-                self.send.send_nowait(entry)
-            else:
-                anyio.from_thread.run_sync(self.send.send_nowait, entry, token=self.token)
-        except (anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self.dropped += 1
-        except RuntimeError:  # the loop is gone (the session is closing)
-            self.dropped += 1
-
-
-class _Announcing:
-    """The local host as the runtime sees it, with a ``host.call`` event per call."""
-
-    def __init__(self, local: LocalHost, session: DevSession) -> None:
-        self.local = local
-        self.session = session
-
-    def resolve(self, action: str) -> Route | None:
-        route = self.local.resolve(action)
-        if route is None or action in QUIET_ACTIONS:
-            return route
-        return preceded_by(route, self._note)
-
-    async def _note(self, ctx: RequestContext) -> None:
-        data = ctx.data
-        run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else None
-        shown: dict[str, Any] = {"action": ctx.request.action}
-        if "llm_model_uuid" in data:
-            shown["model"] = data["llm_model_uuid"]
-            shown["messages"] = len(data.get("messages") or [])
-        await self.session.events.emit("host.call", shown, run_id)

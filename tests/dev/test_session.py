@@ -230,7 +230,7 @@ async def test_a_plugin_process_that_ends_is_reported_and_refuses_runs(tmp_path:
     session = DevSession(plugin)
     session.events.subscribe(seen)
     async with session as dev:
-        process = dev._process  # pyright: ignore[reportPrivateUsage]
+        process = dev.plugin.process
         assert process is not None
         process.kill()
         exited = await seen.wait("plugin.exited")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from langbot_plugin.dev.events import LogRecordParser
+from langbot_plugin.dev.host_side import runner_config
 from langbot_plugin.dev.inputs import _name_and_json  # pyright: ignore[reportPrivateUsage]
 from langbot_plugin.dev.models import ModelSetupError, echo_model, load_script
-from langbot_plugin.dev.session import runner_config
 
 pytestmark = pytest.mark.anyio
 
