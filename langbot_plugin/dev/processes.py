@@ -22,18 +22,24 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def stop_process(process: Process, *, grace: float = 10.0) -> None:
-    """Close stdin, terminate, wait up to ``grace`` seconds, kill; then release it."""
-    if process.returncode is None:
-        if process.stdin is not None:
+async def stop_process(process: Process, *, stdin_grace: float = 0.0, grace: float = 10.0) -> None:
+    """Stop a child in order: close stdin, wait up to ``stdin_grace`` seconds (a daemon
+    started with ``-s`` stops when its stdin closes), terminate, wait up to ``grace``
+    seconds, kill; then release it. Shielded: it finishes even in a cancelled scope."""
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None and process.stdin is not None:
             await process.stdin.aclose()
-        process.terminate()
-        with anyio.move_on_after(grace):
-            await process.wait()
+        if process.returncode is None and stdin_grace > 0:
+            with anyio.move_on_after(stdin_grace):
+                await process.wait()
+        if process.returncode is None:
+            process.terminate()
+            with anyio.move_on_after(grace):
+                await process.wait()
         if process.returncode is None:
             process.kill()
             await process.wait()
-    await process.aclose()
+        await process.aclose()
 
 
 async def port_open(port: int) -> bool:
