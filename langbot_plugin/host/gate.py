@@ -5,8 +5,10 @@
 else to an inner dispatcher (for example :class:`~langbot_plugin.host.LocalHost`).
 An inner action whose payload carries a ``run_id`` is served only when the run is
 live and the caller's, and when the resource named in the payload is granted
-for the operation in :data:`CHECKS`; without ``run_id`` it passes unchanged (a
-plain plugin call, as on the 4.11.2 host). With ``strict=False`` a ``run_id`` the
+for the operation in :data:`CHECKS`. Without ``run_id`` a run-only action
+(:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`) is refused ``run_not_live``;
+any other action passes as a plugin-level call (what the 4.11.2 host lets every
+plugin do: no run's grants widen or narrow it). With ``strict=False`` a ``run_id`` the
 registry has never seen passes unchecked too (a development host that did not start
 the run itself); runs it knows are always enforced. The inner route decides the answer shape
 (``call_tool`` answers ``{result}`` with ``run_id`` and ``{tool_response}``
@@ -18,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from langbot_plugin.host.errors import RunNotLiveError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.protocol.host_api import models, storage
-from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need, StorageNeed
+from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError
 from langbot_plugin.rpc.routes import preceded_by
@@ -85,7 +88,14 @@ class GatedDispatcher:
     def authorize(self, ctx: RequestContext) -> RunSession | None:
         """Check a call of an inner action; ``None`` when it carries no ``run_id``."""
         run_id = ctx.data.get("run_id")
-        if run_id is None or (not self.strict and run_id not in self.services.registry):
+        if run_id is None:
+            if ctx.request.action in RUN_ONLY:
+                raise RunNotLiveError(
+                    f"{ctx.request.action} exists only for runs: name a live run of this plugin",
+                    details={"action": ctx.request.action, "run_id": None},
+                )
+            return None
+        if not self.strict and run_id not in self.services.registry:
             return None
         session = self.services.session(run_id, ctx)
         check = CHECKS.get(ctx.request.action)

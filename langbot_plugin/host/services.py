@@ -12,7 +12,7 @@ whose calls carrying a ``run_id`` are authorized against the run first
 
 Every call is checked the same way before anything is read or written:
 
-1. ``run_id`` is present (else ``invalid_params``);
+1. ``run_id`` is present (else ``run_not_live``: these actions exist only for runs);
 2. the run is live and belongs to the caller (:meth:`RunRegistry.authorize`:
    ``run_not_live``, ``run_not_owned``, ``deadline_exceeded``). The caller is
    ``caller_plugin_identity``, which the plugin runtime sets from the plugin's
@@ -39,7 +39,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistorySearchResult,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
-from langbot_plugin.host.errors import ResourceNotGrantedError
+from langbot_plugin.host.errors import ResourceNotGrantedError, RunNotLiveError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES
 from langbot_plugin.host.paging import PageWindow
@@ -94,7 +94,10 @@ class RunServices:
         """The live run ``run_id`` of the caller, with ``api``'s flag of ``available_apis``
         enabled (or the refusal)."""
         if run_id is None or run_id == "":
-            raise InvalidParamsError(f"run_id is required for {ctx.request.action}")
+            raise RunNotLiveError(
+                f"{ctx.request.action} exists only for runs: name a live run of this plugin",
+                details={"action": ctx.request.action, "run_id": None},
+            )
         session = self.registry.authorize(run_id, self.identify(ctx))
         if api is not None:
             session.grants.require_api(api_flag(api), session.run_id)

@@ -10,9 +10,17 @@ out, and turns every failure into one clear ``run.failed``:
 * ``runner.exception`` when the runner raises; ``runner.invalid_result`` when it
   yields something that is not a result.
 
+* ``empty_result`` when the run would end ``run.completed`` without ever producing a
+  message (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``run.completed``
+  with ``finish_reason`` ``no_reply`` is the explicit "nothing to say".
+
 A final message is delivered once: if the runner already sent ``message.completed``,
 the same message is dropped from a later ``run.completed``. A run that ends without
-a terminal result gets a ``run.completed``.
+a terminal result gets a ``run.completed`` (or ``empty_result``, as above).
+
+While a step of the runner runs, the run is bound to the task
+(:mod:`langbot_plugin.api.proxies.run_binding`); the binding is closed when the run
+ends, so work the runner left behind can no longer act for it.
 """
 
 from __future__ import annotations
@@ -26,7 +34,14 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed
+from langbot_plugin.api.proxies.run_binding import RunBinding, bound
+from langbot_plugin.protocol.runners import (
+    RUNNER_KINDS,
+    OutputWatch,
+    RunResultItem,
+    empty_result,
+    run_failed,
+)
 from langbot_plugin.worker.loader import LoadedPlugin
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
@@ -55,10 +70,15 @@ def _remaining(deadline: float | None) -> float:
 
 
 async def run_agent(
-    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
+    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any], channel: object = None
 ) -> AsyncGenerator[RunResultItem]:
-    """The run's results, numbered, each checked as a result item on its way out."""
-    async with contextlib.aclosing(_run(loaded, runner_name, context)) as items:
+    """The run's results, numbered, each checked as a result item on its way out.
+
+    ``channel`` is the connection the run came on: while a step of the runner runs,
+    the run is bound to the task (:mod:`langbot_plugin.api.proxies.run_binding`), so
+    plugin-level calls made on that connection belong to the run.
+    """
+    async with contextlib.aclosing(_run(loaded, runner_name, context, channel)) as items:
         async for item in items:
             try:
                 checked = RunResultItem.model_validate(item)
@@ -74,7 +94,7 @@ async def run_agent(
 
 
 async def _run(
-    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
+    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any], channel: object
 ) -> AsyncGenerator[dict[str, Any]]:
     from langbot_plugin.api.definition.components import AgentRunner
     from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext
@@ -98,22 +118,32 @@ async def _run(
         )
         return
 
-    async for item in _drive(runner.run(ctx), run_id, ctx.runtime.deadline_at):
-        yield item
+    deadline = ctx.runtime.deadline_at
+    binding = RunBinding(run_id, channel, deadline)
+    try:
+        with bound(binding):
+            results = runner.run(ctx)  # a runner may do work before its first yield
+        async for item in _drive(results, binding):
+            yield item
+    finally:
+        binding.close()
 
 
 async def _drive(
-    results: AsyncGenerator[Any], run_id: str, deadline: float | None
+    results: AsyncGenerator[Any], binding: RunBinding
 ) -> AsyncGenerator[dict[str, Any]]:
+    run_id, deadline = binding.run_id, binding.deadline_at
     sequence = 0
     completed_message: Any = None
+    output = OutputWatch()
     try:
         while True:
             step_done = False
             result: object = None
             with anyio.move_on_after(max(0.0, _remaining(deadline))):
                 try:
-                    result = await anext(results)
+                    with bound(binding):  # the runner's code runs in this step only
+                        result = await anext(results)
                 except StopAsyncIteration:
                     result = None
                 step_done = True
@@ -133,6 +163,10 @@ async def _drive(
                 reason = f"runner yielded {type(result).__name__}, not an AgentRunResult"
                 yield run_failed(run_id, "runner.invalid_result", reason, sequence=sequence + 1)
                 return
+            if output.blank(item["type"], item["data"]):
+                yield empty_result(run_id, sequence + 1)
+                return
+            output.see(item["type"], item["data"])
             completed_message = _deliver_final_once(item, completed_message)
             sequence += 1
             item["sequence"] = sequence
@@ -144,8 +178,11 @@ async def _drive(
         yield run_failed(run_id, "runner.exception", reason, sequence=sequence + 1)
         return
     finally:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            await results.aclose()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5), bound(binding):
+            await results.aclose()  # its cleanup still acts for the run
+    if not output.produced:
+        yield empty_result(run_id, sequence + 1)
+        return
     yield {
         "run_id": run_id,
         "type": "run.completed",
