@@ -146,3 +146,35 @@ async def test_a_plugin_past_the_sdk_reaches_what_docs_security_says(tmp_path: P
         assert {c.action for c in local.calls} >= {"invoke_llm", "state_set"}
         assert not local.calls_of("state_get")
         assert not local.calls_of("history_page")
+
+
+@pytest.mark.parametrize("dialect", ["run_runner", "run_agent"])
+async def test_a_silent_runner_fails_empty_result_in_both_dialects(
+    tmp_path: Path, dialect: str
+) -> None:
+    local = warden_host()
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
+        binding, _ = await host.install_package(package(WARDEN))
+        for text, expected in (("silent", "run.failed"), ("nothing", "run.completed")):
+            started = await local.start_run("tester/warden", "reach", text)
+            items = [
+                item
+                async for item in host.run_runner(
+                    "tester",
+                    "warden",
+                    "reach",
+                    started.context,
+                    scope=binding,
+                    name_on_wire=dialect,
+                )
+            ]
+            assert [i["type"] for i in items] == [expected], items
+            if expected == "run.failed":
+                assert items[0]["data"]["code"] == "empty_result"
+            outcome = await local.runs.drive(started, _replay(items))
+            assert outcome.status == ("failed" if text == "silent" else "completed")
+
+
+async def _replay(items: list[dict[str, Any]]) -> Any:
+    for item in items:
+        yield item

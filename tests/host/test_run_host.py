@@ -134,7 +134,7 @@ async def test_state_updates_are_applied_and_checked() -> None:
         ),
         wire(AgentRunResult.state_updated(run.run_id, "pref", 1, "actor")),
         wire(AgentRunResult.state_updated(run.run_id, "big", "x" * 300_000, "conversation")),
-        wire(AgentRunResult.run_completed(run.run_id)),
+        wire(AgentRunResult.run_completed(run.run_id, finish_reason="no_reply")),  # says nothing
     ]
     outcome = await host.drive(run, Stream(*items)())
     assert outcome.status == "completed"
