@@ -39,6 +39,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistorySearchResult,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
+from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.errors import ResourceNotGrantedError, RunNotLiveError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES
@@ -77,7 +78,9 @@ class RunServices:
         events: EventLogStore,
         *,
         identify: Identify = payload_identity,
+        audit: AuditLog | None = None,
     ) -> None:
+        self.audit = audit
         self.registry = registry
         self.state = state
         self.transcript = transcript
@@ -171,8 +174,24 @@ class RunServices:
     async def state_set(self, p: rc.StateSetParams, ctx: RequestContext) -> rc.StateSetResult:
         session = self.session(p.run_id, ctx, rc.STATE_SET)
         key = self._scope_key(session, p.scope)
-        await self.state.set(key, p.key, p.value, scope=p.scope, runner_id=session.runner_id)
+        await self.state.set(
+            key,
+            p.key,
+            p.value,
+            scope=p.scope,
+            runner_id=session.runner_id,
+            conversation_ref=session.scope.conversation_ref()
+            if p.scope == "conversation"
+            else None,
+        )
+        self.note_session_id(session, p.scope, p.key, p.value)
         return rc.StateSetResult(success=True)
+
+    def note_session_id(self, session: RunSession, scope: str, key: str, value: Any) -> None:
+        """Audit an external harness pointer (``external.*`` state) the run kept."""
+        if self.audit is not None and key.startswith("external."):
+            detail = {"scope": scope, "key": key, "value": value}
+            self.audit.record(session.run_id, "session", resource=key, detail=detail)
 
     async def state_delete(self, p: rc.StateKeyParams, ctx: RequestContext) -> rc.StateDeleteResult:
         session = self.session(p.run_id, ctx, rc.STATE_DELETE)

@@ -27,6 +27,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.operations import (
 )
 from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.protocol.spec import Result
+from langbot_plugin.rpc.redaction import redact
 
 __all__ = [
     "CAPABILITIES",
@@ -40,6 +41,7 @@ __all__ = [
     "run_failed",
     "runner_entry",
     "runner_id",
+    "secret_config_values",
 ]
 
 
@@ -80,6 +82,24 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
 }
 
 _USAGES = ("agent", "event")
+
+
+#: The form item type of a config field whose value is a secret (LangBot's ``secret``).
+SECRET_FIELD_TYPE = "secret"
+
+
+def secret_config_values(schema: Any, config: Any) -> list[str]:
+    """The values in ``config`` of the fields ``schema`` (a manifest's ``spec.config``
+    list) declares ``type: secret``: what must never reach a log or a record."""
+    if not isinstance(schema, list) or not isinstance(config, dict):
+        return []
+    values: list[str] = []
+    for item in schema:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, dict) and item.get("type") == SECRET_FIELD_TYPE:  # pyright: ignore[reportUnknownMemberType]
+            value = config.get(item.get("name"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            if isinstance(value, str) and value:
+                values.append(value)
+    return values
 
 
 def runner_id(author: str, plugin: str, runner: str) -> str:
@@ -232,11 +252,11 @@ def empty_result(run_id: str, sequence: int | None) -> dict[str, Any]:
 def run_failed(
     run_id: str, code: str, error: str, *, retryable: bool = False, sequence: int | None = None
 ) -> dict[str, Any]:
-    """A ``run.failed`` result made by the runtime itself (the runner never answered)."""
+    """A ``run.failed`` result made by the runtime or the worker (``error`` redacted)."""
     return {
         "run_id": run_id,
         "type": "run.failed",
-        "data": {"error": error, "code": code, "retryable": retryable},
+        "data": {"error": redact(error), "code": code, "retryable": retryable},
         "usage": None,
         "sequence": sequence,
         "timestamp": int(time.time()),

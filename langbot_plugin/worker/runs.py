@@ -41,7 +41,9 @@ from langbot_plugin.protocol.runners import (
     RunResultItem,
     empty_result,
     run_failed,
+    secret_config_values,
 )
+from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.worker.loader import LoadedPlugin
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
@@ -118,6 +120,9 @@ async def _run(
         )
         return
 
+    spec = component.manifest.manifest.get("spec")
+    schema = spec.get("config") if isinstance(spec, dict) else None
+    mark_secret(*secret_config_values(schema, context.get("config")))
     deadline = ctx.runtime.deadline_at
     binding = RunBinding(run_id, channel, deadline)
     try:
@@ -163,6 +168,10 @@ async def _drive(
                 reason = f"runner yielded {type(result).__name__}, not an AgentRunResult"
                 yield run_failed(run_id, "runner.invalid_result", reason, sequence=sequence + 1)
                 return
+            if item["type"] == "run.failed" and isinstance(item["data"], dict):
+                error = item["data"].get("error")
+                if isinstance(error, str):
+                    item["data"]["error"] = redact(error)  # an error message keeps no secret
             if output.blank(item["type"], item["data"]):
                 yield empty_result(run_id, sequence + 1)
                 return

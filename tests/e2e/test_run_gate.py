@@ -178,3 +178,33 @@ async def test_a_silent_runner_fails_empty_result_in_both_dialects(
 async def _replay(items: list[dict[str, Any]]) -> Any:
     for item in items:
         yield item
+
+
+async def test_a_secret_config_value_reaches_neither_the_logs_nor_the_error(
+    tmp_path: Path,
+) -> None:
+    local = warden_host()
+    key = "vk-" + "q7w8e9r0t1y2u3i4"  # no well-known shape: only the manifest says it is secret
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
+        binding, _ = await host.install_package(package(WARDEN))
+        outcome = await local.run(
+            host, "tester", "warden", "reach", "leak", scope=binding, config={"api-key": key}
+        )
+        assert outcome.status == "failed"
+        assert outcome.error is not None
+        assert outcome.error["code"] == "runner.exception"
+        assert "vendor refused key [redacted]" in outcome.error["error"]
+        assert key not in str(run_events(local, outcome.run_id))
+
+        async def logged() -> list[str]:
+            lines = await host.get_plugin_logs("tester", "warden", scope=binding)
+            return [line["text"] for line in lines if "calling the vendor" in line["text"]]
+
+        await wait_until(logged, 10)
+        assert all(key not in text and "[redacted]" in text for text in await logged())
+
+
+def run_events(local: LocalHost, run_id: str) -> list[dict[str, Any]]:
+    session = local.runs.registry.get(run_id)
+    assert session is not None
+    return session.events
