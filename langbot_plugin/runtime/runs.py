@@ -27,6 +27,7 @@ nothing if the manifest declares nothing: an empty list never means "everything"
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from langbot_plugin.protocol.errors import (
     RunNotOwnedError,
 )
 from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
+from langbot_plugin.rpc.errors import PermissionDeniedError
 
 __all__ = [
     "ApiNotAvailableError",
@@ -51,6 +53,8 @@ __all__ = [
     "RunNotOwnedError",
 ]
 
+
+logger = logging.getLogger("langbot_plugin.runtime.runs")
 
 Grants = dict[str, frozenset[str]]
 
@@ -170,7 +174,22 @@ class LiveRuns:
     def authorize(self, action: str, data: dict[str, Any], identity: str) -> None:
         """Refuse a call carrying ``run_id`` that is not live, not the caller's, or not
         granted, and a run-only action without ``run_id``. A plugin-level action without
-        ``run_id`` passes: it is what any plugin may call."""
+        ``run_id`` passes: it is what any plugin may call. Each refusal is logged (the
+        host never sees it)."""
+        try:
+            self._authorize(action, data, identity)
+        except PermissionDeniedError as exc:
+            logger.warning(
+                "refused %s of %s for run %r: %s %s",
+                action,
+                identity,
+                data.get("run_id"),
+                exc.code,
+                exc.message,
+            )
+            raise
+
+    def _authorize(self, action: str, data: dict[str, Any], identity: str) -> None:
         run_id = data.get("run_id")
         if run_id is None:
             if action in RUN_ONLY:
