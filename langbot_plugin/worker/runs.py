@@ -21,6 +21,11 @@ a terminal result gets a ``run.completed`` (or ``empty_result``, as above).
 While a step of the runner runs, the run is bound to the task
 (:mod:`langbot_plugin.api.proxies.run_binding`); the binding is closed when the run
 ends, so work the runner left behind can no longer act for it.
+
+While the runner runs, its context is active (``AgentRunContext.activate``): the
+context's own calls (``ctx.export_box_files``, ``ctx.reply_files``, ``ctx.state_get``,
+...) are the run API's, and what ``ctx.log`` records joins the result stream before
+the runner's next result.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import contextlib
 import math
 import time
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -45,6 +50,10 @@ from langbot_plugin.protocol.runners import (
 )
 from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.worker.loader import LoadedPlugin
+
+if TYPE_CHECKING:
+    from langbot_plugin.api.entities.builtin.agent_runner import AgentRunResult
+    from langbot_plugin.api.entities.builtin.agent_runner.context_binding import RunContextAPI
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
 
@@ -123,24 +132,39 @@ async def _run(
     spec = component.manifest.manifest.get("spec")
     schema = spec.get("config") if isinstance(spec, dict) else None
     mark_secret(*secret_config_values(schema, context.get("config")))
-    deadline = ctx.runtime.deadline_at
-    binding = RunBinding(run_id, channel, deadline)
+    logs: list[AgentRunResult] = []
+
+    async def emit(result: AgentRunResult) -> None:
+        logs.append(result)
+
+    binding = RunBinding(run_id, channel, ctx.runtime.deadline_at)
     try:
-        with bound(binding):
-            results = runner.run(ctx)  # a runner may do work before its first yield
-        async for item in _drive(results, binding):
-            yield item
+        with bound(binding):  # the run API made now refuses once the run has ended
+            try:
+                # The run API offers what this SDK implements; a 0.7 call it lacks raises
+                # AttributeError.
+                api = cast("RunContextAPI", runner.get_run_api(ctx))
+            except RuntimeError:  # not connected to a runtime (a runner driven on its own)
+                api = None
+        with ctx.activate(api, emit) if api is not None else contextlib.nullcontext():
+            with bound(binding):
+                results = runner.run(ctx)  # a runner may do work before its first yield
+            async for item in _drive(results, binding, logs):
+                yield item
     finally:
         binding.close()
 
 
 async def _drive(
-    results: AsyncGenerator[Any], binding: RunBinding
+    results: AsyncGenerator[Any],
+    binding: RunBinding,
+    logs: list[AgentRunResult] | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     run_id, deadline = binding.run_id, binding.deadline_at
     sequence = 0
     completed_message: Any = None
     output = OutputWatch()
+    pending = logs if logs is not None else []
     try:
         while True:
             step_done = False
@@ -152,6 +176,12 @@ async def _drive(
                 except StopAsyncIteration:
                     result = None
                 step_done = True
+            while pending:  # what ctx.log recorded during the step comes first
+                logged = _as_item(pending.pop(0), run_id)
+                if logged is not None:
+                    sequence += 1
+                    logged["sequence"] = sequence
+                    yield logged
             if not step_done:
                 yield run_failed(
                     run_id,
@@ -168,10 +198,7 @@ async def _drive(
                 reason = f"runner yielded {type(result).__name__}, not an AgentRunResult"
                 yield run_failed(run_id, "runner.invalid_result", reason, sequence=sequence + 1)
                 return
-            if item["type"] == "run.failed" and isinstance(item["data"], dict):
-                error = item["data"].get("error")
-                if isinstance(error, str):
-                    item["data"]["error"] = redact(error)  # an error message keeps no secret
+            _redact_failure(item)
             if output.blank(item["type"], item["data"]):
                 yield empty_result(run_id, sequence + 1)
                 return
@@ -200,6 +227,15 @@ async def _drive(
         "sequence": sequence + 1,
         "timestamp": int(time.time()),
     }
+
+
+def _redact_failure(item: dict[str, Any]) -> None:
+    """A runner's own ``run.failed`` keeps no secret in its error message."""
+    data = item["data"]
+    if item["type"] == "run.failed" and isinstance(data, dict):
+        error = data.get("error")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(error, str):
+            data["error"] = redact(error)
 
 
 def _deliver_final_once(item: dict[str, Any], completed_message: Any) -> Any:
