@@ -64,6 +64,20 @@ PATTERNS: tuple[re.Pattern[str], ...] = (
         re.IGNORECASE,
     ),
 )
+#: For each pattern, substrings of the lowercased text without which it cannot match
+#: (a cheap test that spares the regex scan of ordinary text).
+_TRIGGERS: tuple[tuple[str, ...], ...] = (
+    ("private key",),
+    ("sk-",),
+    ("bearer",),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ("xox",),
+    ("akia", "asia"),
+    ("aiza",),
+    ("eyj",),
+    ("://",),
+    ("key", "token", "secret", "passw"),
+)
 
 
 def _replace(match: re.Match[str]) -> str:
@@ -107,8 +121,10 @@ class Redactor:
         marked = self._marked()
         if marked is not None:
             text = marked.sub(REDACTED, text)
-        for pattern in PATTERNS:
-            text = pattern.sub(_replace, text)
+        lowered = text.lower()
+        for pattern, triggers in zip(PATTERNS, _TRIGGERS, strict=True):
+            if any(trigger in lowered for trigger in triggers):
+                text = pattern.sub(_replace, text)
         return text
 
     def redact_data(self, value: Any) -> Any:
