@@ -79,8 +79,11 @@ def setup_logging(level: str | None) -> str:
             chosen = log_level(raw) if raw else "info"
         except argparse.ArgumentTypeError as exc:
             raise CliError(f"{LOG_LEVEL_ENV}: {exc}", USAGE) from None
+    from langbot_plugin.rpc.redaction import RedactingFilter
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT))
+    handler.addFilter(RedactingFilter())  # no secret in a daemon's log
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(chosen.upper())

@@ -7,7 +7,8 @@ most ``max_summary_chars`` and an optional ``input_ref``/``raw_ref``). Paging us
 the cursor rules of :mod:`langbot_plugin.host.paging` (newest first).
 
 A run sees the events of its own conversation and thread (and bot/workspace when
-known) plus events recorded by itself.
+known) plus events recorded by itself. Summaries and metadata are redacted before they
+are stored (:mod:`langbot_plugin.rpc.redaction`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.paging import PageWindow, page_answer, scope_sql
 from langbot_plugin.host.sqlite import HostDatabase
+from langbot_plugin.rpc.redaction import redact, redact_data
 
 __all__ = ["MAX_SUMMARY_CHARS", "EventLogStore"]
 
@@ -110,6 +112,8 @@ class EventLogStore:
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Record one event in the scope's conversation; returns the record."""
+        if input_summary is not None:
+            input_summary = redact(input_summary)
         if input_summary is not None and len(input_summary) > self.max_summary_chars:
             input_summary = input_summary[: self.max_summary_chars - 3] + "..."
         now = time.time()
@@ -133,7 +137,7 @@ class EventLogStore:
             "run_id": run_id,
             "runner_id": runner_id,
             "created_at": now,
-            "metadata": json.dumps(metadata or {}, ensure_ascii=False),
+            "metadata": json.dumps(redact_data(metadata or {}), ensure_ascii=False),
         }
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)

@@ -5,30 +5,35 @@
 else to an inner dispatcher (for example :class:`~langbot_plugin.host.LocalHost`).
 An inner action whose payload carries a ``run_id`` is served only when the run is
 live and the caller's, and when the resource named in the payload is granted
-for the operation in :data:`CHECKS`; without ``run_id`` it passes unchanged (a
-plain plugin call, as on the 4.11.2 host). With ``strict=False`` a ``run_id`` the
+for the operation in :data:`CHECKS`. Without ``run_id`` a run-only action
+(:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`) is refused ``run_not_live``;
+any other action passes as a plugin-level call (what the 4.11.2 host lets every
+plugin do: no run's grants widen or narrow it). With ``strict=False`` a ``run_id`` the
 registry has never seen passes unchecked too (a development host that did not start
 the run itself); runs it knows are always enforced. The inner route decides the answer shape
 (``call_tool`` answers ``{result}`` with ``run_id`` and ``{tool_response}``
-without, as the 4.11.2 host does).
+without, as the 4.11.2 host does). Every call that names a run the registry knows is
+written to that run's audit (:mod:`langbot_plugin.host.audit`), granted or refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, cast
 
+from langbot_plugin.host.errors import RunNotLiveError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.protocol.host_api import models, storage
-from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need, StorageNeed
+from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
-from langbot_plugin.rpc.errors import InvalidParamsError
-from langbot_plugin.rpc.routes import preceded_by
+from langbot_plugin.rpc.errors import InvalidParamsError, RPCError
+from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler, preceded_by
 
 if TYPE_CHECKING:
     from langbot_plugin.host.services import RunServices
 
-__all__ = ["CHECKS", "GatedDispatcher"]
+__all__ = ["CHECKS", "GatedDispatcher", "audited"]
 
 Check = Callable[[RunSession, dict[str, Any]], None]
 
@@ -86,7 +91,14 @@ class GatedDispatcher:
     def authorize(self, ctx: RequestContext) -> RunSession | None:
         """Check a call of an inner action; ``None`` when it carries no ``run_id``."""
         run_id = ctx.data.get("run_id")
-        if run_id is None or (not self.strict and run_id not in self.services.registry):
+        if run_id is None:
+            if ctx.request.action in RUN_ONLY:
+                raise RunNotLiveError(
+                    f"{ctx.request.action} exists only for runs: name a live run of this plugin",
+                    details={"action": ctx.request.action, "run_id": None},
+                )
+            return None
+        if not self.strict and run_id not in self.services.registry:
             return None
         session = self.services.session(run_id, ctx)
         check = CHECKS.get(ctx.request.action)
@@ -96,9 +108,79 @@ class GatedDispatcher:
 
     def resolve(self, action: str) -> Route | None:
         own = self.services.resolve(action)
-        if own is not None:
-            return own
-        route = self.inner.resolve(action) if self.inner is not None else None
-        if route is None:
-            return None
-        return preceded_by(route, self.authorize)
+        if own is None:
+            inner = self.inner.resolve(action) if self.inner is not None else None
+            if inner is None:
+                return None
+            own = preceded_by(inner, self.authorize)
+        audit = self.services.audit
+        return own if audit is None else audited(own, action, self.services)
+
+
+def _grant_of(action: str, data: dict[str, Any]) -> tuple[object, str]:
+    """The resource a call names and the grant that covers it."""
+    need = NEEDS.get(action)
+    if isinstance(need, ApiNeed):
+        scope, key = data.get("scope"), data.get("key")
+        resource = f"{scope}:{key}" if isinstance(scope, str) and key is not None else None
+        return resource, f"api:{need.api}"
+    if isinstance(need, StorageNeed):
+        return need.area, f"storage:{need.area}"
+    if need is not None:
+        return data.get(need.field), f"{need.kind}:{need.operation}"
+    if action in storage_names:
+        return data.get("owner_type"), f"storage:{data.get('owner_type')}"
+    return None, "run"
+
+
+storage_names = frozenset(spec.name for spec in storage.BINARY_STORAGE)
+
+
+def audited(route: Route, action: str, services: RunServices) -> Route:
+    """``route`` with every call naming a known run written to that run's audit: the
+    resource, the grant that allowed it or the refusal code, and how long it took."""
+    audit = services.audit
+    assert audit is not None
+
+    def note(ctx: RequestContext, started: float, code: str | None) -> None:
+        run_id = ctx.data.get("run_id")
+        if not isinstance(run_id, str) or run_id not in services.registry:
+            return  # only known runs have an audit (no entries for made-up ids)
+        resource, grant = _grant_of(action, ctx.data)
+        audit.record(
+            run_id,
+            "call",
+            action=action,
+            resource=resource,
+            grant=None if code else grant,
+            code=code,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    if route.stream:
+        stream = cast(StreamHandler, route.handler)
+
+        async def audited_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+            started = time.perf_counter()
+            try:
+                async for item in stream(ctx):
+                    yield item
+            except RPCError as exc:
+                note(ctx, started, exc.code)
+                raise
+            note(ctx, started, None)
+
+        return Route(audited_stream, stream=True)
+    unary = cast(UnaryHandler, route.handler)
+
+    async def audited_call(ctx: RequestContext) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            answer = await unary(ctx)
+        except RPCError as exc:
+            note(ctx, started, exc.code)
+            raise
+        note(ctx, started, None)
+        return answer
+
+    return Route(audited_call)

@@ -227,6 +227,20 @@ class RunScope:
         raw = json.dumps({"scope": scope, **parts}, sort_keys=True, separators=(",", ":"))
         return f"{scope}:{hashlib.sha256(raw.encode()).hexdigest()}"
 
+    def conversation_ref(self) -> str | None:
+        """One id for this conversation whichever runner or binding serves it (what
+        "clear" drops every runner's conversation state by); ``None`` without one."""
+        if self.conversation_id is None:
+            return None
+        parts = {
+            "workspace_id": self.workspace_id,
+            "bot_id": self.bot_id,
+            "conversation_id": self.conversation_id,
+            "thread_id": self.thread_id,
+        }
+        raw = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+        return f"conv:{hashlib.sha256(raw.encode()).hexdigest()}"
+
     def state_keys(self, runner_id: str) -> dict[str, str]:
         """Every scope that has a key for this run."""
         keys = {scope: self.state_key(scope, runner_id) for scope in STATE_SCOPES}

@@ -39,6 +39,7 @@ from langbot_plugin.host.errors import RunDeadlineError, RunNotLiveError, RunNot
 from langbot_plugin.host.grants import STEERING_FLAG, RunGrants, RunScope
 from langbot_plugin.host.steering import SteeringQueue
 from langbot_plugin.rpc.errors import ConflictError, NotFoundError
+from langbot_plugin.rpc.redaction import redact_data
 
 __all__ = ["TERMINAL_STATUSES", "RunRegistry", "RunSession"]
 
@@ -286,14 +287,15 @@ class RunRegistry:
         source: str = "runner",
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Append one result event (the ``AgentRunEvent`` shape) to the run's ledger."""
+        """Append one result event (the ``AgentRunEvent`` shape, ``data`` redacted) to the
+        run's ledger."""
         self._event_ids += 1
         event = {
             "id": self._event_ids,
             "run_id": session.run_id,
             "sequence": sequence,
             "type": kind,
-            "data": data,
+            "data": redact_data(data),
             "usage": usage,
             "created_at": int(self.clock()),
             "source": source,

@@ -24,6 +24,10 @@ reason is kept in :attr:`ResultNormalizer.dropped`). The rules:
 * **Oversized messages are truncated visibly** (:mod:`langbot_plugin.host.truncation`),
   never dropped; ``truncated`` says how. Other results whose JSON exceeds
   ``max_result_bytes`` are dropped.
+* **No blank success.** A ``run.completed`` that ends a run which never produced a
+  message becomes ``run.failed`` code ``empty_result``
+  (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``finish_reason: no_reply``
+  is a runner's explicit "nothing to say".
 * **Terminal states.** ``run.completed`` -> ``completed``, ``run.failed`` -> ``failed``
   (or ``cancelled`` when its code is ``cancelled``). Items after the terminal one are
   dropped. :meth:`ResultNormalizer.close` ends a run that stopped without one
@@ -53,6 +57,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.payloads import (
 from langbot_plugin.api.entities.builtin.agent_runner.streaming import chunk_text
 from langbot_plugin.api.entities.builtin.provider.message import Message, MessageChunk
 from langbot_plugin.host.truncation import DEFAULT_MESSAGE_LIMIT, Truncation, truncate_message
+from langbot_plugin.protocol.runners import OutputWatch, empty_result
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -159,6 +164,7 @@ class ResultNormalizer:
     dropped: list[Dropped] = field(default_factory=list[Dropped])
     _seen: set[int] = field(default_factory=set[int])
     _delivered: dict[str, Any] | None = None
+    _output: OutputWatch = field(default_factory=OutputWatch)
 
     @property
     def terminal(self) -> bool:
@@ -214,6 +220,12 @@ class ResultNormalizer:
         except ValidationError as exc:
             self._drop("invalid_payload", kind, seq, str(exc))
             return None
+        if self._output.blank(kind, data):  # no blank success: a controlled failure
+            failed = empty_result(self.run_id, seq)["data"]
+            base = _replace(base, type="run.failed", data=failed)
+            payload = RunFailedPayload.model_validate(failed)
+        else:
+            self._output.see(kind, data)
         return self._known(base, payload)
 
     def _oversized(self, data: dict[str, Any], kind: str, seq: int) -> bool:

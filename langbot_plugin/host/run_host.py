@@ -47,6 +47,7 @@ from typing import Any
 
 import anyio
 
+from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles, HeldFile
 from langbot_plugin.host.deliveries import Delivery
 from langbot_plugin.host.errors import BoxFilesError
@@ -60,8 +61,10 @@ from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.host.state_store import StateStore
 from langbot_plugin.host.transcript import TranscriptStore
 from langbot_plugin.host.truncation import DEFAULT_MESSAGE_LIMIT
+from langbot_plugin.protocol.runners import secret_config_values
 from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.errors import RPCError, RPCTimeoutError
+from langbot_plugin.rpc.redaction import mark_secret
 
 __all__ = ["RunHost", "RunOutcome", "StartedRun"]
 
@@ -122,6 +125,7 @@ class RunHost:
         self.state = StateStore(self.db)
         self.transcript = TranscriptStore(self.db)
         self.events = EventLogStore(self.db)
+        self.audit = AuditLog(self.db)
         self.files = BoxFiles(box)
         self.services = RunServices(
             self.registry,
@@ -129,6 +133,7 @@ class RunHost:
             self.transcript,
             self.events,
             identify=identify,
+            audit=self.audit,
             files=self.files,
         )
 
@@ -153,6 +158,8 @@ class RunHost:
         prompt: list[dict[str, Any]] | None = None,
         binding_id: str | None = None,
         record_input: bool = True,
+        secrets: Iterable[str] = (),
+        config_schema: list[dict[str, Any]] | None = None,
         box_session: str | None = None,
         **context_options: Any,
     ) -> StartedRun:
@@ -162,8 +169,12 @@ class RunHost:
         ``available_apis``, ``timeout``/``deadline_at``, ``launcher_id``, ``config``...).
         ``state_scopes`` limits the state scopes the run may use (default: all);
         ``prompt`` is what ``get_prompt`` answers; ``box_session`` is the existing Box
-        session whose files the run may export.
+        session whose files the run may export. ``secrets`` (values the host marks
+        secret) and the values of ``config_schema`` fields declared ``type: secret`` (the
+        runner's ``spec.config``, as ``list_runners`` gives it) are redacted from the
+        transcript, the event log, the ledger, the audit and errors from now on.
         """
+        mark_secret(*secrets, *secret_config_values(config_schema, context_options.get("config")))
         self.registry.expire()  # time out overdue runs, forget the oldest finished ones
         context_options.setdefault("langbot_version", self.langbot_version)
         context = build_run_context(text, clock=self.clock, **context_options)
@@ -212,6 +223,18 @@ class RunHost:
             deadline_at=float(deadline) if deadline is not None else None,
             event_id=event["event_id"],
             prompt=prompt,
+        )
+        self.audit.record(
+            session.run_id,
+            "run.started",
+            detail={
+                "plugin": plugin_identity,
+                "runner_id": runner,
+                "grants": session.grants.to_dict(),
+                "deadline_at": session.deadline_at,
+                "conversation_id": scope.conversation_id,
+                "thread_id": scope.thread_id,
+            },
         )
         if box_session is not None:
             self.files.bind(session.run_id, box_session)
@@ -276,7 +299,46 @@ class RunHost:
         outcome.usage = normalizer.usage
         outcome.dropped = list(normalizer.dropped)
         outcome.deliveries = list(session.deliveries)
+        await self._audit_end(session, outcome)
         return outcome
+
+    async def _audit_end(self, session: RunSession, outcome: RunOutcome) -> None:
+        """The run's final result summary, then its audit written out."""
+        error = outcome.error or {}
+        self.audit.record(
+            session.run_id,
+            "run.ended",
+            code=error.get("code"),
+            detail={
+                "status": outcome.status,
+                "error": error.get("error"),
+                "messages": len(outcome.messages),
+                "answer_chars": len(outcome.text),
+                "results": len(outcome.results),
+                "dropped_results": len(outcome.dropped),
+                "usage": outcome.usage,
+                "dropped_entries": self.audit.dropped(session.run_id),
+            },
+        )
+        self.audit.forget_counts(session.run_id)
+        await self.audit.flush()
+
+    def record_runtime_audit(self, run_id: str, entries: Iterable[Mapping[str, Any]]) -> None:
+        """Add what a plugin runtime recorded for the run (``get_run_audit``) to its
+        audit, marked ``origin: runtime``: refusals the host never saw."""
+        for entry in entries:
+            self.audit.record(
+                run_id,
+                str(entry.get("kind") or "call"),
+                action=entry.get("action"),
+                resource=entry.get("resource"),
+                grant=entry.get("grant"),
+                code=entry.get("code"),
+                duration_ms=entry.get("duration_ms"),
+                detail=dict(entry.get("detail") or {}),
+                origin="runtime",
+                at=entry.get("at"),
+            )
 
     async def _consume(
         self,
@@ -404,9 +466,13 @@ class RunHost:
                 data.get("value"),
                 scope=scope,
                 runner_id=session.runner_id,
+                conversation_ref=session.scope.conversation_ref()
+                if scope == "conversation"
+                else None,
             )
         except RPCError as exc:
             return {"state_rejected": exc.message, "state_error_code": exc.code}
+        self.services.note_session_id(session, scope, str(data.get("key")), data.get("value"))
         return {}
 
     async def _remember(self, session: RunSession, text: str, message: Any) -> None:
@@ -464,10 +530,34 @@ class RunHost:
             }
         )
 
-    async def clear_conversation(self, session: RunSession) -> None:
-        """What "clear" does: drop the conversation's history and its conversation-scope
-        state (external resume ids live there). Other scopes are kept."""
-        await self.transcript.clear(session.scope)
-        key = session.state_key("conversation")
-        if key is not None:
-            await self.state.clear(key)
+    async def clear_conversation(self, target: RunSession | RunScope) -> int:
+        """What "clear" does (seed 002): drop the conversation's history and the
+        conversation-scope state of *every* runner in it, so no runner resumes an
+        external harness session (``external.session_id``) from before. Actor, subject
+        and runner scopes, the event log and the audit are kept; live runs are not
+        stopped (that is :meth:`stop_conversation`). Returns the state values dropped."""
+        scope = target.scope if isinstance(target, RunSession) else target
+        await self.transcript.clear(scope)
+        ref = scope.conversation_ref()
+        dropped = 0 if ref is None else await self.state.clear_conversation(ref)
+        if isinstance(target, RunSession):  # values written before the index existed
+            key = target.state_key("conversation")
+            if key is not None:
+                dropped += await self.state.clear(key)
+        return dropped
+
+    def stop_conversation(
+        self, target: RunSession | RunScope, reason: str = "stopped by the user"
+    ) -> list[RunSession]:
+        """What "stop" does (seed 002): cancel every live run of the conversation,
+        whichever runner serves it; history and state are kept. Returns those runs."""
+        scope = target.scope if isinstance(target, RunSession) else target
+        live = [
+            run
+            for run in self.registry.active()
+            if run.scope.conversation_ref() is not None
+            and run.scope.conversation_ref() == scope.conversation_ref()
+        ]
+        for run in live:
+            self.registry.request_cancel(run.run_id, reason)
+        return live

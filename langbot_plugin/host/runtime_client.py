@@ -196,8 +196,10 @@ class PluginRuntimeClient:
         *,
         scope: ActionScope | None = None,
         timeout: float | None = 300.0,
+        name_on_wire: str | None = None,
     ) -> AsyncGenerator[dict[str, Any]]:
-        """Yield a run's results; closing the generator early cancels the run."""
+        """Yield a run's results; closing the generator early cancels the run.
+        ``name_on_wire="run_agent"`` sends the 0.5 dialect's name."""
         params = {
             "plugin_author": author,
             "plugin_name": name,
@@ -205,7 +207,7 @@ class PluginRuntimeClient:
             "context": context,
         }
         async for item in ctl.RUN_RUNNER.iterate(
-            self.session, params, context=self._context(scope), timeout=timeout
+            self.session, params, name=name_on_wire, context=self._context(scope), timeout=timeout
         ):
             yield item.model_dump()
 

@@ -14,7 +14,7 @@ whose calls carrying a ``run_id`` are authorized against the run first
 
 Every call is checked the same way before anything is read or written:
 
-1. ``run_id`` is present (else ``invalid_params``);
+1. ``run_id`` is present (else ``run_not_live``: these actions exist only for runs);
 2. the run is live and belongs to the caller (:meth:`RunRegistry.authorize`:
    ``run_not_live``, ``run_not_owned``, ``deadline_exceeded``). The caller is
    ``caller_plugin_identity``, which the plugin runtime sets from the plugin's
@@ -41,8 +41,9 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistorySearchResult,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
+from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.box_files import BoxFiles
-from langbot_plugin.host.errors import ResourceNotGrantedError
+from langbot_plugin.host.errors import ResourceNotGrantedError, RunNotLiveError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES
 from langbot_plugin.host.paging import PageWindow
@@ -80,8 +81,10 @@ class RunServices:
         events: EventLogStore,
         *,
         identify: Identify = payload_identity,
+        audit: AuditLog | None = None,
         files: BoxFiles | None = None,
     ) -> None:
+        self.audit = audit
         self.registry = registry
         self.state = state
         self.transcript = transcript
@@ -99,7 +102,10 @@ class RunServices:
         """The live run ``run_id`` of the caller, with ``api``'s flag of ``available_apis``
         enabled (or the refusal)."""
         if run_id is None or run_id == "":
-            raise InvalidParamsError(f"run_id is required for {ctx.request.action}")
+            raise RunNotLiveError(
+                f"{ctx.request.action} exists only for runs: name a live run of this plugin",
+                details={"action": ctx.request.action, "run_id": None},
+            )
         session = self.registry.authorize(run_id, self.identify(ctx))
         if api is not None:
             session.grants.require_api(api_flag(api), session.run_id)
@@ -176,8 +182,24 @@ class RunServices:
     async def state_set(self, p: rc.StateSetParams, ctx: RequestContext) -> rc.StateSetResult:
         session = self.session(p.run_id, ctx, rc.STATE_SET)
         key = self._scope_key(session, p.scope)
-        await self.state.set(key, p.key, p.value, scope=p.scope, runner_id=session.runner_id)
+        await self.state.set(
+            key,
+            p.key,
+            p.value,
+            scope=p.scope,
+            runner_id=session.runner_id,
+            conversation_ref=session.scope.conversation_ref()
+            if p.scope == "conversation"
+            else None,
+        )
+        self.note_session_id(session, p.scope, p.key, p.value)
         return rc.StateSetResult(success=True)
+
+    def note_session_id(self, session: RunSession, scope: str, key: str, value: Any) -> None:
+        """Audit an external harness pointer (``external.*`` state) the run kept."""
+        if self.audit is not None and key.startswith("external."):
+            detail = {"scope": scope, "key": key, "value": value}
+            self.audit.record(session.run_id, "session", resource=key, detail=detail)
 
     async def state_delete(self, p: rc.StateKeyParams, ctx: RequestContext) -> rc.StateDeleteResult:
         session = self.session(p.run_id, ctx, rc.STATE_DELETE)

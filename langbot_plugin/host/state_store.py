@@ -14,8 +14,8 @@ most 1000 keys; a listing returns at most 100 keys, with ``has_more``. The key
 4.11.2 host).
 
 Values survive restarts when the :class:`~langbot_plugin.host.sqlite.HostDatabase`
-is a file. Clearing a conversation (:meth:`StateStore.clear`) drops one scope key's
-values; stopping a run leaves state untouched.
+is a file. Clearing a conversation (:meth:`StateStore.clear_conversation`) drops the
+conversation-scope values of every runner in it; stopping a run leaves state untouched.
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ CREATE TABLE IF NOT EXISTS runner_state (
     value_json TEXT NOT NULL,
     updated_at REAL NOT NULL,
     PRIMARY KEY (scope_key, state_key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS conversation_state (
+    conversation_ref TEXT NOT NULL,
+    scope_key        TEXT NOT NULL,
+    PRIMARY KEY (conversation_ref, scope_key)
 ) WITHOUT ROWID;
 """
 
@@ -120,9 +125,17 @@ class StateStore:
         return None if text is None else json.loads(text)
 
     async def set(
-        self, scope_key: str, key: str, value: Any, *, scope: str, runner_id: str | None = None
+        self,
+        scope_key: str,
+        key: str,
+        value: Any,
+        *,
+        scope: str,
+        runner_id: str | None = None,
+        conversation_ref: str | None = None,
     ) -> None:
-        """Store ``value``; refuses a new key once the scope is full."""
+        """Store ``value``; refuses a new key once the scope is full. ``conversation_ref``
+        (conversation scope) lets :meth:`clear_conversation` find it."""
         stored = self.key(key)
         text = self.encode(value)
         limit = self.max_keys_per_scope
@@ -148,6 +161,12 @@ class StateStore:
                 " updated_at = excluded.updated_at",
                 (scope_key, stored, scope, runner_id, text, time.time()),
             )
+            if conversation_ref is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO conversation_state (conversation_ref, scope_key)"
+                    " VALUES (?, ?)",
+                    (conversation_ref, scope_key),
+                )
 
         await self.db.run(write)
 
@@ -205,5 +224,22 @@ class StateStore:
             return conn.execute(
                 "DELETE FROM runner_state WHERE scope_key = ?", (scope_key,)
             ).rowcount
+
+        return await self.db.run(remove)
+
+    async def clear_conversation(self, conversation_ref: str) -> int:
+        """Drop the conversation-scope values of every runner and binding of one
+        conversation (resume ids included); returns how many there were."""
+
+        def remove(conn: sqlite3.Connection) -> int:
+            removed = conn.execute(
+                "DELETE FROM runner_state WHERE scope_key IN (SELECT scope_key FROM"
+                " conversation_state WHERE conversation_ref = ?)",
+                (conversation_ref,),
+            ).rowcount
+            conn.execute(
+                "DELETE FROM conversation_state WHERE conversation_ref = ?", (conversation_ref,)
+            )
+            return removed
 
         return await self.db.run(remove)

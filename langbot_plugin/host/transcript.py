@@ -11,7 +11,8 @@ Items have the ``TranscriptItem`` shape of the 4.11.2 host. ``content`` is the t
 projection (over ``max_content_chars`` it is cut with a visible marker);
 ``content_json`` keeps the structured message. Access is scoped by the run's
 :class:`~langbot_plugin.host.grants.RunScope`: its conversation and thread (and
-bot and workspace when known). Clearing a conversation
+bot and workspace when known). Secrets are redacted before an item is stored
+(:mod:`langbot_plugin.rpc.redaction`). Clearing a conversation
 (:meth:`TranscriptStore.clear`) removes its items; stopping a run keeps them.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.paging import PageWindow, page_answer, scope_sql
 from langbot_plugin.host.sqlite import HostDatabase
+from langbot_plugin.rpc.redaction import redact, redact_data
 
 __all__ = ["MAX_CONTENT_CHARS", "TranscriptStore"]
 
@@ -127,13 +129,15 @@ class TranscriptStore:
             scope.workspace_id,
             role,
             item_type,
-            self._content(content),
-            json.dumps(content_json, ensure_ascii=False) if content_json is not None else None,
+            self._content(None if content is None else redact(content)),
+            json.dumps(redact_data(content_json), ensure_ascii=False)
+            if content_json is not None
+            else None,
             json.dumps(attachment_refs, ensure_ascii=False) if attachment_refs else None,
             run_id,
             runner_id,
             time.time(),
-            json.dumps(metadata or {}, ensure_ascii=False),
+            json.dumps(redact_data(metadata or {}), ensure_ascii=False),
         )
 
         def insert(conn: sqlite3.Connection) -> dict[str, Any]:

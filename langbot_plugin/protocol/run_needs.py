@@ -4,7 +4,8 @@ Enforced twice: the runtime refuses a call before forwarding it
 (:mod:`langbot_plugin.runtime.runs`), and the host refuses it again before serving it
 (:mod:`langbot_plugin.host.gate`, :mod:`langbot_plugin.host.services`). A call needs a
 granted resource (:class:`ResourceNeed`), a flag of the run's ``available_apis``
-(:class:`ApiNeed`), or a storage area (:class:`StorageNeed`).
+(:class:`ApiNeed`), or a storage area (:class:`StorageNeed`). :data:`RUN_ONLY` names
+the actions that exist only for runs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from langbot_plugin.protocol.spec import ActionSpec
 __all__ = [
     "AVAILABLE_APIS",
     "NEEDS",
+    "RUN_ONLY",
     "ApiNeed",
     "Need",
     "ResourceNeed",
@@ -132,6 +134,36 @@ def _needs() -> dict[str, Need]:
 
 #: What each run-scoped action (by the name the plugin sends) needs from the run.
 NEEDS: dict[str, Need] = _needs()
+
+
+def _run_only() -> frozenset[str]:
+    rc, ledger = run_context, run_ledger
+    specs: tuple[ActionSpec[Any, Any], ...] = (
+        rc.GET_PROMPT,
+        rc.HISTORY_PAGE,
+        rc.HISTORY_SEARCH,
+        rc.EVENT_GET,
+        rc.EVENT_PAGE,
+        rc.STEERING_PULL,
+        rc.STATE_GET,
+        rc.STATE_SET,
+        rc.STATE_DELETE,
+        rc.STATE_LIST,
+        ledger.RUN_GET,
+        ledger.RUN_LIST,
+        ledger.RUN_EVENTS_PAGE,
+        ledger.RUN_CANCEL,
+        ledger.RUN_APPEND_RESULT,
+        ledger.RUN_FINALIZE,
+    )
+    return frozenset(spec.name for spec in specs)
+
+
+#: Actions that exist only for runs (state, history, events, steering, the prompt, run
+#: queries): without a live run of the calling plugin they are refused ``run_not_live``.
+#: Every other action is also a plugin-level action, which any plugin may call without
+#: a run (what the 4.11.2 host allows a plugin), and which a run's grants narrow.
+RUN_ONLY: frozenset[str] = _run_only()
 
 
 def api_flag(spec: ActionSpec[Any, Any]) -> str:

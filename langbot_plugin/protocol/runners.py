@@ -1,4 +1,12 @@
-"""Wire shapes around agent runners: the listing entry and runtime-made results.
+"""Wire shapes around agent runners: the listing entry, runtime-made results, and
+what counts as an answer.
+
+**No blank success.** A run that ends ``run.completed`` without ever producing a
+message (a non-blank ``message.delta``/``message.completed``, a ``run.completed``
+carrying one, or an ``action.requested``) ends ``run.failed`` with code
+:data:`EMPTY_RESULT` instead. A runner that means to stay silent says so:
+``run.completed`` with ``finish_reason`` :data:`NO_REPLY`. :class:`OutputWatch`
+decides; the worker and the host both apply it.
 
 The released host validates a listed runner's ``manifest`` strictly (unknown keys,
 capabilities or permission values make it drop the runner), so :func:`runner_entry`
@@ -19,15 +27,21 @@ from langbot_plugin.api.entities.builtin.agent_runner.operations import (
 )
 from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.protocol.spec import Result
+from langbot_plugin.rpc.redaction import redact
 
 __all__ = [
     "CAPABILITIES",
+    "EMPTY_RESULT",
+    "NO_REPLY",
     "PERMISSIONS",
     "RUNNER_KINDS",
+    "OutputWatch",
     "RunResultItem",
+    "empty_result",
     "run_failed",
     "runner_entry",
     "runner_id",
+    "secret_config_values",
 ]
 
 
@@ -68,6 +82,24 @@ PERMISSIONS: dict[str, tuple[str, ...]] = {
 }
 
 _USAGES = ("agent", "event")
+
+
+#: The form item type of a config field whose value is a secret (LangBot's ``secret``).
+SECRET_FIELD_TYPE = "secret"
+
+
+def secret_config_values(schema: Any, config: Any) -> list[str]:
+    """The values in ``config`` of the fields ``schema`` (a manifest's ``spec.config``
+    list) declares ``type: secret``: what must never reach a log or a record."""
+    if not isinstance(schema, list) or not isinstance(config, dict):
+        return []
+    values: list[str] = []
+    for item in schema:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, dict) and item.get("type") == SECRET_FIELD_TYPE:  # pyright: ignore[reportUnknownMemberType]
+            value = config.get(item.get("name"))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            if isinstance(value, str) and value:
+                values.append(value)
+    return values
 
 
 def runner_id(author: str, plugin: str, runner: str) -> str:
@@ -144,14 +176,87 @@ def runner_entry(author: str, plugin: str, version: str, component: ManifestDump
     }
 
 
+#: ``run.failed`` code of a run that ended without any answer.
+EMPTY_RESULT = "empty_result"
+#: ``finish_reason`` of a ``run.completed`` that has nothing to say on purpose.
+NO_REPLY = "no_reply"
+
+
+def _blank(content: Any) -> bool:
+    if content is None:
+        return True
+    if isinstance(content, str):
+        return not content.strip()
+    if isinstance(content, list):
+        for part in content:  # pyright: ignore[reportUnknownVariableType]
+            if not isinstance(part, dict):
+                return False
+            if part.get("type") != "text":  # pyright: ignore[reportUnknownMemberType]
+                return False  # an image, a file ...: an answer
+            if not _blank(part.get("text")):  # pyright: ignore[reportUnknownMemberType]
+                return False
+        return True
+    return False
+
+
+def _message_blank(message: Any) -> bool:
+    if not isinstance(message, dict):
+        return message is None
+    if message.get("tool_calls"):  # pyright: ignore[reportUnknownMemberType]
+        return False
+    return _blank(message.get("content"))  # pyright: ignore[reportUnknownMemberType]
+
+
+class OutputWatch:
+    """Follows one run's results and tells a blank ``run.completed`` apart."""
+
+    __slots__ = ("produced",)
+
+    def __init__(self) -> None:
+        self.produced = False
+
+    def see(self, kind: str, data: Any) -> None:
+        """Note one result (``data``: its payload)."""
+        if self.produced:
+            return
+        payload: dict[str, Any] = data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        if kind == "message.delta":
+            chunk = payload.get("chunk")
+            if isinstance(chunk, dict):
+                text = chunk.get("all_content")  # pyright: ignore[reportUnknownMemberType]
+                self.produced = not (_message_blank(chunk) and _blank(text))
+        elif kind in ("message.completed", "run.completed"):
+            self.produced = not _message_blank(payload.get("message"))
+        elif kind == "action.requested":
+            self.produced = True
+
+    def blank(self, kind: str, data: Any) -> bool:
+        """Whether this (terminal) result would end the run as a blank success."""
+        if kind != "run.completed" or self.produced:
+            return False
+        payload: dict[str, Any] = data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        return payload.get("finish_reason") != NO_REPLY and _message_blank(payload.get("message"))
+
+
+def empty_result(run_id: str, sequence: int | None) -> dict[str, Any]:
+    """The ``run.failed`` that replaces a blank success."""
+    return run_failed(
+        run_id,
+        EMPTY_RESULT,
+        "the runner finished without any message; a runner with nothing to say ends "
+        f"run.completed with finish_reason {NO_REPLY!r}",
+        sequence=sequence,
+    )
+
+
 def run_failed(
     run_id: str, code: str, error: str, *, retryable: bool = False, sequence: int | None = None
 ) -> dict[str, Any]:
-    """A ``run.failed`` result made by the runtime itself (the runner never answered)."""
+    """A ``run.failed`` result made by the runtime or the worker (``error`` redacted)."""
     return {
         "run_id": run_id,
         "type": "run.failed",
-        "data": {"error": error, "code": code, "retryable": retryable},
+        "data": {"error": redact(error), "code": code, "retryable": retryable},
         "usage": None,
         "sequence": sequence,
         "timestamp": int(time.time()),

@@ -2,7 +2,8 @@
 
 :func:`error_response` turns any exception a handler raised into the error frame
 (``code: 1``, ``message: "Class: text"`` for reference peers, ``data.error_code``,
-``data.details`` and ``data.retryable`` for ours); :func:`error_from_response` turns
+``data.details`` and ``data.retryable`` for ours), with secrets redacted
+(:mod:`langbot_plugin.rpc.redaction`); :func:`error_from_response` turns
 such a frame back into the registered class.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from langbot_plugin.rpc.envelope import Response
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError, error_class_for_code
+from langbot_plugin.rpc.redaction import redact, redact_data
 
 __all__ = ["error_from_response", "error_response"]
 
@@ -33,9 +35,10 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
         wire_type, text, code, details = type(exc).__name__, str(exc), InternalError.code, {}
     if len(text) > _MAX_ERROR_CHARS:
         text = text[:_MAX_ERROR_CHARS] + "... [truncated]"
+    text = redact(text)  # no secret leaves in an error (rpc.redaction)
     data: dict[str, Any] = {"error_code": code, "error_type": wire_type}
     if details:
-        data["details"] = details
+        data["details"] = redact_data(details)
     if retryable:
         data["retryable"] = True
     return Response(seq_id=seq_id, code=1, message=f"{wire_type}: {text}", data=data)

@@ -11,10 +11,17 @@ from typing import Any
 from langbot_plugin.protocol import control_link as host
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
-from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed, runner_entry
+from langbot_plugin.protocol.runners import (
+    RUNNER_KINDS,
+    RunResultItem,
+    run_failed,
+    runner_entry,
+    secret_config_values,
+)
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import Relayed
 from langbot_plugin.rpc import NotFoundError, RPCError, RPCTimeoutError
+from langbot_plugin.rpc.redaction import mark_secret
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRun, LiveRuns
 
@@ -80,6 +87,7 @@ async def run_runner(
         yield _failed(run_id, code, text, sequence=1)
         return
 
+    mark_secret(*secret_config_values(runner.spec.get("config"), params.context.get("config")))
     permissions = runner.spec.get("permissions")
     live_runs.open(
         LiveRun.from_context(

@@ -1,4 +1,8 @@
-"""A bounded buffer of each plugin's log lines, served by ``get_plugin_logs``."""
+"""A bounded buffer of each plugin's log lines, served by ``get_plugin_logs``.
+
+Lines are redacted as they are kept (:mod:`langbot_plugin.rpc.redaction`): ``print``
+output bypasses the worker's own log redaction.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
+
+from langbot_plugin.rpc.redaction import redact
 
 __all__ = ["LEVELS", "LogBuffer", "LogLine"]
 
@@ -35,10 +41,12 @@ def parse_line(raw: str) -> LogLine:
             logger = record.get("logger")
             if logger and logger != "root":
                 text = f"{logger}: {text}"
-            return LogLine(float(record.get("ts", time.time())), level, text[:MAX_LINE_CHARS])
+            return LogLine(
+                float(record.get("ts", time.time())), level, redact(text[:MAX_LINE_CHARS])
+            )
         except (ValueError, TypeError):
             pass
-    return LogLine(time.time(), "INFO", line[:MAX_LINE_CHARS])
+    return LogLine(time.time(), "INFO", redact(line[:MAX_LINE_CHARS]))
 
 
 class LogBuffer:

@@ -15,6 +15,11 @@ code                        meaning
 ``api_not_available``       the context API is off in ``available_apis``
 ==========================  ==========================================
 
+A run-only action (:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`: state,
+history, events, steering, the prompt, run queries) without ``run_id`` is refused
+``run_not_live``; every other action without ``run_id`` is a plugin-level call and
+passes to the host unchanged.
+
 Grants come from the run context the host sent. A resource whose ``operations`` list
 is empty grants what the runner's manifest declares for that kind of resource, and
 nothing if the manifest declares nothing: an empty list never means "everything".
@@ -22,6 +27,7 @@ nothing if the manifest declares nothing: an empty list never means "everything"
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +40,8 @@ from langbot_plugin.protocol.errors import (
     RunNotLiveError,
     RunNotOwnedError,
 )
-from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, Need, StorageNeed
+from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
+from langbot_plugin.rpc.errors import PermissionDeniedError
 
 __all__ = [
     "ApiNotAvailableError",
@@ -46,6 +53,8 @@ __all__ = [
     "RunNotOwnedError",
 ]
 
+
+logger = logging.getLogger("langbot_plugin.runtime.runs")
 
 Grants = dict[str, frozenset[str]]
 
@@ -166,9 +175,31 @@ class LiveRuns:
         self._runs.pop(run_id, None)
 
     def authorize(self, action: str, data: dict[str, Any], identity: str) -> None:
-        """Refuse a call carrying ``run_id`` that is not live, not the caller's, or not granted."""
+        """Refuse a call carrying ``run_id`` that is not live, not the caller's, or not
+        granted, and a run-only action without ``run_id``. A plugin-level action without
+        ``run_id`` passes: it is what any plugin may call. Each refusal is logged (the
+        host never sees it)."""
+        try:
+            self._authorize(action, data, identity)
+        except PermissionDeniedError as exc:
+            logger.warning(
+                "refused %s of %s for run %r: %s %s",
+                action,
+                identity,
+                data.get("run_id"),
+                exc.code,
+                exc.message,
+            )
+            raise
+
+    def _authorize(self, action: str, data: dict[str, Any], identity: str) -> None:
         run_id = data.get("run_id")
         if run_id is None:
+            if action in RUN_ONLY:
+                raise RunNotLiveError(
+                    f"{action} exists only for runs: name a live run of this plugin",
+                    details={"action": action, "run_id": None},
+                )
             return
         run = self._runs.get(run_id) if isinstance(run_id, str) else None
         if run is None:

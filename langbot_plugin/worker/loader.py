@@ -31,6 +31,8 @@ from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage
 from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.plugin import BasePlugin
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
+from langbot_plugin.protocol.runners import secret_config_values
+from langbot_plugin.rpc.redaction import mark_secret
 
 __all__ = ["KIND_BASES", "LoadedComponent", "LoadedPlugin", "forget_modules"]
 
@@ -173,6 +175,9 @@ class LoadedPlugin:
         plugin_cls = self._import(execution.python.path, execution.python.attr, BasePlugin)
         plugin = plugin_cls()
         plugin.config = dict(settings.plugin_config)
+        spec = self.package.manifest.manifest.get("spec")
+        schema = spec.get("config") if isinstance(spec, dict) else None
+        mark_secret(*secret_config_values(schema, plugin.config))
         plugin.plugin_runtime_handler = channel
         await plugin.initialize()
         self.plugin = plugin

@@ -2,7 +2,7 @@
 
 Each record becomes ``{"ts": <epoch>, "level": "INFO", "logger": name, "text": msg}``;
 anything else a plugin writes (``print`` goes to stderr in a worker) is captured as a
-plain line.
+plain line. Records are redacted first (:mod:`langbot_plugin.rpc.redaction`).
 """
 
 from __future__ import annotations
@@ -11,14 +11,17 @@ import json
 import logging
 import sys
 
+from langbot_plugin.rpc.redaction import RedactingFilter
+
 __all__ = ["JsonLineFormatter", "setup_worker_logging"]
 
 
 class JsonLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         text = record.getMessage()
-        if record.exc_info:
-            text = f"{text}\n{self.formatException(record.exc_info)}"
+        if record.exc_info or record.exc_text:
+            trace = record.exc_text or self.formatException(record.exc_info)  # type: ignore[arg-type]
+            text = f"{text}\n{trace}"
         payload = {
             "ts": record.created,
             "level": record.levelname,
@@ -31,6 +34,7 @@ class JsonLineFormatter(logging.Formatter):
 def setup_worker_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLineFormatter())
+    handler.addFilter(RedactingFilter())  # no secret reaches the runtime's plugin logs
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper(), logging.INFO))

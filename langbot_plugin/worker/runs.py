@@ -10,9 +10,17 @@ out, and turns every failure into one clear ``run.failed``:
 * ``runner.exception`` when the runner raises; ``runner.invalid_result`` when it
   yields something that is not a result.
 
+* ``empty_result`` when the run would end ``run.completed`` without ever producing a
+  message (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``run.completed``
+  with ``finish_reason`` ``no_reply`` is the explicit "nothing to say".
+
 A final message is delivered once: if the runner already sent ``message.completed``,
 the same message is dropped from a later ``run.completed``. A run that ends without
-a terminal result gets a ``run.completed``.
+a terminal result gets a ``run.completed`` (or ``empty_result``, as above).
+
+While a step of the runner runs, the run is bound to the task
+(:mod:`langbot_plugin.api.proxies.run_binding`); the binding is closed when the run
+ends, so work the runner left behind can no longer act for it.
 
 While the runner runs, its context is active (``AgentRunContext.activate``): the
 context's own calls (``ctx.export_box_files``, ``ctx.reply_files``, ``ctx.state_get``,
@@ -31,7 +39,16 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed
+from langbot_plugin.api.proxies.run_binding import RunBinding, bound
+from langbot_plugin.protocol.runners import (
+    RUNNER_KINDS,
+    OutputWatch,
+    RunResultItem,
+    empty_result,
+    run_failed,
+    secret_config_values,
+)
+from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.worker.loader import LoadedPlugin
 
 if TYPE_CHECKING:
@@ -64,10 +81,15 @@ def _remaining(deadline: float | None) -> float:
 
 
 async def run_agent(
-    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
+    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any], channel: object = None
 ) -> AsyncGenerator[RunResultItem]:
-    """The run's results, numbered, each checked as a result item on its way out."""
-    async with contextlib.aclosing(_run(loaded, runner_name, context)) as items:
+    """The run's results, numbered, each checked as a result item on its way out.
+
+    ``channel`` is the connection the run came on: while a step of the runner runs,
+    the run is bound to the task (:mod:`langbot_plugin.api.proxies.run_binding`), so
+    plugin-level calls made on that connection belong to the run.
+    """
+    async with contextlib.aclosing(_run(loaded, runner_name, context, channel)) as items:
         async for item in items:
             try:
                 checked = RunResultItem.model_validate(item)
@@ -83,7 +105,7 @@ async def run_agent(
 
 
 async def _run(
-    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any]
+    loaded: LoadedPlugin, runner_name: str, context: dict[str, Any], channel: object
 ) -> AsyncGenerator[dict[str, Any]]:
     from langbot_plugin.api.definition.components import AgentRunner
     from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext
@@ -107,29 +129,41 @@ async def _run(
         )
         return
 
+    spec = component.manifest.manifest.get("spec")
+    schema = spec.get("config") if isinstance(spec, dict) else None
+    mark_secret(*secret_config_values(schema, context.get("config")))
     logs: list[AgentRunResult] = []
 
     async def emit(result: AgentRunResult) -> None:
         logs.append(result)
 
+    binding = RunBinding(run_id, channel, ctx.runtime.deadline_at)
     try:
-        # The run API offers what this SDK implements; a 0.7 call it lacks raises AttributeError.
-        api = cast("RunContextAPI", runner.get_run_api(ctx))
-    except RuntimeError:  # not connected to a runtime (a runner driven on its own)
-        api = None
-    with ctx.activate(api, emit) if api is not None else contextlib.nullcontext():
-        async for item in _drive(runner.run(ctx), run_id, ctx.runtime.deadline_at, logs):
-            yield item
+        with bound(binding):  # the run API made now refuses once the run has ended
+            try:
+                # The run API offers what this SDK implements; a 0.7 call it lacks raises
+                # AttributeError.
+                api = cast("RunContextAPI", runner.get_run_api(ctx))
+            except RuntimeError:  # not connected to a runtime (a runner driven on its own)
+                api = None
+        with ctx.activate(api, emit) if api is not None else contextlib.nullcontext():
+            with bound(binding):
+                results = runner.run(ctx)  # a runner may do work before its first yield
+            async for item in _drive(results, binding, logs):
+                yield item
+    finally:
+        binding.close()
 
 
 async def _drive(
     results: AsyncGenerator[Any],
-    run_id: str,
-    deadline: float | None,
+    binding: RunBinding,
     logs: list[AgentRunResult] | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
+    run_id, deadline = binding.run_id, binding.deadline_at
     sequence = 0
     completed_message: Any = None
+    output = OutputWatch()
     pending = logs if logs is not None else []
     try:
         while True:
@@ -137,7 +171,8 @@ async def _drive(
             result: object = None
             with anyio.move_on_after(max(0.0, _remaining(deadline))):
                 try:
-                    result = await anext(results)
+                    with bound(binding):  # the runner's code runs in this step only
+                        result = await anext(results)
                 except StopAsyncIteration:
                     result = None
                 step_done = True
@@ -163,6 +198,11 @@ async def _drive(
                 reason = f"runner yielded {type(result).__name__}, not an AgentRunResult"
                 yield run_failed(run_id, "runner.invalid_result", reason, sequence=sequence + 1)
                 return
+            _redact_failure(item)
+            if output.blank(item["type"], item["data"]):
+                yield empty_result(run_id, sequence + 1)
+                return
+            output.see(item["type"], item["data"])
             completed_message = _deliver_final_once(item, completed_message)
             sequence += 1
             item["sequence"] = sequence
@@ -174,8 +214,11 @@ async def _drive(
         yield run_failed(run_id, "runner.exception", reason, sequence=sequence + 1)
         return
     finally:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            await results.aclose()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5), bound(binding):
+            await results.aclose()  # its cleanup still acts for the run
+    if not output.produced:
+        yield empty_result(run_id, sequence + 1)
+        return
     yield {
         "run_id": run_id,
         "type": "run.completed",
@@ -184,6 +227,15 @@ async def _drive(
         "sequence": sequence + 1,
         "timestamp": int(time.time()),
     }
+
+
+def _redact_failure(item: dict[str, Any]) -> None:
+    """A runner's own ``run.failed`` keeps no secret in its error message."""
+    data = item["data"]
+    if item["type"] == "run.failed" and isinstance(data, dict):
+        error = data.get("error")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(error, str):
+            data["error"] = redact(error)
 
 
 def _deliver_final_once(item: dict[str, Any], completed_message: Any) -> Any:

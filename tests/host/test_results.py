@@ -258,3 +258,41 @@ def test_truncate_message_cuts_parts_and_counts_the_rest() -> None:
     assert info2.dropped_parts == 2
     assert isinstance(cut.content, list)
     assert len(cut.content) == 1
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [wire(AgentRunResult.run_completed(RUN))],
+        [delta("   "), wire(AgentRunResult.run_completed(RUN))],
+        [completed(""), wire(AgentRunResult.run_completed(RUN))],
+        [item("tool.call.started", {"tool_call_id": "1", "tool_name": "t"}), item("run.completed")],
+    ],
+)
+def test_a_blank_success_ends_run_failed_empty_result(items: list[dict[str, Any]]) -> None:
+    normalizer = ResultNormalizer(RUN)
+    accepted = [normalizer.accept(i) for i in items]
+    last = accepted[-1]
+    assert last is not None
+    assert (last.type, last.terminal) == ("run.failed", True)
+    assert normalizer.status == "failed"
+    assert normalizer.error is not None
+    assert normalizer.error["code"] == "empty_result"
+    assert "no_reply" in normalizer.error["error"]  # it says how to stay silent on purpose
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        [wire(AgentRunResult.run_completed(RUN, finish_reason="no_reply"))],  # on purpose
+        [delta("hi"), wire(AgentRunResult.run_completed(RUN))],
+        [completed("hi"), wire(AgentRunResult.run_completed(RUN))],
+        [wire(AgentRunResult.run_completed(RUN, Message(role="assistant", content="hi")))],
+        [item("action.requested", {"action": "ask"}), item("run.completed")],
+    ],
+)
+def test_an_answer_or_an_explicit_no_reply_completes(items: list[dict[str, Any]]) -> None:
+    normalizer = ResultNormalizer(RUN)
+    for entry in items:
+        normalizer.accept(entry)
+    assert normalizer.status == "completed", normalizer.error

@@ -134,7 +134,7 @@ async def test_state_updates_are_applied_and_checked() -> None:
         ),
         wire(AgentRunResult.state_updated(run.run_id, "pref", 1, "actor")),
         wire(AgentRunResult.state_updated(run.run_id, "big", "x" * 300_000, "conversation")),
-        wire(AgentRunResult.run_completed(run.run_id)),
+        wire(AgentRunResult.run_completed(run.run_id, finish_reason="no_reply")),  # says nothing
     ]
     outcome = await host.drive(run, Stream(*items)())
     assert outcome.status == "completed"
@@ -157,7 +157,8 @@ async def test_host_cancel_closes_the_stream_and_ends_the_run_cancelled() -> Non
             host.cancel(run.run_id, "user pressed stop")
 
         tg.start_soon(stop_when_started)
-        outcome = await host.drive(run, stream())
+        with anyio.fail_after(10):  # without the host's cancel watcher this would hang
+            outcome = await host.drive(run, stream())
     assert outcome.status == "cancelled"
     assert outcome.error == {"error": "user pressed stop", "code": "cancelled", "retryable": False}
     assert stream.closed

@@ -80,8 +80,9 @@ async def test_requests_without_a_live_owned_run_are_refused() -> None:
     host.registry.finish(finished.run_id, "completed")
     async with served(host) as rt:
         for action, data, _api in ACTIONS:
+            # no run named: these actions exist only for runs
             assert await code_of(rt, action, {**data, "caller_plugin_identity": OWNER}) == (
-                "invalid_params"
+                "run_not_live"
             ), action
             assert await code_of(rt, action, payload("nope", **data)) == "run_not_live", action
             no_caller = {**payload(run, **data), "caller_plugin_identity": None}
@@ -345,8 +346,12 @@ async def test_model_tool_and_storage_calls_are_gated_by_the_run() -> None:
         assert await code_of(rt, "invoke_llm", payload("nope", llm_model_uuid="m")) == (
             "run_not_live"
         )
-        # without run_id: a plain plugin call, passed on unchanged
+        # without run_id: a plugin-level call, what any plugin may make; a run's grants
+        # neither widen nor narrow it (the SDK sends a run's own calls with its run_id)
         assert await rt.call("invoke_llm", {"llm_model_uuid": "anything"}) == {"ok": True}
+        # ... but an action that exists only for runs is refused without one
+        for action in ("state_get", "history_page", "event_page", "steering_pull", "run_list"):
+            assert await code_of(rt, action, {"scope": "runner", "key": "k"}) == "run_not_live"
         assert await code_of(rt, "not_an_action", {}) == "action_not_found"
     gated = [action for action, _ in inner.seen]
     assert "invoke_rerank" not in gated

@@ -46,3 +46,27 @@ async def test_a_runner_past_its_deadline_ends_in_run_failed_runner_timeout() ->
     assert failed["data"]["code"] == "runner.timeout"
     assert failed["data"]["retryable"] is True
     assert after == {"closed": True}  # the runner's generator was closed, not abandoned
+
+
+WARDEN = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "warden"
+
+
+async def warden(text: str) -> list[dict[str, Any]]:
+    context = run_context().model_dump(mode="json")
+    context["input"] = {"text": text, "contents": [{"type": "text", "text": text}]}
+    async with loaded_plugin(WARDEN) as loaded:
+        with anyio.fail_after(10):
+            return [i.model_dump() async for i in run_agent(loaded, "reach", context)]
+
+
+async def test_a_runner_that_says_nothing_ends_in_run_failed_empty_result() -> None:
+    [failed] = await warden("silent")
+    assert failed["type"] == "run.failed"
+    assert failed["data"]["code"] == "empty_result"
+    assert failed["sequence"] == 1
+
+
+async def test_an_explicit_no_reply_completes() -> None:
+    [done] = await warden("nothing")
+    assert done["type"] == "run.completed"
+    assert done["data"]["finish_reason"] == "no_reply"

@@ -1,13 +1,18 @@
-"""Base of the plugin-level API: the channel, and how its calls travel on it."""
+"""Base of the plugin-level API: the channel, and how its calls travel on it.
+
+A call made while a run is bound to the task (:mod:`~langbot_plugin.api.proxies.run_binding`)
+carries that run's ``run_id`` when the run's grants govern the action, and is held to
+them by the runtime and the host.
+"""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 from typing import TypeVar
 
 from pydantic import BaseModel
 
+from langbot_plugin.api.proxies import run_binding
 from langbot_plugin.api.proxies._host_calls import HostCalls
 from langbot_plugin.api.proxies.channel import Channel
 from langbot_plugin.protocol.spec import ActionSpec
@@ -36,15 +41,21 @@ class PluginAPIBase(HostCalls):
         return channel
 
     async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
-        wait = spec.default_wait if timeout is None else timeout
-        return await spec.call(self._channel(), params, timeout=wait)
+        channel = self._channel()
+        payload = spec.dump_params(params)
+        wait = run_binding.stamp(
+            spec.name, payload, channel, spec.default_wait if timeout is None else timeout
+        )
+        return spec.parse_result(await spec.relay(channel, payload, timeout=wait))
 
     async def _open(
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
     ) -> AsyncIterator[R]:
-        wait = spec.default_wait if timeout is None else timeout
-        async with contextlib.aclosing(
-            spec.iterate(self._channel(), params, timeout=wait)
-        ) as items:
+        channel = self._channel()
+        payload = spec.dump_params(params)
+        wait = run_binding.stamp(
+            spec.name, payload, channel, spec.default_wait if timeout is None else timeout
+        )
+        async with spec.relay_stream(channel, payload, timeout=wait) as items:
             async for item in items:
-                yield item
+                yield spec.parse_result(item)

@@ -168,4 +168,6 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         params = host_api.models.CallToolParams(
             tool_name=tool_name, tool_parameters=parameters, session=session, query_id=query_id
         )
-        return (await self._send(host_api.models.CALL_TOOL, params)).tool_response
+        answer = await self._send(host_api.models.CALL_TOOL, params)
+        # inside a run the call takes the run's form, answered with ``result``
+        return answer.result if "result" in answer.model_fields_set else answer.tool_response

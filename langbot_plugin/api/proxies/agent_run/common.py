@@ -8,6 +8,9 @@ Every call made through :class:`AgentRunProxyBase`:
 2. gets a timeout bounded by ``ctx.runtime.deadline_at``; once the deadline has
    passed, :class:`AgentAPIException` ``deadline_exceeded`` is raised without sending;
 3. carries ``run_id``, so the runtime and the host can authorize it against the run;
+   a proxy made while its run is bound to the task (the worker binds it,
+   :mod:`~langbot_plugin.api.proxies.run_binding`) refuses every call once that run
+   has ended (``run_not_live``), sending nothing;
 4. maps failures to :class:`AgentAPIException` with a stable code (see
    :mod:`langbot_plugin.api.entities.builtin.agent_runner.errors`).
 
@@ -32,6 +35,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.errors import (
     PermissionDeniedError,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.manifest import AgentRunnerPermissions
+from langbot_plugin.api.proxies import run_binding
 from langbot_plugin.api.proxies._host_calls import HostCalls
 from langbot_plugin.api.proxies.channel import Channel
 from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, StorageNeed
@@ -173,6 +177,8 @@ class AgentRunProxyBase(HostCalls):
         }
         self._apis = ctx.context.available_apis.model_copy(deep=True)
         self._deadline_at = ctx.runtime.deadline_at
+        binding = run_binding.current(plugin_runtime_handler)
+        self._binding = binding if binding is not None and binding.run_id == ctx.run_id else None
 
     @staticmethod
     def _effective(
@@ -277,10 +283,19 @@ class AgentRunProxyBase(HostCalls):
 
     # ------------------------------------------------------------------ calls
 
+    def _live_timeout(self, spec: ActionSpec[Any, Any], timeout: float | None) -> float:
+        """The wait for a call of ``spec``; refuses once the bound run has ended."""
+        if self._binding is not None:
+            try:
+                self._binding.require_live()
+            except rpc.RPCError as exc:
+                raise map_rpc_error(spec.name, exc) from None
+        return self._timeout(spec.default_wait, timeout)
+
     async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
         """Call ``spec`` for this run: ``run_id`` added, the wait bounded by the deadline,
         failures (a malformed answer too) mapped to the run API's codes."""
-        limit = self._timeout(spec.default_wait, timeout)
+        limit = self._live_timeout(spec, timeout)
         payload = spec.dump_params(params)
         payload["run_id"] = self.run_id
         try:
@@ -293,7 +308,7 @@ class AgentRunProxyBase(HostCalls):
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
     ) -> AsyncIterator[R]:
         """Items of a streamed action; each wait is bounded by the run's deadline."""
-        limit = self._timeout(spec.default_wait, timeout)
+        limit = self._live_timeout(spec, timeout)
         payload = spec.dump_params(params)
         payload["run_id"] = self.run_id
         stream = spec.relay_stream(self.plugin_runtime_handler, payload, timeout=limit)

@@ -1,0 +1,124 @@
+"""Which run a call belongs to: the task-local run binding.
+
+The worker binds a run around every step of an agent runner (:func:`bound`), so
+whatever the runner's code calls while that step runs belongs to the run:
+
+* the plugin-level API (:class:`~langbot_plugin.api.proxies.langbot_api.LangBotAPIProxy`,
+  ``self.plugin`` of the plugin's other components, a proxy built on the connection)
+  stamps the run's ``run_id`` on every action a run's grants govern (models, tools,
+  knowledge bases, storage, the Box; :data:`~langbot_plugin.protocol.run_needs.NEEDS`),
+  bounds the wait by the run's deadline, and is then held to the run's grants by the
+  runtime and the host. Other plugin-level actions (bots, messages, listings) go out
+  as they are: they are what any plugin may do, and a run neither widens nor narrows
+  them;
+* :class:`~langbot_plugin.api.proxies.agent_run.AgentRunAPIProxy` carries its own
+  ``run_id`` and, made during the run, refuses locally once the run has ended;
+* the agent tools act through the run's ``AgentRunAPIProxy``.
+
+**Task-local.** The binding is a :class:`contextvars.ContextVar`: each ``run_runner``
+request runs in its own task, so two runs of one plugin never see each other's binding.
+Work that started outside any run (a task from ``initialize``, a command, an event
+handler, a tool the host calls) sees no binding and stays plugin-level.
+
+**Tasks spawned inside a run carry the run.** asyncio copies the context into every
+task created while the binding is set (``create_task``, an anyio task group, a thread
+from ``anyio.to_thread``). Such a task acts for the run while the run is live; once the
+run ends the binding is closed, and its calls are refused ``run_not_live`` before
+anything is sent. It never falls back to plugin-level: start plugin-wide background
+work in ``initialize`` instead.
+
+Other proxies (the 0.7 proxies, new actions) call :func:`stamp` in the one place their
+calls go out, and pick up the same rules.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from langbot_plugin.protocol.errors import RunDeadlineError, RunNotLiveError
+from langbot_plugin.protocol.host_api import models
+from langbot_plugin.protocol.run_needs import NEEDS
+
+__all__ = ["RunBinding", "bound", "current", "stamp"]
+
+
+@dataclass(eq=False)
+class RunBinding:
+    """One run as the worker bound it: its id, the connection it came on, its deadline."""
+
+    run_id: str
+    channel: object
+    deadline_at: float | None = None
+    live: bool = True
+
+    def require_live(self) -> None:
+        """Refuse (``run_not_live``) once the run has ended."""
+        if not self.live:
+            raise RunNotLiveError(
+                f"run {self.run_id} has ended; work it started cannot act for it any more",
+                details={"run_id": self.run_id, "reason": "ended"},
+            )
+
+    def remaining(self) -> float | None:
+        """Seconds left before the run's deadline (``None``: no deadline)."""
+        return None if self.deadline_at is None else self.deadline_at - time.time()
+
+    def close(self) -> None:
+        """The run ended: everything still holding the binding is refused from now on."""
+        self.live = False
+
+
+_current: ContextVar[RunBinding | None] = ContextVar("langbot_run_binding", default=None)
+
+
+@contextmanager
+def bound(binding: RunBinding) -> Generator[RunBinding]:
+    """Make ``binding`` the current run of this task (and of tasks it starts) for the
+    duration of the ``with`` block."""
+    token = _current.set(binding)
+    try:
+        yield binding
+    finally:
+        _current.reset(token)
+
+
+def current(channel: object | None = None) -> RunBinding | None:
+    """The run this task acts for (``channel``: only a run that came on that
+    connection), or ``None`` outside any run. An ended run is returned too: callers
+    refuse with :meth:`RunBinding.require_live`."""
+    binding = _current.get()
+    if binding is None or (channel is not None and binding.channel is not channel):
+        return None
+    return binding
+
+
+def stamp(
+    action: str, payload: dict[str, Any], channel: object, timeout: float | None
+) -> float | None:
+    """Bind a plugin-level call to the current run, if there is one.
+
+    For an action a run's grants govern, adds ``run_id`` to ``payload`` (a
+    ``call_tool`` takes the run's form: ``parameters``) and returns ``timeout`` cut to
+    the run's deadline; raises ``run_not_live`` if the run has ended. Outside a run,
+    or for another action, changes nothing and returns ``timeout``.
+    """
+    binding = current(channel)
+    if binding is None or action not in NEEDS or payload.get("run_id") is not None:
+        return timeout
+    binding.require_live()
+    payload["run_id"] = binding.run_id
+    if action == models.CALL_TOOL.name and payload.get("parameters") is None:
+        payload["parameters"] = payload.get("tool_parameters") or {}
+    remaining = binding.remaining()
+    if remaining is None:
+        return timeout
+    if remaining <= 0:
+        raise RunDeadlineError(
+            f"run {binding.run_id} passed its deadline", details={"run_id": binding.run_id}
+        )
+    return remaining if timeout is None else min(timeout, remaining)
