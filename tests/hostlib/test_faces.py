@@ -68,8 +68,8 @@ def test_contexts_parse_as_the_host_builds_them() -> None:
     )
     with pytest.raises(ValueError, match="artifact_digest"):
         InstallationBinding.model_validate({**BINDING, "artifact_digest": "A" * 64})
+    state = PluginInstallationDesiredState(binding=binding)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unique"):
-        state = PluginInstallationDesiredState(binding=binding)  # type: ignore[arg-type]
         ReconcilePluginInstallationsRequest(installations=(state, state))
 
 
