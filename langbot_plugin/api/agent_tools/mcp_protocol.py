@@ -65,7 +65,7 @@ def mcp_tool_error(message: str) -> dict[str, Any]:
 
 def jsonrpc_error(message_id: Any, code: int, message: str) -> dict[str, Any]:
     """A JSON-RPC error response (built with ``mcp``'s own model)."""
-    from mcp_types import ErrorData, JSONRPCError
+    from mcp.types import ErrorData, JSONRPCError
 
     error = JSONRPCError(jsonrpc="2.0", id=message_id, error=ErrorData(code=code, message=message))
     return error.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -20,7 +20,7 @@ from langbot_plugin.api.agent_tools.daemon import (
     handle_agent_runtime_mcp_payload,
 )
 from langbot_plugin.rpc.transport_ws import connect_ws
-from tests.api.agent_tools.helpers import http_client, running, tool_names
+from tests.api.agent_tools.helpers import http_client, running, structured, tool_names
 
 pytestmark = pytest.mark.anyio
 
@@ -62,7 +62,7 @@ class ToolUsingDaemon(AgentRuntimeDaemonClient):
             await self.emit_event(job_id, {"type": "probe.tools", "data": {"tools": listed}})
             await self.emit_event(
                 job_id,
-                {"type": "message.completed", "data": {"message": called.structured_content}},
+                {"type": "message.completed", "data": {"message": structured(called)}},
             )
         finally:
             await proxy.aclose()
