@@ -9,7 +9,7 @@ and 2.x. Everything that differs between them is here, and only that:
   (2.x ``MCPError(code=, message=)``, 1.x ``McpError(ErrorData(...))``);
 * :func:`http_client_session` -- a client session to a streamable-HTTP server with
   fixed headers (2.x: ``Client`` over ``streamable_http_client`` with an ``httpx2``
-  client; 1.x: ``ClientSession`` over ``streamablehttp_client``).
+  client; 1.x: ``ClientSession`` over its streamable-HTTP client with an ``httpx`` one).
 
 The streamable-HTTP session manager, ``mcp.types`` and the stdio server transport are
 the same on both lines. ``mcp`` is imported inside the functions: plugin workers import
@@ -129,10 +129,39 @@ async def http_client_session(
         ):
             yield _Session(client.session)
         return
-    transport: Any = importlib.import_module("mcp.client.streamable_http")
-    session_class: Any = importlib.import_module("mcp").ClientSession
-    wait = dt.timedelta(seconds=timeout)
-    opened = transport.streamablehttp_client(url, headers=dict(headers), timeout=timeout)
-    async with opened as (read, write, _), session_class(read, write, wait) as session:
+    async with (
+        _v1_streams(url, headers, timeout) as (read, write),
+        _v1_session(read, write, timeout) as session,
+    ):
         await session.initialize()
         yield _Session(session)
+
+
+@asynccontextmanager
+async def _v1_streams(
+    url: str, headers: Mapping[str, str], timeout: float
+) -> AsyncGenerator[tuple[Any, Any]]:
+    """1.x streams: ``streamable_http_client`` with an ``httpx`` client where the line has
+    it (1.2x later releases deprecate the older ``streamablehttp_client``)."""
+    transport: Any = importlib.import_module("mcp.client.streamable_http")
+    if hasattr(transport, "streamable_http_client"):
+        import httpx
+
+        http = httpx.AsyncClient(headers=dict(headers), timeout=httpx.Timeout(timeout))
+        async with (
+            http,
+            transport.streamable_http_client(url, http_client=http) as (read, write, _),
+        ):
+            yield read, write
+        return
+    async with transport.streamablehttp_client(url, headers=dict(headers), timeout=timeout) as (
+        read,
+        write,
+        _,
+    ):
+        yield read, write
+
+
+def _v1_session(read: Any, write: Any, timeout: float) -> Any:
+    session_class: Any = importlib.import_module("mcp").ClientSession
+    return session_class(read, write, dt.timedelta(seconds=timeout))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -66,14 +65,14 @@ async def http_client(url: str, headers: Mapping[str, str] | None = None) -> Asy
         ):
             yield client
         return
-    from mcp import ClientSession
+    from langbot_plugin.api.agent_tools._mcp_compat import _v1_session, _v1_streams
 
-    transport: Any = importlib.import_module("mcp.client.streamable_http")
     async with (
-        transport.streamablehttp_client(url, headers=dict(headers or {})) as (read, write, _),
-        ClientSession(read, write) as session,
+        _v1_streams(url, headers or {}, 30.0) as (read, write),
+        _v1_session(read, write, 30.0) as session,
     ):
-        await session.initialize()
+        started = await session.initialize()
+        session.server_info = started.serverInfo  # what 2.x's Client exposes
         yield session
 
 

@@ -261,7 +261,8 @@ async def test_relayed_payloads_are_answered_by_the_mcp_server() -> None:
         missing = await handle_agent_runtime_mcp_payload(
             tools, {"jsonrpc": "2.0", "id": 7, "method": "missing/method"}
         )
-        assert missing["error"]["code"] == -32601
+        # method not found (2.x); 1.x reports a request it cannot parse as invalid params
+        assert missing["error"]["code"] in (-32601, -32602)
         listed = await handle_agent_runtime_mcp_payload(
             tools, {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {}}
         )

@@ -83,7 +83,9 @@ async def test_without_a_header_token_calls_name_their_run() -> None:
         registration = gateway.register_run(run.api, run.ctx)
         async with http_client(gateway.http_mcp_endpoint) as client:
             catalogue = await client.list_tools()
-            schemas = {tool.name: tool.input_schema for tool in catalogue.tools}
+            schemas = {
+                t.name: getattr(t, "input_schema", None) or t.inputSchema for t in catalogue.tools
+            }
             assert schemas["langbot_call_tool"]["properties"]["run_token"]["type"] == "string"
             anonymous = await client.call_tool("langbot_call_tool", {"tool_name": "t"})
             forged = await client.call_tool(
