@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from box_runtime.protocol import ALL_ACTIONS
-from langbot_plugin.entities.io.actions.enums import ActionType, action_members
+from langbot_plugin.entities.io.actions.enums import action_enum, action_members
 
 __all__ = ["LangBotToBoxAction"]
 
@@ -12,6 +12,4 @@ __all__ = ["LangBotToBoxAction"]
 _MEMBERS = action_members(ALL_ACTIONS)
 _MEMBERS.update({name.removeprefix("BOX_"): value for name, value in list(_MEMBERS.items())})
 
-LangBotToBoxAction: type[ActionType] = ActionType(  # type: ignore[call-overload]
-    "LangBotToBoxAction", _MEMBERS, module=__name__
-)
+LangBotToBoxAction = action_enum("LangBotToBoxAction", _MEMBERS)

@@ -104,6 +104,19 @@ def _wire_message(error: RPCError) -> str:
     )
 
 
+@contextlib.contextmanager
+def _call_errors(name: str) -> Generator[None]:
+    """The RPC core's errors of a call, as the host library's classes."""
+    try:
+        yield
+    except RPCTimeoutError as exc:
+        raise ActionCallTimeoutError(f"Action {name} call timed out", details=exc.details) from exc
+    except ConnectionClosedError:
+        raise
+    except RPCError as exc:
+        raise ActionCallError(_wire_message(exc), exc.details) from exc
+
+
 class _ConnectionReceiver(ObjectReceiveStream[ReceivedItem]):
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
@@ -363,16 +376,8 @@ class Handler:
         del cancel_peer_on_cancel
         name = _action_name(action)
         context = _context_dict(self.resolve_outbound_action_context(action_context))
-        try:
+        with _call_errors(name):
             return await self.session.call(name, data, context=context, timeout=timeout)
-        except RPCTimeoutError as exc:
-            raise ActionCallTimeoutError(
-                f"Action {name} call timed out", details=exc.details
-            ) from exc
-        except ConnectionClosedError:
-            raise
-        except RPCError as exc:
-            raise ActionCallError(_wire_message(exc), exc.details) from exc
 
     async def call_action_generator(
         self,
@@ -385,18 +390,10 @@ class Handler:
         Closing the generator early cancels the peer's handler."""
         name = _action_name(action)
         context = _context_dict(self.resolve_outbound_action_context(action_context))
-        try:
+        with _call_errors(name):
             async with self.session.stream(name, data, context=context, timeout=timeout) as items:
                 async for item in items:
                     yield item
-        except RPCTimeoutError as exc:
-            raise ActionCallTimeoutError(
-                f"Action {name} call timed out", details=exc.details
-            ) from exc
-        except ConnectionClosedError:
-            raise
-        except RPCError as exc:
-            raise ActionCallError(_wire_message(exc), exc.details) from exc
 
     # ------------------------------------------------------------------ files
 

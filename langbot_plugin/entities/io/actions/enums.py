@@ -27,6 +27,7 @@ __all__ = [
     "PluginToRuntimeAction",
     "RuntimeToLangBotAction",
     "RuntimeToPluginAction",
+    "action_enum",
     "action_members",
 ]
 
@@ -65,26 +66,27 @@ def _of(*directions: Direction) -> list[ActionSpec[Any, Any]]:
     return [spec for spec in CATALOGUE if spec.direction in directions]
 
 
+def action_enum(name: str, members: dict[str, str]) -> type[ActionType]:
+    """An :class:`ActionType` enum of ``members`` (``{NAME: wire_name}``)."""
+    built: type[ActionType] = ActionType(name, members, module=__name__)  # type: ignore[call-overload]
+    return built
+
+
 # The slot actions of the 0.7 shared runtime are runtime -> plugin; until they are
 # declared they are named by the catalogue's NOT_SERVED list.
-PluginToRuntimeAction: type[ActionType] = ActionType(  # type: ignore[call-overload]
+PluginToRuntimeAction = action_enum(
     "PluginToRuntimeAction",
     action_members(_of(Direction.PLUGIN_TO_RUNTIME, Direction.PLUGIN_TO_HOST)),
-    module=__name__,
 )
-RuntimeToPluginAction: type[ActionType] = ActionType(  # type: ignore[call-overload]
-    "RuntimeToPluginAction",
-    action_members(_of(Direction.RUNTIME_TO_PLUGIN), NOT_SERVED),
-    module=__name__,
+RuntimeToPluginAction = action_enum(
+    "RuntimeToPluginAction", action_members(_of(Direction.RUNTIME_TO_PLUGIN), NOT_SERVED)
 )
-LangBotToRuntimeAction: type[ActionType] = ActionType(  # type: ignore[call-overload]
+LangBotToRuntimeAction = action_enum(
     "LangBotToRuntimeAction",
     action_members(_of(Direction.HOST_TO_RUNTIME, Direction.HOST_TO_PLUGIN)),
-    module=__name__,
 )
-RuntimeToLangBotAction: type[ActionType] = ActionType(  # type: ignore[call-overload]
+# the reference lists the plugin's config-file read here as well
+RuntimeToLangBotAction = action_enum(
     "RuntimeToLangBotAction",
-    # the reference lists the plugin's config-file read here as well
     action_members([*_of(Direction.RUNTIME_TO_HOST), GET_CONFIG_FILE]),
-    module=__name__,
 )
