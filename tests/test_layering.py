@@ -1,10 +1,15 @@
-"""Imports flow one way: rpc <- entities <- protocol <- api <- worker/runtime/host <- cli.
+"""Imports flow one way: rpc <- entities <- protocol <- api <- worker/runtime/host/hostlib <- cli.
 
 ``entities`` is ``langbot_plugin.api.entities``: the plugin API's data models (messages,
 run records, contexts), which the action catalogue in ``protocol`` uses as its wire
 types; they import nothing above ``rpc``. ``box_runtime`` may use ``langbot_plugin.rpc``
 and ``langbot_plugin.protocol`` only. A module that imports
 a layer above its own (or a sibling daemon package) fails here.
+
+``hostlib`` is the host-side library the released LangBot host imports (``runtime.io``,
+``entities.io``, ``box``, ``skill_store``, ``certification``, ``assets``): faces over
+``rpc``, ``protocol`` and ``box_runtime``, beside the daemons, never importing them nor
+imported by them, so a host that loads it loads no daemon code.
 """
 
 from __future__ import annotations
@@ -23,9 +28,19 @@ RANK = {
     "worker": 4,
     "runtime": 4,
     "host": 4,
+    "hostlib": 4,
     "cli": 5,
 }
-SIBLINGS = {"worker", "runtime", "host"}
+SIBLINGS = {"worker", "runtime", "host", "hostlib"}
+#: Module prefixes of the host-side library (checked before the package's own layer).
+HOSTLIB = (
+    "langbot_plugin.runtime.io",
+    "langbot_plugin.entities",
+    "langbot_plugin.box",
+    "langbot_plugin.skill_store",
+    "langbot_plugin.certification",
+    "langbot_plugin.assets",
+)
 # Modules directly under langbot_plugin/ that are not layers: the version module sits at the
 # bottom, the author test harness and the demo at the top.
 TOP_LEVEL_RANK = {"__init__": 0, "testing": 5, "demo": 5, "__main__": 5}
@@ -37,6 +52,8 @@ def layer_of(module: str) -> tuple[str, str | None]:
         return "box_runtime", None
     if parts[0] != "langbot_plugin":
         return "external", None
+    if any(module == prefix or module.startswith(prefix + ".") for prefix in HOSTLIB):
+        return "langbot_plugin", "hostlib"
     if parts[1:3] == ["api", "entities"]:
         return "langbot_plugin", "entities"
     return "langbot_plugin", parts[1] if len(parts) > 1 else "__init__"
@@ -69,9 +86,13 @@ def rank(sub: str | None) -> int:
 
 
 def violations() -> list[str]:
+    return problems_of(ROOT)
+
+
+def problems_of(root: Path) -> list[str]:
     problems: list[str] = []
-    for path in sorted([*ROOT.glob("langbot_plugin/**/*.py"), *ROOT.glob("box_runtime/**/*.py")]):
-        rel = path.relative_to(ROOT).with_suffix("")
+    for path in sorted([*root.glob("langbot_plugin/**/*.py"), *root.glob("box_runtime/**/*.py")]):
+        rel = path.relative_to(root).with_suffix("")
         module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
         owner, sub = layer_of(module)
         for line, target in imported_modules(path, module):
@@ -81,8 +102,10 @@ def violations() -> list[str]:
                 if t_owner == "langbot_plugin" and t_sub not in ("rpc", "protocol"):
                     problems.append(f"{where} (box_runtime may use only rpc and protocol)")
                 continue
-            if t_owner == "box_runtime" and sub not in ("cli", "demo", "testing", "dev"):
-                problems.append(f"{where} (only the CLI may start the Box runtime)")
+            if t_owner == "box_runtime" and sub not in ("cli", "demo", "testing", "dev", "hostlib"):
+                problems.append(
+                    f"{where} (only the CLI, dev, the harness and the host library use box_runtime)"
+                )
             if t_owner != "langbot_plugin" or t_sub == sub:
                 continue
             if rank(t_sub) > rank(sub):
@@ -115,3 +138,26 @@ def test_relative_imports_resolve(tmp_path: Path, module: str, source: str, expe
     fake = tmp_path / "m.py"
     fake.write_text(source + "\n", encoding="utf-8")
     assert imported_modules(fake, module)[0][1] == expected
+
+
+@pytest.mark.parametrize(
+    ("importer", "target", "allowed"),
+    [
+        ("langbot_plugin.box.client", "box_runtime.protocol", True),
+        ("langbot_plugin.runtime.io.handler", "langbot_plugin.rpc.session", True),
+        ("langbot_plugin.runtime.io.handler", "langbot_plugin.runtime.app", False),
+        ("langbot_plugin.runtime.control", "langbot_plugin.runtime.io.handler", False),
+        ("langbot_plugin.entities.io.context", "langbot_plugin.cli", False),
+        ("langbot_plugin.api.proxies.base", "langbot_plugin.box.client", False),
+    ],
+)
+def test_the_host_library_is_its_own_layer(
+    tmp_path: Path, importer: str, target: str, allowed: bool
+) -> None:
+    package = tmp_path.joinpath(*importer.split(".")[:-1])
+    package.mkdir(parents=True)
+    (package / (importer.rsplit(".", 1)[1] + ".py")).write_text(
+        f"import {target}\n", encoding="utf-8"
+    )
+    found = problems_of(tmp_path)
+    assert (found == []) is allowed, found

@@ -25,6 +25,10 @@ from langbot_plugin.runtime.control import ControlConnection
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.link import PluginLink
+from langbot_plugin.runtime.security import (
+    PLUGIN_DEBUG_KEY_HEADER,
+    PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER,
+)
 from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
 from langbot_plugin.runtime.workers import Supervisor
 
@@ -41,8 +45,8 @@ logger = logging.getLogger("langbot_plugin.runtime")
 
 CONTROL_PATH = "/control/ws"
 DEBUG_PATH = "/plugin/debug/ws"
-TOKEN_HEADER = "X-LangBot-Plugin-Runtime-Token"
-DEBUG_KEY_HEADER = "X-LangBot-Plugin-Debug-Key"
+TOKEN_HEADER = PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER
+DEBUG_KEY_HEADER = PLUGIN_DEBUG_KEY_HEADER
 
 
 def _healthz() -> tuple[http.HTTPStatus, str]:

@@ -15,13 +15,14 @@ from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
+from langbot_plugin.runtime.security import PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
 from langbot_plugin.runtime.upstream import Upstream
 
 __all__ = ["CONTROL_TOKEN_ENV", "RuntimeOptions", "RuntimeState", "is_loopback"]
 
 logger = logging.getLogger("langbot_plugin.runtime")
 
-CONTROL_TOKEN_ENV = "LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN"
+CONTROL_TOKEN_ENV = PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
 
 
 @dataclass

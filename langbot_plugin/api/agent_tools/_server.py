@@ -102,21 +102,21 @@ def build_mcp_server(
     an ``isError`` result.
     """
     from mcp import types
-    from mcp.server.lowlevel.server import Server
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    from langbot_plugin.api.agent_tools._mcp_compat import tool_server
+
+    async def list_tools(ctx: Any) -> types.ListToolsResult:
         tools = await surface_for(ctx).list_tools()
         return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools])
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         surface = surface_for(ctx)
-        arguments = dict(params.arguments or {})
         limit = call_timeout() if callable(call_timeout) else call_timeout
         result: dict[str, Any] | None = None
         with anyio.move_on_after(limit if limit else math.inf):
-            result = await surface.call_tool(params.name, arguments)
+            result = await surface.call_tool(name, arguments)
         if result is None:
-            message = f"{params.name} did not answer within {limit} s"
+            message = f"{name} did not answer within {limit} s"
             result = {
                 "isError": True,
                 "content": [{"type": "text", "text": f"deadline_exceeded: {message}"}],
@@ -124,12 +124,12 @@ def build_mcp_server(
             }
         return types.CallToolResult.model_validate(result)
 
-    return Server(
+    return tool_server(
         name,
         version=version,
         instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        list_tools=list_tools,
+        call_tool=call_tool,
     )
 
 
@@ -139,9 +139,9 @@ def surface_from_scope(ctx: Any) -> ToolSurface:
     scope: Mapping[str, Any] = getattr(request, "scope", None) or {}
     surface = scope.get(SURFACE_SCOPE_KEY)
     if surface is None:
-        from mcp import MCPError
+        from langbot_plugin.api.agent_tools._mcp_compat import mcp_error
 
-        raise MCPError(code=-32603, message="no tool surface for this request")
+        raise mcp_error(-32603, "no tool surface for this request")
     return surface
 
 

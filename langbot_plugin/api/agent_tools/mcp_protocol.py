@@ -65,9 +65,15 @@ def mcp_tool_error(message: str) -> dict[str, Any]:
 
 def jsonrpc_error(message_id: Any, code: int, message: str) -> dict[str, Any]:
     """A JSON-RPC error response (built with ``mcp``'s own model)."""
-    from mcp_types import ErrorData, JSONRPCError
+    from mcp.types import ErrorData, JSONRPCError
 
-    error = JSONRPCError(jsonrpc="2.0", id=message_id, error=ErrorData(code=code, message=message))
+    data = ErrorData(code=code, message=message)
+    if message_id is None:
+        # an unreadable request has no id: JSON-RPC answers with ``id: null``, which the
+        # 1.x models do not accept (2.x does); the fields are still the package's
+        error = JSONRPCError.model_construct(jsonrpc="2.0", id=None, error=data)
+        return {**error.model_dump(by_alias=True, mode="json", exclude_none=True), "id": None}
+    error = JSONRPCError(jsonrpc="2.0", id=message_id, error=data)
     return error.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 

@@ -36,45 +36,31 @@ def bridge_url(endpoint: str) -> str:
 class _Upstream:
     """The bridge seen as a tool surface."""
 
-    def __init__(self, client: Any, timeout: float) -> None:
-        self._client = client
+    def __init__(self, session: Any, timeout: float) -> None:
+        self._session = session
         self._timeout = timeout
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        listed = await self._client.session.list_tools()
+        listed = await self._session.list_tools()
         return [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed.tools]
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = await self._client.session.call_tool(
-            name, arguments, read_timeout_seconds=self._timeout
-        )
+        result = await self._session.call_tool(name, arguments, self._timeout)
         data = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return {k: v for k, v in data.items() if k in ("content", "structuredContent", "isError")}
 
 
 async def relay(endpoint: str, token: str, timeout: float) -> None:
     """Serve MCP on stdin/stdout, forwarding tool requests to the bridge."""
-    import httpx2  # the HTTP client ``mcp``'s streamable-HTTP transport takes
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
     from mcp.server.stdio import stdio_server
 
+    from langbot_plugin.api.agent_tools._mcp_compat import http_client_session
     from langbot_plugin.api.agent_tools._server import build_mcp_server
     from langbot_plugin.api.agent_tools.mcp_bridge import MCP_SERVER_INFO
 
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(timeout)
-    )
-    async with (
-        http,
-        Client(
-            streamable_http_client(bridge_url(endpoint), http_client=http),
-            mode="legacy",
-            read_timeout_seconds=timeout,
-            cache=None,
-        ) as upstream,
-    ):
-        surface = _Upstream(upstream, timeout)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with http_client_session(bridge_url(endpoint), headers=headers, timeout=timeout) as up:
+        surface = _Upstream(up, timeout)
         server = build_mcp_server(
             lambda _ctx: surface,
             name=MCP_SERVER_INFO["name"],

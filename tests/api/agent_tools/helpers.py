@@ -51,16 +51,52 @@ async def running(
 
 @asynccontextmanager
 async def http_client(url: str, headers: Mapping[str, str] | None = None) -> AsyncGenerator[Any]:
-    """An ``mcp`` client session over streamable HTTP."""
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
+    """An initialized ``mcp`` client session over streamable HTTP (either ``mcp`` line)."""
+    from langbot_plugin.api.agent_tools._mcp_compat import MCP_MAJOR
+
+    if MCP_MAJOR() >= 2:
+        import httpx2
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with (
+            httpx2.AsyncClient(headers=dict(headers or {})) as http,
+            Client(streamable_http_client(url, http_client=http), cache=None) as client,
+        ):
+            yield client
+        return
+    from langbot_plugin.api.agent_tools._mcp_compat import _v1_session, _v1_streams
 
     async with (
-        httpx2.AsyncClient(headers=dict(headers or {})) as http,
-        Client(streamable_http_client(url, http_client=http), cache=None) as client,
+        _v1_streams(url, headers or {}, 30.0) as (read, write),
+        _v1_session(read, write, 30.0) as session,
     ):
-        yield client
+        started = await session.initialize()
+        session.server_info = started.serverInfo  # what 2.x's Client exposes
+        yield session
+
+
+@asynccontextmanager
+async def stdio_client(command: str, args: list[str], env: dict[str, str]) -> AsyncGenerator[Any]:
+    """An initialized ``mcp`` client session to a stdio server (same API on both lines)."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import stdio_client as open_stdio
+
+    params = StdioServerParameters(command=command, args=args, env=env)
+    async with open_stdio(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def structured(result: Any) -> Any:
+    """A tool result's structured content (``structured_content`` on 2.x, camelCase on 1.x)."""
+    return getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+
+
+def errored(result: Any) -> bool:
+    """Whether a tool result is an error (``is_error`` on 2.x, ``isError`` on 1.x)."""
+    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
 
 
 def tool_names(listed: Any) -> set[str]:

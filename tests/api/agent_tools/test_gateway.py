@@ -12,7 +12,14 @@ from langbot_plugin.api.agent_tools.asset_gateway import (
     AgentAssetGateway,
     get_default_agent_asset_gateway,
 )
-from tests.api.agent_tools.helpers import http_client, running, text_of, tool_names
+from tests.api.agent_tools.helpers import (
+    errored,
+    http_client,
+    running,
+    structured,
+    text_of,
+    tool_names,
+)
 from tests.api.runs import run_context
 
 pytestmark = pytest.mark.anyio
@@ -64,9 +71,9 @@ async def test_a_run_token_lists_only_that_runs_tools() -> None:
         "langbot_get_tool_detail",
         "langbot_call_tool",
     }
-    assert refused.is_error is True
-    assert borrowed.is_error is True
-    assert called.structured_content == {"echo": {}}
+    assert errored(refused) is True
+    assert errored(borrowed) is True
+    assert structured(called) == {"echo": {}}
     assert run_a.peer.calls == []
     assert run_b.peer.actions() == ["call_tool"]
 
@@ -76,7 +83,9 @@ async def test_without_a_header_token_calls_name_their_run() -> None:
         registration = gateway.register_run(run.api, run.ctx)
         async with http_client(gateway.http_mcp_endpoint) as client:
             catalogue = await client.list_tools()
-            schemas = {tool.name: tool.input_schema for tool in catalogue.tools}
+            schemas = {
+                t.name: getattr(t, "input_schema", None) or t.inputSchema for t in catalogue.tools
+            }
             assert schemas["langbot_call_tool"]["properties"]["run_token"]["type"] == "string"
             anonymous = await client.call_tool("langbot_call_tool", {"tool_name": "t"})
             forged = await client.call_tool(
@@ -85,10 +94,10 @@ async def test_without_a_header_token_calls_name_their_run() -> None:
             named = await client.call_tool(
                 "langbot_call_tool", {"tool_name": "t", "run_token": registration.token}
             )
-    assert anonymous.is_error is True
+    assert errored(anonymous) is True
     assert text_of(anonymous).startswith("permission_denied.run_token:")
-    assert forged.is_error is True
-    assert named.structured_content == {"echo": {}}
+    assert errored(forged) is True
+    assert structured(named) == {"echo": {}}
     assert run.peer.actions() == ["call_tool"]
     assert "run_token" not in run.peer.last("call_tool")["parameters"]
 

@@ -35,19 +35,21 @@ async def main() -> None:
     config = json.loads(open(args[args.index("--mcp-config") + 1]).read())
     session_id = args[args.index("--session-id") + 1]
     prompt = sys.stdin.read()
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     server = config["mcpServers"]["langbot_agent"]
     params = StdioServerParameters(
         command=server["command"], args=server["args"], env=server["env"]
     )
-    async with Client(params, cache=None) as client:
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
         result = await client.call_tool(
             "langbot_call_tool", {"tool_name": "t", "parameters": {"prompt": prompt}}
         )
-    text = json.dumps({"tools": names, "result": result.structured_content})
+    content = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+    text = json.dumps({"tools": names, "result": content})
     event = {"type": "assistant", "session_id": session_id, "message": {"content": text}}
     print(json.dumps(event), flush=True)
 

@@ -22,6 +22,7 @@ __all__ = [
     "I18nString",
     "InvalidRunnerManifest",
     "Metadata",
+    "MetadataView",
     "PythonExecution",
     "RunnerUsageSpec",
     "is_manifest",
@@ -140,8 +141,36 @@ class RunnerUsageSpec(BaseModel):
             raise InvalidRunnerManifest(f"invalid {where}: {exc}") from exc
 
 
+_I18N_FIELDS = frozenset({"label", "description"})
+
+
+class MetadataView(dict[str, Any]):
+    """A manifest's ``metadata`` mapping, also readable the way the typed
+    :class:`Metadata` is: ``view.name``, ``view.description.en_US`` (a missing text is
+    empty, a missing optional field ``None``). The released host reads component
+    manifests this way; our code reads the mapping."""
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_") or key not in Metadata.model_fields:
+            raise AttributeError(key)
+        value = self.get(key)
+        if key in _I18N_FIELDS:
+            texts = value if isinstance(value, dict) else {"en_US": str(value or "")}
+            return I18nString.model_validate({"en_US": "", **texts})
+        if key == "icon":
+            return value or ""
+        if key == "name":
+            return str(value or "")
+        return value
+
+
 class ComponentManifest(ManifestDump):
     """A manifest with typed views of its parts."""
+
+    @property
+    def metadata(self) -> MetadataView:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """The ``metadata`` mapping, readable as attributes too (:class:`MetadataView`)."""
+        return MetadataView(super().metadata)
 
     @classmethod
     def is_component_manifest(cls, data: object) -> bool:

@@ -1,0 +1,1 @@
+"""Static files shipped with the package (a host looks here for the plugin-page SDK script)."""

@@ -1,0 +1,370 @@
+"""Certified plugin archives: a signed envelope in the ZIP comment of a ``.lbpkg``.
+
+The envelope (JSON, at most 16 KiB) binds a signature to the archive's *normalized
+digest* (SHA-256 of the archive with its comment emptied, so writing the envelope does
+not change what it signs) and to the manifest's identity: ``metadata.author``/``name``/
+``version`` and ``execution.sharedRuntime``/``componentModel``. Schema
+``certified-plugin-envelope-v2`` requires ``shared-runtime-v1`` with ``stateless-v1``;
+``-v1`` (no ``component_model`` field) is still read. Signing and checking signatures are
+the caller's (``signer(payload) -> signature``, ``key_resolver(key_id) ->
+verifier(payload, signature) -> bool``): this module knows no key type.
+
+:func:`verify_archive` never raises on a bad archive; it answers a status: ``valid``,
+``absent``, ``malformed``, ``unsupported_schema``, ``digest_mismatch``,
+``manifest_mismatch``, ``unknown_key`` or ``signature_invalid``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hashlib
+import io
+import json
+import re
+import struct
+import zipfile
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+import yaml
+
+__all__ = [
+    "CERTIFICATION_SCHEMA",
+    "LEGACY_CERTIFICATION_SCHEMA",
+    "MAX_ENVELOPE_COMMENT_BYTES",
+    "CertificationEnvelope",
+    "CertificationVerification",
+    "EnvelopeFormatError",
+    "ManifestIdentity",
+    "canonical_json",
+    "create_envelope",
+    "normalized_zip_digest",
+    "read_envelope",
+    "sign_envelope",
+    "verify_archive",
+    "write_envelope",
+]
+
+CERTIFICATION_SCHEMA = "certified-plugin-envelope-v2"
+LEGACY_CERTIFICATION_SCHEMA = "certified-plugin-envelope-v1"
+MAX_ENVELOPE_COMMENT_BYTES = 16 * 1024
+SHARED_RUNTIME = "shared-runtime-v1"
+STATELESS = "stateless-v1"
+_MAX_MANIFEST_BYTES = 1024 * 1024
+_EOCD = b"PK\x05\x06"
+_EOCD_SIZE = 22
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+Signer = Callable[[bytes], bytes]
+SignatureVerifier = Callable[[bytes, bytes], bool]
+KeyResolver = Callable[[str], SignatureVerifier | None]
+
+
+class ManifestIdentity(TypedDict):
+    author: str
+    name: str
+    version: str
+    shared_runtime: str | None
+    component_model: str | None
+
+
+class EnvelopeFormatError(ValueError):
+    """The archive, its comment or its manifest is not what certification needs."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CertificationEnvelope:
+    """The signed metadata of a certified archive."""
+
+    schema: str
+    key_id: str
+    plugin_id: dict[str, str]
+    version: str
+    digest: str
+    shared_runtime: str | None
+    component_model: str | None
+    signature: str
+
+    def unsigned_dict(self) -> dict[str, Any]:
+        """What the signature covers (``component_model`` is not in a v1 envelope)."""
+        value: dict[str, Any] = {
+            "schema": self.schema,
+            "key_id": self.key_id,
+            "plugin_id": self.plugin_id,
+            "version": self.version,
+            "digest": self.digest,
+            "shared_runtime": self.shared_runtime,
+            "component_model": self.component_model,
+        }
+        if self.schema == LEGACY_CERTIFICATION_SCHEMA:
+            del value["component_model"]
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.unsigned_dict(), "signature": self.signature}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CertificationVerification:
+    """The outcome of :func:`verify_archive` (``envelope`` once one could be read)."""
+
+    status: str
+    envelope: CertificationEnvelope | None = None
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted, compact UTF-8 JSON: the bytes a signature is made over."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+# --------------------------------------------------------------------------- the ZIP comment
+
+
+def _eocd(archive: bytes) -> tuple[int, int]:
+    """Offset and comment length of the end-of-central-directory record that ends ``archive``."""
+    if not isinstance(archive, bytes):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError("archive must be bytes")
+    floor = max(0, len(archive) - (0xFFFF + _EOCD_SIZE))
+    position = archive.rfind(_EOCD, floor)
+    while position >= floor:
+        if position + _EOCD_SIZE <= len(archive):
+            (length,) = struct.unpack_from("<H", archive, position + 20)
+            if position + _EOCD_SIZE + length == len(archive):
+                return position, length
+        position = archive.rfind(_EOCD, floor, position)
+    raise EnvelopeFormatError("archive has no valid ZIP end-of-central-directory record")
+
+
+def _with_comment(archive: bytes, comment: bytes) -> bytes:
+    if len(comment) > 0xFFFF:
+        raise EnvelopeFormatError("ZIP comment exceeds the ZIP limit")
+    offset, _ = _eocd(archive)
+    return archive[: offset + 20] + struct.pack("<H", len(comment)) + comment
+
+
+def normalized_zip_digest(archive: bytes) -> str:
+    """SHA-256 (hex) of ``archive`` with its ZIP comment emptied."""
+    return hashlib.sha256(_with_comment(archive, b"")).hexdigest()
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise EnvelopeFormatError(f"certification envelope {field} is invalid")
+    return value
+
+
+def _check(envelope: CertificationEnvelope, *, any_schema: bool, signed: bool = True) -> None:
+    schema = _text(envelope.schema, "schema")
+    if not any_schema and schema != CERTIFICATION_SCHEMA:
+        raise EnvelopeFormatError("certification envelope schema is unsupported")
+    _text(envelope.key_id, "key_id")
+    plugin = envelope.plugin_id
+    if not isinstance(plugin, dict) or set(plugin) != {"author", "name"}:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise EnvelopeFormatError("certification envelope plugin_id is invalid")
+    _text(plugin["author"], "plugin_id.author")
+    _text(plugin["name"], "plugin_id.name")
+    _text(envelope.version, "version")
+    if not isinstance(envelope.digest, str) or not _DIGEST.fullmatch(envelope.digest):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise EnvelopeFormatError("certification envelope digest is invalid")
+    if envelope.shared_runtime not in (None, SHARED_RUNTIME):
+        raise EnvelopeFormatError("certification envelope shared_runtime is invalid")
+    if envelope.component_model not in (None, STATELESS):
+        raise EnvelopeFormatError("certification envelope component_model is invalid")
+    legacy = schema == LEGACY_CERTIFICATION_SCHEMA
+    if schema == CERTIFICATION_SCHEMA and (
+        envelope.shared_runtime != SHARED_RUNTIME or envelope.component_model != STATELESS
+    ):
+        raise EnvelopeFormatError("certification requires shared-runtime-v1 and stateless-v1")
+    if (
+        envelope.shared_runtime == SHARED_RUNTIME
+        and envelope.component_model != STATELESS
+        and not legacy
+    ):
+        raise EnvelopeFormatError("a shared runtime requires componentModel stateless-v1")
+    if signed:
+        try:
+            if not base64.b64decode(_text(envelope.signature, "signature"), validate=True):
+                raise ValueError("empty")
+        except (binascii.Error, ValueError) as exc:
+            raise EnvelopeFormatError("certification envelope signature is invalid") from exc
+
+
+def read_manifest_identity(
+    archive: bytes, *, allow_legacy_shared: bool = False
+) -> ManifestIdentity:
+    """The identity fields of the archive's ``manifest.yaml``."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as package:
+            entries = [i for i in package.infolist() if i.filename == "manifest.yaml"]
+            if len(entries) != 1 or entries[0].file_size > _MAX_MANIFEST_BYTES:
+                raise EnvelopeFormatError("plugin manifest is unavailable")
+            manifest = yaml.safe_load(package.read(entries[0]).decode("utf-8"))
+    except (zipfile.BadZipFile, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise EnvelopeFormatError("plugin manifest is unavailable") from exc
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("metadata"), dict):
+        raise EnvelopeFormatError("plugin manifest metadata is invalid")
+    metadata: dict[str, Any] = manifest["metadata"]
+    execution: Any = manifest.get("execution")
+    shared: str | None = None
+    model: str | None = None
+    if execution is not None:
+        if not isinstance(execution, dict):
+            raise EnvelopeFormatError("plugin manifest execution is invalid")
+        if "sharedRuntime" in execution:
+            shared = execution["sharedRuntime"]
+            if shared != SHARED_RUNTIME:
+                raise EnvelopeFormatError("plugin manifest sharedRuntime is invalid")
+        model = execution.get("componentModel")
+        if model not in (None, STATELESS):
+            raise EnvelopeFormatError("plugin manifest componentModel is invalid")
+        if shared == SHARED_RUNTIME and model != STATELESS and not allow_legacy_shared:
+            raise EnvelopeFormatError("sharedRuntime requires componentModel stateless-v1")
+    return {
+        "author": _text(metadata.get("author"), "manifest metadata.author"),
+        "name": _text(metadata.get("name"), "manifest metadata.name"),
+        "version": _text(metadata.get("version"), "manifest metadata.version"),
+        "shared_runtime": shared,
+        "component_model": model,
+    }
+
+
+# --------------------------------------------------------------------------- envelopes
+
+
+def create_envelope(archive: bytes, key_id: str, signer: Signer) -> CertificationEnvelope:
+    """A signed v2 envelope for ``archive`` (its manifest must declare the shared runtime)."""
+    identity = read_manifest_identity(archive)
+    if identity["shared_runtime"] != SHARED_RUNTIME or identity["component_model"] != STATELESS:
+        raise EnvelopeFormatError(
+            "certification requires sharedRuntime shared-runtime-v1 and componentModel stateless-v1"
+        )
+    unsigned = CertificationEnvelope(
+        schema=CERTIFICATION_SCHEMA,
+        key_id=_text(key_id, "key_id"),
+        plugin_id={"author": identity["author"], "name": identity["name"]},
+        version=identity["version"],
+        digest=normalized_zip_digest(archive),
+        shared_runtime=identity["shared_runtime"],
+        component_model=identity["component_model"],
+        signature="",
+    )
+    return sign_envelope(unsigned, signer)
+
+
+def sign_envelope(envelope: CertificationEnvelope, signer: Signer) -> CertificationEnvelope:
+    """``envelope`` with ``signer``'s signature over its canonical unsigned form."""
+    _check(envelope, any_schema=False, signed=False)
+    signature = signer(canonical_json(envelope.unsigned_dict()))
+    if not isinstance(signature, bytes) or not signature:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError("signer must return non-empty bytes")
+    return dataclasses.replace(envelope, signature=base64.b64encode(signature).decode("ascii"))
+
+
+def write_envelope(archive: bytes, envelope: CertificationEnvelope) -> bytes:
+    """``archive`` with ``envelope`` as its ZIP comment."""
+    _check(envelope, any_schema=False)
+    comment = canonical_json(envelope.to_dict())
+    if len(comment) > MAX_ENVELOPE_COMMENT_BYTES:
+        raise EnvelopeFormatError("certification envelope exceeds the comment limit")
+    return _with_comment(archive, comment)
+
+
+_FIELDS = frozenset(
+    {
+        "schema",
+        "key_id",
+        "plugin_id",
+        "version",
+        "digest",
+        "shared_runtime",
+        "component_model",
+        "signature",
+    }
+)
+
+
+def read_envelope(archive: bytes) -> CertificationEnvelope | None:
+    """The envelope in ``archive``'s ZIP comment; ``None`` without a comment."""
+    offset, length = _eocd(archive)
+    comment = archive[offset + _EOCD_SIZE : offset + _EOCD_SIZE + length]
+    if not comment:
+        return None
+    if len(comment) > MAX_ENVELOPE_COMMENT_BYTES:
+        raise EnvelopeFormatError("certification envelope exceeds the comment limit")
+    try:
+        value = json.loads(comment.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise EnvelopeFormatError("certification envelope is not UTF-8 JSON") from exc
+    if not isinstance(value, dict):
+        raise EnvelopeFormatError("certification envelope must be a JSON object")
+    data: dict[str, Any] = value
+    legacy = data.get("schema") == LEGACY_CERTIFICATION_SCHEMA
+    if frozenset(data) != (_FIELDS - {"component_model"} if legacy else _FIELDS):
+        raise EnvelopeFormatError("certification envelope fields are invalid")
+    plugin = data["plugin_id"]
+    if not isinstance(plugin, dict) or set(plugin) != {"author", "name"}:
+        raise EnvelopeFormatError("certification envelope plugin_id is invalid")
+    envelope = CertificationEnvelope(
+        schema=data["schema"],
+        key_id=data["key_id"],
+        plugin_id={"author": plugin["author"], "name": plugin["name"]},
+        version=data["version"],
+        digest=data["digest"],
+        shared_runtime=data["shared_runtime"],
+        component_model=data.get("component_model"),
+        signature=data["signature"],
+    )
+    _check(envelope, any_schema=True)
+    return envelope
+
+
+def verify_archive(archive: bytes, key_resolver: KeyResolver) -> CertificationVerification:
+    """Check ``archive``'s envelope against its bytes, its manifest and its signer's key."""
+    try:
+        envelope = read_envelope(archive)
+    except (EnvelopeFormatError, struct.error):
+        return CertificationVerification("malformed")
+    if envelope is None:
+        return CertificationVerification("absent")
+    if envelope.schema not in (CERTIFICATION_SCHEMA, LEGACY_CERTIFICATION_SCHEMA):
+        return CertificationVerification("unsupported_schema", envelope)
+    if normalized_zip_digest(archive) != envelope.digest:
+        return CertificationVerification("digest_mismatch", envelope)
+    try:
+        identity = read_manifest_identity(
+            archive, allow_legacy_shared=envelope.schema == LEGACY_CERTIFICATION_SCHEMA
+        )
+    except EnvelopeFormatError:
+        return CertificationVerification("manifest_mismatch", envelope)
+    claimed = (
+        envelope.plugin_id,
+        envelope.version,
+        envelope.shared_runtime,
+        envelope.component_model,
+    )
+    actual = (
+        {"author": identity["author"], "name": identity["name"]},
+        identity["version"],
+        identity["shared_runtime"],
+        identity["component_model"],
+    )
+    if claimed != actual:
+        return CertificationVerification("manifest_mismatch", envelope)
+    verifier = key_resolver(envelope.key_id)
+    if verifier is None:
+        return CertificationVerification("unknown_key", envelope)
+    try:
+        signature = base64.b64decode(envelope.signature, validate=True)
+        valid = verifier(canonical_json(envelope.unsigned_dict()), signature)
+    except (binascii.Error, TypeError, ValueError):
+        valid = False
+    if valid is not True:
+        return CertificationVerification("signature_invalid", envelope)
+    return CertificationVerification("valid", envelope)

@@ -1,0 +1,1 @@
+"""Action names as enums, built from the action catalogue (:mod:`.enums`)."""

@@ -1,0 +1,80 @@
+"""Errors a host sees when it calls a runtime through a ``Handler`` (:mod:`..runtime.io`).
+
+::
+
+    Exception
+    ├── ActionCallError            the peer answered with an error (``message``, ``data``)
+    ├── DependencyInstallError     pip could not install some plugin requirements
+    └── DependencyVerificationError  installed requirements did not verify
+    RPCError (langbot_plugin.rpc)
+    ├── RPCTimeoutError
+    │   └── ActionCallTimeoutError  no answer within the call's timeout
+    └── ConnectionClosedError       the link is gone (the RPC core's own class)
+
+``ActionCallError`` keeps the peer's error as ``__cause__`` (an :class:`RPCError` of the
+class the peer's code names), so a caller that wants the typed error can have it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langbot_plugin.rpc.errors import ConnectionClosedError, RPCTimeoutError
+
+__all__ = [
+    "ActionCallError",
+    "ActionCallTimeoutError",
+    "ConnectionClosedError",
+    "DependencyInstallError",
+    "DependencyVerificationError",
+]
+
+
+class ActionCallError(Exception):
+    """The peer answered a call with an error."""
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data: dict[str, Any] = dict(data or {})
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ActionCallTimeoutError(RPCTimeoutError):
+    """No answer came within the call's timeout (the peer was asked to stop)."""
+
+
+class DependencyInstallError(Exception):
+    """pip could not install some requirements of a plugin."""
+
+    def __init__(
+        self,
+        failed: list[str],
+        plugin: str | None = None,
+        details: dict[str, str] | None = None,
+    ) -> None:
+        self.failed = list(failed)
+        self.plugin = plugin
+        self.details = dict(details or {})
+        who = f"Plugin {plugin} " if plugin else ""
+        super().__init__(f"{who}failed to install {len(self.failed)} dependencies: {self.failed}")
+
+
+class DependencyVerificationError(Exception):
+    """Requirements pip reported installed could not be found, or have other versions."""
+
+    def __init__(
+        self,
+        missing: list[str],
+        version_mismatch: list[str] | None = None,
+        plugin: str | None = None,
+    ) -> None:
+        self.missing = list(missing)
+        self.version_mismatch = list(version_mismatch or [])
+        self.plugin = plugin
+        who = f"Plugin {plugin}: " if plugin else ""
+        super().__init__(
+            f"{who}missing dependencies: {self.missing}, version mismatch: {self.version_mismatch}"
+        )

@@ -1,0 +1,2 @@
+"""Controllers: a runtime spawned over stdio (:mod:`.stdio.client`), or dialled over
+WebSocket (:mod:`.ws.client`)."""

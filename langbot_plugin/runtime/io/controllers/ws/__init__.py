@@ -1,0 +1,1 @@
+"""Dial a runtime's WebSocket (:mod:`.client`)."""

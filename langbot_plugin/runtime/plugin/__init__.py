@@ -1,0 +1,1 @@
+"""Plugin management names the host imports (:mod:`.mgr`)."""
