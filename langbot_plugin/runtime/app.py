@@ -173,6 +173,7 @@ class PluginRuntime:
                 )
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
+                self.installations.shared.bind(tg)
                 tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
@@ -212,7 +213,9 @@ class PluginRuntime:
         for server in self.servers:
             server.close()
         with anyio.move_on_after(15):
-            await self.supervisor.stop_all()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.supervisor.stop_all)
+                tg.start_soon(self.installations.shared.stop_all)
         with anyio.move_on_after(10):
             async with anyio.create_task_group() as tg:
                 for handle in list(self.state.registry):
