@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import sys
 import tempfile
 import zipfile
@@ -51,9 +50,7 @@ async def workers_rss(runtime_pid: int) -> float:
     return tree_rss_mb(runtime_pid) - rss_mb(runtime_pid)
 
 
-async def install(
-    client: PluginRuntimeClient, names: list[str], mode: str
-) -> list[ActionScope]:
+async def install(client: PluginRuntimeClient, names: list[str], mode: str) -> list[ActionScope]:
     bindings: list[ActionScope] = []
     session = session_payload(client)
     for name in names:

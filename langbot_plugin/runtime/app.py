@@ -80,6 +80,7 @@ class PluginRuntime:
                 data / "envs",
                 index_url=options.pypi_index_url,
                 trusted_hosts=options.pypi_trusted_hosts,
+                skip_install=options.skip_deps_check,
             ),
             data / "installations",
         )
@@ -177,6 +178,8 @@ class PluginRuntime:
                 tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
+                if opts.debug_only:
+                    logger.info("--debug-only: installed plugins are kept, not started")
                 logger.info(
                     "plugin runtime up: control %s, debug ws://%s:%d%s, data in %s",
                     "stdio"

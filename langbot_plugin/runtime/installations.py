@@ -160,6 +160,15 @@ class Installations:
             await self.stop(uuid)
             self._save(updated)
             return ApplyInstallationResult(installation_uuid=uuid, state="disabled")
+        if self.state.options.debug_only:
+            self._save(updated)
+            return ApplyInstallationResult(
+                installation_uuid=uuid,
+                state="not_started",
+                error_code="runtime_debug_only",
+                message="the plugin runtime serves debug plugins only (lbp rt --debug-only); "
+                "the package is verified and kept, and starts once the runtime runs without it",
+            )
         python = await self.dependencies.ensure(folder, name=identity)
         author, name = identity.split("/", 1)
         host = self.state.upstream.current()
