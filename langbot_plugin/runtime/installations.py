@@ -28,10 +28,10 @@ from langbot_plugin.protocol.control_link import (
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
-from langbot_plugin.runtime.artifacts import ArtifactStore
+from langbot_plugin.runtime.artifacts import ArtifactError, ArtifactStore
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.logbuffer import LogBuffer
-from langbot_plugin.runtime.manifest_peek import read_identity
+from langbot_plugin.runtime.manifest_peek import read_identity, read_version
 from langbot_plugin.runtime.plugin_check import refuse_invalid_plugin
 from langbot_plugin.runtime.shared import SharedPool
 from langbot_plugin.runtime.state import RuntimeState
@@ -196,12 +196,23 @@ class Installations:
         return ApplyInstallationResult(installation_uuid=uuid, state="running")
 
     async def install_legacy(
-        self, content: bytes, workspace: ActionScope
+        self,
+        content: bytes,
+        workspace: ActionScope,
+        *,
+        expected: tuple[str, str] | None = None,
     ) -> ApplyInstallationResult:
-        """Install a package the way 0.5 hosts ask (no binding): keyed by workspace and name."""
+        """Install a package the way 0.5 hosts ask (no binding): keyed by workspace and name.
+
+        ``expected`` (identity, version): what the package must say it is (a download)."""
         try:
             digest, folder = self.artifacts.put(content)
             identity = read_identity(folder)
+            if expected is not None and (identity, read_version(folder)) != expected:
+                raise ArtifactError(
+                    f"the package is {identity} {read_version(folder)!r}, not the "
+                    f"{expected[0]} {expected[1]!r} that was asked for"
+                )
         except RPCError as exc:
             return ApplyInstallationResult(
                 installation_uuid="", state="failed", error_code=exc.code, message=exc.message
