@@ -6,6 +6,9 @@ with ``register_plugin`` (``prod_mode`` and the one-time registration capability
 runtime put in ``$LANGBOT_PLUGIN_REGISTRATION_CAPABILITY``) before it is initialized.
 Our runtime drives its workers without that announcement (it knows what it started),
 so a refusal of ``register_plugin`` as an unknown action is expected and harmless.
+The reference starts its shared workers with the same command line and then attaches
+slots of the same package (``attach_plugin_slot`` without ``plugin_dir``): once a slot
+is attached, this process serves as a shared worker of its own folder.
 
 ``--prod`` without ``-s`` connects to the runtime's plugin WebSocket with the
 capability instead of a debug key (the reference's Windows path); our runtime accepts
@@ -21,11 +24,15 @@ import os
 import anyio
 
 from langbot_plugin.protocol import plugin_link as plug
-from langbot_plugin.rpc import ActionNotFoundError, RPCSession
+from langbot_plugin.protocol.slots import SLOT_ACTIONS
+from langbot_plugin.rpc import ActionNotFoundError, Route, RPCSession
 from langbot_plugin.rpc.transport_stdio import process_stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.service import PluginService
+from langbot_plugin.worker.shared import SharedService
+
+_SLOT_NAMES = frozenset(name for spec in SLOT_ACTIONS for name in spec.names)
 
 __all__ = [
     "REGISTRATION_CAPABILITY_ENV",
@@ -40,6 +47,19 @@ logger = logging.getLogger("langbot_plugin.run")
 REGISTRATION_CAPABILITY_ENV = "LANGBOT_PLUGIN_REGISTRATION_CAPABILITY"
 REGISTRATION_CAPABILITY_HEADER = "X-LangBot-Plugin-Registration-Capability"
 REGISTER_TIMEOUT = 300.0
+
+
+class _DedicatedOrShared:
+    """Serves one plugin, until the runtime attaches slots: then slots of its folder."""
+
+    def __init__(self, loaded: LoadedPlugin) -> None:
+        self.dedicated = PluginService(loaded)
+        self.shared = SharedService(default_dir=loaded.root)
+
+    def resolve(self, action: str) -> Route | None:
+        if action in _SLOT_NAMES or self.shared.slots:
+            return self.shared.resolve(action)
+        return self.dedicated.resolve(action)
 
 
 def take_capability() -> str:
@@ -79,7 +99,7 @@ async def serve_over_stdio(loaded: LoadedPlugin, *, prod: bool, capability: str)
     """Serve the runtime on stdin/stdout until it closes stdin."""
     async with process_stdio_transport(frame_threshold=None) as transport:
         session = RPCSession(
-            transport, PluginService(loaded), name="runtime", file_chunk_bytes=1 << 20
+            transport, _DedicatedOrShared(loaded), name="runtime", file_chunk_bytes=1 << 20
         )
         await _serve(session, loaded, prod=prod, capability=capability)
 

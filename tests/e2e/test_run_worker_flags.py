@@ -126,3 +126,43 @@ async def test_prod_without_a_capability_is_a_usage_error(tmp_path: Path) -> Non
     )
     assert done.returncode == 2
     assert b"LANGBOT_PLUGIN_REGISTRATION_CAPABILITY" in done.stderr
+
+
+async def test_stdio_worker_serves_slots_of_its_folder_as_the_reference_shares_one(
+    tmp_path: Path,
+) -> None:
+    """The reference starts a shared worker with the same command line and attaches
+    installations of that package as slots (no ``plugin_dir``): each is its own."""
+    from langbot_plugin.protocol import slots
+
+    folder = write_slot_plugin(tmp_path, "delta")
+    process, from_child, to_child = await spawn_linked([*LBP, "run", "-s", "--prod"], folder)
+    async with (
+        anyio.create_task_group() as tg,
+        pipe_transport(from_child, to_child, frame_threshold=None) as transport,
+    ):
+        assert process.stderr is not None
+        tg.start_soon(_discard, process.stderr)
+        session = RPCSession(transport, None, name="test-runtime")
+        tg.start_soon(session.serve)
+        first, second = ({"installation_uuid": uuid} for uuid in ("i-1", "i-2"))
+        for context in (first, second):
+            await slots.ATTACH_PLUGIN_SLOT.call(session, {"plugin_settings": {}}, context=context)
+        counts: list[int] = []
+        for context in (first, first, second):
+            answer = await plug.CALL_TOOL.call(
+                session, {"tool_name": "whoami", "tool_parameters": {}}, context=context
+            )
+            counts.append(answer.tool_response["count"])
+        assert counts == [1, 2, 1]  # two slots, two copies of the module state
+        described = await slots.GET_PLUGIN_SLOT_CONTAINER.call(session, context=second)
+        assert described.plugin_container.identity == "tester/delta"
+        session.close()
+        with anyio.fail_after(20):
+            assert await process.wait() == 0
+        tg.cancel_scope.cancel()
+
+
+async def _discard(stream: Any) -> None:
+    async for _ in stream:
+        pass
