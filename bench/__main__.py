@@ -454,6 +454,38 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
             below_ref(),
         )
     cancel_section(report, repeat)
+    shared_section(report, repeat)
+
+
+def shared_section(report: Report, repeat: int) -> None:
+    """Twenty plugins in ``shared-runtime-v1`` against one dedicated worker: ours only
+    (the reference shares a worker only between installations of one package)."""
+    count = 20
+    runs = Runs()
+    argv = [sys.executable, "-m", "bench.shared_ours", str(count)]
+    if report.quick:
+        argv.append("--quick")
+    for round_ in range(repeat):
+        if repeat > 1:
+            log(f"round {round_ + 1}/{repeat}")
+        run_driver(report, runs, "shared-ours", argv, False)
+    shared = runs.figure("shared-ours", lambda d: d["shared"])
+    seen = runs.seen.get("shared-ours", [])
+    one = runs.figure("shared-ours", lambda d: d["dedicated_one"])
+    every = [r.get("dedicated_all") for r in runs.results.get("shared-ours", [])]
+    scale = [v for v in every if isinstance(v, int | float)]
+    row = Row(
+        "host -> rt -> plugin",
+        f"idle RSS, {count} plugins in one shared-runtime-v1 worker",
+        "MB",
+        ours=shared,
+        raw=one,
+        target="<= 2x one dedicated worker (issue 9)",
+        note="raw column: one dedicated worker of the same plugin"
+        + (f"; {count} dedicated workers: {min(scale):.0f} MB" if scale else ""),
+    )
+    row.runs = {"ours": seen}
+    report.add(row, within_raw(2.0))
 
 
 def cancel_section(report: Report, repeat: int) -> None:

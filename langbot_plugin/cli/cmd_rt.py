@@ -57,10 +57,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--pypi-index-url", default=None, help="index for plugin dependencies")
     parser.add_argument(
-        "--pypi-trusted-host", action="append", default=None, help="trusted host (repeatable)"
+        "--pypi-trusted-host",
+        action="append",
+        default=None,
+        help="trusted host (repeatable, or comma-separated)",
     )
-    parser.add_argument("--skip-deps-check", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--debug-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--debug-only",
+        action="store_true",
+        help="serve plugins under development only: installed plugins are verified and "
+        "kept, not started",
+    )
+    parser.add_argument(
+        "--skip-deps-check",
+        action="store_true",
+        help="never run pip for installed plugins: a plugin with requirements uses its "
+        "existing environment, or the runtime's interpreter",
+    )
     add_log_level(parser)
     return parser
 
@@ -95,6 +108,8 @@ def _serve(args: argparse.Namespace) -> int:
         data_dir=settings.data_dir,
         pypi_index_url=settings.pypi_index_url,
         pypi_trusted_hosts=settings.pypi_trusted_hosts,
+        debug_only=settings.debug_only,
+        skip_deps_check=settings.skip_deps_check,
     )
     try:
         options.check()

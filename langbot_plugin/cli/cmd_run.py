@@ -5,6 +5,13 @@ a plugin that loads, the URL is a WebSocket URL of a debug endpoint (not the con
 endpoint, not ``http://``), the key looks like a debug key. A key the runtime refuses
 exits 1. Without ``DEBUG_RUNTIME_WS_URL`` the URL is ``ws://127.0.0.1:5401/plugin/debug/ws``,
 where ``lbp rt`` and LangBot's own runtime serve plugins by default.
+
+The reference's worker flags are accepted with their meaning: ``-s`` serves the link
+on stdin/stdout (how a runtime runs an installed plugin), ``--prod`` runs as an
+installed plugin (registers with ``$LANGBOT_PLUGIN_REGISTRATION_CAPABILITY``, no hot
+reload, no reconnect), ``--pypi-index-url`` / ``--pypi-trusted-host`` set the index
+for pip calls the plugin makes, ``--tag`` labels the process (see
+:mod:`langbot_plugin.worker.prod`).
 """
 
 from __future__ import annotations
@@ -35,6 +42,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-reload", action="store_true", help="do not reload when the plugin's files change"
     )
+    parser.add_argument(
+        "-s",
+        "--stdio",
+        action="store_true",
+        help="serve the runtime on stdin/stdout (how a runtime starts an installed plugin)",
+    )
+    parser.add_argument(
+        "--prod",
+        action="store_true",
+        help="run as an installed plugin: register with $LANGBOT_PLUGIN_REGISTRATION_CAPABILITY "
+        "instead of a debug key, never reload, end when the runtime goes away",
+    )
+    parser.add_argument(
+        "--pypi-index-url",
+        default=None,
+        help="index for pip calls the plugin makes (sets LANGBOT_PLUGIN_PYPI_INDEX_URL, "
+        "PIP_INDEX_URL)",
+    )
+    parser.add_argument(
+        "--pypi-trusted-host",
+        default=None,
+        help="comma-separated trusted hosts for those calls (LANGBOT_PLUGIN_PYPI_TRUSTED_HOST, "
+        "PIP_TRUSTED_HOST)",
+    )
+    parser.add_argument(
+        "--tag",
+        default=None,
+        help="a label for ps/htop, e.g. author/plugin_name (logged; cosmetic only)",
+    )
     add_log_level(parser)
     return parser
 
@@ -60,6 +96,59 @@ def _runtime_url(args: argparse.Namespace) -> tuple[str, str]:
     return DEFAULT_DEBUG_URL, "the default"
 
 
+def _export_index(args: argparse.Namespace) -> None:
+    """The index settings, where pip (and the reference's helpers) read them."""
+    if args.pypi_index_url:
+        os.environ["LANGBOT_PLUGIN_PYPI_INDEX_URL"] = args.pypi_index_url
+        os.environ["PIP_INDEX_URL"] = args.pypi_index_url
+    if args.pypi_trusted_host:
+        os.environ["LANGBOT_PLUGIN_PYPI_TRUSTED_HOST"] = args.pypi_trusted_host
+        hosts = [h.strip() for h in args.pypi_trusted_host.split(",") if h.strip()]
+        os.environ["PIP_TRUSTED_HOST"] = " ".join(hosts)
+
+
+def _run_production(args: argparse.Namespace, root: Path) -> int:
+    """``-s`` and/or ``--prod``: one link, no reload, the process ends with it."""
+    import anyio
+    from websockets.exceptions import InvalidStatus
+
+    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
+    from langbot_plugin.worker.debug_client import check_debug_url
+    from langbot_plugin.worker.hot_reload import ReloadError, load_candidate
+    from langbot_plugin.worker.prod import serve_over_stdio, serve_production_ws, take_capability
+
+    capability = take_capability() if args.prod else ""
+    try:
+        loaded = load_candidate(root)
+    except ReloadError as exc:
+        raise CliError(str(exc.problems[0]), USAGE, [str(p) for p in exc.problems]) from None
+    if args.stdio:
+        anyio.run(lambda: serve_over_stdio(loaded, prod=args.prod, capability=capability))
+        return 0
+    url, source = _runtime_url(args)
+    problem = check_debug_url(url)
+    if problem is not None:
+        raise CliError(f"{source}: {problem}", USAGE)
+    if not capability:
+        raise CliError(
+            "--prod needs the registration capability the runtime issued, in "
+            "LANGBOT_PLUGIN_REGISTRATION_CAPABILITY",
+            USAGE,
+        )
+    try:
+        anyio.run(lambda: serve_production_ws(loaded, url, capability))
+    except InvalidStatus as exc:
+        raise CliError(
+            f"the runtime at {url} refused this production registration "
+            f"(HTTP {exc.response.status_code}); lbp rt accepts only debug keys on its "
+            "plugin port: install the plugin through LangBot instead",
+            FAILURE,
+        ) from None
+    except OSError as exc:
+        raise CliError(f"cannot reach the runtime at {url}: {exc}", FAILURE) from None
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import setup_logging
@@ -72,6 +161,13 @@ def _run(args: argparse.Namespace) -> int:
     import logging
 
     import anyio
+
+    _export_index(args)
+    label = "".join(ch for ch in args.tag or "" if ch.isprintable()).strip()
+    if label:
+        logging.getLogger("langbot_plugin.run").info("process label: %s", label)
+    if args.stdio or args.prod:
+        return _run_production(args, root)
 
     from langbot_plugin.worker.debug_client import (
         DebugClient,

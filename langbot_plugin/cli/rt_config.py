@@ -10,6 +10,8 @@ the flags, under the flags' names with ``_`` for ``-``::
     log_level = "info"
     pypi_index_url = "https://pypi.org/simple"
     pypi_trusted_hosts = ["pypi.internal"]
+    debug_only = false        # serve debug plugins only; installed ones are kept, not started
+    skip_deps_check = false   # never run pip for installed plugins
 
 A flag given on the command line wins over the file. An unknown key or a value of the
 wrong type is refused (exit 2) with the file and key named. Secrets stay out of the
@@ -52,6 +54,8 @@ class RtSettings:
     pypi_index_url: str | None
     pypi_trusted_hosts: tuple[str, ...]
     config_file: Path | None
+    debug_only: bool = False
+    skip_deps_check: bool = False
 
 
 def default_data_dir(stdio: bool) -> Path:
@@ -91,6 +95,12 @@ def _hosts(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, not {value!r}")
+    return value
+
+
 #: Config keys and how each value is checked.
 KEYS: dict[str, Callable[[object], Any]] = {
     "host": _text,
@@ -100,6 +110,8 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "log_level": _level,
     "pypi_index_url": _text,
     "pypi_trusted_hosts": _hosts,
+    "debug_only": _flag,
+    "skip_deps_check": _flag,
 }
 
 
@@ -152,6 +164,14 @@ def resolve_settings(args: argparse.Namespace) -> RtSettings:
         data_dir=Path(data_dir).expanduser(),
         log_level=pick("log_level", None),
         pypi_index_url=pick("pypi_index_url", None),
-        pypi_trusted_hosts=tuple(args.pypi_trusted_host or file.get("pypi_trusted_hosts", ())),
+        pypi_trusted_hosts=_trusted(args.pypi_trusted_host) or file.get("pypi_trusted_hosts", ()),
         config_file=config_file,
+        debug_only=bool(args.debug_only or file.get("debug_only", False)),
+        skip_deps_check=bool(args.skip_deps_check or file.get("skip_deps_check", False)),
     )
+
+
+def _trusted(flags: list[str] | None) -> tuple[str, ...]:
+    """``--pypi-trusted-host`` values: repeatable, each may be comma-separated (the
+    reference's form, which the runtimes pass on)."""
+    return tuple(h.strip() for value in flags or () for h in value.split(",") if h.strip())

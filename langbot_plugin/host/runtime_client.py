@@ -114,25 +114,31 @@ class PluginRuntimeClient:
         installation_uuid: str | None = None,
         revision: int = 1,
         enabled: bool = True,
+        execution_mode: ctl.ExecutionMode = "dedicated",
     ) -> tuple[ActionScope, ctl.ApplyInstallationResult]:
-        """Send a ``.lbpkg`` and apply it, the way the host installs a plugin."""
+        """Send a ``.lbpkg`` and apply it, the way the host installs a plugin
+        (``execution_mode="shared-runtime-v1"``: in a worker shared with others)."""
         digest = hashlib.sha256(content).hexdigest()
         binding = self.binding_for(installation_uuid or str(uuid.uuid4()), digest, revision)
         context = binding.as_context()
         key = await self.session.send_file(content, suffix="lbpkg", context=context)
-        params = {"enabled": enabled, "execution_mode": "dedicated", "artifact_file_key": key}
+        params = {"enabled": enabled, "execution_mode": execution_mode, "artifact_file_key": key}
         result = await ctl.APPLY_PLUGIN_INSTALLATION.call(
             self.session, params, context=context, timeout=900
         )
         return binding, result
 
     async def apply_installation(
-        self, binding: ActionScope, *, enabled: bool = True
+        self,
+        binding: ActionScope,
+        *,
+        enabled: bool = True,
+        execution_mode: ctl.ExecutionMode = "dedicated",
     ) -> ctl.ApplyInstallationResult:
         """Re-apply an installation without sending its package (config change, enable)."""
         return await ctl.APPLY_PLUGIN_INSTALLATION.call(
             self.session,
-            {"enabled": enabled, "execution_mode": "dedicated"},
+            {"enabled": enabled, "execution_mode": execution_mode},
             context=binding.as_context(),
             timeout=900,
         )

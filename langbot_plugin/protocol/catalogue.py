@@ -15,7 +15,7 @@ from typing import Any
 
 from langbot_plugin.protocol import component_calls as calls
 from langbot_plugin.protocol import control_link as ctl
-from langbot_plugin.protocol import host_link
+from langbot_plugin.protocol import host_link, slots
 from langbot_plugin.protocol import plugin_components as comp
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.host_api import storage
@@ -57,6 +57,7 @@ SECTIONS: tuple[Section, ...] = (
             plug.CALL_TOOL,
             plug.EMIT_EVENT,
             plug.SHUTDOWN,
+            *slots.SLOT_ACTIONS,
             *comp.COMPONENT_CALLS,
         ),
     ),
@@ -99,11 +100,5 @@ RESERVED: dict[str, str] = {
     FILE_CHUNK: "one chunk of a pushed file (`file_key`, `chunk_index`, `chunk_amount`, ...)",
 }
 
-#: Reference actions with no declaration here, and why.
-_NO_SLOTS = (
-    "the shared-runtime slots of the 0.7 reference: every installation runs in its own "
-    "worker here, so there are no slots to attach"
-)
-NOT_SERVED: dict[str, str] = dict.fromkeys(
-    ("attach_plugin_slot", "detach_plugin_slot", "get_plugin_slot_container"), _NO_SLOTS
-)
+#: Reference actions with no declaration here, and why (none left).
+NOT_SERVED: dict[str, str] = {}

@@ -80,8 +80,9 @@ def render() -> str:
         lines.append("")
     lines += ["## Served by every session", "", "| action | what |", "|---|---|"]
     lines += [f"| `{name}` | {text} |" for name, text in RESERVED.items()]
-    lines += ["", "## Not declared here", "", "| action | why |", "|---|---|"]
-    lines += [f"| `{name}` | {text} |" for name, text in NOT_SERVED.items()]
+    if NOT_SERVED:
+        lines += ["", "## Not declared here", "", "| action | why |", "|---|---|"]
+        lines += [f"| `{name}` | {text} |" for name, text in NOT_SERVED.items()]
     return "\n".join(lines) + "\n"
 
 

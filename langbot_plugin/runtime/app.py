@@ -84,6 +84,7 @@ class PluginRuntime:
                 data / "envs",
                 index_url=options.pypi_index_url,
                 trusted_hosts=options.pypi_trusted_hosts,
+                skip_install=options.skip_deps_check,
             ),
             data / "installations",
         )
@@ -177,9 +178,12 @@ class PluginRuntime:
                 )
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
+                self.installations.shared.bind(tg)
                 tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
+                if opts.debug_only:
+                    logger.info("--debug-only: installed plugins are kept, not started")
                 logger.info(
                     "plugin runtime up: control %s, debug ws://%s:%d%s, data in %s",
                     "stdio"
@@ -216,7 +220,9 @@ class PluginRuntime:
         for server in self.servers:
             server.close()
         with anyio.move_on_after(15):
-            await self.supervisor.stop_all()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.supervisor.stop_all)
+                tg.start_soon(self.installations.shared.stop_all)
         with anyio.move_on_after(10):
             async with anyio.create_task_group() as tg:
                 for handle in list(self.state.registry):

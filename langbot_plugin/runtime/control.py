@@ -83,9 +83,8 @@ class ControlConnection:
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
         self.configured = True
         self.state.upstream.attach(ctx.session, params)
-        self.installations.supervisor.policy = RestartPolicy.from_worker_policy(
-            params.worker_policy
-        )
+        policy = RestartPolicy.from_worker_policy(params.worker_policy)
+        self.installations.supervisor.policy = self.installations.shared.policy = policy
         logger.info(
             "host connected (profile %s, instance %s)",
             params.runtime_profile,
@@ -146,7 +145,7 @@ class ControlConnection:
     async def get_plugin_logs(
         self, params: host.PluginLogsParams, ctx: RequestContext
     ) -> host.PluginLogs:
-        logs = self.installations.supervisor.logs_for(params.plugin_identity)
+        logs = self.installations.logs_for(params.plugin_identity)
         lines = logs.tail(params.limit, params.level) if logs is not None else []
         return host.PluginLogs(logs=[line.to_wire() for line in lines])
 

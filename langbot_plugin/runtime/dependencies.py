@@ -9,7 +9,9 @@ the environment, finds what the runtime already has and installs only the rest.
 Environments are keyed by the requirements, the interpreter and the index settings,
 built in a staging folder and renamed into place when pip succeeded, and reused by
 every plugin with the same requirements. A plugin without requirements runs on the
-runtime's interpreter directly.
+runtime's interpreter directly. With ``skip_install`` (``lbp rt --skip-deps-check``) pip
+never runs: an environment built earlier is used as it is, and a plugin without one
+runs on the runtime's interpreter (a warning says so).
 
 An install is logged in counted steps (``[1/3] creating an environment``, ``[2/3]
 pip install ...`` with pip's ``Collecting``/``Installing`` lines as they come, ``[3/3]
@@ -93,6 +95,7 @@ class DependencyInstaller:
     trusted_hosts: tuple[str, ...] = ()
     extra_pip_args: tuple[str, ...] = ()
     timeout_seconds: float = 900.0
+    skip_install: bool = False
     _locks: dict[str, anyio.Lock] = field(default_factory=dict[str, anyio.Lock])
 
     def key_for(self, requirements: list[str]) -> str:
@@ -120,6 +123,13 @@ class DependencyInstaller:
         env = self.root / key
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
+            if not (env / ".complete").is_file() and self.skip_install:
+                logger.warning(
+                    "%s: requirements not installed (--skip-deps-check); it runs on the "
+                    "runtime's interpreter",
+                    name or plugin_dir.name,
+                )
+                return sys.executable
             if not (env / ".complete").is_file():
                 label = name or plugin_dir.name
                 await anyio.to_thread.run_sync(self._build, env, requirements, label)

@@ -30,8 +30,9 @@ __all__ = [
     "prepare_payload",
 ]
 
-#: Returns the handle of the plugin on this connection (raises before registration).
-HandleSource = Callable[[], PluginHandle]
+#: Returns the handle of the plugin a request on this connection comes from (raises
+#: before registration). A shared worker's connection picks it by the request's context.
+HandleSource = Callable[[RequestContext], PluginHandle]
 
 
 def prepare_payload(
@@ -54,7 +55,7 @@ def _unary(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
     files = row.spec.files
 
     async def forward(ctx: RequestContext) -> dict[str, Any]:
-        handle = current()
+        handle = current(ctx)
         state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
         host = state.upstream.current()
@@ -71,7 +72,7 @@ def _unary(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
 
 def _stream(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
     async def forward(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-        handle = current()
+        handle = current(ctx)
         state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
         host = state.upstream.current()
@@ -93,20 +94,20 @@ def add_forwarding(table: ActionTable, current: HandleSource, state: RuntimeStat
 def add_local_answers(table: ActionTable, current: HandleSource, registry: PluginRegistry) -> None:
     """Plugin calls the runtime answers itself, within the plugin's workspace."""
 
-    def peers() -> list[PluginHandle]:
-        return registry.in_scope(current().workspace, ready_only=True)
+    def peers(ctx: RequestContext) -> list[PluginHandle]:
+        return registry.in_scope(current(ctx).workspace, ready_only=True)
 
     async def list_commands(_: object, ctx: RequestContext) -> messaging.CommandList:
-        dumps = [c.model_dump() for h in peers() for c in h.components("Command")]
+        dumps = [c.model_dump() for h in peers(ctx) for c in h.components("Command")]
         return messaging.CommandList(commands=dumps)
 
     async def list_tools(_: object, ctx: RequestContext) -> messaging.ToolList:
         return messaging.ToolList(
-            tools=[c.model_dump() for h in peers() for c in h.components("Tool")]
+            tools=[c.model_dump() for h in peers(ctx) for c in h.components("Tool")]
         )
 
     async def list_plugins_manifest(_: object, ctx: RequestContext) -> messaging.PluginManifests:
-        manifests = [h.container.manifest.model_dump() for h in peers()]
+        manifests = [h.container.manifest.model_dump() for h in peers(ctx)]
         return messaging.PluginManifests(plugins=manifests)
 
     table.add(messaging.LIST_COMMANDS, list_commands)

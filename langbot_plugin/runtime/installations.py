@@ -28,12 +28,17 @@ from langbot_plugin.protocol.control_link import (
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
-from langbot_plugin.runtime.artifacts import ArtifactStore
+from langbot_plugin.runtime.artifacts import ArtifactError, ArtifactStore
 from langbot_plugin.runtime.dependencies import DependencyInstaller
-from langbot_plugin.runtime.manifest_peek import read_identity
+from langbot_plugin.runtime.logbuffer import LogBuffer
+from langbot_plugin.runtime.manifest_peek import read_identity, read_version
 from langbot_plugin.runtime.plugin_check import refuse_invalid_plugin
+from langbot_plugin.runtime.shared import SharedPool
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.workers import Supervisor, WorkerSpec
+
+#: The host's execution mode that places an installation in a shared worker.
+SHARED_MODE = "shared-runtime-v1"
 
 __all__ = ["InstallationRecord", "Installations"]
 
@@ -59,9 +64,12 @@ class Installations:
         artifacts: ArtifactStore,
         dependencies: DependencyInstaller,
         records_dir: Path,
+        *,
+        shared: SharedPool | None = None,
     ) -> None:
         self.state = state
         self.supervisor = supervisor
+        self.shared = shared or SharedPool(state, supervisor.policy)
         self.artifacts = artifacts
         self.dependencies = dependencies
         self.records_dir = records_dir
@@ -149,9 +157,18 @@ class Installations:
             bridged=bridged,
         )
         if not enabled:
-            await self.supervisor.stop(uuid)
+            await self.stop(uuid)
             self._save(updated)
             return ApplyInstallationResult(installation_uuid=uuid, state="disabled")
+        if self.state.options.debug_only:
+            self._save(updated)
+            return ApplyInstallationResult(
+                installation_uuid=uuid,
+                state="not_started",
+                error_code="runtime_debug_only",
+                message="the plugin runtime serves debug plugins only (lbp rt --debug-only); "
+                "the package is verified and kept, and starts once the runtime runs without it",
+            )
         python = await self.dependencies.ensure(folder, name=identity)
         author, name = identity.split("/", 1)
         host = self.state.upstream.current()
@@ -168,18 +185,34 @@ class Installations:
             identity=identity,
             bridged=bridged,
         )
-        await self.supervisor.start(uuid, spec)
+        if mode == SHARED_MODE:
+            await self.supervisor.stop(uuid)
+            await self.shared.start(uuid, spec)
+        else:
+            await self.shared.stop(uuid)
+            await self.supervisor.start(uuid, spec)
         self._save(updated)
-        logger.info("installation %s: %s running from %s", uuid, identity, digest[:12])
+        logger.info("installation %s: %s running from %s (%s)", uuid, identity, digest[:12], mode)
         return ApplyInstallationResult(installation_uuid=uuid, state="running")
 
     async def install_legacy(
-        self, content: bytes, workspace: ActionScope
+        self,
+        content: bytes,
+        workspace: ActionScope,
+        *,
+        expected: tuple[str, str] | None = None,
     ) -> ApplyInstallationResult:
-        """Install a package the way 0.5 hosts ask (no binding): keyed by workspace and name."""
+        """Install a package the way 0.5 hosts ask (no binding): keyed by workspace and name.
+
+        ``expected`` (identity, version): what the package must say it is (a download)."""
         try:
             digest, folder = self.artifacts.put(content)
             identity = read_identity(folder)
+            if expected is not None and (identity, read_version(folder)) != expected:
+                raise ArtifactError(
+                    f"the package is {identity} {read_version(folder)!r}, not the "
+                    f"{expected[0]} {expected[1]!r} that was asked for"
+                )
         except RPCError as exc:
             return ApplyInstallationResult(
                 installation_uuid="", state="failed", error_code=exc.code, message=exc.message
@@ -195,8 +228,19 @@ class Installations:
             bridged=True,
         )
 
-    async def remove(self, uuid: str) -> None:
+    async def stop(self, uuid: str) -> None:
+        """Stop the installation's worker or slot, whichever it has."""
         await self.supervisor.stop(uuid)
+        await self.shared.stop(uuid)
+
+    def running(self, uuid: str) -> bool:
+        return self.supervisor.running(uuid) or self.shared.running(uuid)
+
+    def logs_for(self, identity: str) -> LogBuffer | None:
+        return self.supervisor.logs_for(identity) or self.shared.logs_for(identity)
+
+    async def remove(self, uuid: str) -> None:
+        await self.stop(uuid)
         self._forget(uuid)
 
     async def reconcile(self, desired: list[DesiredInstallation]) -> ReconcileResult:
@@ -217,7 +261,7 @@ class Installations:
             if record is None or not self.artifacts.has(record.artifact_digest):
                 missing.append(uuid)
                 continue
-            if self.supervisor.running(uuid) and item.enabled == record.enabled:
+            if self.running(uuid) and item.enabled == record.enabled:
                 applied.append(uuid)
                 continue
             result = await self.apply(

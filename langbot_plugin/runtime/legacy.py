@@ -1,13 +1,15 @@
 """The lifecycle actions of older hosts: install, upgrade, delete and restart by name.
 
 The 4.11 host still sends ``delete_plugin`` and ``restart_plugin`` for debug plugins
-(under the bridge scope); 0.5 hosts also install packages with ``install_plugin``.
+(under the bridge scope); 0.5 hosts also install packages with ``install_plugin``:
+a pushed file (``local``, ``github``) or a download from the marketplace
+(:mod:`.marketplace`), through the same installer.
 Each action streams ``{"current_action": ...}`` progress items.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, PluginSettingsParams
@@ -16,6 +18,7 @@ from langbot_plugin.protocol.spec import ActionTable, Params
 from langbot_plugin.rpc import InvalidParamsError, NotSupportedError, RequestContext, RPCError
 from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.link import initialize
+from langbot_plugin.runtime.marketplace import PluginRef, cloud_service_url, download_package
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -72,26 +75,6 @@ def add_legacy(table: ActionTable, state: RuntimeState, installations: Installat
                 raise InstallFailedError(result.message or "restart failed")
         yield ctl.Progress(current_action="plugin restarted")
 
-    async def install_plugin(
-        params: ctl.InstallParams, ctx: RequestContext
-    ) -> AsyncIterator[ctl.Progress]:
-        if params.install_source not in ("local", "github"):
-            raise NotSupportedError(
-                f"install_source {params.install_source!r} is not supported here; "
-                "send the package file instead"
-            )
-        key = params.install_info.get("plugin_file_key")
-        if not isinstance(key, str):
-            raise InvalidParamsError("install_info.plugin_file_key is required")
-        content = ctx.session.files.take(key)
-        yield ctl.Progress(current_action="installing plugin package")
-        result = await installations.install_legacy(content, ActionScope.from_context(ctx.context))
-        if result.state == "failed":
-            raise InstallFailedError(
-                result.message or "installation failed", details={"code": result.error_code}
-            )
-        yield ctl.Progress(current_action="plugin installed")
-
     async def upgrade_plugin(params: Params, ctx: RequestContext) -> AsyncIterator[ctl.Progress]:
         raise NotSupportedError(
             "upgrades come as a new package: install it with apply_plugin_installation "
@@ -101,5 +84,47 @@ def add_legacy(table: ActionTable, state: RuntimeState, installations: Installat
 
     table.add(ctl.DELETE_PLUGIN, delete_plugin)
     table.add(ctl.RESTART_PLUGIN, restart_plugin)
-    table.add(ctl.INSTALL_PLUGIN, install_plugin)
+    table.add(ctl.INSTALL_PLUGIN, _install_handler(state, installations))
     table.add(ctl.UPGRADE_PLUGIN, upgrade_plugin)
+
+
+def _install_handler(
+    state: RuntimeState, installations: Installations
+) -> Callable[[ctl.InstallParams, RequestContext], AsyncIterator[ctl.Progress]]:
+    """``install_plugin``: a pushed package, or one downloaded from the marketplace."""
+
+    async def install_plugin(
+        params: ctl.InstallParams, ctx: RequestContext
+    ) -> AsyncIterator[ctl.Progress]:
+        workspace = ActionScope.from_context(ctx.context)
+        expected: tuple[str, str] | None = None
+        if params.install_source == "marketplace":
+            ref = PluginRef.from_install_info(params.install_info)
+            config = state.upstream.config
+            base = cloud_service_url(config.cloud_service_url if config else None)
+            content = b""
+            async for step in download_package(base, ref):
+                yield ctl.Progress.model_validate(
+                    {"current_action": "downloading plugin package", "metadata": step.metadata()}
+                )
+                if step.content is not None:
+                    content = step.content
+            expected = (ref.identity, ref.version)
+        elif params.install_source in ("local", "github"):
+            key = params.install_info.get("plugin_file_key")
+            if not isinstance(key, str):
+                raise InvalidParamsError("install_info.plugin_file_key is required")
+            content = ctx.session.files.take(key)
+        else:
+            raise NotSupportedError(
+                f"install_source {params.install_source!r} is not one of local, github, marketplace"
+            )
+        yield ctl.Progress(current_action="installing plugin package")
+        result = await installations.install_legacy(content, workspace, expected=expected)
+        if result.state == "failed":
+            raise InstallFailedError(
+                result.message or "installation failed", details={"code": result.error_code}
+            )
+        yield ctl.Progress(current_action="plugin installed")
+
+    return install_plugin

@@ -55,7 +55,7 @@ class PluginLink:
         self.table = plugin_table(self.current, state)
         self.table.add(plug.REGISTER_PLUGIN, self._register)
 
-    def current(self) -> PluginHandle:
+    def current(self, ctx: RequestContext | None = None) -> PluginHandle:
         if self.handle is None:
             raise NotReadyError("call register_plugin first")
         return self.handle

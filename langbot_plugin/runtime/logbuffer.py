@@ -25,6 +25,8 @@ class LogLine:
     ts: float
     level: str
     text: str
+    #: the plugin a shared worker's record names ("" when not said)
+    plugin: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         return {"ts": self.ts, "level": self.level, "text": self.text}
@@ -41,9 +43,9 @@ def parse_line(raw: str) -> LogLine:
             logger = record.get("logger")
             if logger and logger != "root":
                 text = f"{logger}: {text}"
-            return LogLine(
-                float(record.get("ts", time.time())), level, redact(text[:MAX_LINE_CHARS])
-            )
+            plugin = str(record.get("plugin") or "")
+            ts = float(record.get("ts", time.time()))
+            return LogLine(ts, level, redact(text[:MAX_LINE_CHARS]), plugin)
         except (ValueError, TypeError):
             pass
     return LogLine(time.time(), "INFO", redact(line[:MAX_LINE_CHARS]))

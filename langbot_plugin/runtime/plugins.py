@@ -12,20 +12,55 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope, bridge_installation_uuid
-from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc import FileStore, StreamCall
 
-__all__ = ["PluginHandle", "PluginRegistry"]
+__all__ = ["PluginHandle", "PluginPeer", "PluginRegistry"]
+
+
+class PluginPeer(Protocol):
+    """How the runtime talks to one plugin: its own RPC session, or (a slot of a shared
+    worker) a :class:`~langbot_plugin.rpc.scoped.ScopedSession` of the worker's."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def files(self) -> FileStore: ...
+
+    async def call(
+        self,
+        action: str,
+        data: dict[str, Any] | None = None,
+        *,
+        context: dict[str, Any] | None = None,
+        timeout: Any = ...,
+    ) -> dict[str, Any]: ...
+
+    def stream(
+        self,
+        action: str,
+        data: dict[str, Any] | None = None,
+        *,
+        context: dict[str, Any] | None = None,
+        timeout: Any = ...,
+    ) -> StreamCall: ...
+
+    async def send_file(
+        self, content: bytes, *, suffix: str = "", context: dict[str, Any] | None = None
+    ) -> str: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(eq=False)
 class PluginHandle:
-    session: RPCSession
+    session: PluginPeer
     container: PluginContainer
     debug: bool
     workspace: ActionScope

@@ -37,6 +37,10 @@ class RuntimeOptions:
     data_dir: Path = field(default_factory=lambda: Path("data"))
     pypi_index_url: str | None = None
     pypi_trusted_hosts: tuple[str, ...] = ()
+    #: serve debug plugins only: installations are verified and recorded, not started
+    debug_only: bool = False
+    #: never run pip: plugins with requirements use an existing environment or ours
+    skip_deps_check: bool = False
 
     def check(self) -> None:
         """Refuse an unauthenticated control port beyond loopback."""

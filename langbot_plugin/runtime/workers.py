@@ -17,6 +17,7 @@ import logging
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,18 @@ from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
-__all__ = ["RestartPolicy", "Supervisor", "WorkerError", "WorkerSpec"]
+__all__ = [
+    "RestartPolicy",
+    "Restarts",
+    "Supervisor",
+    "WorkerError",
+    "WorkerSpec",
+    "end_process",
+    "pump_logs",
+    "spawn_linked",
+    "tail",
+    "worker_env",
+]
 
 logger = logging.getLogger("langbot_plugin.runtime.workers")
 
@@ -74,6 +86,37 @@ class RestartPolicy:
         )
 
 
+@dataclass(eq=False)
+class Restarts:
+    """When to start a process again after it exited: exponential backoff, and a pause
+    of ``circuit_open`` seconds after ``failure_threshold`` exits within the window."""
+
+    policy: RestartPolicy
+    what: str
+    failures: list[float] = field(default_factory=list[float])
+    delay: float = 0.0
+
+    def wait_after_exit(self, began: float) -> float:
+        policy, now = self.policy, time.monotonic()
+        window = policy.failure_window
+        self.failures = [t for t in self.failures if now - t < window] + [now]
+        if not self.delay or now - began > window:
+            self.delay = policy.first_backoff
+        if len(self.failures) >= policy.failure_threshold:
+            logger.error(
+                "%s failed %d times in %.0f s; pausing restarts for %.0f s",
+                self.what,
+                len(self.failures),
+                window,
+                policy.circuit_open,
+            )
+            wait, self.failures = policy.circuit_open, []
+        else:
+            wait, self.delay = self.delay, min(policy.max_backoff, self.delay * 2)
+        logger.warning("%s exited; restarting in %.1f s", self.what, wait)
+        return wait
+
+
 @dataclass
 class WorkerSpec:
     """What to run: a plugin folder, on an interpreter, for one installation."""
@@ -94,7 +137,6 @@ class _Worker:
     process: Process | None = None
     handle: PluginHandle | None = None
     stopping: bool = False
-    failures: list[float] = field(default_factory=list[float])
     started: anyio.Event = field(default_factory=anyio.Event)
     start_error: BaseException | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
@@ -134,7 +176,7 @@ class Supervisor:
             await self._stop_process(worker)
             raise WorkerError(
                 f"plugin {spec.identity} did not start: {worker.start_error}\n"
-                f"{_tail(logs)}".rstrip(),
+                f"{tail(logs)}".rstrip(),
                 details={"identity": spec.identity},
             )
         if previous is not None:
@@ -170,82 +212,40 @@ class Supervisor:
                 except RPCError:
                     pass
             handle.session.close()
-        if process is None or process.returncode is not None:
-            return
-        for step in (process.terminate, process.kill):
-            with anyio.move_on_after(3):
-                await process.wait()
-            if process.returncode is not None:
-                return
-            step()
-        await process.wait()
+        if process is not None:
+            await end_process(process)
 
     async def _keep_running(self, worker: _Worker) -> None:
-        delay = self.policy.first_backoff
+        restarts = Restarts(self.policy, f"plugin {worker.spec.identity}")
         try:
             while not worker.stopping:
                 began = time.monotonic()
                 await self._run_once(worker)
                 if worker.stopping or not worker.started.is_set() or worker.start_error is not None:
                     return
-                now = time.monotonic()
-                window = self.policy.failure_window
-                worker.failures = [t for t in worker.failures if now - t < window] + [now]
-                if now - began > window:
-                    delay = self.policy.first_backoff
-                if len(worker.failures) >= self.policy.failure_threshold:
-                    logger.error(
-                        "plugin %s failed %d times in %.0f s; pausing restarts for %.0f s",
-                        worker.spec.identity,
-                        len(worker.failures),
-                        window,
-                        self.policy.circuit_open,
-                    )
-                    wait, worker.failures = self.policy.circuit_open, []
-                else:
-                    wait, delay = delay, min(self.policy.max_backoff, delay * 2)
-                logger.warning("plugin %s exited; restarting in %.1f s", worker.spec.identity, wait)
-                await anyio.sleep(wait)
+                await anyio.sleep(restarts.wait_after_exit(began))
         finally:
             worker.done.set()
 
     async def _run_once(self, worker: _Worker) -> None:
         """Run the process until it exits; the first run reports its start outcome."""
         spec = worker.spec
-        env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
-        env["PYTHONUNBUFFERED"] = "1"
         folder = spec.plugin_dir.resolve()
         command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(folder)]
         first = not worker.started.is_set()
-        # The link runs on pipes we own (not anyio's process streams): each frame is one
-        # synchronous write, so the writer needs no lock on this hot path.
-        to_child, from_parent = os.pipe()
-        from_child, to_parent = os.pipe()
         try:
-            process = await anyio.open_process(
-                command,
-                cwd=folder,
-                env=env,
-                stdin=to_child,
-                stdout=to_parent,
-                stderr=subprocess.PIPE,
-            )
+            process, from_child, from_parent = await spawn_linked(command, folder)
         except OSError as exc:
-            os.close(from_parent)
-            os.close(from_child)
             worker.start_error = exc
             worker.started.set()
             return
-        finally:
-            os.close(to_child)  # the child, if it started, has its own copies
-            os.close(to_parent)
         worker.process = process
         assert process.stderr is not None
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump_logs, process.stderr, worker.logs)
+            tg.start_soon(pump_logs, process.stderr, worker.logs.add)
             async with pipe_transport(from_child, from_parent, frame_threshold=None) as transport:
                 handle_box: list[PluginHandle] = []
-                routes = plugin_table(lambda: handle_box[0], self.state)
+                routes = plugin_table(lambda _ctx: handle_box[0], self.state)
                 session = RPCSession(
                     transport, routes, name=spec.identity, file_chunk_bytes=1 << 20
                 )
@@ -294,18 +294,65 @@ class Supervisor:
         worker.started.set()
 
 
-async def _pump_logs(stream: anyio.abc.ByteReceiveStream, logs: LogBuffer) -> None:
+async def pump_logs(stream: anyio.abc.ByteReceiveStream, sink: Callable[[LogLine], None]) -> None:
+    """Feed each line a worker writes to stderr into ``sink``, parsed."""
     pending = b""
     async for chunk in stream:
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for line in lines:
             if line.strip():
-                logs.add(parse_line(line.decode("utf-8", "replace")))
+                sink(parse_line(line.decode("utf-8", "replace")))
     if pending.strip():
-        logs.add(parse_line(pending.decode("utf-8", "replace")))
+        sink(parse_line(pending.decode("utf-8", "replace")))
 
 
-def _tail(logs: LogBuffer, count: int = 15) -> str:
+async def spawn_linked(command: list[str], cwd: Path) -> tuple[Process, int, int]:
+    """Start a worker linked on pipes we own; returns it and the runtime's two pipe ends
+    (read from the child, write to it). Raises :class:`OSError` if it cannot start."""
+    # Not anyio's process streams: each frame is one synchronous write on our own
+    # pipe, so the writer needs no lock on this hot path.
+    to_child, from_parent = os.pipe()
+    from_child, to_parent = os.pipe()
+    try:
+        process = await anyio.open_process(
+            command,
+            cwd=cwd,
+            env=worker_env(),
+            stdin=to_child,
+            stdout=to_parent,
+            stderr=subprocess.PIPE,
+        )
+    except OSError:
+        os.close(from_parent)
+        os.close(from_child)
+        raise
+    finally:
+        os.close(to_child)  # the child, if it started, has its own copies
+        os.close(to_parent)
+    return process, from_child, from_parent
+
+
+async def end_process(process: Process) -> None:
+    """Wait for a process told to stop, then terminate it, then kill it."""
+    if process.returncode is not None:
+        return
+    for step in (process.terminate, process.kill):
+        with anyio.move_on_after(3):
+            await process.wait()
+        if process.returncode is not None:
+            return
+        step()
+    await process.wait()
+
+
+def worker_env() -> dict[str, str]:
+    """The environment of a worker process: the runtime's, without its secrets."""
+    env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def tail(logs: LogBuffer, count: int = 15) -> str:
     lines: list[LogLine] = logs.tail(count)
     return "\n".join(f"  {line.level} {line.text}" for line in lines)

@@ -4,6 +4,9 @@ The plugin runtime starts one such process per installed plugin, with the plugin
 folder as working directory, and drives it over the stdio link (it sends
 ``initialize_plugin`` with the host's settings first). The process ends when the
 runtime closes its stdin or asks it to shut down.
+
+With ``--shared`` the process starts empty and serves the plugins the runtime attaches
+to it (``attach_plugin_slot``), each in its own slot (:mod:`langbot_plugin.worker.shared`).
 """
 
 from __future__ import annotations
@@ -13,13 +16,20 @@ import sys
 from pathlib import Path
 
 
-async def _serve(root: Path) -> None:
-    from langbot_plugin.rpc import RPCSession
+async def _serve(root: Path, shared: bool) -> None:
+    from langbot_plugin.rpc import Dispatcher, RPCSession
     from langbot_plugin.rpc.transport_stdio import process_stdio_transport
-    from langbot_plugin.worker.loader import LoadedPlugin
-    from langbot_plugin.worker.service import PluginService
 
-    service = PluginService(LoadedPlugin(root))
+    service: Dispatcher
+    if shared:
+        from langbot_plugin.worker.shared import SharedService
+
+        service = SharedService()
+    else:
+        from langbot_plugin.worker.loader import LoadedPlugin
+        from langbot_plugin.worker.service import PluginService
+
+        service = PluginService(LoadedPlugin(root))
     async with process_stdio_transport(frame_threshold=None) as transport:
         session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
         await session.serve()  # until the runtime closes stdin
@@ -28,6 +38,7 @@ async def _serve(root: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m langbot_plugin.worker")
     parser.add_argument("--plugin-dir", type=Path, default=Path("."))
+    parser.add_argument("--shared", action="store_true", help="serve attached plugin slots")
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
     from langbot_plugin.worker.logging_setup import setup_worker_logging
@@ -38,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     from langbot_plugin.api.definition.discovery import ManifestError
 
     try:
-        anyio.run(_serve, args.plugin_dir.resolve())
+        anyio.run(_serve, args.plugin_dir.resolve(), args.shared)
     except ManifestError as exc:
         sys.stderr.write(f"plugin cannot be loaded: {exc}\n")
         return 2

@@ -2,8 +2,11 @@
 
 The plugin folder goes first on ``sys.path`` so a plugin's own packages import the
 way they do in its tests; each component module is imported by its dotted path
-relative to the folder. :meth:`LoadedPlugin.reload` forgets every module loaded from
-the folder, so edited and newly added files are picked up.
+relative to the folder. In a shared worker a plugin is loaded with a
+:class:`~langbot_plugin.worker.namespaces.SlotNamespace` instead: its modules get a
+private prefix and the folder stays off ``sys.path``. :meth:`LoadedPlugin.reload`
+forgets every module loaded from the folder, so edited and newly added files are
+picked up.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from langbot_plugin.api.definition.plugin import BasePlugin
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.runners import secret_config_values
 from langbot_plugin.rpc.redaction import mark_secret
+from langbot_plugin.worker.namespaces import SlotNamespace
 
 __all__ = ["KIND_BASES", "LoadedComponent", "LoadedPlugin", "forget_modules"]
 
@@ -101,8 +105,9 @@ class LoadedComponent:
 class LoadedPlugin:
     """A plugin folder, and (after :meth:`initialize`) live instances of its code."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, namespace: SlotNamespace | None = None) -> None:
         self.root = root.resolve()
+        self.namespace = namespace
         self.package: PluginPackage = _load(self.root)
         self.components = [LoadedComponent(m) for m in self.package.components]
         self.plugin: BasePlugin | None = None
@@ -122,12 +127,15 @@ class LoadedPlugin:
     # ----------------------------------------------------------------- importing
 
     def _import(self, relative_file: str, attr: str, base: type[Any]) -> type[Any]:
-        root = str(self.root)
-        if root not in sys.path:
-            sys.path.insert(0, root)
         module_name = _module_name(relative_file)
         try:
-            module = importlib.import_module(module_name)
+            if self.namespace is not None:
+                module = self.namespace.import_module(module_name)
+            else:
+                root = str(self.root)
+                if root not in sys.path:
+                    sys.path.insert(0, root)
+                module = importlib.import_module(module_name)
         except Exception as exc:
             raise ManifestError(
                 f"cannot import {relative_file}: {type(exc).__name__}: {exc}"

@@ -2,7 +2,9 @@
 
 Each record becomes ``{"ts": <epoch>, "level": "INFO", "logger": name, "text": msg}``;
 anything else a plugin writes (``print`` goes to stderr in a worker) is captured as a
-plain line. Records are redacted first (:mod:`langbot_plugin.rpc.redaction`).
+plain line. Records are redacted first (:mod:`langbot_plugin.rpc.redaction`). In a shared
+worker a record made while a slot serves a request (or in a task that slot started)
+also carries ``"plugin": "<author>/<name>"``, so the runtime files it under that plugin.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextvars import ContextVar
 
 from langbot_plugin.rpc.redaction import RedactingFilter
 
-__all__ = ["JsonLineFormatter", "setup_worker_logging"]
+__all__ = ["JsonLineFormatter", "current_slot_identity", "setup_worker_logging"]
+
+#: The identity of the slot the current task serves, in a shared worker ("" otherwise).
+current_slot_identity: ContextVar[str] = ContextVar("lbp_slot_identity", default="")
 
 
 class JsonLineFormatter(logging.Formatter):
@@ -22,12 +28,15 @@ class JsonLineFormatter(logging.Formatter):
         if record.exc_info or record.exc_text:
             trace = record.exc_text or self.formatException(record.exc_info)  # type: ignore[arg-type]
             text = f"{text}\n{trace}"
-        payload = {
+        payload: dict[str, object] = {
             "ts": record.created,
             "level": record.levelname,
             "logger": record.name,
             "text": text,
         }
+        slot = current_slot_identity.get()
+        if slot:
+            payload["plugin"] = slot
         return json.dumps(payload, ensure_ascii=False)
 
 

@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from langbot_plugin.api.proxies.channel import Channel
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.runners import RunResultItem
@@ -28,10 +29,15 @@ logger = logging.getLogger("langbot_plugin.worker")
 
 
 class PluginService:
-    """Builds the action table for one loaded plugin; ``on_shutdown`` is called on request."""
+    """Builds the action table for one loaded plugin.
 
-    def __init__(self, loaded: LoadedPlugin) -> None:
+    ``channel`` is what the plugin's API talks to the host through; by default the
+    session a request arrived on (a shared worker gives each slot its own scoped view).
+    """
+
+    def __init__(self, loaded: LoadedPlugin, channel: Channel | None = None) -> None:
         self.loaded = loaded
+        self.channel = channel
         self.stopping = False
         self.table = ActionTable()
         t = self.table
@@ -57,6 +63,9 @@ class PluginService:
             route = self.table.resolve(action)
         return route
 
+    def _channel(self, ctx: RequestContext) -> Channel:
+        return self.channel if self.channel is not None else ctx.session
+
     def _require_initialized(self) -> None:
         if self.loaded.status != "initialized":
             raise NotReadyError(f"plugin {self.loaded.identity} is not initialized yet")
@@ -66,7 +75,7 @@ class PluginService:
     ) -> Empty:
         if self.loaded.status == "initialized":
             self.loaded.reset()  # a second initialize: new instances of the same code
-        await self.loaded.initialize(params.plugin_settings, ctx.session)
+        await self.loaded.initialize(params.plugin_settings, self._channel(ctx))
         logger.info("plugin %s initialized", self.loaded.identity)
         return Empty()
 
@@ -87,7 +96,7 @@ class PluginService:
 
         self._require_initialized()
         context = ExecuteContextProxy.model_validate(
-            {**params.command_context, "plugin_runtime_handler": ctx.session}
+            {**params.command_context, "plugin_runtime_handler": self._channel(ctx)}
         )
         component = self.loaded.find(("Command",), context.command)
         if component is None or not isinstance(component.instance, Command):
@@ -126,7 +135,7 @@ class PluginService:
 
         self._require_initialized()
         event_context = EventContextProxy.model_validate(
-            {**params.event_context, "plugin_runtime_handler": ctx.session}
+            {**params.event_context, "plugin_runtime_handler": self._channel(ctx)}
         )
         emitted = False
         for component in self.loaded.of_kind("EventListener"):

@@ -1,0 +1,97 @@
+"""Memory of ``shared-runtime-v1``: twenty installed plugins in one worker process.
+
+    python -m bench.shared_ours PLUGINS [--quick]
+
+Starts our ``lbp rt``, connects as the host does, installs ``bench/plugins/echotool``
+once in a dedicated worker and reads that worker's idle RSS; removes it, installs
+PLUGINS copies of it under different names in ``shared-runtime-v1`` mode, calls each
+one's tool once, and reads the shared worker's idle RSS; then installs the same
+copies dedicated and reads the total of their workers (for scale; skipped with
+``--quick``). Prints one JSON line: ``{"dedicated_one": MB, "shared": MB,
+"dedicated_all": MB, "plugins": N}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from bench.host_ours import PLUGIN_SRC, TOOL, session_payload, start_runtime
+from bench.procs import print_outcome, rss_mb, stop_process, tree_rss_mb
+from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.protocol.scope import ActionScope
+
+IDLE_SECONDS = 1.0
+
+
+def package_as(name: str) -> bytes:
+    """The echotool plugin as a ``.lbpkg`` whose manifest names it ``name``."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(PLUGIN_SRC.rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts:
+                continue
+            relative = path.relative_to(PLUGIN_SRC).as_posix()
+            data = path.read_bytes()
+            if relative == "manifest.yaml":
+                data = data.replace(b"name: echotool", f"name: {name}".encode(), 1)
+            archive.writestr(relative, data)
+    return buffer.getvalue()
+
+
+async def workers_rss(runtime_pid: int) -> float:
+    """RSS of the runtime's worker processes (its tree without itself), after idling."""
+    await asyncio.sleep(IDLE_SECONDS)
+    return tree_rss_mb(runtime_pid) - rss_mb(runtime_pid)
+
+
+async def install(client: PluginRuntimeClient, names: list[str], mode: str) -> list[ActionScope]:
+    bindings: list[ActionScope] = []
+    session = session_payload(client)
+    for name in names:
+        binding, result = await client.install_package(
+            package_as(name),
+            execution_mode="shared-runtime-v1" if mode == "shared" else "dedicated",
+        )
+        if result.state != "running":
+            raise RuntimeError(f"{name}: {result.state} {result.message}")
+        await client.call_tool(TOOL, {"text": name}, scope=binding, session=session, query_id=1)
+        bindings.append(binding)
+    return bindings
+
+
+async def measure(count: int, work: Path, *, quick: bool) -> dict[str, Any]:
+    rt, control, _ = await start_runtime(work)
+    out: dict[str, Any] = {"plugins": count}
+    try:
+        url = f"ws://127.0.0.1:{control}/control/ws"
+        async with PluginRuntimeClient.connect(url, LocalHost()) as client:
+            names = [f"echotool{i:02d}" for i in range(count)]
+            phases = [("dedicated_one", names[:1], "dedicated"), ("shared", names, "shared")]
+            if not quick:
+                phases.append(("dedicated_all", names, "dedicated"))
+            for phase, chosen, mode in phases:
+                bindings = await install(client, chosen, mode)
+                out[phase] = await workers_rss(rt.pid)
+                for binding in bindings:
+                    await client.remove_installation(binding)
+    finally:
+        await stop_process(rt)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    count = int(argv[0]) if argv else 20
+    quick = "--quick" in argv
+    with tempfile.TemporaryDirectory(prefix="lbp-bench-shared-") as tmp:
+        work = Path(tmp)
+        return print_outcome(lambda: asyncio.run(measure(count, work, quick=quick)), logs=work)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

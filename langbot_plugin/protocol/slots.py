@@ -1,0 +1,74 @@
+"""The 0.7 shared-runtime slot actions: several installations in one worker process.
+
+A worker started in shared mode (``execution_mode: shared-runtime-v1``) serves one
+*slot* per installation. Every request the runtime sends such a worker carries the
+installation's binding as envelope context, and so does every call a slot makes; the
+context picks the slot on both sides.
+
+* ``attach_plugin_slot``: load and initialize a plugin in a new slot with these
+  settings (the reference's payload is ``{plugin_settings}``, its worker serving one
+  package; ours may add ``plugin_dir`` so one worker serves different plugins).
+* ``detach_plugin_slot``: stop serving that installation; the others stay.
+* ``get_plugin_slot_container``: what the slot became (settings and container).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+
+__all__ = [
+    "ATTACH_PLUGIN_SLOT",
+    "DETACH_PLUGIN_SLOT",
+    "GET_PLUGIN_SLOT_CONTAINER",
+    "SLOT_ACTIONS",
+    "AttachSlotParams",
+    "SlotContainer",
+]
+
+
+class AttachSlotParams(Params):
+    plugin_settings: PluginSettings = Field(default_factory=PluginSettings)
+    #: our runtime's extension: the plugin folder this slot loads (absent: the worker's own)
+    plugin_dir: str | None = None
+
+
+class SlotContainer(Result):
+    enabled: bool = True
+    priority: int = 0
+    plugin_config: dict[str, Any] = Field(default_factory=dict[str, Any])
+    plugin_container: PluginContainer
+
+
+_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
+
+ATTACH_PLUGIN_SLOT = ActionSpec(
+    "attach_plugin_slot",
+    AttachSlotParams,
+    Empty,
+    direction=_TO_PLUGIN,
+    timeout=120,
+    doc="load and initialize the plugin of the context's installation in a shared worker",
+)
+DETACH_PLUGIN_SLOT = ActionSpec(
+    "detach_plugin_slot",
+    Empty,
+    Empty,
+    direction=_TO_PLUGIN,
+    timeout=30,
+    doc="stop serving the context's installation in a shared worker",
+)
+GET_PLUGIN_SLOT_CONTAINER = ActionSpec(
+    "get_plugin_slot_container",
+    Empty,
+    SlotContainer,
+    direction=_TO_PLUGIN,
+    timeout=30,
+    doc="describe the slot of the context's installation",
+)
+
+SLOT_ACTIONS = (ATTACH_PLUGIN_SLOT, DETACH_PLUGIN_SLOT, GET_PLUGIN_SLOT_CONTAINER)

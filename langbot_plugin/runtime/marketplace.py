@@ -1,0 +1,135 @@
+"""Downloading a plugin package from the LangBot marketplace.
+
+``install_plugin`` with ``install_source: "marketplace"`` names a plugin by
+``install_info.plugin_author`` / ``plugin_name`` / ``plugin_version``. The package is
+``GET {cloud_service_url}/api/v1/marketplace/plugins/download/{author}/{name}/{version}``
+(redirects followed); ``cloud_service_url`` is what the host sent in
+``set_runtime_config``, else ``$CLOUD_SERVICE_URL``, else ``https://space.langbot.app``
+(the reference's default). The body is the ``.lbpkg`` itself, at most 64 MiB.
+
+What comes back goes through the same installer as any package (verified, unpacked
+safely, identity read from its manifest); a package that is not the plugin that was
+asked for (another author, name or version in its manifest) is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from langbot_plugin.rpc.errors import InvalidParamsError, RPCError
+
+__all__ = [
+    "DEFAULT_CLOUD_SERVICE_URL",
+    "MAX_PACKAGE_BYTES",
+    "Download",
+    "MarketplaceError",
+    "PluginRef",
+    "cloud_service_url",
+    "download_package",
+]
+
+DEFAULT_CLOUD_SERVICE_URL = "https://space.langbot.app"
+MAX_PACKAGE_BYTES = 64 * 1024 * 1024
+_PROGRESS_EVERY = 1024 * 1024
+_PART = re.compile(r"^[A-Za-z0-9_.+-]{1,128}$")
+
+
+class MarketplaceError(RPCError):
+    """The marketplace could not be reached or did not answer with a package."""
+
+    code = "marketplace_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRef:
+    author: str
+    name: str
+    version: str
+
+    @classmethod
+    def from_install_info(cls, info: dict[str, Any]) -> PluginRef:
+        parts: list[str] = []
+        for key in ("plugin_author", "plugin_name", "plugin_version"):
+            value = info.get(key)
+            if not isinstance(value, str) or not _PART.match(value) or value in (".", ".."):
+                raise InvalidParamsError(
+                    f"install_info.{key} must be 1-128 of [A-Za-z0-9_.+-], not {value!r}"
+                )
+            parts.append(value)
+        return cls(*parts)
+
+    @property
+    def identity(self) -> str:
+        return f"{self.author}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    """Progress of a download (``content`` is set on the last one)."""
+
+    downloaded: int
+    total: int
+    speed: float
+    content: bytes | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "download_current": self.downloaded,
+            "download_total": self.total,
+            "download_speed": self.speed,
+        }
+
+
+def cloud_service_url(from_host: str | None) -> str:
+    """The marketplace's base URL: the host's, the environment's, or the default."""
+    chosen = (from_host or os.environ.get("CLOUD_SERVICE_URL") or "").strip()
+    return (chosen or DEFAULT_CLOUD_SERVICE_URL).rstrip("/")
+
+
+async def download_package(
+    base_url: str, ref: PluginRef, *, limit: int = MAX_PACKAGE_BYTES, timeout: float = 60.0
+) -> AsyncIterator[Download]:
+    """Stream the package, yielding progress about every MiB and the bytes at the end."""
+    import aiohttp
+
+    url = f"{base_url}/api/v1/marketplace/plugins/download/{ref.author}/{ref.name}/{ref.version}"
+    started = time.monotonic()
+    body = bytearray()
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as client,
+            client.get(url, allow_redirects=True) as response,
+        ):
+            if response.status != 200:
+                raise MarketplaceError(
+                    f"the marketplace answered HTTP {response.status} for {ref.identity} "
+                    f"{ref.version} ({url})",
+                    details={"status": response.status, "url": url},
+                )
+            total = response.content_length or 0
+            if total > limit:
+                raise MarketplaceError(f"the package of {ref.identity} exceeds {limit} bytes")
+            reported = 0
+            async for chunk in response.content.iter_chunked(64 * 1024):
+                body.extend(chunk)
+                if len(body) > limit:
+                    raise MarketplaceError(f"the package of {ref.identity} exceeds {limit} bytes")
+                if len(body) - reported >= _PROGRESS_EVERY:
+                    reported = len(body)
+                    yield Download(reported, total, reported / _elapsed(started))
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise MarketplaceError(
+            f"cannot download {ref.identity} {ref.version} from {url}: {type(exc).__name__}: {exc}",
+            details={"url": url},
+        ) from None
+    size = len(body)
+    yield Download(size, total or size, size / _elapsed(started), bytes(body))
+
+
+def _elapsed(started: float) -> float:
+    return max(time.monotonic() - started, 1e-9)
