@@ -1,4 +1,6 @@
-"""Running an AgentRunner for one ``run_runner`` call.
+"""Running an AgentRunner (or a 0.7 ``Runner``) for one ``run_runner`` call, through
+its :meth:`~langbot_plugin.api.definition.components.AgentRunner.invoke` (the context
+bound to the run's API, generator and coroutine runners alike).
 
 The worker is the single place that numbers results (``sequence`` 1, 2, ...). It
 enforces the run's ``deadline_at`` around each step of the runner (never across a
@@ -98,7 +100,7 @@ async def _run(
         )
         return
 
-    async for item in _drive(runner.run(ctx), run_id, ctx.runtime.deadline_at):
+    async for item in _drive(runner.invoke(ctx), run_id, ctx.runtime.deadline_at):
         yield item
 
 

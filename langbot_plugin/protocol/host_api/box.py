@@ -1,8 +1,23 @@
-"""Run-scoped Box access (needs ``available_apis.box``); answered by the host, which
-talks to the Box runtime itself."""
+"""Box (sandbox) access of a plugin or a run; answered by the host, which talks to the
+Box runtime itself.
+
+``get_box_status``, ``list_boxes`` and ``acquire_box`` may be plugin-level calls (no
+``run_id``); ``bind_box``, ``import_box_attachments`` and ``export_box_files`` act on one
+run's Box and need its ``run_id``. A run-scoped call needs ``available_apis.box``.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from pydantic import Field
+
+from langbot_plugin.api.entities.builtin.agent_runner.box import (
+    BoxBinding,
+    BoxFile,
+    BoxSession,
+    BoxStatus,
+)
 from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
 from langbot_plugin.protocol.spec import ActionSpec, Result
 
@@ -14,21 +29,72 @@ __all__ = [
     "GET_BOX_STATUS",
     "IMPORT_BOX_ATTACHMENTS",
     "LIST_BOXES",
+    "AcquireBoxParams",
+    "BindBoxParams",
+    "BoxFiles",
+    "BoxList",
+    "ExportBoxFilesParams",
+    "ImportBoxAttachmentsParams",
 ]
 
+#: The most files one ``export_box_files`` call may name (the 4.11.2 host's limit).
+MAX_EXPORT_PATHS = 100
 
-def _box(name: str) -> ActionSpec[RunScopedParams, Result]:
-    return to_host(name, RunScopedParams, Result, timeout=180, doc="needs box")
+
+class AcquireBoxParams(RunScopedParams):
+    """A reuse key (the same key in the same host-owned scope finds the same Box) and
+    options (``image`` only; limits and mounts are the host's)."""
+
+    reuse_key: str = Field(min_length=1, max_length=1024)
+    options: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-GET_BOX_STATUS = _box("get_box_status")
-LIST_BOXES = _box("list_boxes")
-ACQUIRE_BOX = _box("acquire_box")
-BIND_BOX = _box("bind_box")
-IMPORT_BOX_ATTACHMENTS = _box("import_box_attachments")
-EXPORT_BOX_FILES = _box("export_box_files")
+class BindBoxParams(RunScopedParams):
+    box_id: str = Field(min_length=1)
 
-BOX_ACTIONS = (
+
+class ImportBoxAttachmentsParams(RunScopedParams):
+    """Input attachments by their ``ref`` (``None``: all of the run's input)."""
+
+    attachment_ids: list[str] | None = None
+
+
+class ExportBoxFilesParams(RunScopedParams):
+    """Absolute paths inside the bound Box."""
+
+    paths: list[str] = Field(min_length=1, max_length=MAX_EXPORT_PATHS)
+
+
+class BoxList(Result):
+    items: list[BoxSession]
+
+
+class BoxFiles(Result):
+    items: list[BoxFile]
+    #: Set when the host limited or changed something for the whole call.
+    warning: str | None = None
+
+
+def _box(name: str, params: type[Any], result: type[Any]) -> ActionSpec[Any, Any]:
+    return to_host(name, params, result, timeout=180, doc="needs box")
+
+
+GET_BOX_STATUS: ActionSpec[RunScopedParams, BoxStatus] = _box(
+    "get_box_status", RunScopedParams, BoxStatus
+)
+LIST_BOXES: ActionSpec[RunScopedParams, BoxList] = _box("list_boxes", RunScopedParams, BoxList)
+ACQUIRE_BOX: ActionSpec[AcquireBoxParams, BoxSession] = _box(
+    "acquire_box", AcquireBoxParams, BoxSession
+)
+BIND_BOX: ActionSpec[BindBoxParams, BoxBinding] = _box("bind_box", BindBoxParams, BoxBinding)
+IMPORT_BOX_ATTACHMENTS: ActionSpec[ImportBoxAttachmentsParams, BoxFiles] = _box(
+    "import_box_attachments", ImportBoxAttachmentsParams, BoxFiles
+)
+EXPORT_BOX_FILES: ActionSpec[ExportBoxFilesParams, BoxFiles] = _box(
+    "export_box_files", ExportBoxFilesParams, BoxFiles
+)
+
+BOX_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     GET_BOX_STATUS,
     LIST_BOXES,
     ACQUIRE_BOX,
