@@ -52,11 +52,11 @@ class Command(BaseComponent):
     @property
     def registered_subcommands(self) -> dict[str, Subcommand]:
         """The registered subcommands by name (``"*"``: the catch-all)."""
-        return self.__dict__.setdefault("_registered_subcommands", {})
+        return vars(self).setdefault("_registered_subcommands", {})
 
     @registered_subcommands.setter
     def registered_subcommands(self, value: dict[str, Subcommand]) -> None:
-        self.__dict__["_registered_subcommands"] = value
+        vars(self)["_registered_subcommands"] = value
 
     def subcommand(
         self,

@@ -42,11 +42,11 @@ class EventListener(BaseComponent):
     @property
     def registered_handlers(self) -> dict[type[BaseEventModel], list[EventHandler]]:
         """The handlers by event class."""
-        return self.__dict__.setdefault("_registered_handlers", {})
+        return vars(self).setdefault("_registered_handlers", {})
 
     @registered_handlers.setter
     def registered_handlers(self, value: dict[type[BaseEventModel], list[EventHandler]]) -> None:
-        self.__dict__["_registered_handlers"] = value
+        vars(self)["_registered_handlers"] = value
 
     def handler(self, event_type: type[BaseEventModel]) -> Callable[[EventHandler], EventHandler]:
         """Decorator: call ``func(event_context)`` for events of ``event_type``."""
