@@ -80,24 +80,23 @@ def _replace_run(path: Path, body: str) -> None:
     path.write_text(text[:start] + body.lstrip("\n"), encoding="utf-8")
 
 
-def scaffold_plugin(parent: Path) -> Path:
-    """Scaffold the plugin into ``parent/scafplug`` with the reference CLI; its folder."""
+def scaffold_plugin(parent: Path, *, extra_runners: bool = True) -> Path:
+    """Scaffold the plugin into ``parent/scafplug`` with the reference CLI; its folder.
+    ``extra_runners=False`` leaves out ``pinger`` and ``boxer`` (a host that picks the
+    first runner listed then picks ``chat``)."""
     lbp = need_reference().parent / "lbp"
     _run(lbp, ["init", NAME], [AUTHOR, "A plugin made by the 0.7.18 CLI"], parent)
     root = parent / NAME
-    for kind, name in [
-        ("Runner", "chat"),
-        ("Runner", "pinger"),
-        ("Runner", "boxer"),
-        ("Tool", "echo_tool"),
-        ("Command", "hello"),
-        ("Command", "ask"),
-    ]:
+    runners = ["chat", "pinger", "boxer"] if extra_runners else ["chat"]
+    components = [("Runner", n) for n in runners]
+    components += [("Tool", "echo_tool"), ("Command", "hello"), ("Command", "ask")]
+    for kind, name in components:
         _run(lbp, ["comp", kind], [name, f"The {name} {kind.lower()}"], root)
-    runners, commands = root / "components" / "runner", root / "components" / "commands"
-    _replace(runners / "chat.py", 'f"Received: {user_text}"', 'f"echo-runner: {user_text}"')
-    _replace_run(runners / "pinger.py", _PINGER)
-    _replace_run(runners / "boxer.py", _BOXER)
+    folder, commands = root / "components" / "runner", root / "components" / "commands"
+    _replace(folder / "chat.py", 'f"Received: {user_text}"', 'f"echo-runner: {user_text}"')
+    if extra_runners:
+        _replace_run(folder / "pinger.py", _PINGER)
+        _replace_run(folder / "boxer.py", _BOXER)
     _replace(
         root / "components" / "tools" / "echo_tool.py",
         "return {}",
@@ -106,3 +105,9 @@ def scaffold_plugin(parent: Path) -> Path:
     _replace(commands / "hello.py", '"Fill with your code here"', _HELLO.strip("\n").lstrip())
     _replace(commands / "ask.py", '"Fill with your code here"', _ASK.strip("\n").lstrip())
     return root
+
+
+if __name__ == "__main__":  # python -m tests.support.scaffold PARENT: a plugin for acceptance.sh
+    import sys
+
+    print(scaffold_plugin(Path(sys.argv[1]), extra_runners=False))
