@@ -1,6 +1,7 @@
 """A small in-memory host: what a plugin runtime asks of LangBot, served locally.
 
-It keeps plugin settings, binary storage and a log of every call, answers model
+It keeps plugin settings, binary storage, the replies of event handlers and
+commands (:class:`QueryHost`) and a log of every call, answers model
 calls from a :class:`ScriptedModel` and tool calls from :class:`HostTool` entries,
 and serves agent runs through :class:`~langbot_plugin.host.run_host.RunHost`: the
 run-scoped actions (``state_*``, ``history_*``, ``event_*``, ``steering_pull``,
@@ -31,6 +32,7 @@ from pydantic import ValidationError
 from langbot_plugin.api.proxies.agent_run.replies import EVENT_REPLY_TOOL
 from langbot_plugin.host.box_service import SANDBOX_TOOLS, RunBoxService, SandboxClient, ScopeId
 from langbot_plugin.host.errors import RunNotOwnedError
+from langbot_plugin.host.query_api import QueryHost
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
 from langbot_plugin.host.scripted import HostTool, ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
@@ -80,6 +82,8 @@ class LocalHost:
     #: Replies runs sent on their own event (``reply_message``, ``reply_files``,
     #: finished ``reply_stream`` s): ``{"run_id", "message", ...}`` each, in order.
     replies: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    #: Replies, sent messages and query variables of event handlers and commands.
+    queries: QueryHost = field(default_factory=QueryHost)
 
     def __post_init__(self) -> None:
         own = ActionTable()
@@ -99,6 +103,7 @@ class LocalHost:
         own.add(messaging.CALL_PLATFORM_API, self._call_platform_api)
         own.add(messaging.REPLY_STREAM, self._reply_stream)
         self._streams: dict[tuple[str, str], str] = {}
+        self.queries.add_to(own)
         self.runs.services.identify = self._identify
         self._own = own
         self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)

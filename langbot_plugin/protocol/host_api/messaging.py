@@ -113,9 +113,8 @@ class SendMessageResult(Result):
 
 
 class PlatformApiParams(RunScopedParams):
-    """An adapter API of a bot; in a run, ``context_tool`` (``event_reply``) names the
-    run's own event as the target instead of ``bot_uuid``, and ``file_ids`` attaches
-    files the run exported from its Box."""
+    """A plugin's call names its bot; a run's call (with ``run_id``) may name a context
+    tool (``context_tool="event_reply"``) and files to send (``file_ids``) instead."""
 
     bot_uuid: str | None = None
     action: str
