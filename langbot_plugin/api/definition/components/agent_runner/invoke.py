@@ -30,6 +30,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIExce
 from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 from langbot_plugin.api.proxies.agent_run.tracing import TracedRunAPI
 from langbot_plugin.api.proxies.invocation import bind_invocation, current_binding
+from langbot_plugin.rpc.errors import NotReadyError
 
 if TYPE_CHECKING:
     from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
@@ -60,15 +61,23 @@ class _Pending:
         return drained
 
 
+class _Unconnected:
+    """``ctx.api`` of a runner no runtime connected (a unit test calling ``invoke``):
+    each call says so; ``ctx.log`` still works."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotReadyError(f"ctx.api.{name}: this runner is not connected to a runtime")
+
+
 async def invoke_runner(runner: AgentRunner, ctx: AgentRunContext) -> AsyncGenerator[Any]:
     """See the module docstring."""
     handler = runner._handler()  # pyright: ignore[reportPrivateUsage]
     pending = _Pending()
-    api = TracedRunAPI(runner.get_run_api(ctx), pending)
+    api: Any = _Unconnected() if handler is None else TracedRunAPI(runner.get_run_api(ctx), pending)
     binding = current_binding(handler)
     config = runner.get_plugin_config()
     with (
-        ctx.activate(cast(Any, api), pending),
+        ctx.activate(api, pending),
         bind_invocation(handler, api, config=config, binding=binding),
     ):
         try:
