@@ -20,10 +20,21 @@ from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.protocol.host_api import messaging
 
-__all__ = ["EVENT_REPLY_TOOL", "AgentRunReplyAPIMixin", "ReplyStream"]
+__all__ = ["EVENT_REPLY_TOOL", "AgentRunReplyAPIMixin", "ReplyStream", "send_message_params"]
 
 #: The host tool that answers on the run's own event.
 EVENT_REPLY_TOOL = "event_reply"
+
+
+def send_message_params(
+    target_type: str, target_id: str, message_chain: MessageChain
+) -> dict[str, Any]:
+    """The ``params`` of the ``send_message`` platform action."""
+    return {
+        "target_type": target_type,
+        "target_id": target_id,
+        "message": message_chain.model_dump(mode="json"),
+    }
 
 
 class ReplyStream:
@@ -89,11 +100,7 @@ class AgentRunReplyAPIMixin(AgentRunProxyBase):
         self, bot_uuid: str, target_type: str, target_id: str, message_chain: MessageChain
     ) -> Any:
         """Send a chain through a bot (``target_type``: ``person`` or ``group``)."""
-        params = {
-            "target_type": target_type,
-            "target_id": target_id,
-            "message": message_chain.model_dump(mode="json"),
-        }
+        params = send_message_params(target_type, target_id, message_chain)
         return await self.call_platform_api(bot_uuid, messaging.PLATFORM_SEND_MESSAGE, params)
 
     async def reply_message(self, message_chain: MessageChain, quote_origin: bool = False) -> Any:

@@ -21,7 +21,11 @@ from langbot_plugin.api.entities.builtin.agent_runner.context_binding import Res
 from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.proxies.agent_run.api import AgentRunAPIProxy
-from langbot_plugin.api.proxies.agent_run.replies import EVENT_REPLY_TOOL, ReplyStream
+from langbot_plugin.api.proxies.agent_run.replies import (
+    EVENT_REPLY_TOOL,
+    ReplyStream,
+    send_message_params,
+)
 from langbot_plugin.protocol.host_api.messaging import PLATFORM_SEND_MESSAGE
 
 __all__ = ["TracedRunAPI"]
@@ -84,11 +88,7 @@ class TracedRunAPI:
     async def send_message(
         self, bot_uuid: str, target_type: str, target_id: str, message_chain: MessageChain
     ) -> Any:
-        params = {
-            "target_type": target_type,
-            "target_id": target_id,
-            "message": message_chain.model_dump(mode="json"),
-        }
+        params = send_message_params(target_type, target_id, message_chain)
         return await self.call_platform_api(bot_uuid, PLATFORM_SEND_MESSAGE, params)
 
     async def reply_message(self, message_chain: MessageChain, quote_origin: bool = False) -> Any:
