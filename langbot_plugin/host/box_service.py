@@ -14,8 +14,9 @@ of one conversation uses finds that conversation's Box, and no key reaches anoth
 conversation's. ``options`` may set ``image`` only; limits are the host's.
 
 A run binds one Box, once (``bind_box`` with another id is refused), and only a Box
-acquired in its own scope. ``import_box_attachments`` and ``export_box_files`` are not
-answered here (``not_supported``): moving files needs the host's attachment store.
+acquired in its own scope. ``import_box_attachments`` is not answered here
+(``not_supported``: the local host has no attachment store); ``export_box_files`` is
+the run services' (:mod:`langbot_plugin.host.service_files`).
 """
 
 from __future__ import annotations
@@ -88,8 +89,7 @@ class RunBoxService:
         table.add(box.LIST_BOXES, self.list_boxes)
         table.add(box.ACQUIRE_BOX, self.acquire_box)
         table.add(box.BIND_BOX, self.bind_box)
-        table.add(box.IMPORT_BOX_ATTACHMENTS, self._no_files)
-        table.add(box.EXPORT_BOX_FILES, self._no_files)
+        table.add(box.IMPORT_BOX_ATTACHMENTS, self._no_attachments)
 
     # ------------------------------------------------------------------ scope
 
@@ -164,9 +164,10 @@ class RunBoxService:
                 details={"kind": "box", "resource": p.box_id, "run_id": session.run_id},
             )
         self.bound[session.run_id] = p.box_id
+        self.services.files.bind(session.run_id, p.box_id)  # export_box_files reads it
         return BoxBinding(box_id=p.box_id, outbox=f"/workspace/outbox/{session.run_id}")
 
-    async def _no_files(self, p: RunScopedParams, ctx: RequestContext) -> box.BoxFiles:
+    async def _no_attachments(self, p: RunScopedParams, ctx: RequestContext) -> box.BoxFiles:
         raise NotSupportedError(
             f"{ctx.request.action} is not served by this host: it has no attachment store"
         )

@@ -15,6 +15,11 @@ out, and turns every failure into one clear ``run.failed``:
 A final message is delivered once: if the runner already sent ``message.completed``,
 the same message is dropped from a later ``run.completed``. A run that ends without
 a terminal result gets a ``run.completed``.
+
+While the runner runs, its context is active (``AgentRunner.invoke`` binds it): the
+context's own calls (``ctx.export_box_files``, ``ctx.reply_files``, ``ctx.state_get``,
+...) are the run API's, and what ``ctx.log`` records joins the result stream before
+the runner's next result.
 """
 
 from __future__ import annotations
@@ -23,13 +28,16 @@ import contextlib
 import math
 import time
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
 from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed
 from langbot_plugin.worker.loader import LoadedPlugin
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
 
@@ -105,7 +113,9 @@ async def _run(
 
 
 async def _drive(
-    results: AsyncGenerator[Any], run_id: str, deadline: float | None
+    results: AsyncGenerator[Any],
+    run_id: str,
+    deadline: float | None,
 ) -> AsyncGenerator[dict[str, Any]]:
     sequence = 0
     completed_message: Any = None

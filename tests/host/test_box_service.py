@@ -40,6 +40,7 @@ async def client(state: Path) -> AsyncGenerator[BoxClient]:
 async def test_a_runs_box_is_its_scope_bound_once_and_runs_commands(client: BoxClient) -> None:
     host = RunHost()
     service = RunBoxService(client, host.services, scope_id=scoped_session_id)
+    host.services.files.box = client  # exports read the Box the run bound
     table = ActionTable()
     service.register(table)
     first = await start(host, available_apis=["box"], conversation_id="c1")
@@ -76,12 +77,13 @@ async def test_a_runs_box_is_its_scope_bound_once_and_runs_commands(client: BoxC
         )
         done = await service.call_tool(first.run_id, "exec", {"command": "echo $((6*7)) $PWD"})
         assert (done["exit_code"], done["stdout"].strip()) == (0, "42 /workspace")
+        await service.call_tool(first.run_id, "exec", {"command": "echo hi > /workspace/r.txt"})
+        exported = await rt.call("export_box_files", payload(first, paths=["/workspace/r.txt"]))
+        assert [(f["name"], f["size"]) for f in exported["items"]] == [("r.txt", 3)]
 
         assert await code_of(rt, "acquire_box", payload(no_box, reuse_key="k")) == (
             "api_not_available"
         )
-        assert await code_of(rt, "export_box_files", payload(first, paths=["/a"])) == (
-            "not_supported"
-        )
+        assert await code_of(rt, "import_box_attachments", payload(first)) == ("not_supported")
         status = await rt.call("get_box_status", payload(first))
         assert status["available"] is True

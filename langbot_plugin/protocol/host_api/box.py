@@ -4,6 +4,12 @@ Box runtime itself.
 ``get_box_status``, ``list_boxes`` and ``acquire_box`` may be plugin-level calls (no
 ``run_id``); ``bind_box``, ``import_box_attachments`` and ``export_box_files`` act on one
 run's Box and need its ``run_id``. A run-scoped call needs ``available_apis.box``.
+
+``export_box_files`` (seed 004) reads the selected files of the run's Box and answers
+opaque run-scoped handles (:class:`ExportedBoxFiles`); nothing is sent to the user until
+the runner delivers them, with ``reply_files`` (``call_platform_api`` with ``file_ids``,
+see :mod:`.messaging`) or ``message.completed`` ``file_ids``. The shared rules and
+limits are in :mod:`langbot_plugin.protocol.box_export`.
 """
 
 from __future__ import annotations
@@ -34,11 +40,9 @@ __all__ = [
     "BoxFiles",
     "BoxList",
     "ExportBoxFilesParams",
+    "ExportedBoxFiles",
     "ImportBoxAttachmentsParams",
 ]
-
-#: The most files one ``export_box_files`` call may name (the 4.11.2 host's limit).
-MAX_EXPORT_PATHS = 100
 
 
 class AcquireBoxParams(RunScopedParams):
@@ -60,9 +64,18 @@ class ImportBoxAttachmentsParams(RunScopedParams):
 
 
 class ExportBoxFilesParams(RunScopedParams):
-    """Absolute paths inside the bound Box."""
+    """The sandbox files to export: normalized absolute paths (checked by the host)."""
 
-    paths: list[str] = Field(min_length=1, max_length=MAX_EXPORT_PATHS)
+    paths: list[str]
+
+
+class ExportedBoxFiles(Result):
+    """The run's exported files not yet delivered (this batch's included), in the order
+    they were first exported; ``warning`` when the files were accepted but something
+    after that did not go as planned (a selected file could not be removed)."""
+
+    items: list[BoxFile] = Field(default_factory=list[BoxFile])
+    warning: str | None = None
 
 
 class BoxList(Result):
@@ -70,9 +83,9 @@ class BoxList(Result):
 
 
 class BoxFiles(Result):
+    """Files moved into the run's Box."""
+
     items: list[BoxFile]
-    #: Set when the host limited or changed something for the whole call.
-    warning: str | None = None
 
 
 def _box(name: str, params: type[Any], result: type[Any]) -> ActionSpec[Any, Any]:
@@ -90,8 +103,12 @@ BIND_BOX: ActionSpec[BindBoxParams, BoxBinding] = _box("bind_box", BindBoxParams
 IMPORT_BOX_ATTACHMENTS: ActionSpec[ImportBoxAttachmentsParams, BoxFiles] = _box(
     "import_box_attachments", ImportBoxAttachmentsParams, BoxFiles
 )
-EXPORT_BOX_FILES: ActionSpec[ExportBoxFilesParams, BoxFiles] = _box(
-    "export_box_files", ExportBoxFilesParams, BoxFiles
+EXPORT_BOX_FILES: ActionSpec[ExportBoxFilesParams, ExportedBoxFiles] = to_host(
+    "export_box_files",
+    ExportBoxFilesParams,
+    ExportedBoxFiles,
+    timeout=180,
+    doc="export selected files of the run's Box as run-scoped handles (needs box)",
 )
 
 BOX_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from langbot_plugin.api.proxies.agent_run.box import AgentRunBoxAPIMixin
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.api.proxies.agent_run.context import AgentRunContextAPIMixin
+from langbot_plugin.api.proxies.agent_run.files import AgentRunFilesAPIMixin
 from langbot_plugin.api.proxies.agent_run.ledger import AgentRunLedgerAPIMixin
 from langbot_plugin.api.proxies.agent_run.replies import AgentRunReplyAPIMixin
 from langbot_plugin.api.proxies.agent_run.resources import AgentRunResourceAPIMixin
@@ -28,6 +29,7 @@ class AgentRunAPIProxy(
     AgentRunReplyAPIMixin,
     AgentRunResourceAPIMixin,
     AgentRunContextAPIMixin,
+    AgentRunFilesAPIMixin,
     AgentRunLedgerAPIMixin,
     AgentRunStateAPIMixin,
 ):

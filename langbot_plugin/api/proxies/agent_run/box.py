@@ -17,16 +17,16 @@ from langbot_plugin.api.entities.builtin.agent_runner.box import (
     BoxSession,
     BoxStatus,
 )
-from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
-from langbot_plugin.api.proxies.agent_run.replies import EVENT_REPLY_TOOL
-from langbot_plugin.protocol.host_api import box, messaging
+from langbot_plugin.api.proxies.agent_run.files import AgentRunFilesAPIMixin
+from langbot_plugin.protocol.host_api import box
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 
 __all__ = ["AgentRunBoxAPIMixin"]
 
 
-class AgentRunBoxAPIMixin(AgentRunProxyBase):
-    """The Box calls of a run (0.7 ``RunnerBoxAPIMixin``)."""
+class AgentRunBoxAPIMixin(AgentRunFilesAPIMixin):
+    """The Box calls of a run (0.7 ``RunnerBoxAPIMixin``); ``export_box_files`` and
+    ``reply_files`` are :class:`~.files.AgentRunFilesAPIMixin`'s."""
 
     async def get_box_status(self) -> BoxStatus:
         """Whether the Box is enabled and reachable, and the workspace's capacity."""
@@ -59,29 +59,3 @@ class AgentRunBoxAPIMixin(AgentRunProxyBase):
         self._require(box.IMPORT_BOX_ATTACHMENTS)
         params = box.ImportBoxAttachmentsParams(attachment_ids=attachment_ids)
         return (await self._send(box.IMPORT_BOX_ATTACHMENTS, params)).items
-
-    async def export_box_files(self, paths: list[str]) -> list[BoxFile]:
-        """Export files of the bound Box (absolute paths); nothing is sent to the chat."""
-        self._require(box.EXPORT_BOX_FILES)
-        if not paths:
-            raise self._invalid("paths must name at least one file", paths=paths)
-        answer = await self._send(box.EXPORT_BOX_FILES, box.ExportBoxFilesParams(paths=paths))
-        if answer.warning is None:
-            return answer.items
-        return [
-            item if item.warning else item.model_copy(update={"warning": answer.warning})
-            for item in answer.items
-        ]
-
-    async def reply_files(self, file_ids: list[str]) -> Any:
-        """Reply with files this run exported from its Box (their ``BoxFile.id``)."""
-        self._require_resource("tool", EVENT_REPLY_TOOL, "call")
-        if not file_ids:
-            raise self._invalid("file_ids must name at least one exported file")
-        request = messaging.PlatformApiParams(
-            action=messaging.PLATFORM_SEND_MESSAGE,
-            context_tool=EVENT_REPLY_TOOL,
-            params={"message": []},
-            file_ids=list(file_ids),
-        )
-        return (await self._send(messaging.CALL_PLATFORM_API, request)).result
