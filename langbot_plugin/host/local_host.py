@@ -25,10 +25,13 @@ import base64
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
+from langbot_plugin.api.proxies.agent_run.replies import EVENT_REPLY_TOOL
+from langbot_plugin.host.box_files import BoxFileAccess
+from langbot_plugin.host.box_service import SANDBOX_TOOLS, RunBoxService, SandboxClient, ScopeId
 from langbot_plugin.host.errors import RunNotOwnedError
 from langbot_plugin.host.query_api import QueryHost
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
@@ -43,6 +46,7 @@ from langbot_plugin.protocol.host_link import (
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route
+from langbot_plugin.rpc.errors import NotSupportedError
 from langbot_plugin.rpc.routes import preceded_by
 
 if TYPE_CHECKING:
@@ -74,6 +78,11 @@ class LocalHost:
     tools: dict[str, HostTool] = field(default_factory=dict[str, HostTool])
     runs: RunHost = field(default_factory=RunHost)
     strict_runs: bool = False
+    #: Serves the runs' Box calls and sandbox tools when given (see ``with_box``).
+    box: RunBoxService | None = None
+    #: Replies runs sent on their own event (``reply_message``, ``reply_files``,
+    #: finished ``reply_stream`` s): ``{"run_id", "message", ...}`` each, in order.
+    replies: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     #: Replies, sent messages and query variables of event handlers and commands.
     queries: QueryHost = field(default_factory=QueryHost)
 
@@ -92,8 +101,12 @@ class LocalHost:
         own.add(storage.GET_BINARY_STORAGE, self._get_storage)
         own.add(storage.GET_BINARY_STORAGE_KEYS, self._storage_keys)
         own.add(storage.DELETE_BINARY_STORAGE, self._delete_storage)
+        own.add(messaging.CALL_PLATFORM_API, self._call_platform_api)
+        own.add(messaging.REPLY_STREAM, self._reply_stream)
+        self._streams: dict[tuple[str, str], str] = {}
         self.queries.add_to(own)
         self.runs.services.identify = self._identify
+        self._own = own
         self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)
 
     def resolve(self, action: str) -> Route | None:
@@ -102,6 +115,19 @@ class LocalHost:
 
     def calls_of(self, action: str) -> list[HostCall]:
         return [c for c in self.calls if c.action == action]
+
+    def with_box(
+        self, client: SandboxClient, *, scope_id: ScopeId, image: str | None = None
+    ) -> RunBoxService:
+        """Serve Box calls and the ``exec`` tool of runs through ``client`` (a
+        ``box_runtime.client.BoxClient``); ``scope_id`` names a scope's session
+        (``box_runtime.scope.scoped_session_id``). Call before connecting."""
+        self.box = RunBoxService(client, self.runs.services, scope_id=scope_id, image=image)
+        files = self.runs.services.files
+        if files.box is None:  # the same Box serves the runs' file exports (BoxClient does)
+            files.box = cast(BoxFileAccess, client)
+        self.box.register(self._own)
+        return self.box
 
     def add_tool(self, tool: HostTool) -> HostTool:
         self.tools[tool.name] = tool
@@ -144,7 +170,8 @@ class LocalHost:
         if "resources" not in options:
             from langbot_plugin.host.run_context import make_resources
 
-            options["resources"] = make_resources(models=list(self.models), tools=list(self.tools))
+            tools = [*self.tools, *(SANDBOX_TOOLS if self.box is not None else ())]
+            options["resources"] = make_resources(models=list(self.models), tools=tools)
         return await self.runs.start_run(plugin_identity, runner_name, text, **options)
 
     async def run(
@@ -232,6 +259,9 @@ class LocalHost:
     async def _call_tool(
         self, p: models.CallToolParams, ctx: RequestContext
     ) -> models.ToolCallAnswer:
+        if p.run_id and self.box is not None and p.tool_name in SANDBOX_TOOLS:
+            answer = await self.box.call_tool(p.run_id, p.tool_name, dict(p.parameters or {}))
+            return models.ToolCallAnswer(result=answer)
         tool = self._tool(p)
         if p.run_id:  # the run API's form (parameters checked by the gate)
             return models.ToolCallAnswer(result=await tool.call(dict(p.parameters or {})))
@@ -240,6 +270,36 @@ class LocalHost:
     async def _tool_detail(self, p: models.ToolRef, ctx: RequestContext) -> models.ToolDetailAnswer:
         detail = self._tool(p).detail()
         return models.ToolDetailAnswer(tool=models.ToolDetail(**detail))
+
+    # ----------------------------------------------------------------- replies
+
+    async def _call_platform_api(
+        self, p: messaging.PlatformApiParams, ctx: RequestContext
+    ) -> messaging.PlatformApiResult:
+        if not (p.run_id and p.context_tool == EVENT_REPLY_TOOL):
+            raise NotSupportedError("this host has no platform bots: only a run's own replies")
+        self.runs.services.session(p.run_id, ctx)
+        message = p.params.get("message")
+        self.replies.append(
+            {"run_id": p.run_id, "message": message, "file_ids": p.file_ids, "stream": False}
+        )
+        return messaging.PlatformApiResult(result={"message_id": len(self.replies)})
+
+    async def _reply_stream(
+        self, p: messaging.ReplyStreamParams, ctx: RequestContext
+    ) -> messaging.ReplyStreamResult:
+        run_id = p.run_id or ""
+        self.runs.services.session(run_id, ctx, messaging.REPLY_STREAM)
+        key = (run_id, p.stream_id)
+        if p.operation == "update":
+            self._streams[key] = p.text
+        elif p.operation == "finish":
+            text = self._streams.pop(key, p.text)
+            message = [{"type": "Plain", "text": text}]
+            self.replies.append({"run_id": run_id, "message": message, "stream": True})
+        else:
+            self._streams.pop(key, None)
+        return messaging.ReplyStreamResult(result={"operation": p.operation})
 
     # ----------------------------------------------------------------- storage
 

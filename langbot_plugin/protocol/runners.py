@@ -31,6 +31,7 @@ from langbot_plugin.rpc.redaction import redact
 
 __all__ = [
     "CAPABILITIES",
+    "DELIVERING_TOOLS",
     "EMPTY_RESULT",
     "NO_REPLY",
     "PERMISSIONS",
@@ -181,6 +182,10 @@ EMPTY_RESULT = "empty_result"
 #: ``finish_reason`` of a ``run.completed`` that has nothing to say on purpose.
 NO_REPLY = "no_reply"
 
+#: Traced context calls that deliver a message themselves (``ctx.reply``,
+#: ``reply_stream``, ``send_message``): once one completes, the run has answered.
+DELIVERING_TOOLS = frozenset({"event_reply", "platform_send_message"})
+
 
 def _blank(content: Any) -> bool:
     if content is None:
@@ -229,6 +234,9 @@ class OutputWatch:
             self.produced = not _message_blank(payload.get("message"))
         elif kind == "action.requested":
             self.produced = True
+        elif kind == "tool.call.completed":
+            delivered = payload.get("tool_name") in DELIVERING_TOOLS
+            self.produced = delivered and not payload.get("error")
 
     def blank(self, kind: str, data: Any) -> bool:
         """Whether this (terminal) result would end the run as a blank success."""

@@ -1,4 +1,6 @@
-"""Running an AgentRunner for one ``run_runner`` call.
+"""Running an AgentRunner (or a 0.7 ``Runner``) for one ``run_runner`` call, through
+its :meth:`~langbot_plugin.api.definition.components.AgentRunner.invoke` (the context
+bound to the run's API, generator and coroutine runners alike).
 
 The worker is the single place that numbers results (``sequence`` 1, 2, ...). It
 enforces the run's ``deadline_at`` around each step of the runner (never across a
@@ -22,7 +24,7 @@ While a step of the runner runs, the run is bound to the task
 (:mod:`langbot_plugin.api.proxies.run_binding`); the binding is closed when the run
 ends, so work the runner left behind can no longer act for it.
 
-While the runner runs, its context is active (``AgentRunContext.activate``): the
+While the runner runs, its context is active (``AgentRunner.invoke`` binds it): the
 context's own calls (``ctx.export_box_files``, ``ctx.reply_files``, ``ctx.state_get``,
 ...) are the run API's, and what ``ctx.log`` records joins the result stream before
 the runner's next result.
@@ -34,7 +36,7 @@ import contextlib
 import math
 import time
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -52,8 +54,7 @@ from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.worker.loader import LoadedPlugin
 
 if TYPE_CHECKING:
-    from langbot_plugin.api.entities.builtin.agent_runner import AgentRunResult
-    from langbot_plugin.api.entities.builtin.agent_runner.context_binding import RunContextAPI
+    pass
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
 
@@ -132,25 +133,12 @@ async def _run(
     spec = component.manifest.manifest.get("spec")
     schema = spec.get("config") if isinstance(spec, dict) else None
     mark_secret(*secret_config_values(schema, context.get("config")))
-    logs: list[AgentRunResult] = []
-
-    async def emit(result: AgentRunResult) -> None:
-        logs.append(result)
-
+    # invoke() makes the run API on its first step, inside the binding: that API refuses
+    # once the run has ended.
     binding = RunBinding(run_id, channel, ctx.runtime.deadline_at)
     try:
-        with bound(binding):  # the run API made now refuses once the run has ended
-            try:
-                # The run API offers what this SDK implements; a 0.7 call it lacks raises
-                # AttributeError.
-                api = cast("RunContextAPI", runner.get_run_api(ctx))
-            except RuntimeError:  # not connected to a runtime (a runner driven on its own)
-                api = None
-        with ctx.activate(api, emit) if api is not None else contextlib.nullcontext():
-            with bound(binding):
-                results = runner.run(ctx)  # a runner may do work before its first yield
-            async for item in _drive(results, binding, logs):
-                yield item
+        async for item in _drive(runner.invoke(ctx), binding):
+            yield item
     finally:
         binding.close()
 
@@ -158,13 +146,11 @@ async def _run(
 async def _drive(
     results: AsyncGenerator[Any],
     binding: RunBinding,
-    logs: list[AgentRunResult] | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     run_id, deadline = binding.run_id, binding.deadline_at
     sequence = 0
     completed_message: Any = None
     output = OutputWatch()
-    pending = logs if logs is not None else []
     try:
         while True:
             step_done = False
@@ -176,12 +162,6 @@ async def _drive(
                 except StopAsyncIteration:
                     result = None
                 step_done = True
-            while pending:  # what ctx.log recorded during the step comes first
-                logged = _as_item(pending.pop(0), run_id)
-                if logged is not None:
-                    sequence += 1
-                    logged["sequence"] = sequence
-                    yield logged
             if not step_done:
                 yield run_failed(
                     run_id,

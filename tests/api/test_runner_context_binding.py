@@ -7,8 +7,6 @@ others are the run API's calls; outside a run they refuse with ``not_ready``.
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -23,12 +21,9 @@ from langbot_plugin.api.entities.builtin.runner import (
     RunnerResultType,
 )
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
-from langbot_plugin.protocol.host_api import box, messaging
-from langbot_plugin.protocol.host_api.common import RunScopedParams
-from langbot_plugin.protocol.spec import ActionSpec
-from langbot_plugin.rpc.errors import NotReadyError
+from langbot_plugin.rpc.errors import NotReadyError, PermissionDeniedError
 from tests.api.helpers import HostPeer, connected
-from tests.api.runs import run_context
+from tests.api.runs import ALL_APIS, run_context
 from tests.api.test_agent_run_calls import CALLS, TIMED, Call
 
 pytestmark = pytest.mark.anyio
@@ -45,59 +40,7 @@ class _Sink:
         self.results.append(result)
 
 
-class _ReplyStream:
-    def __init__(self, api: BoxAndReplyAPI, stream_id: str) -> None:
-        self.api, self.stream_id = api, stream_id
-
-    async def update(self, text: str) -> dict[str, Any]:
-        return await self.api.stream_op(self.stream_id, "update", text)
-
-
-class BoxAndReplyAPI(AgentRunAPIProxy):
-    """The run API plus the 0.7 Box and reply calls, sent the way the reference's
-    RunnerAPIProxy sends them (``run_id`` included); the context only forwards to them."""
-
-    async def _box(self, spec: ActionSpec[Any, Any], **data: Any) -> dict[str, Any]:
-        return (await self._send(spec, RunScopedParams(**data))).model_dump()
-
-    async def bind_box(self, box_id: str) -> BoxBinding:
-        return BoxBinding.model_validate(await self._box(box.BIND_BOX, box_id=box_id))
-
-    async def import_box_attachments(
-        self, attachment_ids: list[str] | None = None
-    ) -> list[BoxFile]:
-        answer = await self._box(box.IMPORT_BOX_ATTACHMENTS, attachment_ids=attachment_ids)
-        return [BoxFile.model_validate(item) for item in answer["items"]]
-
-    async def export_box_files(self, paths: list[str]) -> list[BoxFile]:
-        answer = await self._box(box.EXPORT_BOX_FILES, paths=paths)
-        return [BoxFile.model_validate(item) for item in answer["items"]]
-
-    async def _reply(self, params: dict[str, Any], **extra: Any) -> Any:
-        request = messaging.PlatformApiParams(
-            action="send_message", context_tool="event_reply", params=params, **extra
-        )
-        return (await self._send(messaging.CALL_PLATFORM_API, request)).result
-
-    async def reply_files(self, file_ids: list[str]) -> Any:
-        return await self._reply({"message": []}, file_ids=file_ids)
-
-    async def reply_message(self, message_chain: MessageChain, quote_origin: bool = False) -> Any:
-        message = message_chain.model_dump(mode="json")
-        return await self._reply({"message": message, "quote_origin": quote_origin})
-
-    async def list_tools(self) -> list[dict[str, Any]]:
-        return [{"name": t.tool_name} for t in self.get_allowed_tools()]
-
-    async def stream_op(self, stream_id: str, operation: str, text: str) -> dict[str, Any]:
-        params = RunScopedParams(stream_id=stream_id, operation=operation, text=text)
-        return (await self._send(messaging.REPLY_STREAM, params)).model_dump()["result"]
-
-    @asynccontextmanager
-    async def reply_stream(self) -> AsyncIterator[_ReplyStream]:
-        stream = _ReplyStream(self, "s1")
-        yield stream
-        await self.stream_op("s1", "finish", "")
+EVENT_REPLY = {"tool_name": "event_reply", "operations": ["call"]}
 
 
 def _ctx(**grants: Any) -> RunnerContext:
@@ -171,7 +114,7 @@ async def test_reply_text_goes_through_the_event_reply_tool() -> None:
     peer = HostPeer(answers={"call_tool": {"result": {"ok": True}}})
     ctx = _ctx(tools=[{"tool_name": "event_reply", "operations": ["call"]}])
     async with connected(peer) as channel:
-        api = BoxAndReplyAPI(ctx=ctx, plugin_runtime_handler=channel)
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
         with ctx.activate(api, _Sink()):
             assert await ctx.reply("hello") == {"ok": True}
     assert peer.calls == [
@@ -184,10 +127,10 @@ async def test_reply_text_goes_through_the_event_reply_tool() -> None:
 
 async def test_a_reply_that_quotes_or_carries_a_chain_is_a_reply_message() -> None:
     peer = HostPeer(answers={"call_platform_api": {"result": {"message_id": 9}}})
-    ctx = _ctx()
+    ctx = _ctx(tools=[EVENT_REPLY])
     chain = MessageChain([Plain(text="see "), At(target="u2")])
     async with connected(peer) as channel:
-        api = BoxAndReplyAPI(ctx=ctx, plugin_runtime_handler=channel)
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
         with ctx.activate(api, _Sink()):
             assert await ctx.reply("quoted", quote_origin=True) == {"message_id": 9}
             assert await ctx.reply(chain) == {"message_id": 9}
@@ -209,9 +152,12 @@ async def test_box_calls_and_file_replies() -> None:
             "call_platform_api": {"result": {"sent": 1}},
         }
     )
-    ctx = _ctx()
+    ctx = _ctx(
+        tools=[{"tool_name": "t", "operations": ["detail", "call"]}, EVENT_REPLY],
+        apis=[*ALL_APIS, "box"],
+    )
     async with connected(peer) as channel:
-        api = BoxAndReplyAPI(ctx=ctx, plugin_runtime_handler=channel)
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
         with ctx.activate(api, _Sink()):
             binding = await ctx.bind_box("runner-ab")
             imported = await ctx.import_box_attachments(["attachment-0"])
@@ -222,7 +168,10 @@ async def test_box_calls_and_file_replies() -> None:
     assert [f.id for f in imported] == ["attachment-0"]
     assert exported == [BoxFile.model_validate(file)]
     assert sent == {"sent": 1}
-    assert tools == [{"name": "t"}]
+    assert [(t["name"], t["operations"]) for t in tools] == [
+        ("t", ["call", "detail"]),
+        ("event_reply", ["call"]),
+    ]
     assert [(a, {k: v for k, v in d.items() if k != "run_id"}) for a, d in peer.calls] == [
         ("bind_box", {"box_id": "runner-ab"}),
         ("import_box_attachments", {"attachment_ids": ["attachment-0"]}),
@@ -235,9 +184,9 @@ async def test_box_calls_and_file_replies() -> None:
 
 async def test_reply_stream_updates_then_finishes() -> None:
     peer = HostPeer(answers={"reply_stream": lambda data: {"result": {"op": data["operation"]}}})
-    ctx = _ctx()
+    ctx = _ctx(tools=[EVENT_REPLY], apis=[*ALL_APIS, "reply_stream"])
     async with connected(peer) as channel:
-        api = BoxAndReplyAPI(ctx=ctx, plugin_runtime_handler=channel)
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
         with ctx.activate(api, _Sink()):
             async with ctx.reply_stream() as reply:
                 assert await reply.update("Working") == {"op": "update"}
@@ -245,7 +194,7 @@ async def test_reply_stream_updates_then_finishes() -> None:
     assert [(d["operation"], d["text"]) for _, d in peer.calls] == [
         ("update", "Working"),
         ("update", "Working... done"),
-        ("finish", ""),
+        ("finish", "Working... done"),
     ]
 
 
@@ -281,3 +230,44 @@ async def test_get_bot_uuid_prefers_the_conversation_then_the_event() -> None:
     assert await _with_event({"bot_uuid": "from-event"}).get_bot_uuid() == "from-event"
     with pytest.raises(ValueError, match="not associated with a platform bot"):
         await _with_event({}).get_bot_uuid()
+
+
+async def test_a_reply_stream_that_raises_is_aborted() -> None:
+    peer = HostPeer(answers={"reply_stream": {"result": None}})
+    ctx = _ctx(tools=[EVENT_REPLY], apis=[*ALL_APIS, "reply_stream"])
+
+    async def broken_reply() -> None:
+        async with ctx.reply_stream() as reply:
+            await reply.update("half")
+            raise KeyError("boom")
+
+    async with connected(peer) as channel:
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
+        with ctx.activate(api, _Sink()), pytest.raises(KeyError):
+            await broken_reply()
+    assert [d["operation"] for _, d in peer.calls] == ["update", "abort"]
+
+
+async def test_box_and_reply_calls_need_their_grants_and_send_nothing_without() -> None:
+    peer = HostPeer(answers={})
+    ctx = _ctx()  # no "box" or "reply_stream" API, no event_reply tool
+    async with connected(peer) as channel:
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
+        with ctx.activate(api, _Sink()):
+            for call in (
+                ctx.bind_box("b"),
+                ctx.export_box_files(["/workspace/a"]),
+                ctx.import_box_attachments(),
+                api.get_box_status(),
+                api.acquire_box("k"),
+            ):
+                with pytest.raises(PermissionDeniedError, match="box is not available"):
+                    await call
+            with pytest.raises(PermissionDeniedError, match="event_reply"):
+                await ctx.reply_files(["f1"])
+            with pytest.raises(PermissionDeniedError, match="event_reply"):
+                await ctx.reply("x", quote_origin=True)
+            with pytest.raises(PermissionDeniedError, match="reply_stream"):
+                async with ctx.reply_stream():
+                    pass
+    assert peer.calls == []

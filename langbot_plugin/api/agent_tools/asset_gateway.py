@@ -42,8 +42,11 @@ from langbot_plugin.api.agent_tools.external_tools import (
     mcp_error_result,
 )
 from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
+from langbot_plugin.api.agent_tools.mcp_protocol import jsonrpc_error, mcp_tool_error
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from langbot_plugin.api.proxies.runner.api import RunnerAPIProxy
 
 __all__ = [
     "DEFAULT_RUN_TOKEN_TTL_SECONDS",
@@ -52,7 +55,11 @@ __all__ = [
     "LANGBOT_AGENT_GATEWAY_SERVER_NAME",
     "AgentAssetGateway",
     "AgentAssetGatewayRegistration",
+    "RunnerAPIProxy",
+    "RunnerContext",
     "get_default_agent_asset_gateway",
+    "jsonrpc_error",
+    "mcp_tool_error",
 ]
 
 logger = logging.getLogger(__name__)

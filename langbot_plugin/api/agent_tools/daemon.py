@@ -14,6 +14,7 @@ events, finish it or use its tools (see :mod:`._daemon_hub`).
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,13 @@ from langbot_plugin.api.agent_tools._daemon_hub import (
     AgentRuntimeDaemonHub,
 )
 from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
-from langbot_plugin.api.agent_tools.mcp_protocol import AgentToolsMCPResolver, handle_mcp_payload
+from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
+from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
+from langbot_plugin.api.agent_tools.mcp_protocol import (
+    AgentToolsMCPResolver,
+    handle_mcp_payload,
+    jsonrpc_error,
+)
 
 if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
@@ -37,6 +44,8 @@ __all__ = [
     "DEFAULT_DAEMON_CONNECT_TIMEOUT",
     "DEFAULT_DAEMON_HUB_HOST",
     "DEFAULT_DAEMON_HUB_PORT",
+    "AgentMCPServerConfig",
+    "AgentRunExternalTools",
     "AgentRuntimeDaemonClient",
     "AgentRuntimeDaemonError",
     "AgentRuntimeDaemonHub",
@@ -45,7 +54,11 @@ __all__ = [
     "agent_runtime_daemon_config_from_plugin_config",
     "get_agent_runtime_daemon_hub",
     "handle_agent_runtime_mcp_payload",
+    "jsonrpc_error",
+    "logger",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_DAEMON_HUB_HOST = "127.0.0.1"
 DEFAULT_DAEMON_HUB_PORT = 8766

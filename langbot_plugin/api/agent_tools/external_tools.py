@@ -10,6 +10,8 @@ langbot_history_page       the run may use the ``history_page`` API
 langbot_retrieve_knowledge some granted knowledge base allows ``retrieve``
 langbot_get_tool_detail    some granted tool allows ``detail``
 langbot_call_tool          some granted tool allows ``call``
+langbot_*_box* (six)       the run may use the ``box`` API
+langbot_reply_files        ``box``, and the ``event_reply`` tool allows ``call``
 ========================== ===================================================
 
 A tool that is not listed cannot be called either. Every call goes through the run
@@ -25,6 +27,14 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from langbot_plugin.api.agent_tools._box_tools import (
+    BindBoxArgs,
+    BoxAcquireRequest,
+    BoxToolsMixin,
+    ExportBoxArgs,
+    ImportBoxArgs,
+    ReplyFilesArgs,
+)
 from langbot_plugin.api.agent_tools._tool_models import (
     ASSET_TYPES,
     AssetType,
@@ -47,7 +57,9 @@ from langbot_plugin.api.agent_tools.decorators import (
 )
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
+from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from langbot_plugin.api.proxies.runner.api import RunnerAPIProxy
 from langbot_plugin.protocol.host_api import run_context
 from langbot_plugin.protocol.run_needs import api_flag
 
@@ -57,12 +69,19 @@ __all__ = [
     "AgentRunContext",
     "AgentRunExternalTools",
     "AgentToolSpec",
+    "BindBoxArgs",
+    "BoxAcquireRequest",
     "CallToolArgs",
     "EmptyArgs",
+    "ExportBoxArgs",
     "GetToolDetailArgs",
     "HistoryPageArgs",
+    "ImportBoxArgs",
     "ListAssetsArgs",
+    "ReplyFilesArgs",
     "RetrieveKnowledgeArgs",
+    "RunnerAPIProxy",
+    "RunnerContext",
     "agent_tool",
     "collect_agent_tools",
     "mcp_error_result",
@@ -78,7 +97,7 @@ class _Grants(Protocol):
     def api_available(self, name: str) -> bool: ...
 
 
-class AgentRunExternalTools:
+class AgentRunExternalTools(BoxToolsMixin):
     """The run-scoped LangBot tools of one run, ready to serve over MCP."""
 
     def __init__(self, api: AgentRunAPIProxy, ctx: AgentRunContext) -> None:
@@ -141,6 +160,7 @@ class AgentRunExternalTools:
             names.add("langbot_get_tool_detail")
         if any("call" in ops for ops in tool_ops):
             names.add("langbot_call_tool")
+        names |= self._box_tool_names(self._tool_operations())
         return names & set(self._tools)
 
     def mcp_tools(

@@ -31,9 +31,15 @@ from langbot_plugin.api.agent_tools.mcp_config import (
     reverse_tunnel_for_mcp_server,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from langbot_plugin.api.proxies.runner.api import RunnerAPIProxy
 
-__all__ = ["AgentRunMCPAccess"]
+__all__ = [
+    "AgentRunMCPAccess",
+    "RunnerAPIProxy",
+    "RunnerContext",
+]
 
 MODES = ("auto", "ephemeral", "gateway")
 TRANSPORTS = ("auto", "stdio", "http")

@@ -31,15 +31,20 @@ from langbot_plugin.api.agent_tools._server import (
 )
 from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
 from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
-from langbot_plugin.api.agent_tools.mcp_protocol import AgentToolsMCPResolver
+from langbot_plugin.api.agent_tools.mcp_protocol import AgentToolsMCPResolver, jsonrpc_error
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from langbot_plugin.api.proxies.runner.api import RunnerAPIProxy
 
 __all__ = [
     "LANGBOT_AGENT_MCP_SERVER_NAME",
     "MCP_SERVER_INFO",
     "MCP_STDIO_MODULE",
     "AgentRunMCPBridge",
+    "RunnerAPIProxy",
+    "RunnerContext",
+    "jsonrpc_error",
     "merge_mcp_server_config",
 ]
 

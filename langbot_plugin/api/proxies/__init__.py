@@ -7,24 +7,30 @@ The names below are imported on first use, so importing one proxy module (as
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langbot_plugin.api._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.proxies.agent_run import AgentRunAdminAPIProxy, AgentRunAPIProxy
     from langbot_plugin.api.proxies.langbot_api import LangBotAPIProxy
+    from langbot_plugin.api.proxies.runner import RunnerAdminAPIProxy, RunnerAPIProxy
 
-__all__ = ["AgentRunAPIProxy", "AgentRunAdminAPIProxy", "LangBotAPIProxy"]
+__all__ = [
+    "AgentRunAPIProxy",
+    "AgentRunAdminAPIProxy",
+    "LangBotAPIProxy",
+    "RunnerAPIProxy",
+    "RunnerAdminAPIProxy",
+]
 
-_HOMES = {
-    "AgentRunAPIProxy": "langbot_plugin.api.proxies.agent_run",
-    "AgentRunAdminAPIProxy": "langbot_plugin.api.proxies.agent_run",
-    "LangBotAPIProxy": "langbot_plugin.api.proxies.langbot_api",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "AgentRunAPIProxy": "langbot_plugin.api.proxies.agent_run",
+        "AgentRunAdminAPIProxy": "langbot_plugin.api.proxies.agent_run",
+        "LangBotAPIProxy": "langbot_plugin.api.proxies.langbot_api",
+        "RunnerAPIProxy": "langbot_plugin.api.proxies.runner",
+        "RunnerAdminAPIProxy": "langbot_plugin.api.proxies.runner",
+    },
+)

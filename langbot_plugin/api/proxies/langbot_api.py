@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.agent_runner.box import BoxSession, BoxStatus
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.builtin.provider.message import (
     LLMInvokeResult,
@@ -23,10 +24,11 @@ from langbot_plugin.api.entities.builtin.provider.message import (
 )
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 from langbot_plugin.api.proxies._knowledge_api import KnowledgeAPIMixin
+from langbot_plugin.api.proxies.invocation import run_scoped
 from langbot_plugin.protocol import host_api
 from langbot_plugin.protocol.spec import Empty, Params
 
-__all__ = ["LangBotAPIProxy"]
+__all__ = ["LangBotAPIProxy", "run_scoped"]
 
 
 class LangBotAPIProxy(KnowledgeAPIMixin):
@@ -66,6 +68,29 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
             bot_uuid=bot_uuid, action=action, params=dict(params or {})
         )
         return (await self._send(host_api.messaging.CALL_PLATFORM_API, request)).result
+
+    # ------------------------------------------------------------------ Box
+    # Inside a run these are the run's calls (``run_scoped``), held to its grants.
+
+    @run_scoped
+    async def get_box_status(self) -> BoxStatus:
+        """Whether the host's Box is enabled and reachable, and the workspace's capacity."""
+        return await self._send(host_api.box.GET_BOX_STATUS, host_api.common.RunScopedParams())
+
+    @run_scoped
+    async def list_boxes(self) -> list[BoxSession]:
+        """The Boxes of the plugin's workspace."""
+        params = host_api.common.RunScopedParams()
+        return (await self._send(host_api.box.LIST_BOXES, params)).items
+
+    @run_scoped
+    async def acquire_box(
+        self, reuse_key: str, options: dict[str, Any] | None = None
+    ) -> BoxSession:
+        """The workspace's Box for ``reuse_key``, created when missing (``options``:
+        ``image`` only; binding one to a run is a run's call)."""
+        params = host_api.box.AcquireBoxParams(reuse_key=reuse_key, options=dict(options or {}))
+        return await self._send(host_api.box.ACQUIRE_BOX, params)
 
     # ------------------------------------------------------------------ models
 

@@ -1,5 +1,9 @@
-"""Run-scoped Box access (needs ``available_apis.box``); answered by the host, which
-talks to the Box runtime itself.
+"""Box (sandbox) access of a plugin or a run; answered by the host, which talks to the
+Box runtime itself.
+
+``get_box_status``, ``list_boxes`` and ``acquire_box`` may be plugin-level calls (no
+``run_id``); ``bind_box``, ``import_box_attachments`` and ``export_box_files`` act on one
+run's Box and need its ``run_id``. A run-scoped call needs ``available_apis.box``.
 
 ``export_box_files`` (seed 004) reads the selected files of the run's Box and answers
 opaque run-scoped handles (:class:`ExportedBoxFiles`); nothing is sent to the user until
@@ -10,9 +14,16 @@ limits are in :mod:`langbot_plugin.protocol.box_export`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
-from langbot_plugin.api.entities.builtin.agent_runner.box import BoxFile
+from langbot_plugin.api.entities.builtin.agent_runner.box import (
+    BoxBinding,
+    BoxFile,
+    BoxSession,
+    BoxStatus,
+)
 from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
 from langbot_plugin.protocol.spec import ActionSpec, Result
 
@@ -24,9 +35,32 @@ __all__ = [
     "GET_BOX_STATUS",
     "IMPORT_BOX_ATTACHMENTS",
     "LIST_BOXES",
+    "AcquireBoxParams",
+    "BindBoxParams",
+    "BoxFiles",
+    "BoxList",
     "ExportBoxFilesParams",
     "ExportedBoxFiles",
+    "ImportBoxAttachmentsParams",
 ]
+
+
+class AcquireBoxParams(RunScopedParams):
+    """A reuse key (the same key in the same host-owned scope finds the same Box) and
+    options (``image`` only; limits and mounts are the host's)."""
+
+    reuse_key: str = Field(min_length=1, max_length=1024)
+    options: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class BindBoxParams(RunScopedParams):
+    box_id: str = Field(min_length=1)
+
+
+class ImportBoxAttachmentsParams(RunScopedParams):
+    """Input attachments by their ``ref`` (``None``: all of the run's input)."""
+
+    attachment_ids: list[str] | None = None
 
 
 class ExportBoxFilesParams(RunScopedParams):
@@ -44,16 +78,32 @@ class ExportedBoxFiles(Result):
     warning: str | None = None
 
 
-def _box(name: str) -> ActionSpec[RunScopedParams, Result]:
-    return to_host(name, RunScopedParams, Result, timeout=180, doc="needs box")
+class BoxList(Result):
+    items: list[BoxSession]
 
 
-GET_BOX_STATUS = _box("get_box_status")
-LIST_BOXES = _box("list_boxes")
-ACQUIRE_BOX = _box("acquire_box")
-BIND_BOX = _box("bind_box")
-IMPORT_BOX_ATTACHMENTS = _box("import_box_attachments")
-EXPORT_BOX_FILES = to_host(
+class BoxFiles(Result):
+    """Files moved into the run's Box."""
+
+    items: list[BoxFile]
+
+
+def _box(name: str, params: type[Any], result: type[Any]) -> ActionSpec[Any, Any]:
+    return to_host(name, params, result, timeout=180, doc="needs box")
+
+
+GET_BOX_STATUS: ActionSpec[RunScopedParams, BoxStatus] = _box(
+    "get_box_status", RunScopedParams, BoxStatus
+)
+LIST_BOXES: ActionSpec[RunScopedParams, BoxList] = _box("list_boxes", RunScopedParams, BoxList)
+ACQUIRE_BOX: ActionSpec[AcquireBoxParams, BoxSession] = _box(
+    "acquire_box", AcquireBoxParams, BoxSession
+)
+BIND_BOX: ActionSpec[BindBoxParams, BoxBinding] = _box("bind_box", BindBoxParams, BoxBinding)
+IMPORT_BOX_ATTACHMENTS: ActionSpec[ImportBoxAttachmentsParams, BoxFiles] = _box(
+    "import_box_attachments", ImportBoxAttachmentsParams, BoxFiles
+)
+EXPORT_BOX_FILES: ActionSpec[ExportBoxFilesParams, ExportedBoxFiles] = to_host(
     "export_box_files",
     ExportBoxFilesParams,
     ExportedBoxFiles,
@@ -61,7 +111,7 @@ EXPORT_BOX_FILES = to_host(
     doc="export selected files of the run's Box as run-scoped handles (needs box)",
 )
 
-BOX_ACTIONS = (
+BOX_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     GET_BOX_STATUS,
     LIST_BOXES,
     ACQUIRE_BOX,

@@ -6,7 +6,7 @@ Also the three listings a plugin asks for that the runtime answers itself
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,7 @@ __all__ = [
     "LIST_COMMANDS",
     "LIST_PLUGINS_MANIFEST",
     "LIST_TOOLS",
+    "PLATFORM_SEND_MESSAGE",
     "REPLY_MESSAGE",
     "REPLY_STREAM",
     "SEND_MESSAGE",
@@ -49,6 +50,8 @@ __all__ = [
     "QueryVarSet",
     "QueryVars",
     "ReplyParams",
+    "ReplyStreamParams",
+    "ReplyStreamResult",
     "SendMessageParams",
     "SendMessageResult",
     "ToolList",
@@ -124,6 +127,27 @@ class PlatformApiResult(Result):
     result: Any
 
 
+#: The adapter action ``call_platform_api`` names to send a message (a platform action,
+#: carried in the payload, not an RPC action).
+PLATFORM_SEND_MESSAGE = "send_message"
+
+#: The most characters one ``reply_stream`` update may carry (the 4.11.2 SDK's limit).
+MAX_REPLY_STREAM_TEXT = 200_000
+
+
+class ReplyStreamParams(RunScopedParams):
+    """One step of an explicit streaming reply: ``update`` replaces the whole text so
+    far; ``finish`` delivers it; ``abort`` drops it."""
+
+    stream_id: str = Field(min_length=1, max_length=128)
+    operation: Literal["update", "finish", "abort"]
+    text: str = Field(default="", max_length=MAX_REPLY_STREAM_TEXT)
+
+
+class ReplyStreamResult(Result):
+    result: Any = None
+
+
 class PluginManifests(Result):
     plugins: list[dict[str, Any]]
 
@@ -151,8 +175,8 @@ SEND_MESSAGE = to_host("send_message", SendMessageParams, SendMessageResult)
 CALL_PLATFORM_API = to_host("call_platform_api", PlatformApiParams, PlatformApiResult)
 REPLY_STREAM = to_host(
     "reply_stream",
-    RunScopedParams,
-    Result,
+    ReplyStreamParams,
+    ReplyStreamResult,
     doc="stream a reply of a run to its conversation (needs available_apis.reply_stream)",
 )
 LIST_PLUGINS_MANIFEST = ActionSpec(

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from langbot_plugin.api.agent_tools import AgentRunExternalTools, agent_tool
 from langbot_plugin.api.agent_tools.external_tools import BUILTIN_TOOL_NAMES
 from tests.api.agent_tools.helpers import running
-from tests.api.runs import run_context
+from tests.api.runs import ALL_APIS, run_context
 
 pytestmark = pytest.mark.anyio
 
@@ -22,6 +22,14 @@ EVERYTHING = {
     "langbot_get_tool_detail",
     "langbot_call_tool",
 }
+BOX_TOOLS = {
+    "langbot_get_box_status",
+    "langbot_list_boxes",
+    "langbot_acquire_box",
+    "langbot_bind_box",
+    "langbot_import_box_attachments",
+    "langbot_export_box_files",
+}
 
 
 def names(tools: AgentRunExternalTools) -> set[str]:
@@ -29,9 +37,17 @@ def names(tools: AgentRunExternalTools) -> set[str]:
 
 
 async def test_a_run_granted_everything_sees_every_tool() -> None:
-    async with running() as run:
+    ctx = run_context(
+        tools=[
+            {"tool_name": "t", "operations": ["detail", "call"]},
+            {"tool_name": "event_reply", "operations": ["call"]},
+        ],
+        apis=[*ALL_APIS, "box"],
+    )
+    async with running(ctx) as run:
         tools = run.tools()
-        assert names(tools) == EVERYTHING == BUILTIN_TOOL_NAMES
+        assert names(tools) == EVERYTHING | BOX_TOOLS | {"langbot_reply_files"}
+        assert names(tools) == BUILTIN_TOOL_NAMES
         listed = {tool["name"]: tool for tool in tools.mcp_tools()}
         assert listed["langbot_get_current_event"]["annotations"] == {"readOnlyHint": True}
         assert "annotations" not in listed["langbot_call_tool"]
@@ -51,7 +67,8 @@ async def test_tools_follow_the_grants() -> None:
             "langbot_get_current_event",
             "langbot_get_tool_detail",
         }
-        assert {t["name"] for t in tools.mcp_tools(include_unavailable=True)} == EVERYTHING
+        every = {t["name"] for t in tools.mcp_tools(include_unavailable=True)}
+        assert every == BUILTIN_TOOL_NAMES
         refused = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "t"})
         assert refused["isError"] is True
         assert refused["structuredContent"]["error"]["code"] == "not_found"
@@ -178,3 +195,23 @@ async def test_a_tool_that_crashes_answers_an_error_result() -> None:
     assert result["isError"] is True
     assert result["structuredContent"]["error"]["code"] == "runtime_error"
     assert "KeyError" in result["content"][0]["text"]
+
+
+async def test_box_tools_are_the_run_apis_calls() -> None:
+    ctx = run_context(apis=[*ALL_APIS, "box"])
+    answers = {
+        "acquire_box": {"id": "b1", "status": "ready"},
+        "bind_box": {"box_id": "b1", "outbox": "/workspace/outbox/run-1"},
+    }
+    async with running(ctx, answers=answers) as run:
+        tools = run.tools()
+        assert "langbot_reply_files" not in names(tools)  # no event_reply tool granted
+        acquired = await tools.call_mcp_tool("langbot_acquire_box", {"reuse_key": "k"})
+        bound = await tools.call_mcp_tool("langbot_bind_box", {"box_id": "b1"})
+        assert "isError" not in acquired
+        assert acquired["structuredContent"] == {"id": "b1", "status": "ready"}
+        assert bound["structuredContent"] == {"box_id": "b1", "outbox": "/workspace/outbox/run-1"}
+    sent = [
+        (action, data.get("reuse_key") or data.get("box_id")) for action, data in run.peer.calls
+    ]
+    assert sent == [("acquire_box", "k"), ("bind_box", "b1")]

@@ -7,6 +7,7 @@ from langbot_plugin.api.definition.components.common.event_listener import Event
 from langbot_plugin.api.definition.components.knowledge_engine.engine import KnowledgeEngine
 from langbot_plugin.api.definition.components.page import Page
 from langbot_plugin.api.definition.components.parser.parser import Parser
+from langbot_plugin.api.definition.components.runner.runner import Runner
 from langbot_plugin.api.definition.components.tool.tool import Tool
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "NoneComponent",
     "Page",
     "Parser",
+    "Runner",
     "Subcommand",
     "Tool",
 ]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-if TYPE_CHECKING:
-    from langbot_plugin.api.definition.plugin import BasePlugin
+from langbot_plugin.api.definition.plugin import BasePlugin
+from langbot_plugin.api.proxies.invocation import current_binding, current_config
 
-__all__ = ["BaseComponent", "NoneComponent"]
+__all__ = ["BaseComponent", "BasePlugin", "NoneComponent", "current_binding", "current_config"]
 
 
 class BaseComponent(ABC):
@@ -27,10 +27,21 @@ class BaseComponent(ABC):
     async def initialize(self) -> None:  # noqa: B027 - optional hook
         """Called once after construction; override to set things up."""
 
+    def _handler(self) -> Any:
+        plugin = self.__dict__.get("plugin")
+        return getattr(plugin, "plugin_runtime_handler", None)
+
     def get_plugin_config(self) -> dict[str, Any]:
-        """The owning plugin's settings."""
+        """The owning plugin's settings (the current invocation's, in a shared runtime)."""
+        scoped = current_config(self._handler())
+        if scoped is not None:
+            return dict(scoped)
         plugin = self.__dict__.get("plugin")
         return dict(plugin.get_config()) if plugin is not None else {}
+
+    def get_installation_binding(self) -> Any:
+        """The installation the current invocation serves, if one is bound."""
+        return current_binding(self._handler())
 
 
 class NoneComponent(BaseComponent):

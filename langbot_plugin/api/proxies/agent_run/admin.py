@@ -11,13 +11,45 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
+from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+    AgentAPIError,
+    AgentAPIException,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
+from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
+    AgentRun,
+    AgentRunEvent,
+    RunEventPage,
+    RunPage,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.runtime_registry import (
+    AgentRuntime,
+    RuntimePage,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.stats import (
+    RunnerStatsPage,
+    RunStats,
+    RuntimeStats,
+)
 from langbot_plugin.api.proxies.channel import Channel
 from langbot_plugin.protocol.host_api import run_ledger as rl
 from langbot_plugin.protocol.spec import ActionSpec
 
-__all__ = ["AgentRunAdminAPIProxy"]
+__all__ = [
+    "AgentAPIError",
+    "AgentAPIException",
+    "AgentRun",
+    "AgentRunAdminAPIProxy",
+    "AgentRunEvent",
+    "AgentRunResult",
+    "AgentRuntime",
+    "RunEventPage",
+    "RunPage",
+    "RunStats",
+    "RunnerStatsPage",
+    "RuntimePage",
+    "RuntimeStats",
+]
 
 
 def _unsupported(spec: ActionSpec[Any, Any]) -> NoReturn:

@@ -1,17 +1,32 @@
-"""The run-scoped API object a runner gets from ``self.get_run_api(ctx)``."""
+"""The run-scoped API object a runner gets from ``self.get_run_api(ctx)`` (0.5) or as
+``ctx.api`` (0.7, there named ``RunnerAPIProxy``: the same class)."""
 
 from __future__ import annotations
 
+from langbot_plugin.api.proxies.agent_run.box import AgentRunBoxAPIMixin
+from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.api.proxies.agent_run.context import AgentRunContextAPIMixin
 from langbot_plugin.api.proxies.agent_run.files import AgentRunFilesAPIMixin
 from langbot_plugin.api.proxies.agent_run.ledger import AgentRunLedgerAPIMixin
+from langbot_plugin.api.proxies.agent_run.replies import AgentRunReplyAPIMixin
 from langbot_plugin.api.proxies.agent_run.resources import AgentRunResourceAPIMixin
 from langbot_plugin.api.proxies.agent_run.state import AgentRunStateAPIMixin
 
-__all__ = ["AgentRunAPIProxy"]
+__all__ = [
+    "AgentRunAPIProxy",
+    "AgentRunBoxAPIMixin",
+    "AgentRunContextAPIMixin",
+    "AgentRunLedgerAPIMixin",
+    "AgentRunProxyBase",
+    "AgentRunReplyAPIMixin",
+    "AgentRunResourceAPIMixin",
+    "AgentRunStateAPIMixin",
+]
 
 
 class AgentRunAPIProxy(
+    AgentRunBoxAPIMixin,
+    AgentRunReplyAPIMixin,
     AgentRunResourceAPIMixin,
     AgentRunContextAPIMixin,
     AgentRunFilesAPIMixin,

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+    AgentAPIError,
     AgentAPIException,
     PermissionDeniedError,
 )
@@ -38,15 +39,21 @@ from langbot_plugin.api.entities.builtin.agent_runner.manifest import AgentRunne
 from langbot_plugin.api.proxies import run_binding
 from langbot_plugin.api.proxies._host_calls import HostCalls
 from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.api.proxies.langbot_api import LangBotAPIProxy
 from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, StorageNeed
 from langbot_plugin.protocol.runners import PERMISSIONS
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import errors as rpc
 
 __all__ = [
+    "DEFAULT_RESOURCE_OPERATIONS",
     "PERMISSION_CODES",
     "RESOURCE_KINDS",
+    "AgentAPIError",
+    "AgentAPIException",
+    "AgentRunContext",
     "AgentRunProxyBase",
+    "LangBotAPIProxy",
     "PermissionDeniedError",
     "map_rpc_error",
 ]
@@ -58,6 +65,12 @@ R = TypeVar("R")
 RESOURCE_KINDS: dict[str, tuple[str, frozenset[str]]] = {
     kind: (key, frozenset(PERMISSIONS[key]))
     for kind, key in (("model", "models"), ("tool", "tools"), ("knowledge_base", "knowledge_bases"))
+}
+
+#: The operations each resource kind knows. Unlike the reference, an empty
+#: ``operations`` list is never widened to these: the manifest's permissions fill it in.
+DEFAULT_RESOURCE_OPERATIONS: dict[str, frozenset[str]] = {
+    kind: known for kind, (_, known) in RESOURCE_KINDS.items()
 }
 
 #: Wire code (our RPC layer's or the runtime's) -> (run API code, retryable).

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.agent_runner.errors import (
+    AgentAPIError,
+    AgentAPIException,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     AgentEventRecord,
     EventPage,
@@ -15,7 +19,16 @@ from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.protocol.host_api import run_context as rc
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 
-__all__ = ["AgentRunContextAPIMixin"]
+__all__ = [
+    "AgentAPIError",
+    "AgentAPIException",
+    "AgentEventRecord",
+    "AgentRunContextAPIMixin",
+    "EventPage",
+    "HistoryPage",
+    "HistorySearchResult",
+    "SteeringPullResult",
+]
 
 _DIRECTIONS = ("backward", "forward")
 _STEERING_MODES = ("all", "one", "one-at-a-time")

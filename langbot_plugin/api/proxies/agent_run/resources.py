@@ -41,6 +41,36 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         """The knowledge bases granted to the run."""
         return self.ctx.resources.knowledge_bases
 
+    async def get_llm_models(self) -> list[str]:
+        """The ids of the models granted to the run (answered locally, nothing is sent)."""
+        return [model.model_id for model in self.get_allowed_models()]
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The tools the run may call (event, platform and plugin tools), from its
+        grants: ``{name, description, parameters, type, operations}`` each."""
+        listed: list[dict[str, Any]] = []
+        for tool in self.get_allowed_tools():
+            operations = self.granted_operations("tool", tool.tool_name)
+            if "call" in operations:
+                listed.append(
+                    {
+                        "name": tool.tool_name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                        "type": tool.tool_type,
+                        "operations": sorted(operations),
+                    }
+                )
+        return listed
+
+    async def list_knowledge_bases(self) -> list[dict[str, Any]]:
+        """The knowledge bases the run may list: ``{uuid, name, type}`` each."""
+        return [
+            {"uuid": kb.kb_id, "name": kb.kb_name, "type": kb.kb_type}
+            for kb in self.get_allowed_knowledge_bases()
+            if "list" in self.granted_operations("knowledge_base", kb.kb_id)
+        ]
+
     # ------------------------------------------------------------------ models
 
     async def count_tokens(
@@ -138,6 +168,14 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         """Score ``documents`` against ``query`` with a rerank model."""
         self._require(models.INVOKE_RERANK, rerank_model_uuid)
         return await self._rerank(rerank_model_uuid, query, documents, top_k, extra_args, timeout)
+
+    async def invoke_embedding(
+        self, embedding_model_uuid: str, texts: list[str]
+    ) -> list[list[float]]:
+        """Embed ``texts`` with a model granted to the run for ``invoke``."""
+        self._require(models.INVOKE_EMBEDDING, embedding_model_uuid)
+        params = models.EmbeddingParams(embedding_model_uuid=embedding_model_uuid, texts=texts)
+        return (await self._send(models.INVOKE_EMBEDDING, params)).vectors
 
     # ------------------------------------------------------------------ tools
 

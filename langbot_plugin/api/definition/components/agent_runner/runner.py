@@ -10,16 +10,36 @@ enforces what the run was granted.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from langbot_plugin.api.definition.components.base import BaseComponent
+from langbot_plugin.api.proxies.invocation import current_config
 
 if TYPE_CHECKING:
-    from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext, AgentRunResult
+    from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+    from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
+    from langbot_plugin.api.entities.builtin.platform.events import EBAEvent
     from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
 
-__all__ = ["AgentRunner"]
+__all__ = ["AgentRunContext", "AgentRunResult", "AgentRunner", "EventHandler"]
+
+#: A typed event callback of a runner: ``async def on_message(ctx) -> None``.
+EventHandler = Callable[["AgentRunContext"], Awaitable[None]]
+H = TypeVar("H", bound=EventHandler)
+
+
+def __getattr__(name: str) -> Any:
+    # The run models are imported when first asked for, not when a plugin loads.
+    if name == "AgentRunContext":
+        from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+
+        return AgentRunContext
+    if name == "AgentRunResult":
+        from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
+
+        return AgentRunResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class AgentRunner(BaseComponent):
@@ -38,6 +58,8 @@ class AgentRunner(BaseComponent):
         self._plugin_config = {}
         self._plugin_identity = None
         self._permissions = None
+        #: Event callbacks by platform event class (see :meth:`handler`).
+        self.registered_handlers: dict[type[EBAEvent], list[EventHandler]] = {}
 
     @property
     def plugin(self) -> NoReturn:  # type: ignore[override]
@@ -64,8 +86,13 @@ class AgentRunner(BaseComponent):
         self._plugin_identity = plugin_identity
         self._permissions = dict(permissions) if permissions else None
 
+    def _handler(self) -> Any:
+        return self._plugin_runtime_handler
+
     def get_plugin_config(self) -> dict[str, Any]:
-        return dict(self._plugin_config)
+        """The plugin's settings (the current invocation's, in a shared runtime)."""
+        scoped = current_config(self._plugin_runtime_handler)
+        return dict(scoped) if scoped is not None else dict(self._plugin_config)
 
     @property
     def plugin_identity(self) -> str | None:
@@ -89,6 +116,48 @@ class AgentRunner(BaseComponent):
         """Config form items, used when the manifest's ``spec.config`` is empty."""
         return []
 
+    def handler(self, event_type: type[EBAEvent]) -> Callable[[H], H]:
+        """Register a callback for a platform event class (call it in ``initialize``)::
+
+            @self.handler(MessageReceived)
+            async def on_message(ctx): await ctx.reply("hi")
+
+        The default :meth:`run` of :class:`Runner` calls the callbacks of the event's
+        class (or of ``EBAEvent``, the catch-all). The manifest declares the events."""
+        from langbot_plugin.api.entities.builtin.platform.events import EBAEvent
+
+        if not isinstance(event_type, type) or not issubclass(event_type, EBAEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError("runner handlers take a platform event class (an EBAEvent)")
+
+        def register(callback: H) -> H:
+            self.registered_handlers.setdefault(event_type, []).append(callback)
+            return callback
+
+        return register
+
+    async def dispatch_event(self, ctx: AgentRunContext) -> None:
+        """Call the registered callbacks of ``ctx.platform_event``'s class."""
+        from langbot_plugin.api.entities.builtin.platform.events import EBAEvent
+
+        event = ctx.platform_event
+        callbacks = self.registered_handlers.get(type(event)) or self.registered_handlers.get(
+            EBAEvent
+        )
+        if not callbacks:
+            raise ValueError(f"no handler registered for {ctx.event.event_type}")
+        for callback in callbacks:
+            await callback(ctx)
+
+    def invoke(self, ctx: AgentRunContext) -> AsyncGenerator[AgentRunResult]:
+        """Run :meth:`run` for one invocation: ``ctx`` bound to the traced run API (so
+        ``ctx.reply``, ``ctx.log``, ``ctx.state_get``... work), the invocation bound
+        task-locally, and the results of both (``run``'s and the context's) in order.
+        ``run`` may be an async generator or a coroutine. The worker calls this."""
+        from langbot_plugin.api.definition.components.agent_runner.invoke import invoke_runner
+
+        return invoke_runner(self, ctx)
+
     @abstractmethod
-    def run(self, ctx: AgentRunContext) -> AsyncGenerator[AgentRunResult]:
-        """Handle one run; yield results."""
+    def run(self, ctx: AgentRunContext) -> Any:
+        """Handle one run: an async generator of results, or a coroutine that uses
+        ``ctx`` (replies, logs) and returns ``None``."""

@@ -7,12 +7,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from langbot_plugin.api._lazy import lazy_names
 from langbot_plugin.api.definition.components.base import BaseComponent
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
+    from langbot_plugin.api.entities.builtin.command.errors import CommandNotFoundError
 
-__all__ = ["Command", "Subcommand"]
+__all__ = ["Command", "CommandNotFoundError", "Subcommand"]
+
+__getattr__ = lazy_names(
+    __name__, {"CommandNotFoundError": "langbot_plugin.api.entities.builtin.command.errors"}
+)
 
 SubcommandFunc = Callable[[Any, Any], AsyncIterator[Any]]
 
@@ -39,11 +45,18 @@ class Command(BaseComponent):
 
     __kind__ = "Command"
 
-    registered_subcommands: dict[str, Subcommand]
-
     def __init__(self) -> None:
         super().__init__()
         self.registered_subcommands = {}
+
+    @property
+    def registered_subcommands(self) -> dict[str, Subcommand]:
+        """The registered subcommands by name (``"*"``: the catch-all)."""
+        return vars(self).setdefault("_registered_subcommands", {})
+
+    @registered_subcommands.setter
+    def registered_subcommands(self, value: dict[str, Subcommand]) -> None:
+        vars(self)["_registered_subcommands"] = value
 
     def subcommand(
         self,

@@ -5,12 +5,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from langbot_plugin.api._lazy import lazy_names
 from langbot_plugin.api.definition.components.base import BaseComponent
 
 if TYPE_CHECKING:
+    from langbot_plugin.api.entities.context import EventContext
     from langbot_plugin.api.entities.events import BaseEventModel
 
-__all__ = ["EventListener"]
+__all__ = ["BaseEventModel", "EventContext", "EventListener"]
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "BaseEventModel": "langbot_plugin.api.entities.events",
+        "EventContext": "langbot_plugin.api.entities.context",
+    },
+)
 
 EventHandler = Callable[[Any], Awaitable[None]]
 
@@ -25,11 +35,18 @@ class EventListener(BaseComponent):
 
     __kind__ = "EventListener"
 
-    registered_handlers: dict[type[BaseEventModel], list[EventHandler]]
-
     def __init__(self) -> None:
         super().__init__()
         self.registered_handlers = {}
+
+    @property
+    def registered_handlers(self) -> dict[type[BaseEventModel], list[EventHandler]]:
+        """The handlers by event class."""
+        return vars(self).setdefault("_registered_handlers", {})
+
+    @registered_handlers.setter
+    def registered_handlers(self, value: dict[type[BaseEventModel], list[EventHandler]]) -> None:
+        vars(self)["_registered_handlers"] = value
 
     def handler(self, event_type: type[BaseEventModel]) -> Callable[[EventHandler], EventHandler]:
         """Decorator: call ``func(event_context)`` for events of ``event_type``."""

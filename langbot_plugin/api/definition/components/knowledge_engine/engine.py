@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
+from langbot_plugin.api._lazy import lazy_names
 from langbot_plugin.api.definition.components.base import BaseComponent
 
 if TYPE_CHECKING:
@@ -14,7 +15,24 @@ if TYPE_CHECKING:
     )
     from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-__all__ = ["KnowledgeEngine", "KnowledgeEngineCapability"]
+__all__ = [
+    "IngestionContext",
+    "IngestionResult",
+    "KnowledgeEngine",
+    "KnowledgeEngineCapability",
+    "RetrievalContext",
+    "RetrievalResponse",
+]
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "RetrievalContext": "langbot_plugin.api.entities.builtin.rag.context",
+        "RetrievalResponse": "langbot_plugin.api.entities.builtin.rag.context",
+        "IngestionContext": "langbot_plugin.api.entities.builtin.rag.models",
+        "IngestionResult": "langbot_plugin.api.entities.builtin.rag.models",
+    },
+)
 
 
 class KnowledgeEngineCapability:

@@ -5,12 +5,21 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
+from langbot_plugin.api._lazy import lazy_names
 from langbot_plugin.api.definition.components.base import BaseComponent
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.rag.models import ParseContext, ParseResult
 
-__all__ = ["Parser"]
+__all__ = ["ParseContext", "ParseResult", "Parser"]
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "ParseContext": "langbot_plugin.api.entities.builtin.rag.models",
+        "ParseResult": "langbot_plugin.api.entities.builtin.rag.models",
+    },
+)
 
 
 class Parser(BaseComponent):

@@ -1,0 +1,26 @@
+"""Names a module re-exports without importing their modules until first asked for.
+
+A plugin's worker imports the component bases to load the plugin; the models those
+modules also offer under the reference's names (contexts, results, errors) are imported
+when code first uses them, so a plugin starts without paying for models it never needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_names"]
+
+
+def lazy_names(module: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving each name of ``homes`` from its home module."""
+
+    def get(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(home), name)
+
+    return get

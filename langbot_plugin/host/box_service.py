@@ -1,0 +1,193 @@
+"""The host's side of a run's Box calls, over a real Box runtime.
+
+:class:`RunBoxService` answers ``get_box_status``, ``list_boxes``, ``acquire_box`` and
+``bind_box`` for the runs of a :class:`~langbot_plugin.host.services.RunServices`, and
+runs the sandbox tools (``exec``) of a run in the Box the run bound. It talks to the
+Box through a :class:`SandboxClient`: ``box_runtime.client.BoxClient`` is one (the
+host layer does not import the Box runtime; whoever builds the host passes it in).
+
+Scope (seed 000). The host owns the Box scope: a run's Box is the session of its
+conversation target, ``scope_id(target_type="conversation", target_id=..., ...)``
+(``box_runtime.scope.scoped_session_id`` gives ``lb-box-<sha256>``). A 0.7 runner's
+``reuse_key`` names the Box *within* that scope and never widens it: every key a run
+of one conversation uses finds that conversation's Box, and no key reaches another
+conversation's. ``options`` may set ``image`` only; limits are the host's.
+
+A run binds one Box, once (``bind_box`` with another id is refused), and only a Box
+acquired in its own scope. ``import_box_attachments`` is not answered here
+(``not_supported``: the local host has no attachment store); ``export_box_files`` is
+the run services' (:mod:`langbot_plugin.host.service_files`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from langbot_plugin.api.entities.builtin.agent_runner.box import (
+    BoxBinding,
+    BoxSession,
+    BoxStatus,
+)
+from langbot_plugin.host.errors import ResourceNotGrantedError
+from langbot_plugin.host.registry import RunSession
+from langbot_plugin.host.services import RunServices
+from langbot_plugin.protocol.host_api import box
+from langbot_plugin.protocol.host_api.common import RunScopedParams
+from langbot_plugin.protocol.spec import ActionTable
+from langbot_plugin.rpc import RequestContext
+from langbot_plugin.rpc.errors import InvalidParamsError, NotSupportedError
+
+__all__ = ["EXEC_TOOL", "SANDBOX_TOOLS", "RunBoxService", "SandboxClient", "ScopeId"]
+
+#: The sandbox tool that runs a shell command in the run's Box.
+EXEC_TOOL = "exec"
+SANDBOX_TOOLS = frozenset({EXEC_TOOL})
+_EXEC_TIMEOUT_SEC = 120
+
+
+class _Answer(Protocol):
+    def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
+
+
+class SandboxClient(Protocol):
+    """What the host needs of a Box client (``box_runtime.client.BoxClient``)."""
+
+    async def status(self) -> _Answer: ...
+    async def create_session(
+        self, spec: Mapping[str, Any] | None = None, **fields: Any
+    ) -> _Answer: ...
+    async def exec(self, spec: Mapping[str, Any] | None = None, **fields: Any) -> _Answer: ...
+
+
+#: Session id of a host scope: ``scope_id(target_type=..., target_id=..., workspace_id=...)``.
+ScopeId = Callable[..., str]
+
+
+class RunBoxService:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        client: SandboxClient,
+        services: RunServices,
+        *,
+        scope_id: ScopeId,
+        image: str | None = None,
+    ) -> None:
+        self.client = client
+        self.services = services
+        self.scope_id = scope_id
+        self.image = image
+        #: Box id -> the session options it was created with, per acquired scope.
+        self._acquired: dict[str, dict[str, Any]] = {}
+        #: run id -> the Box it bound.
+        self.bound: dict[str, str] = {}
+
+    def register(self, table: ActionTable) -> None:
+        table.add(box.GET_BOX_STATUS, self.get_box_status)
+        table.add(box.LIST_BOXES, self.list_boxes)
+        table.add(box.ACQUIRE_BOX, self.acquire_box)
+        table.add(box.BIND_BOX, self.bind_box)
+        table.add(box.IMPORT_BOX_ATTACHMENTS, self._no_attachments)
+
+    # ------------------------------------------------------------------ scope
+
+    def _run(self, p: RunScopedParams, ctx: RequestContext) -> RunSession:
+        if not p.run_id:
+            raise InvalidParamsError(
+                f"{ctx.request.action} needs a run: the Box scope is the run's conversation"
+            )
+        return self.services.session(p.run_id, ctx, box.BIND_BOX)
+
+    def box_of(self, session: RunSession) -> str:
+        """The Box id of the run's host-owned scope."""
+        scope = session.scope
+        if not scope.conversation_id:
+            raise InvalidParamsError("this run has no conversation, so no Box scope")
+        return self.scope_id(
+            target_type="conversation",
+            target_id=scope.conversation_id,
+            workspace_id=scope.workspace_id,
+            bot_id=scope.bot_id,
+            thread_id=scope.thread_id,
+        )
+
+    # ------------------------------------------------------------------ actions
+
+    async def get_box_status(self, p: RunScopedParams, ctx: RequestContext) -> BoxStatus:
+        if p.run_id:
+            self._run(p, ctx)
+        raw = (await self.client.status()).model_dump(mode="json")
+        backend, capacity = raw.get("backend") or {}, raw.get("capacity") or {}
+        return BoxStatus(
+            available=bool(backend.get("available")),
+            enabled=True,
+            limit=capacity.get("limit"),
+            used=capacity.get("used"),
+            remaining=capacity.get("remaining"),
+            reason=backend.get("reason"),
+        )
+
+    async def list_boxes(self, p: RunScopedParams, ctx: RequestContext) -> box.BoxList:
+        session = self._run(p, ctx)
+        mine = self.box_of(session)
+        items = [BoxSession(id=mine, status="ready")] if mine in self._acquired else []
+        return box.BoxList(items=items)
+
+    async def acquire_box(self, p: box.AcquireBoxParams, ctx: RequestContext) -> BoxSession:
+        session = self._run(p, ctx)
+        unknown = set(p.options) - {"image"}
+        if unknown:
+            raise InvalidParamsError(
+                f"only the Box image can be chosen; limits are the host's (got {sorted(unknown)})"
+            )
+        box_id = self.box_of(session)
+        spec: dict[str, Any] = {"session_id": box_id}
+        image = p.options.get("image") or self.image
+        if image:
+            spec["image"] = image
+        await self.client.create_session(spec)
+        self._acquired[box_id] = spec
+        return BoxSession(id=box_id, status="ready")
+
+    async def bind_box(self, p: box.BindBoxParams, ctx: RequestContext) -> BoxBinding:
+        session = self._run(p, ctx)
+        current = self.bound.get(session.run_id)
+        if current is not None and current != p.box_id:
+            raise InvalidParamsError(
+                "a run cannot change its Box after binding", details={"bound": current}
+            )
+        if p.box_id != self.box_of(session) or p.box_id not in self._acquired:
+            raise ResourceNotGrantedError(
+                f"Box {p.box_id} is not a Box of this run's scope (acquire it first)",
+                details={"kind": "box", "resource": p.box_id, "run_id": session.run_id},
+            )
+        self.bound[session.run_id] = p.box_id
+        self.services.files.bind(session.run_id, p.box_id)  # export_box_files reads it
+        return BoxBinding(box_id=p.box_id, outbox=f"/workspace/outbox/{session.run_id}")
+
+    async def _no_attachments(self, p: RunScopedParams, ctx: RequestContext) -> box.BoxFiles:
+        raise NotSupportedError(
+            f"{ctx.request.action} is not served by this host: it has no attachment store"
+        )
+
+    # ------------------------------------------------------------------ sandbox tools
+
+    async def call_tool(self, run_id: str, tool_name: str, parameters: dict[str, Any]) -> Any:
+        """Run a sandbox tool of a run (already authorized for it) in its bound Box."""
+        box_id = self.bound.get(run_id)
+        if box_id is None:
+            raise InvalidParamsError("the runner must bind a Box before using sandbox tools")
+        command = parameters.get("command")
+        if tool_name != EXEC_TOOL or not isinstance(command, str) or not command:
+            raise InvalidParamsError("exec needs a non-empty 'command' string")
+        spec = {
+            **self._acquired[box_id],
+            "cmd": command,
+            "workdir": str(parameters.get("workdir") or "/workspace"),
+            "timeout_sec": int(parameters.get("timeout_sec") or _EXEC_TIMEOUT_SEC),
+        }
+        result = (await self.client.exec(spec)).model_dump(mode="json")
+        keys = ("status", "exit_code", "stdout", "stderr", "stdout_truncated", "stderr_truncated")
+        return {key: result.get(key) for key in keys}
