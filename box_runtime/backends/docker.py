@@ -500,6 +500,14 @@ class DockerBackend(SandboxBackend):
         exit_code = self._exit_code(handle, exec_id)
         return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
 
+    def local_root(self, handle: str) -> str | None:
+        """The container's filesystem through ``/proc`` (fast paths), or ``None``.
+
+        ``None`` for an engine on another machine (or in another pid namespace): the
+        execs then use the engine's stream, export the engine's archive API.
+        """
+        return self._root(handle)
+
     def _root(self, handle: str) -> str | None:
         """The container's filesystem through ``/proc`` (fast paths), or ``None``."""
         if not self._config.fast_output:
