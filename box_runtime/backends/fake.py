@@ -10,7 +10,7 @@ and ``CMD >> PATH`` into a file of the session (below the workspace or ``/tmp``)
 * ``pwd``: the working directory (created, as real backends do)
 * ``touch PATH`` / ``cat PATH``: a file of the session
 * ``bytes N``: N bytes of ``x`` on stdout
-* ``sleep SECONDS`` / ``exit CODE``
+* ``sleep SECONDS`` / ``exit CODE`` / ``true``
 * ``fill BYTES``: append BYTES to ``fill.bin`` in the workspace, 256 KiB at a time
   (a pause between chunks, like a real writer); ``No space left`` ends it with exit 1
 * ``wait GATE``: block until :meth:`FakeBackend.gate` ``(GATE).set()``
@@ -206,6 +206,8 @@ class FakeBackend(SandboxBackend):
             except OSError as exc:
                 stderr.feed(f"cat: {arg}: {exc.strerror}\n".encode())
                 return 1
+            return 0
+        if verb == "true":
             return 0
         if verb == "echo":
             stdout.feed(f"{arg}\n".encode())
