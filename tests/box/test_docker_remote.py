@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from box_runtime.backends.docker import DockerBackend
@@ -57,12 +58,15 @@ async def test_the_engine_answers_only_with_the_right_certificates(tmp_path: Pat
     assert await probe(tls()) is None
     # No client certificate: dockerd --tlsverify refuses the handshake.
     refused = await probe(tls(tls_client_cert="", tls_client_key=""))
-    assert refused is not None and "no Docker engine reachable" in refused
+    assert refused is not None
+    assert "no Docker engine reachable" in refused
     # A CA that did not sign the engine's certificate: we refuse the engine.
     other_ca = tmp_path / "other-ca.pem"
-    other_ca.write_text(Path(f"{TLS_CERTS}/cert.pem").read_text())  # a cert, not our CA
+    # A certificate, not our CA.
+    await anyio.Path(other_ca).write_text(await anyio.Path(f"{TLS_CERTS}/cert.pem").read_text())
     untrusted = await probe(tls(tls_ca_cert=str(other_ca)))
-    assert untrusted is not None and "certificate" in untrusted.lower()
+    assert untrusted is not None
+    assert "certificate" in untrusted.lower()
     # Plain HTTP to a TLS port.
     plain = await probe(
         tls(tls_verify=False, tls_ca_cert="", tls_client_cert="", tls_client_key="")
@@ -82,7 +86,8 @@ async def test_incomplete_tls_settings_are_a_clear_reason(
     overrides: dict[str, str], says: str
 ) -> None:
     reason = await probe(tls(**overrides))
-    assert reason is not None and says in reason
+    assert reason is not None
+    assert says in reason
 
 
 async def test_a_remote_engine_runs_without_the_local_fast_path(tmp_path: Path) -> None:
