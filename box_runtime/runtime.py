@@ -159,6 +159,7 @@ class BoxRuntime:
                 else:
                     logger.info("Box: using the %s backend", selection.backend.name)
                     self.settings.protect(selection.backend.protected_paths())
+                    self.pool.wake()  # its templates depend on the backend
             if selection.backend is not None and not self._orphans_cleaned:
                 self._orphans_cleaned = True
                 await self._cleanup_orphans(selection.backend)
@@ -664,8 +665,9 @@ class BoxRuntime:
                     await tg.start(self.processes.serve)
                     tg.start_soon(self._reaper)
                     tg.start_soon(self.pool.serve)
-                    if self.initialized.is_set():
-                        await self._backend_selection()
+                    pool = self.config.pool
+                    if self.initialized.is_set() or pool.size or pool.images:
+                        await self._backend_selection()  # a configured pool fills now
                     try:
                         yield self
                     finally:
