@@ -30,13 +30,18 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import posixpath
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from box_runtime.errors import BoxExportRefusedError, BoxQuotaExceededError, BoxValidationError
 from box_runtime.safe_fs import FILE_FLAGS, open_dir, open_dir_at
+from langbot_plugin.protocol.box_export import (
+    EXPORT_LIMITS,
+    ExportLimits,
+    limit_refusal,
+    paths_problem,
+)
 
 __all__ = [
     "LIMITS",
@@ -54,21 +59,12 @@ __all__ = [
     "remove_if_unchanged",
 ]
 
-_MIB = 1024 * 1024
 _NEVER = ("/proc", "/sys", "/dev")
 _READ_CHUNK = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class ExportLimits:
-    call_files: int = 20
-    call_bytes: int = 50 * _MIB
-    file_bytes: int = 10 * _MIB
-    run_files: int = 100
-    run_bytes: int = 50 * _MIB
-
-
-LIMITS = ExportLimits()
+#: The limits of seed 004, shared with the SDK and the host.
+LIMITS = EXPORT_LIMITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,24 +145,8 @@ def refused(path: str, reason: str, why: str) -> BoxExportRefusedError:
 def over_limit(
     kind: str, limit: int, actual: int, paths: Sequence[str], *, lower_bound: bool = False
 ) -> BoxQuotaExceededError:
-    unit = "files" if kind.endswith("files") else "bytes"
-    bound = "at least " if lower_bound else ""
-    return BoxQuotaExceededError(
-        f"export refused: the {kind.replace('_', ' ')} limit is {limit} {unit}, this "
-        f"batch comes to {bound}{actual} {unit} ({', '.join(paths[:5])}"
-        f"{', ...' if len(paths) > 5 else ''}); no file was exported, all were kept; "
-        "export fewer or smaller files (split the batch), then retry",
-        details={
-            "quota": f"export_{kind}",
-            "limit": limit,
-            "actual": actual,
-            "actual_is_lower_bound": lower_bound,
-            "unit": unit,
-            "sandbox_paths": list(paths),
-            "files_retained": True,
-            "suggested_action": "reduce or split the requested files within the limit",
-        },
-    )
+    message, details = limit_refusal(kind, limit, actual, paths, lower_bound=lower_bound)
+    return BoxQuotaExceededError(message, details={"quota": f"export_{kind}", **details})
 
 
 # --------------------------------------------------------------------------- checks
@@ -174,28 +154,14 @@ def over_limit(
 
 def check_paths(paths: Sequence[str], limits: ExportLimits = LIMITS) -> list[str]:
     """Non-empty, unique, normalized absolute sandbox paths, at most ``call_files``."""
-    if not paths:
-        raise BoxValidationError("paths must name at least one file")
-    if len(paths) > limits.call_files:
+    if paths and len(paths) > limits.call_files:
         raise over_limit("call_files", limits.call_files, len(paths), paths)
-    seen: set[str] = set()
+    problem = paths_problem(list(paths))
+    if problem is not None:
+        raise BoxValidationError(problem)
     for path in paths:
-        if (
-            not path.startswith("/")
-            or posixpath.normpath(path) != path
-            or path == "/"
-            or "\x00" in path
-            or "\\" in path
-        ):
-            raise BoxValidationError(
-                f"{path!r} is not a normalized absolute sandbox file path "
-                "(no '.', '..', '//', trailing '/' or backslash)"
-            )
-        if path in seen:
-            raise BoxValidationError(f"{path} is selected twice")
         if any(path == root or path.startswith(root + "/") for root in _NEVER):
             raise refused(path, "outside", f"{path.split('/')[1]} belongs to the kernel")
-        seen.add(path)
     return list(paths)
 
 

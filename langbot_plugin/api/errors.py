@@ -17,7 +17,9 @@ when each is raised::
     ├── ActionNotFoundError                   action_not_found
     ├── InvalidParamsError                    invalid_params
     │   ├── UnknownEventError                 unknown_event               api.entities.events
-    │   └── InvalidRunnerManifest             runner_manifest_invalid     api.definition.components
+    │   ├── InvalidRunnerManifest             runner_manifest_invalid     api.definition.components
+    │   └── BoxFilesError                     box (box.export.*,          protocol.errors
+    │                                         box.files.not_deliverable)
     ├── MalformedMessageError                 malformed_message
     ├── MessageTooLargeError                  message_too_large
     ├── TooManyRequestsError                  too_many_requests           retryable
@@ -91,6 +93,7 @@ if TYPE_CHECKING:
     from langbot_plugin.api.entities.events import UnknownEventError
     from langbot_plugin.protocol.errors import (
         ApiNotAvailableError,
+        BoxFilesError,
         ResourceNotGrantedError,
         RunDeadlineError,
         RunNotLiveError,
@@ -122,6 +125,7 @@ __all__ = [
     "AgentAPIException",
     "AgentRuntimeDaemonError",
     "ApiNotAvailableError",
+    "BoxFilesError",
     "CallCancelledError",
     "ChunkingError",
     "CollectionNotFoundError",
@@ -169,6 +173,7 @@ _HOMES: dict[str, str] = {
     "AgentAPIException": "langbot_plugin.api.entities.builtin.agent_runner.errors",
     "AgentRuntimeDaemonError": "langbot_plugin.api.agent_tools._daemon_wire",
     "ApiNotAvailableError": "langbot_plugin.protocol.errors",
+    "BoxFilesError": "langbot_plugin.protocol.errors",
     "CallCancelledError": "langbot_plugin.rpc.errors",
     "ChunkingError": "langbot_plugin.api.entities.builtin.rag.errors",
     "CollectionNotFoundError": "langbot_plugin.api.entities.builtin.rag.errors",

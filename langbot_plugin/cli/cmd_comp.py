@@ -141,6 +141,10 @@ def _write_component(
     for ext, path in zip(kind.templates, outputs, strict=True):
         write_new(path, render(f"components/{kind.folder}/component.{ext}.tmpl", values))
         written.append(path)
+    test = root / "tests" / f"test_{name}.py"
+    if not test.exists():  # a test of the same name the author wrote stays theirs
+        write_new(test, render(f"tests/{kind.folder}.py.tmpl", values))
+        written.append(test)
     return written
 
 

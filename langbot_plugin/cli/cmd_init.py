@@ -97,7 +97,7 @@ def _init(args: argparse.Namespace) -> int:
     sys.stdout.write(
         f"created plugin {author}/{name} in {where}\n"
         f"next: cd {where}; lbp comp <Kind> (EventListener, Tool, Command, KnowledgeEngine, "
-        "Parser, Page, AgentRunner); lbp run; lbp build\n"
+        "Parser, Page, AgentRunner); pytest; lbp run; lbp build\n"
     )
     return 0
 
@@ -149,6 +149,8 @@ def _write_plugin(
         ".gitignore": "plugin/gitignore.tmpl",
         "assets/icon.svg": "plugin/icon.svg.tmpl",
         ".vscode/launch.json": "plugin/vscode-launch.json.tmpl",
+        "pytest.ini": "plugin/pytest.ini.tmpl",
+        "tests/test_plugin.py": "tests/plugin.py.tmpl",
     }
     target.mkdir(parents=True, exist_ok=True)
     try:

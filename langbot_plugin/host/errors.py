@@ -19,6 +19,16 @@ Other failures use the RPC layer's classes: ``invalid_params`` (a malformed requ
 ``not_found`` (no such target run or event), ``message_too_large`` (a state value or
 key over its limit) and :class:`StateQuotaError` ``state_quota_exceeded``.
 
+Explicit file export (seed 004) refuses with :class:`BoxFilesError` and the reference
+host's finer codes: ``box.export.limit_exceeded`` (a limit; ``details`` carry
+``limit_type``, ``limit``, ``actual``, ``sandbox_paths``, ``files_retained``),
+``box.export.refused`` (a file that cannot be exported: ``details.reason`` is
+``symlink``, ``not_regular``, ``missing``, ``unreadable``, ``invalid_path``, ``no_box``
+...), ``box.export.invalid_response`` (the Box answered something that does not match
+the request) and ``box.files.not_deliverable`` (a handle that is not this run's, or was
+already delivered: ``details.reason``). It lives in :mod:`langbot_plugin.protocol.errors`
+with the five refusals, for the same reason.
+
 The five refusal classes live in :mod:`langbot_plugin.protocol.errors`, shared with the
 plugin runtime's own pre-checks, so a runner sees one vocabulary whichever side refused.
 """
@@ -27,6 +37,7 @@ from __future__ import annotations
 
 from langbot_plugin.protocol.errors import (
     ApiNotAvailableError,
+    BoxFilesError,
     ResourceNotGrantedError,
     RunDeadlineError,
     RunNotLiveError,
@@ -36,6 +47,7 @@ from langbot_plugin.rpc.errors import MessageTooLargeError
 
 __all__ = [
     "ApiNotAvailableError",
+    "BoxFilesError",
     "ResourceNotGrantedError",
     "RunDeadlineError",
     "RunNotLiveError",

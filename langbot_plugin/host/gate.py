@@ -40,9 +40,10 @@ def _check(need: Need) -> Check:
         return lambda session, _data: session.grants.require_storage(need.area, session.run_id)
 
     def check(session: RunSession, data: dict[str, Any]) -> None:
-        session.grants.require_resource(
-            need.kind, data.get(need.field), need.operation, session.run_id
-        )
+        if need.applies(data):
+            session.grants.require_resource(
+                need.kind, data.get(need.field), need.operation, session.run_id
+            )
 
     return check
 

@@ -1,6 +1,7 @@
 """A small in-memory host: what a plugin runtime asks of LangBot, served locally.
 
-It keeps plugin settings, binary storage and a log of every call, answers model
+It keeps plugin settings, binary storage, the replies of event handlers and
+commands (:class:`QueryHost`) and a log of every call, answers model
 calls from a :class:`ScriptedModel` and tool calls from :class:`HostTool` entries,
 and serves agent runs through :class:`~langbot_plugin.host.run_host.RunHost`: the
 run-scoped actions (``state_*``, ``history_*``, ``event_*``, ``steering_pull``,
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from langbot_plugin.host.errors import RunNotOwnedError
+from langbot_plugin.host.query_api import QueryHost
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
 from langbot_plugin.host.scripted import HostTool, ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
@@ -72,6 +74,8 @@ class LocalHost:
     tools: dict[str, HostTool] = field(default_factory=dict[str, HostTool])
     runs: RunHost = field(default_factory=RunHost)
     strict_runs: bool = False
+    #: Replies, sent messages and query variables of event handlers and commands.
+    queries: QueryHost = field(default_factory=QueryHost)
 
     def __post_init__(self) -> None:
         own = ActionTable()
@@ -88,6 +92,7 @@ class LocalHost:
         own.add(storage.GET_BINARY_STORAGE, self._get_storage)
         own.add(storage.GET_BINARY_STORAGE_KEYS, self._storage_keys)
         own.add(storage.DELETE_BINARY_STORAGE, self._delete_storage)
+        self.queries.add_to(own)
         self.runs.services.identify = self._identify
         self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)
 

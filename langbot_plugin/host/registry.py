@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 
+from langbot_plugin.host.deliveries import Delivery
 from langbot_plugin.host.errors import RunDeadlineError, RunNotLiveError, RunNotOwnedError
 from langbot_plugin.host.grants import STEERING_FLAG, RunGrants, RunScope
 from langbot_plugin.host.steering import SteeringQueue
@@ -75,6 +76,8 @@ class RunSession:
     prompt: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     steering: SteeringQueue = field(default_factory=SteeringQueue)
     events: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    #: Replies and files the run delivered besides its result stream, in order.
+    deliveries: list[Delivery] = field(default_factory=list[Delivery])
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
 
     @property

@@ -15,6 +15,12 @@ does what a host does around one ``run_runner`` call:
   passes; the run then ends ``cancelled`` or ``timeout`` with a synthesized
   ``run.failed``.
 * :meth:`RunHost.dispatcher` serves the run-scoped runtime -> host actions.
+* With a Box (``box=``, a ``box_runtime.client.BoxClient``) and a run started with
+  ``box_session=``, the run may export files of that session
+  (:mod:`langbot_plugin.host.box_files`) and deliver them with ``reply_files`` or a
+  ``message.completed`` carrying ``file_ids``; what was delivered is in
+  :attr:`RunOutcome.deliveries`. A ``message.completed`` naming a handle that is not
+  the run's, or was already delivered, fails the run (nothing of it is delivered).
 
 Identities and what stop, clear and restart do (see also ``docs/``):
 
@@ -41,6 +47,9 @@ from typing import Any
 
 import anyio
 
+from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles, HeldFile
+from langbot_plugin.host.deliveries import Delivery
+from langbot_plugin.host.errors import BoxFilesError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES, STEERING_FLAG, RunGrants, RunScope
 from langbot_plugin.host.registry import RunRegistry, RunSession
@@ -82,6 +91,8 @@ class RunOutcome:
     usage: dict[str, Any] | None = None
     results: list[NormalizedResult] = field(default_factory=list[NormalizedResult])
     dropped: list[Dropped] = field(default_factory=list[Dropped])
+    #: Replies and exported files the run delivered, in order.
+    deliveries: list[Delivery] = field(default_factory=list[Delivery])
 
     @property
     def messages(self) -> list[str]:
@@ -101,6 +112,7 @@ class RunHost:
         langbot_version: str = "v4.11.2",
         max_message_bytes: int = DEFAULT_MESSAGE_LIMIT,
         retain_finished: int = 1000,
+        box: BoxFileAccess | None = None,
     ) -> None:
         self.db = database if isinstance(database, HostDatabase) else HostDatabase(database)
         self.clock = clock
@@ -110,8 +122,14 @@ class RunHost:
         self.state = StateStore(self.db)
         self.transcript = TranscriptStore(self.db)
         self.events = EventLogStore(self.db)
+        self.files = BoxFiles(box)
         self.services = RunServices(
-            self.registry, self.state, self.transcript, self.events, identify=identify
+            self.registry,
+            self.state,
+            self.transcript,
+            self.events,
+            identify=identify,
+            files=self.files,
         )
 
     def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
@@ -135,6 +153,7 @@ class RunHost:
         prompt: list[dict[str, Any]] | None = None,
         binding_id: str | None = None,
         record_input: bool = True,
+        box_session: str | None = None,
         **context_options: Any,
     ) -> StartedRun:
         """Record the input, build the context and register the run.
@@ -142,7 +161,8 @@ class RunHost:
         ``context_options`` go to :func:`build_run_context` (``resources``,
         ``available_apis``, ``timeout``/``deadline_at``, ``launcher_id``, ``config``...).
         ``state_scopes`` limits the state scopes the run may use (default: all);
-        ``prompt`` is what ``get_prompt`` answers.
+        ``prompt`` is what ``get_prompt`` answers; ``box_session`` is the existing Box
+        session whose files the run may export.
         """
         self.registry.expire()  # time out overdue runs, forget the oldest finished ones
         context_options.setdefault("langbot_version", self.langbot_version)
@@ -193,6 +213,8 @@ class RunHost:
             event_id=event["event_id"],
             prompt=prompt,
         )
+        if box_session is not None:
+            self.files.bind(session.run_id, box_session)
         return StartedRun(context, session)
 
     async def _snapshot(
@@ -240,6 +262,8 @@ class RunHost:
                 reason = "the host stopped driving the run" if cancelled else repr(exc)
                 self.registry.finish(session.run_id, "cancelled" if cancelled else "failed", reason)
             raise
+        finally:
+            self.files.release(session.run_id)
         self.registry.finish(
             session.run_id,
             normalizer.status,
@@ -251,6 +275,7 @@ class RunHost:
         outcome.error = normalizer.error
         outcome.usage = normalizer.usage
         outcome.dropped = list(normalizer.dropped)
+        outcome.deliveries = list(session.deliveries)
         return outcome
 
     async def _consume(
@@ -281,6 +306,7 @@ class RunHost:
                         async for item in items:
                             result = normalizer.accept(item)
                             if result is not None:
+                                await self._attach_files(session, result)
                                 await self._apply(session, result, outcome, on_result)
                     except (RPCError, TimeoutError, ConnectionError) as exc:
                         failure = exc
@@ -307,6 +333,8 @@ class RunHost:
             return normalizer.close("cancelled", reason, "cancelled")
         if isinstance(failure, RPCTimeoutError | TimeoutError):
             return normalizer.close("failed", str(failure), "runner.timeout", retryable=True)
+        if isinstance(failure, BoxFilesError):
+            return normalizer.close("failed", failure.message, failure.code)
         if failure is not None:
             return normalizer.close(
                 "failed", str(failure) or type(failure).__name__, "runner.error"
@@ -316,6 +344,23 @@ class RunHost:
                 "timeout", "the run passed its deadline", "runner.timeout", retryable=True
             )
         return normalizer.close("failed", "the runner ended without a result", "runner.no_result")
+
+    async def _attach_files(self, session: RunSession, result: NormalizedResult) -> None:
+        """Deliver the files a ``message.completed`` names with it (once, all or none)."""
+        ids = result.data.get("file_ids") if result.type == "message.completed" else None
+        if not ids:
+            return
+        message = result.data.get("message")
+
+        async def send(files: list[HeldFile]) -> None:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            chain: list[dict[str, Any]] = (
+                [{"type": "Plain", "text": content}] if isinstance(content, str) and content else []
+            )
+            files_sent = tuple(f.delivered_form() for f in files)
+            session.deliveries.append(Delivery("message", files_sent, chain, result.sequence))
+
+        await self.files.deliver(session.run_id, list(ids), send)
 
     async def _apply(
         self,

@@ -5,7 +5,9 @@
 and :mod:`~langbot_plugin.protocol.host_api.run_ledger`):
 ``state_get/set/delete/list``, ``history_page``, ``history_search``, ``event_get``,
 ``event_page``, ``steering_pull``, ``get_prompt``, ``run_get``, ``run_list``,
-``run_events_page`` and ``run_cancel``. :meth:`RunServices.dispatcher` puts the
+``run_events_page`` and ``run_cancel``, and the run's files (``export_box_files`` and
+its replies through ``call_platform_api``, :mod:`langbot_plugin.host.service_files`).
+:meth:`RunServices.dispatcher` puts the
 table in front of another dispatcher (the host's model, tool and storage actions),
 whose calls carrying a ``run_id`` are authorized against the run first
 (:mod:`langbot_plugin.host.gate`).
@@ -39,6 +41,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistorySearchResult,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
+from langbot_plugin.host.box_files import BoxFiles
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES
@@ -46,8 +49,8 @@ from langbot_plugin.host.paging import PageWindow
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.state_store import StateStore
 from langbot_plugin.host.transcript import TranscriptStore
+from langbot_plugin.protocol.host_api import box, messaging, run_ledger
 from langbot_plugin.protocol.host_api import run_context as rc
-from langbot_plugin.protocol.host_api import run_ledger
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 from langbot_plugin.protocol.run_needs import api_flag
 from langbot_plugin.protocol.spec import ActionSpec, ActionTable
@@ -77,12 +80,14 @@ class RunServices:
         events: EventLogStore,
         *,
         identify: Identify = payload_identity,
+        files: BoxFiles | None = None,
     ) -> None:
         self.registry = registry
         self.state = state
         self.transcript = transcript
         self.events = events
         self.identify = identify
+        self.files = files if files is not None else BoxFiles()
         self.table = ActionTable(sparse=True)  # answers shaped like the 4.11.2 host's
         self._register()
 
@@ -111,6 +116,7 @@ class RunServices:
         return self.table.resolve(action)
 
     def _register(self) -> None:
+        from langbot_plugin.host import service_files as files
         from langbot_plugin.host import service_ledger as ledger
 
         t = self.table
@@ -128,6 +134,8 @@ class RunServices:
         t.add(run_ledger.RUN_LIST, ledger.run_list(self))
         t.add(run_ledger.RUN_EVENTS_PAGE, ledger.run_events_page(self))
         t.add(run_ledger.RUN_CANCEL, ledger.run_cancel(self))
+        t.add(box.EXPORT_BOX_FILES, files.export_box_files(self))
+        t.add(messaging.CALL_PLATFORM_API, files.call_platform_api(self))
 
     @staticmethod
     def conversation(session: RunSession, requested: str | None) -> None:

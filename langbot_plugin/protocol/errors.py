@@ -10,14 +10,25 @@ whichever side refused::
     ├── RunDeadlineError        deadline_exceeded     the run is past its ``deadline_at``
     ├── ResourceNotGrantedError resource_not_granted  a model, tool, KB or storage not granted
     └── ApiNotAvailableError    api_not_available     the context API is off in ``available_apis``
+
+    InvalidParamsError          invalid_params
+    └── BoxFilesError           box                   an export or delivery of Box files refused;
+                                                      the instance's code is finer:
+                                                      ``box.export.limit_exceeded``,
+                                                      ``box.export.refused``,
+                                                      ``box.export.invalid_response``,
+                                                      ``box.files.not_deliverable``
+
+Declared here, below the runtime, so that the runtime relays their codes unchanged.
 """
 
 from __future__ import annotations
 
-from langbot_plugin.rpc.errors import PermissionDeniedError
+from langbot_plugin.rpc.errors import InvalidParamsError, PermissionDeniedError
 
 __all__ = [
     "ApiNotAvailableError",
+    "BoxFilesError",
     "ResourceNotGrantedError",
     "RunDeadlineError",
     "RunNotLiveError",
@@ -53,3 +64,11 @@ class ApiNotAvailableError(PermissionDeniedError):
     """The context API is off in the run's ``available_apis``."""
 
     code = "api_not_available"
+
+
+class BoxFilesError(InvalidParamsError):
+    """An export or a delivery of Box files was refused (seed 004); the instance's code
+    says which, and ``details`` say what to do (``files_retained``, ``sandbox_paths``,
+    ``limit``/``actual`` or ``reason``)."""
+
+    code = "box"

@@ -62,11 +62,17 @@ AVAILABLE_APIS = (
 
 @dataclass(frozen=True, slots=True)
 class ResourceNeed:
-    """The resource named by ``field`` of the payload must be granted for ``operation``."""
+    """The resource named by ``field`` of the payload must be granted for ``operation``
+    (``optional``: only when the payload names one)."""
 
     kind: Literal["model", "tool", "knowledge_base"]
     field: str
     operation: str
+    optional: bool = False
+
+    def applies(self, data: dict[str, Any]) -> bool:
+        """Whether a payload must pass this need (an optional one it does not name passes)."""
+        return not self.optional or data.get(self.field) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,8 @@ def _needs() -> dict[str, Need]:
         knowledge.RETRIEVE_KNOWLEDGE: ResourceNeed("knowledge_base", "kb_id", "retrieve"),
         knowledge.RETRIEVE_KNOWLEDGE_BASE: ResourceNeed("knowledge_base", "kb_id", "retrieve"),
         messaging.REPLY_STREAM: ApiNeed("reply_stream"),
+        # a reply on the run's own event (``reply``, ``reply_files``) uses its context tool
+        messaging.CALL_PLATFORM_API: ResourceNeed("tool", "context_tool", "call", optional=True),
         **dict.fromkeys(box.BOX_ACTIONS, ApiNeed("box")),
         rc.GET_PROMPT: ApiNeed("prompt_get"),
         rc.HISTORY_PAGE: ApiNeed("history_page"),

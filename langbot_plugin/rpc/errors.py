@@ -281,7 +281,9 @@ class NotSupportedError(RPCError, NotImplementedError):
     ) -> None:
         del args  # the reference passed extra arguments to Exception; they mean nothing
         if api_name is None and isinstance(message, str) and message.isidentifier():
-            api_name, message = message, f"API '{message}' is not supported by this adapter"
+            api_name, message = message, ""
+        if api_name is not None and message == "":
+            message = f"API '{api_name}' is not supported by this adapter"
         if api_name is not None:
             details = {**(details or {}), "api_name": api_name}
         super().__init__(message, details=details, code=code, retryable=retryable)

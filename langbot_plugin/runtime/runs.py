@@ -137,9 +137,12 @@ def _check(need: Need) -> Check:
     if isinstance(need, StorageNeed):
         return lambda run, _: run.require_storage(need.area)
     label, grants_of = _RESOURCES[need.kind]
-    return lambda run, data: run.require(
-        label, grants_of(run), data.get(need.field), need.operation
-    )
+
+    def check(run: LiveRun, data: dict[str, Any]) -> None:
+        if need.applies(data):
+            run.require(label, grants_of(run), data.get(need.field), need.operation)
+
+    return check
 
 
 #: What each run-scoped action needs from the run's grants (declared in

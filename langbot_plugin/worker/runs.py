@@ -13,6 +13,11 @@ out, and turns every failure into one clear ``run.failed``:
 A final message is delivered once: if the runner already sent ``message.completed``,
 the same message is dropped from a later ``run.completed``. A run that ends without
 a terminal result gets a ``run.completed``.
+
+While the runner runs, its context is active (``AgentRunContext.activate``): the
+context's own calls (``ctx.export_box_files``, ``ctx.reply_files``, ``ctx.state_get``,
+...) are the run API's, and what ``ctx.log`` records joins the result stream before
+the runner's next result.
 """
 
 from __future__ import annotations
@@ -21,13 +26,17 @@ import contextlib
 import math
 import time
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
 from langbot_plugin.protocol.runners import RUNNER_KINDS, RunResultItem, run_failed
 from langbot_plugin.worker.loader import LoadedPlugin
+
+if TYPE_CHECKING:
+    from langbot_plugin.api.entities.builtin.agent_runner import AgentRunResult
+    from langbot_plugin.api.entities.builtin.agent_runner.context_binding import RunContextAPI
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
 
@@ -98,15 +107,30 @@ async def _run(
         )
         return
 
-    async for item in _drive(runner.run(ctx), run_id, ctx.runtime.deadline_at):
-        yield item
+    logs: list[AgentRunResult] = []
+
+    async def emit(result: AgentRunResult) -> None:
+        logs.append(result)
+
+    try:
+        # The run API offers what this SDK implements; a 0.7 call it lacks raises AttributeError.
+        api = cast("RunContextAPI", runner.get_run_api(ctx))
+    except RuntimeError:  # not connected to a runtime (a runner driven on its own)
+        api = None
+    with ctx.activate(api, emit) if api is not None else contextlib.nullcontext():
+        async for item in _drive(runner.run(ctx), run_id, ctx.runtime.deadline_at, logs):
+            yield item
 
 
 async def _drive(
-    results: AsyncGenerator[Any], run_id: str, deadline: float | None
+    results: AsyncGenerator[Any],
+    run_id: str,
+    deadline: float | None,
+    logs: list[AgentRunResult] | None = None,
 ) -> AsyncGenerator[dict[str, Any]]:
     sequence = 0
     completed_message: Any = None
+    pending = logs if logs is not None else []
     try:
         while True:
             step_done = False
@@ -117,6 +141,12 @@ async def _drive(
                 except StopAsyncIteration:
                     result = None
                 step_done = True
+            while pending:  # what ctx.log recorded during the step comes first
+                logged = _as_item(pending.pop(0), run_id)
+                if logged is not None:
+                    sequence += 1
+                    logged["sequence"] = sequence
+                    yield logged
             if not step_done:
                 yield run_failed(
                     run_id,

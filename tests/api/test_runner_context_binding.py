@@ -23,6 +23,9 @@ from langbot_plugin.api.entities.builtin.runner import (
     RunnerResultType,
 )
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+from langbot_plugin.protocol.host_api import box, messaging
+from langbot_plugin.protocol.host_api.common import RunScopedParams
+from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc.errors import NotReadyError
 from tests.api.helpers import HostPeer, connected
 from tests.api.runs import run_context
@@ -54,45 +57,41 @@ class BoxAndReplyAPI(AgentRunAPIProxy):
     """The run API plus the 0.7 Box and reply calls, sent the way the reference's
     RunnerAPIProxy sends them (``run_id`` included); the context only forwards to them."""
 
-    async def _box(self, rpc_action: str, **data: Any) -> dict[str, Any]:
-        return await self._call(rpc_action, data, default_timeout=180.0)
+    async def _box(self, spec: ActionSpec[Any, Any], **data: Any) -> dict[str, Any]:
+        return (await self._send(spec, RunScopedParams(**data))).model_dump()
 
     async def bind_box(self, box_id: str) -> BoxBinding:
-        return BoxBinding.model_validate(await self._box("bind_box", box_id=box_id))
+        return BoxBinding.model_validate(await self._box(box.BIND_BOX, box_id=box_id))
 
     async def import_box_attachments(
         self, attachment_ids: list[str] | None = None
     ) -> list[BoxFile]:
-        answer = await self._box("import_box_attachments", attachment_ids=attachment_ids)
+        answer = await self._box(box.IMPORT_BOX_ATTACHMENTS, attachment_ids=attachment_ids)
         return [BoxFile.model_validate(item) for item in answer["items"]]
 
     async def export_box_files(self, paths: list[str]) -> list[BoxFile]:
-        answer = await self._box("export_box_files", paths=paths)
+        answer = await self._box(box.EXPORT_BOX_FILES, paths=paths)
         return [BoxFile.model_validate(item) for item in answer["items"]]
 
-    async def reply_files(self, file_ids: list[str]) -> Any:
-        answer = await self._box(
-            "call_platform_api",
-            action="send_message",
-            context_tool="event_reply",
-            params={"message": []},
-            file_ids=file_ids,
+    async def _reply(self, params: dict[str, Any], **extra: Any) -> Any:
+        request = messaging.PlatformApiParams(
+            action="send_message", context_tool="event_reply", params=params, **extra
         )
-        return answer["result"]
+        return (await self._send(messaging.CALL_PLATFORM_API, request)).result
+
+    async def reply_files(self, file_ids: list[str]) -> Any:
+        return await self._reply({"message": []}, file_ids=file_ids)
 
     async def reply_message(self, message_chain: MessageChain, quote_origin: bool = False) -> Any:
-        params = {"message": message_chain.model_dump(mode="json"), "quote_origin": quote_origin}
-        answer = await self._box(
-            "call_platform_api", action="send_message", context_tool="event_reply", params=params
-        )
-        return answer["result"]
+        message = message_chain.model_dump(mode="json")
+        return await self._reply({"message": message, "quote_origin": quote_origin})
 
     async def list_tools(self) -> list[dict[str, Any]]:
         return [{"name": t.tool_name} for t in self.get_allowed_tools()]
 
     async def stream_op(self, stream_id: str, operation: str, text: str) -> dict[str, Any]:
-        data = {"stream_id": stream_id, "operation": operation, "text": text}
-        return (await self._call("reply_stream", data))["result"]
+        params = RunScopedParams(stream_id=stream_id, operation=operation, text=text)
+        return (await self._send(messaging.REPLY_STREAM, params)).model_dump()["result"]
 
     @asynccontextmanager
     async def reply_stream(self) -> AsyncIterator[_ReplyStream]:

@@ -161,6 +161,28 @@ def require_nsjail() -> None:
     pytest.skip(reason)
 
 
+def require(backend: str) -> None:
+    """Skip (or fail, when required) unless ``backend`` (``docker`` or ``nsjail``) runs here."""
+    if backend == "docker":
+        require_docker()
+    else:
+        require_nsjail()
+
+
+def remove_containers(deployment: str) -> None:
+    """Remove every container of a test deployment (by its label)."""
+    import docker  # type: ignore[import-untyped]
+
+    client = docker.from_env()
+    try:
+        for container in client.containers.list(
+            all=True, filters={"label": f"langbot.box.deployment={deployment}"}
+        ):
+            container.remove(force=True)
+    finally:
+        client.close()
+
+
 def free_port() -> int:
     import socket
 

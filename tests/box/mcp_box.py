@@ -24,7 +24,7 @@ from box_runtime.runtime import BoxRuntime
 from tests.support.mcp_vendor import vendor_dir
 from tests.support.mcp_ws import FrameLog, relay_transport
 
-from .helpers import CONTEXT, Served, require_docker, require_nsjail, served_box
+from .helpers import CONTEXT, Served, remove_containers, require, served_box
 
 __all__ = [
     "BACKENDS",
@@ -104,26 +104,6 @@ def box_config(backend: str, state: Path, deployment: str) -> dict[str, Any]:
         "docker": {"pull_missing_images": False},
     }
     return config
-
-
-def remove_containers(deployment: str) -> None:
-    import docker  # type: ignore[import-untyped]
-
-    client = docker.from_env()
-    try:
-        for container in client.containers.list(
-            all=True, filters={"label": f"langbot.box.deployment={deployment}"}
-        ):
-            container.remove(force=True)
-    finally:
-        client.close()
-
-
-def require(backend: str) -> None:
-    if backend == "docker":
-        require_docker()
-    else:
-        require_nsjail()
 
 
 @asynccontextmanager

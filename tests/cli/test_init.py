@@ -20,6 +20,8 @@ EXPECTED_FILES = {
     ".gitignore",
     "assets/icon.svg",
     ".vscode/launch.json",
+    "pytest.ini",
+    "tests/test_plugin.py",
 }
 
 

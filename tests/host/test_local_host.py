@@ -168,3 +168,30 @@ async def test_the_installation_binding_decides_who_is_calling() -> None:
             await rt.call("invoke_llm", {**llm, "caller_plugin_identity": "tester/echoplug"})
         assert strict.value.code == "run_not_live"
     assert [c.action for c in local.calls] == ["state_get"] * 5 + ["invoke_llm"]
+
+
+async def test_replies_sent_messages_and_query_variables_are_kept() -> None:
+    from langbot_plugin.protocol.host_api import messaging
+
+    local = LocalHost()
+    chain = [{"type": "Plain", "text": "pong"}]
+    host_end, runtime_end = memory_pair()
+    async with (
+        RPCSession(host_end, local, name="host").running(),
+        RPCSession(runtime_end, None, name="runtime").running() as rt,
+    ):
+        await messaging.REPLY_MESSAGE.call(rt, {"query_id": 7, "message_chain": chain})
+        await messaging.SEND_MESSAGE.call(
+            rt,
+            {"bot_uuid": "b", "target_type": "group", "target_id": "g1", "message_chain": chain},
+        )
+        await messaging.SET_QUERY_VAR.call(rt, {"query_id": 7, "key": "lang", "value": "fr"})
+        got = await messaging.GET_QUERY_VAR.call(rt, {"query_id": 7, "key": "lang"})
+        other = await messaging.GET_QUERY_VARS.call(rt, {"query_id": 8})
+        bot = await messaging.GET_BOT_UUID.call(rt, {"query_id": 7})
+    assert (got.value, other.vars, bot.bot_uuid) == ("fr", {}, "local-bot")
+    assert [(m.action, m.text, m.query_id, m.target) for m in local.queries.sent] == [
+        ("reply_message", "pong", 7, None),
+        ("send_message", "pong", None, ("group", "g1")),
+    ]
+    assert local.queries.texts == ["pong", "pong"]

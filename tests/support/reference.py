@@ -1,7 +1,7 @@
 """The reference SDK's interpreter, for tests that compare our package with it.
 
 ``LBP_REFERENCE_PYTHON`` names it, else ``LBP_REFERENCE_VENV/bin/python`` (default
-``/work/refvenv``): a venv with ``pip install langbot-plugin==0.7.18``. Without it the
+the checkout's ``.bench/ref-venv``, where ``make bench`` installs it): a venv with ``pip install langbot-plugin==0.7.18``. Without it the
 comparison is skipped, or fails when ``LBP_REQUIRE_REFERENCE=1`` (CI provides it).
 """
 
@@ -16,12 +16,15 @@ from typing import Any
 
 import pytest
 
+_DEFAULT_VENV = Path(__file__).resolve().parents[2] / ".bench" / "ref-venv"
+
 
 def reference_python() -> Path:
     explicit = os.environ.get("LBP_REFERENCE_PYTHON")
     if explicit:
         return Path(explicit)
-    return Path(os.environ.get("LBP_REFERENCE_VENV", "/work/refvenv")) / "bin" / "python"
+    venv = os.environ.get("LBP_REFERENCE_VENV")
+    return (Path(venv) if venv else _DEFAULT_VENV) / "bin" / "python"
 
 
 def need_reference() -> Path:

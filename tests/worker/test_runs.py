@@ -23,7 +23,7 @@ async def run(runner: str, *, deadline_in: float | None = 600.0) -> list[dict[st
     async with loaded_plugin(FAULTY) as loaded:
         # bounded: without the worker's own deadline the stuck runner would never end
         with anyio.fail_after(10):
-            items = [item async for item in run_agent(loaded, runner, context)]
+            items = [item.model_dump() async for item in run_agent(loaded, runner, context)]
         component = loaded.find(("AgentRunner",), runner)
         assert component is not None
         items.append({"closed": getattr(component.instance, "closed", None)})

@@ -110,9 +110,14 @@ class SendMessageResult(Result):
 
 
 class PlatformApiParams(RunScopedParams):
-    bot_uuid: str
+    """A plugin's call names its bot; a run's call (with ``run_id``) may name a context
+    tool (``context_tool="event_reply"``) and files to send (``file_ids``) instead."""
+
+    bot_uuid: str | None = None
     action: str
     params: dict[str, Any] = Field(default_factory=dict[str, Any])
+    context_tool: str | None = None
+    file_ids: list[str] | None = None
 
 
 class PlatformApiResult(Result):

@@ -17,7 +17,8 @@
 #
 # Usage: run.sh [WORKDIR]   (default: <repo>/.acceptance-mcp; `make acceptance-mcp`)
 # Env: NS (network namespace, default lbacc-boxmcp; empty runs without one),
-#      HOST_VENV (the host's venv), LBP_OFFICIAL_PLUGIN_MIRRORS (default /work/mirrors),
+#      HOST_VENV (the host's venv), LBP_OFFICIAL_PLUGIN_MIRRORS (else the shared bundles,
+#      tests/support/official.py),
 #      IMAGE (default lbp-acc-mcp:latest), KEEP=N keeps everything up N seconds.
 # Follows the conventions of tools/real-langbot/acceptance.sh. Exit 0 = every check passed.
 set -u
@@ -26,7 +27,6 @@ REPO=$(cd "$HERE/../../.." && pwd)
 WORKDIR=${1:-$REPO/.acceptance-mcp}
 NS=${NS-lbacc-boxmcp}
 HOST_VENV=${HOST_VENV:-${LBP_ACCEPTANCE_HOME:-$HOME/.cache/lbp-acceptance}/langbot-4.11.2}
-MIRRORS=${LBP_OFFICIAL_PLUGIN_MIRRORS:-/work/mirrors}
 IMAGE=${IMAGE:-lbp-acc-mcp:latest}
 PY=$REPO/.venv/bin/python
 LBP=$REPO/.venv/bin/lbp
@@ -34,7 +34,8 @@ API=http://127.0.0.1:5300
 PIDS=()
 
 [ -x "$HOST_VENV/bin/langbot" ] || { echo "no LangBot host at $HOST_VENV (run acceptance.sh once)"; exit 2; }
-[ -d "$MIRRORS/langbot-app+langbot-local-agent/repo" ] || { echo "no LocalAgent mirror in $MIRRORS"; exit 2; }
+LOCAL_AGENT=$(cd "$REPO" && "$PY" -c 'from tests.support.official import LOCAL_AGENT, mirror; print(mirror(LOCAL_AGENT) or "")')
+[ -n "$LOCAL_AGENT" ] || { echo "no LocalAgent mirror (LBP_OFFICIAL_PLUGIN_MIRRORS or ../shared/fixtures bundles)"; exit 2; }
 rm -rf "$WORKDIR"; mkdir -p "$WORKDIR"/{host,rt,box,plugin,staged}
 WORKDIR=$(cd "$WORKDIR" && pwd)
 log() { echo "[$(date +%T)] $*"; }
@@ -71,7 +72,7 @@ printf 'FROM lbp-test-python:latest\nCOPY . /usr/local/lib/python3.11/dist-packa
   | docker build -q -t "$IMAGE" -f - "$VENDOR" >"$WORKDIR/image.log" 2>&1 || { cat "$WORKDIR/image.log"; exit 2; }
 log "sandbox image $IMAGE: $(docker run --rm "$IMAGE" python3 -c 'import mcp, importlib.metadata as m; print("mcp", m.version("mcp"))')"
 cp -r "$HERE/staged_server" "$WORKDIR/staged/forecast"
-git -C "$MIRRORS/langbot-app+langbot-local-agent/repo" archive HEAD | tar -x -C "$WORKDIR/plugin"
+git -C "$LOCAL_AGENT" archive HEAD | tar -x -C "$WORKDIR/plugin"
 
 # 1. the scripted model
 start "$WORKDIR" "$WORKDIR/fake_llm.log" "$PY" "$HERE/fake_llm.py" 18081 "$WORKDIR/llm_requests.jsonl"

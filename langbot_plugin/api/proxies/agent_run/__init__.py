@@ -2,7 +2,7 @@
 
 ``AgentRunAPIProxy`` is what ``AgentRunner.get_run_api(ctx)`` returns; calls are
 checked against the run's grants, bounded by its deadline and carry its ``run_id``.
-Submodules: ``api``, ``common``, ``resources``, ``context``, ``ledger``, ``state``,
+Submodules: ``api``, ``common``, ``resources``, ``context``, ``files``, ``ledger``, ``state``,
 ``admin``, ``types``.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langbot_plugin.api.proxies.agent_run.context import AgentRunContextAPIMixin
+from langbot_plugin.api.proxies.agent_run.files import AgentRunFilesAPIMixin
 from langbot_plugin.api.proxies.agent_run.ledger import AgentRunLedgerAPIMixin
 from langbot_plugin.api.proxies.agent_run.resources import AgentRunResourceAPIMixin
 from langbot_plugin.api.proxies.agent_run.state import AgentRunStateAPIMixin
@@ -13,6 +14,7 @@ __all__ = ["AgentRunAPIProxy"]
 class AgentRunAPIProxy(
     AgentRunResourceAPIMixin,
     AgentRunContextAPIMixin,
+    AgentRunFilesAPIMixin,
     AgentRunLedgerAPIMixin,
     AgentRunStateAPIMixin,
 ):

@@ -12,10 +12,10 @@ from pydantic import BaseModel, ConfigDict
 __all__ = ["HOST_CONTEXT_MODEL_CONFIG", "HOST_RESPONSE_MODEL_CONFIG", "HostContextModel"]
 
 #: Config of host-returned DTOs: unknown keys are ignored.
-HOST_RESPONSE_MODEL_CONFIG = ConfigDict(extra="ignore")
+HOST_RESPONSE_MODEL_CONFIG = ConfigDict(extra="ignore", defer_build=True)
 
 #: Config of the run-context parts: unknown keys are kept.
-HOST_CONTEXT_MODEL_CONFIG = ConfigDict(extra="allow")
+HOST_CONTEXT_MODEL_CONFIG = ConfigDict(extra="allow", defer_build=True)
 
 
 class HostContextModel(BaseModel):

@@ -40,7 +40,7 @@ JSONValue = JsonValue
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class InteractionOption(_Strict):

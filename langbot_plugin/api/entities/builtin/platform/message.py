@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import (
     BaseModel,
+    ConfigDict,
     Field,
     RootModel,
     SerializationInfo,
@@ -101,6 +102,8 @@ def _to_component(item: Any) -> Any:
 
 class MessageChain(RootModel[list[SerializeAsAny[MessageComponent]]]):
     """An ordered list of message components that also behaves like a list."""
+
+    model_config = ConfigDict(defer_build=True)
 
     def __init__(self, root: Iterable[MessageComponent | dict[str, Any]] | None = None) -> None:
         items: list[Any] = list(root) if root is not None else []
@@ -300,6 +303,8 @@ class Unknown(MessageComponent):
 class ForwardMessageNode(BaseModel):
     """One message inside a merged forward."""
 
+    model_config = ConfigDict(defer_build=True)
+
     sender_id: int | str | None = ""
     sender_name: str | None = ""
     message_chain: MessageChain | None = Field(default_factory=MessageChain)
@@ -308,6 +313,8 @@ class ForwardMessageNode(BaseModel):
 
 class ForwardMessageDiaplay(BaseModel):
     """How a merged forward is shown (the misspelt name is the public one)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     title: str = "Chat history of the group"
     brief: str = "[Chat history]"
@@ -358,6 +365,3 @@ COMPONENT_TYPES: dict[str, type[MessageComponent]] = {
         WeChatFile,
     )
 }
-
-Quote.model_rebuild()
-ForwardMessageNode.model_rebuild()

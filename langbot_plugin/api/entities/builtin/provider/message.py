@@ -28,8 +28,14 @@ __all__ = [
 ]
 
 
+#: Validators are built on first use: a process that only relays these never pays.
+_LAZY = ConfigDict(defer_build=True)
+
+
 class FunctionCall(BaseModel):
     """The function a tool call invokes; ``arguments`` is a JSON text."""
+
+    model_config = _LAZY
 
     name: str
     arguments: str
@@ -41,6 +47,8 @@ class ToolCall(BaseModel):
     ``provider_specific_fields`` carries provider data that must be sent back
     unchanged on the next request (for example a Gemini thought signature).
     """
+
+    model_config = _LAZY
 
     id: str
     type: str
@@ -55,6 +63,8 @@ class ToolCallChunk(ToolCall):
 class ImageURLContentObject(BaseModel):
     """An image reference inside a :class:`ContentElement`."""
 
+    model_config = _LAZY
+
     url: str
 
     def __str__(self) -> str:
@@ -63,6 +73,8 @@ class ImageURLContentObject(BaseModel):
 
 class ContentElement(BaseModel):
     """One part of a multimodal message; ``type`` says which field holds it."""
+
+    model_config = _LAZY
 
     type: str
     text: str | None = None
@@ -171,6 +183,8 @@ class _Renderable:
 class Message(BaseModel, _Renderable):
     """A complete message; ``role`` is user, system, assistant, tool, command or plugin."""
 
+    model_config = _LAZY
+
     role: str
     name: str | None = None
     content: list[ContentElement] | str | None = None
@@ -183,6 +197,8 @@ class Message(BaseModel, _Renderable):
 
 class MessageChunk(BaseModel, _Renderable):
     """One piece of a streamed answer; ``is_final`` marks the last."""
+
+    model_config = _LAZY
 
     resp_message_id: str | None = None
     role: str
@@ -200,7 +216,7 @@ class MessageChunk(BaseModel, _Renderable):
 class LLMTokenUsage(BaseModel):
     """Token counts a provider reported; provider-specific extra keys are kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -210,7 +226,7 @@ class LLMTokenUsage(BaseModel):
 class LLMInvokeResult(BaseModel):
     """A non-streamed answer and, when known, its usage."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     message: Message
     usage: LLMTokenUsage | None = None
@@ -219,7 +235,7 @@ class LLMInvokeResult(BaseModel):
 class LLMStreamEvent(BaseModel):
     """One item of a streamed answer: a chunk, a usage report, or both."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     chunk: MessageChunk | None = None
     usage: LLMTokenUsage | None = None

@@ -18,7 +18,7 @@ class LLMTool(BaseModel):
     ``func`` (the local implementation, if any) is optional and never serialized.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     name: str
     human_desc: str
