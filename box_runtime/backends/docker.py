@@ -79,6 +79,24 @@ logger = logging.getLogger("box_runtime.docker")
 _MIN_API_VERSION = "1.24"
 
 
+def _unix_socket_unreachable(kwargs: dict[str, Any]) -> str | None:
+    """Why the engine's unix socket refuses a connection, or ``None`` (or not a socket).
+
+    Checked before the SDK connects: docker-py leaks its socket when a connect fails.
+    """
+    url = str(kwargs.get("base_url") or "unix:///var/run/docker.sock")
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("unix", "http+unix"):
+        return None
+    path = "/" + rest.lstrip("/")
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(path)
+        except OSError as exc:
+            return f"{path}: {exc.strerror or exc}"
+    return None
+
+
 class DockerBackend(SandboxBackend):
     name = "docker"
     #: How the engine is named in error messages (a Podman subclass says "podman").
@@ -133,6 +151,9 @@ class DockerBackend(SandboxBackend):
     async def probe(self) -> str | None:
         def check() -> str | None:
             try:
+                unreachable = _unix_socket_unreachable(self._connection())
+                if unreachable is not None:
+                    return f"no {self.engine_label} engine reachable ({unreachable})"
                 api = self._client()
                 api.ping()
                 info = api.info()
