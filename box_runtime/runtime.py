@@ -105,6 +105,8 @@ class BoxRuntime:
         self._selection_stale = False
         self._backend_lock = anyio.Lock()
         self._orphans_cleaned = False
+        #: The pool may fill once this deployment's leftovers are gone.
+        self._pool_ready = False
         #: Why a quota filesystem cannot be made ("" when it can; None: not probed yet).
         self._fs_quota_reason: str | None = None
         self.admission = Admission(self.config)
@@ -163,6 +165,10 @@ class BoxRuntime:
             if selection.backend is not None and not self._orphans_cleaned:
                 self._orphans_cleaned = True
                 await self._cleanup_orphans(selection.backend)
+                # Only now: the cleanup removes every non-persistent sandbox of this
+                # deployment, and would take warm ones made meanwhile with it.
+                self._pool_ready = True
+                self.pool.wake()
             return selection
 
     async def _cleanup_orphans(self, backend: SandboxBackend) -> None:
@@ -328,7 +334,7 @@ class BoxRuntime:
         """The warm sandboxes ``box.pool`` asks for, as resolved requests and counts."""
         backend = self.current_backend
         pool = self.config.pool
-        if backend is None:
+        if backend is None or not self._pool_ready:
             return []
         wanted = [(BoxSpec(session_id=_TEMPLATE_ID), pool.size)]
         wanted += [(BoxSpec(session_id=_TEMPLATE_ID, image=i), n) for i, n in pool.images.items()]

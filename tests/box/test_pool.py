@@ -160,6 +160,9 @@ async def test_nothing_of_one_session_reaches_the_next_on_docker(
         async with runtime.running():
             await runtime.configure({})
             await full(runtime, 1)
+            # The startup cleanup of this deployment's leftovers ran before the pool
+            # filled: the warm sandbox is on the engine and is the one adopted.
+            warm = leftovers(deployment, False)
             first = await runtime.exec(
                 spec(
                     "a",
@@ -170,6 +173,7 @@ async def test_nothing_of_one_session_reaches_the_next_on_docker(
             )
             assert first.stdout == "started\n"
             (session_a,) = runtime.sessions(T)
+            assert [session_a.handle] == warm
             handle_a, workspace_a = session_a.handle, session_a.workspace_dir
             labels_a = client.inspect_container(handle_a)["Config"]["Labels"]
             await runtime.delete_session("a", T)
@@ -192,3 +196,55 @@ async def test_nothing_of_one_session_reaches_the_next_on_docker(
         assert leftovers(deployment, False) == []  # drained on close
     finally:
         client.close()
+
+
+@pytest.mark.docker
+async def test_sigterm_drains_the_pool_of_a_served_box(tmp_path: Path, deployment: str) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from .helpers import free_port, wait_for_port
+
+    config = {
+        "backend": "docker",
+        "deployment_id": deployment,
+        "state_dir": str(tmp_path / "state"),
+        "local": {"image": BUSYBOX},
+        "docker": {"pull_missing_images": False},
+        "pool": {"size": 2},
+    }
+    port = free_port()
+    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
+    leftovers = _labelled(dict)
+    async with await anyio.open_process(
+        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
+    ) as process:
+        await wait_for_port(port)
+        # The pool fills at startup, before any request; a sandbox is idle once its
+        # check command ran (the agent records each command in /tmp/.lbp-exec).
+        await wait_until(lambda: checked(deployment) == 2, seconds=60)
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(60):
+            assert await process.wait() == 0
+    assert leftovers(deployment, False) == []
+    assert list((tmp_path / "state" / "sessions").iterdir()) == []
+
+
+def checked(deployment: str) -> int:
+    """How many of the deployment's containers have run a command."""
+    import docker  # type: ignore[import-untyped]
+
+    api = docker.APIClient()
+    try:
+        count = 0
+        for container_id in _labelled(dict)(deployment, False):
+            probe = api.exec_create(container_id, ["test", "-f", "/tmp/.lbp-exec"])["Id"]
+            api.exec_start(probe)
+            count += api.exec_inspect(probe)["ExitCode"] == 0
+        return count
+    finally:
+        api.close()
