@@ -100,6 +100,7 @@ class WarmPool:
         #: Sandboxes taken out of the pool without a session (trimmed, other backend).
         self._stale: list[Warm] = []
         self._changed = anyio.Event()
+        self._reconfigured = anyio.Event()
         self.adopted = 0
         self.created = 0
 
@@ -111,6 +112,11 @@ class WarmPool:
     def wake(self) -> None:
         """The configuration changed or a sandbox was taken: look at the sizes again."""
         self._changed.set()
+
+    def reconfigure(self) -> None:
+        """The configuration changed: look again now, even while backing off a failure."""
+        self._reconfigured.set()
+        self.wake()
 
     def take(self, spec: BoxSpec, backend: SandboxBackend) -> Warm | None:
         """An idle sandbox for this resolved request, or ``None`` (create one normally)."""
@@ -145,6 +151,7 @@ class WarmPool:
         """Keep the pool at its sizes until cancelled (the runtime's task group runs it)."""
         while True:
             self._changed = anyio.Event()
+            self._reconfigured = anyio.Event()
             failed = False
             try:
                 failed = await self._refill()
@@ -153,7 +160,7 @@ class WarmPool:
                 failed = True
             if failed:
                 with anyio.move_on_after(RETRY_SEC):
-                    await self._changed.wait()
+                    await self._reconfigured.wait()
             else:
                 await self._changed.wait()
 

@@ -143,7 +143,7 @@ class BoxRuntime:
         self.admission.apply(self.config)
         self.settings.initialized.set()
         await self._backend_selection()
-        self.pool.wake()
+        self.pool.reconfigure()
 
     # ------------------------------------------------------------------ backend
 

@@ -121,7 +121,10 @@ async def test_a_failing_create_is_retried_later_not_in_a_loop(tmp_path: Path) -
         # The runtime still serves, creating sessions normally... and failing alike.
         with pytest.raises(BoxValidationError):
             await runtime.create_session(spec("s1"), T)
-        assert len(fake.started) == 3  # two pool attempts, then nothing until RETRY_SEC
+        attempts = [p for p in fake.started if p.session_id.startswith("pool-")]
+        # No loop: the first fill and at most one more look (one refill pass can be
+        # woken by the configuration change it raced with); then RETRY_SEC.
+        assert len(attempts) <= 4
     assert list((tmp_path / "state" / "sessions").iterdir()) == []
 
 
