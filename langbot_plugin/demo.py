@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from langbot_plugin.dev.processes import free_port, port_open, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 
 __all__ = ["example_plugin", "main", "run_demo"]
@@ -60,26 +60,11 @@ def build_package(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def wait_for(check: Callable[[], Any], seconds: float) -> None:
     """Poll a real condition (a port accepting connections) with a bound."""
     with anyio.fail_after(seconds):
         while not await check():  # noqa: ASYNC110 - nothing to wait on but the port itself
             await anyio.sleep(0.05)
-
-
-async def port_open(port: int) -> bool:
-    try:
-        stream = await anyio.connect_tcp("127.0.0.1", port)
-    except OSError:
-        return False
-    await stream.aclose()
-    return True
 
 
 @asynccontextmanager
@@ -90,14 +75,8 @@ async def child(command: list[str], log: Path, cwd: Path) -> AsyncGenerator[Proc
         try:
             yield process
         finally:
-            if process.returncode is None:
-                process.terminate()
-                with anyio.move_on_after(10):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-                    await process.wait()
-            await process.aclose()
+            with anyio.CancelScope(shield=True):
+                await stop_process(process)
 
 
 def run_context(run_id: str, text: str) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def violations() -> list[str]:
                 if t_owner == "langbot_plugin" and t_sub not in ("rpc", "protocol"):
                     problems.append(f"{where} (box_runtime may use only rpc and protocol)")
                 continue
-            if t_owner == "box_runtime" and sub not in ("cli", "demo", "testing"):
+            if t_owner == "box_runtime" and sub not in ("cli", "demo", "testing", "dev"):
                 problems.append(f"{where} (only the CLI may start the Box runtime)")
             if t_owner != "langbot_plugin" or t_sub == sub:
                 continue

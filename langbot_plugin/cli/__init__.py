@@ -19,6 +19,10 @@ __all__ = ["COMMANDS", "SUBCOMMANDS", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "rt": ("langbot_plugin.cli.cmd_rt", "run the plugin runtime daemon"),
     "box": ("langbot_plugin.cli.cmd_box", "run the Box sandbox runtime daemon"),
+    "dev": (
+        "langbot_plugin.cli.cmd_dev",
+        "chat with the plugin in this folder (no LangBot needed)",
+    ),
     "run": ("langbot_plugin.cli.cmd_run", "run the plugin in this folder against a runtime"),
     "demo": ("langbot_plugin.cli.cmd_demo", "start the daemons and drive an example AgentRunner"),
     "init": ("langbot_plugin.cli.cmd_init", "create a new plugin folder"),
@@ -33,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "box": ("box image build", "build the Box's default sandbox image offline"),
     "build": ("build --check", "only check the plugin (what the runtime would refuse)"),
+    "dev": ("dev --web", "the same session as a page on 127.0.0.1"),
 }
 HELP_LINE = ("help [COMMAND]", "this list, or a command's options (also -h, --help)")
 

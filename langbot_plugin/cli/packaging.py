@@ -67,6 +67,7 @@ ALWAYS_EXCLUDED = (
     ".ruff_cache",
     ".coverage",
     ".DS_Store",
+    ".lbp-dev",
 )
 #: Kept despite matching ALWAYS_EXCLUDED (templates of secrets, not secrets).
 ALWAYS_KEPT = (".env.example", ".env.sample", ".env.template")

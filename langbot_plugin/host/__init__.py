@@ -26,7 +26,7 @@ from langbot_plugin.host.results import NormalizedResult, ResultNormalizer
 from langbot_plugin.host.run_context import build_run_context, make_resources
 from langbot_plugin.host.run_host import RunHost, RunOutcome, StartedRun
 from langbot_plugin.host.runtime_client import PluginRuntimeClient
-from langbot_plugin.host.scripted import HostTool, ScriptedModel
+from langbot_plugin.host.scripted import HostModel, HostTool, ScriptedModel
 from langbot_plugin.host.services import RunServices
 from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.host.state_store import StateStore
@@ -37,6 +37,7 @@ __all__ = [
     "EventLogStore",
     "HostCall",
     "HostDatabase",
+    "HostModel",
     "HostTool",
     "LocalHost",
     "NormalizedResult",

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from langbot_plugin.host.errors import RunNotOwnedError
 from langbot_plugin.host.query_api import QueryHost
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
-from langbot_plugin.host.scripted import HostTool, ScriptedModel
+from langbot_plugin.host.scripted import HostModel, HostTool, ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.host_api import messaging, models, storage
 from langbot_plugin.protocol.host_link import (
@@ -48,7 +48,7 @@ from langbot_plugin.rpc.routes import preceded_by
 if TYPE_CHECKING:
     from langbot_plugin.host.runtime_client import PluginRuntimeClient
 
-__all__ = ["HostCall", "HostTool", "LocalHost", "ScriptedModel"]
+__all__ = ["HostCall", "HostModel", "HostTool", "LocalHost", "ScriptedModel"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +62,8 @@ class HostCall:
 class LocalHost:
     """Serves the runtime -> host actions from memory (a :class:`Dispatcher`)."""
 
-    models: dict[str, ScriptedModel] = field(
-        default_factory=lambda: {"scripted-model": ScriptedModel()}
+    models: dict[str, HostModel] = field(
+        default_factory=lambda: dict[str, HostModel]({"scripted-model": ScriptedModel()})
     )
     version: str = "v4.11.2"
     settings: dict[str, PluginSettings] = field(default_factory=dict[str, PluginSettings])
@@ -193,25 +193,27 @@ class LocalHost:
     async def _llm_models(self, p: Params, ctx: RequestContext) -> models.LLMModels:
         return models.LLMModels(llm_models=list(self.models))
 
-    def _model(self, p: models.InvokeLLMParams) -> tuple[ScriptedModel, list[dict[str, Any]]]:
+    def _model(self, p: models.InvokeLLMParams) -> tuple[HostModel, list[dict[str, Any]]]:
         model = self.models.get(p.llm_model_uuid)
         if model is None:
             raise NotFoundError(f"no model {p.llm_model_uuid!r}")
         return model, [m.model_dump(mode="json", exclude_unset=True) for m in p.messages]
 
+    @staticmethod
+    def _funcs(p: models.InvokeLLMParams) -> list[dict[str, Any]]:
+        return [f.model_dump(mode="json") for f in p.funcs]
+
     async def _invoke_llm(self, p: models.InvokeLLMParams, ctx: RequestContext) -> models.LLMAnswer:
         model, messages = self._model(p)
-        message = model.answer(messages)
-        words = len(str(message.get("content") or "").split())
-        usage = {"prompt_tokens": 1, "completion_tokens": words, "total_tokens": words + 1}
+        message, usage = await model.invoke(messages, self._funcs(p))
         return models.LLMAnswer.model_validate({"message": message, "usage": usage})
 
     async def _invoke_llm_stream(
         self, p: models.InvokeLLMParams, ctx: RequestContext
     ) -> AsyncIterator[models.LLMStreamItem]:
         model, messages = self._model(p)
-        for chunk in model.chunks(model.answer(messages)):
-            yield models.LLMStreamItem.model_validate({"chunk": chunk})
+        async for item in model.stream(messages, self._funcs(p)):
+            yield models.LLMStreamItem.model_validate(item)
 
     async def _count_tokens(
         self, p: models.InvokeLLMParams, ctx: RequestContext

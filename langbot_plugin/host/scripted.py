@@ -1,17 +1,18 @@
 """Scripted stand-ins for a host's models and tools, for tests and local runs.
 
-:class:`ScriptedModel` answers LLM calls from a script; :class:`HostTool` is a tool
+:class:`HostModel` is what the local host asks of a model (an answer, or a stream of
+chunks); :class:`ScriptedModel` answers from a script; :class:`HostTool` is a tool
 the local host exposes to plugins and runners (``call_tool``, ``get_tool_detail``).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["HostTool", "Reply", "ScriptedModel"]
+__all__ = ["HostModel", "HostTool", "Reply", "ScriptedModel"]
 
 Reply = str | dict[str, Any]
 
@@ -29,6 +30,27 @@ def _message(reply: Reply) -> dict[str, Any]:
     if isinstance(reply, str):
         return {**base, "content": reply}
     return {**base, **reply}
+
+
+class HostModel(Protocol):
+    """A model the local host serves: ``invoke_llm`` asks :meth:`invoke`,
+    ``invoke_llm_stream`` iterates :meth:`stream`.
+
+    ``messages`` and ``tools`` are JSON (the ``messages`` and ``funcs`` of the call).
+    :meth:`invoke` returns the assistant message and the usage (or ``None``);
+    :meth:`stream` yields ``{"chunk": ...}`` items (the last chunk has
+    ``is_final: true``) and optionally a ``{"usage": ...}`` item.
+    """
+
+    model_uuid: str
+
+    async def invoke(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]: ...
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[dict[str, Any]]: ...
 
 
 class ScriptedModel:
@@ -65,6 +87,21 @@ class ScriptedModel:
         reply = script[min(self._index, len(script) - 1)]
         self._index += 1
         return _message(reply)
+
+    async def invoke(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """:class:`HostModel`: the next reply, with a word-count usage."""
+        message = self.answer(messages)
+        words = len(str(message.get("content") or "").split())
+        return message, {"prompt_tokens": 1, "completion_tokens": words, "total_tokens": words + 1}
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """:class:`HostModel`: the next reply, cut into :meth:`chunks`."""
+        for chunk in self.chunks(self.answer(messages)):
+            yield {"chunk": chunk}
 
     def chunks(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """The message cut into incremental stream chunks (the last one is final)."""

@@ -167,7 +167,9 @@ class RemoteError(RPCError):
     """The peer reported an error whose code has no class on this side.
 
     ``remote_code`` keeps whatever code the peer sent (empty for reference peers,
-    which send none); ``message`` keeps the peer's full text.
+    which send none) and ``remote_type`` the class name it gave; ``message`` keeps the
+    peer's full text. A relay that passes the error on sends both unchanged, so the
+    code reaches a peer that knows it.
     """
 
     code = "remote_error"
@@ -177,10 +179,13 @@ class RemoteError(RPCError):
         message: str = "",
         *,
         remote_code: str = "",
+        remote_type: str = "",
         details: dict[str, Any] | None = None,
+        retryable: bool | None = None,
     ) -> None:
-        super().__init__(message, details=details)
+        super().__init__(message, details=details, retryable=retryable)
         self.remote_code = remote_code
+        self.remote_type = remote_type
 
 
 class ActionNotFoundError(RPCError):

@@ -21,7 +21,12 @@ _MAX_ERROR_CHARS = 4096
 def error_response(seq_id: int, exc: BaseException) -> Response:
     """The wire form of ``exc``: code 1, ``"Class: text"``, and our stable code in data."""
     retryable = False
-    if isinstance(exc, RPCError):
+    if isinstance(exc, RemoteError) and exc.remote_code:
+        # Relayed as it came: the peer's code, class name and text.
+        wire_type, code, details = exc.remote_type or exc.wire_type, exc.remote_code, exc.details
+        text = exc.message.removeprefix(f"{exc.remote_type}: ") if exc.remote_type else exc.message
+        retryable = exc.retryable
+    elif isinstance(exc, RPCError):
         wire_type, text, code, details = exc.wire_type, exc.message, exc.code, exc.details
         retryable = exc.retryable
     else:
@@ -46,7 +51,11 @@ def error_from_response(response: Response) -> RPCError:
     cls = error_class_for_code(code) if isinstance(code, str) else None
     if cls is None or cls is RemoteError:
         return RemoteError(
-            response.message, remote_code=code if isinstance(code, str) else "", details=details
+            response.message,
+            remote_code=code if isinstance(code, str) else "",
+            remote_type=wire_type if isinstance(wire_type, str) else "",
+            details=details,
+            retryable=data.get("retryable") is True,
         )
     text = response.message
     # Strip the "Class: " prefix when it names this class or a class it refines (a

@@ -15,7 +15,6 @@ and, in memory, the plugin as loaded in this process.
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -25,6 +24,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
+from langbot_plugin.dev.processes import free_port
+from langbot_plugin.dev.processes import stop_process as _stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.scope import ActionScope
@@ -92,13 +93,6 @@ async def in_memory(root: Path, host: LocalHost, data_dir: Path) -> AsyncGenerat
             tg.cancel_scope.cancel()
 
 
-def free_port() -> int:
-    """A port on 127.0.0.1 free a moment ago (for a child's listener it must have)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _tail(path: Path, lines: int = 30) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -151,18 +145,6 @@ async def child_process(root: Path, host: LocalHost, workdir: Path) -> AsyncGene
 
 
 async def stop_process(process: Process) -> None:
-    """Stop a child in order: close stdin (a daemon started with ``-s`` stops when its
-    stdin closes), wait, terminate, kill."""
-    with anyio.CancelScope(shield=True):
-        if process.stdin is not None:
-            await process.stdin.aclose()
-        with anyio.move_on_after(STOP_SECONDS):
-            await process.wait()
-        if process.returncode is None:
-            process.terminate()
-            with anyio.move_on_after(STOP_SECONDS):
-                await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
+    """Stop a child in order (:func:`langbot_plugin.dev.processes.stop_process`), giving
+    a daemon started with ``-s`` the time to stop by itself once its stdin closes."""
+    await _stop_process(process, stdin_grace=STOP_SECONDS, grace=STOP_SECONDS)

@@ -162,3 +162,21 @@ def test_an_unknown_code_is_a_remote_error() -> None:
     error = error_from_response(Response(seq_id=5, code=1, message="Whatever: x", data=data))
     assert isinstance(error, RemoteError)
     assert error.remote_code == "brand_new"
+
+
+def test_a_relay_passes_an_unknown_code_on_unchanged() -> None:
+    # lbp rt between a plugin and a host: the plugin's code has no class in the relay,
+    # yet the host, which knows it, must get it back with the class name and text.
+    data: dict[str, Any] = {
+        "error_code": "state_quota_exceeded",
+        "error_type": "StateQuotaError",
+        "details": {"limit": 10},
+        "retryable": True,
+    }
+    came = Response(seq_id=5, code=1, message="StateQuotaError: over 10 keys", data=data)
+    relayed = error_response(9, error_from_response(came))
+    assert relayed.message == came.message
+    assert relayed.data == data
+    # A reference peer sends no code: the relay still answers with its own.
+    bare = error_from_response(Response(seq_id=6, code=1, message="KeyError: 'x'", data={}))
+    assert error_response(1, bare).data["error_code"] == "remote_error"

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from langbot_plugin.dev.processes import port_open, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.host.runtime_client import default_workspace
 from tests.conftest import free_port
@@ -22,24 +23,8 @@ LBP = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
 ECHO_PLUGIN = Path(__file__).resolve().parent.parent / "acceptance" / "echo_plugin"
 
 
-async def port_open(port: int) -> bool:
-    try:
-        stream = await anyio.connect_tcp("127.0.0.1", port)
-    except OSError:
-        return False
-    await stream.aclose()
-    return True
-
-
 async def stop(process: Process) -> int:
-    if process.returncode is None:
-        process.terminate()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    await process.aclose()
+    await stop_process(process)
     return int(process.returncode or 0)
 
 

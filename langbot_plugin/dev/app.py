@@ -1,0 +1,103 @@
+"""``lbp dev`` put together: a session, an optional local Box, and the chosen front end.
+
+:class:`DevApp` is what the CLI runs: it starts the Box when asked
+(:mod:`langbot_plugin.dev.box`), the :class:`~langbot_plugin.dev.session.DevSession`,
+subscribes the terminal or JSON view, and then runs ``--message`` lines, the
+interactive chat, or the web page (with the chat beside it when stdin is a terminal).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from langbot_plugin.dev.session import DEFAULT_STATE_DIR, DevError, DevSession
+from langbot_plugin.dev.terminal import JsonView, TerminalView, chat, run_messages
+from langbot_plugin.host.scripted import HostModel, HostTool
+
+__all__ = ["DevApp", "DevAppError"]
+
+
+class DevAppError(Exception):
+    """Why ``lbp dev`` cannot go on: ``message`` and more ``lines``; ``usage`` when it
+    is the author's input (exit 2) rather than a failure at run time (exit 1)."""
+
+    def __init__(self, message: str, lines: Sequence[str] = (), *, usage: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.lines = [message, *lines]
+        self.usage = usage
+
+
+@dataclass
+class DevApp:
+    root: Path
+    model: HostModel
+    runner: str | None = None
+    config: dict[str, Any] = field(default_factory=dict[str, Any])
+    state_dir: Path | None = None
+    fresh: bool = False
+    hot_reload: bool = True
+    box: str | None = None
+    json_lines: bool = False
+    verbose: bool = False
+    web_port: int | None = None
+
+    async def run(self, messages: list[str] | None) -> bool:
+        """Run the session; ``False`` when a ``--message`` failed."""
+        state = (self.state_dir or self.root / DEFAULT_STATE_DIR).resolve()
+        async with AsyncExitStack() as stack:
+            tools: list[HostTool] = []
+            if self.box is not None:
+                from langbot_plugin.dev.box import BoxSetupError, LocalBox
+
+                try:
+                    box = await stack.enter_async_context(
+                        LocalBox(self.box, state / "box").running()
+                    )
+                except BoxSetupError as exc:
+                    raise DevAppError(str(exc), usage=False) from None
+                tools = box.host_tools()
+            session = DevSession(
+                self.root,
+                model=self.model,
+                runner=self.runner,
+                config=self.config,
+                state_dir=state,
+                fresh=self.fresh,
+                hot_reload=self.hot_reload,
+                host_tools=tools,
+            )
+            if self.json_lines:
+                session.events.subscribe(JsonView())
+            else:
+                quiet = messages is not None
+                session.events.subscribe(
+                    TerminalView(info=sys.stderr if quiet else sys.stdout, verbose=self.verbose)
+                )
+            try:
+                await stack.enter_async_context(session)
+            except DevError as exc:
+                raise DevAppError(exc.message, exc.lines, usage=exc.usage) from None
+            if messages is not None:
+                return await run_messages(session, messages)
+            if self.web_port is not None:
+                from langbot_plugin.dev.web import DevWeb, WebBindError
+
+                web = DevWeb(session, port=self.web_port)
+                try:
+                    url = await stack.enter_async_context(web.serving())
+                except WebBindError as exc:
+                    raise DevAppError(str(exc), usage=exc.usage) from None
+                sys.stdout.write(f"lbp dev: the session is at {url}\n")
+                sys.stdout.flush()
+                if not sys.stdin.isatty():
+                    await anyio.sleep_forever()
+            await chat(session, json_lines=self.json_lines)
+            return True

@@ -1,0 +1,177 @@
+"""``lbp dev --web``: the session as a page on 127.0.0.1 (aiohttp, plain HTML/JS, no CDN).
+
+Routes:
+
+- ``GET /`` the page; ``GET /static/<file>`` its script and style (package data of
+  ``langbot_plugin/dev/static``; no build step).
+- ``GET /api/session``: the plugin, its runners, tools and commands, the conversation.
+- ``GET /api/events``: a WebSocket; it sends the recent events, then each event as
+  it happens (``DevEvent.to_json``).
+- ``POST /api/input`` with ``{"line": "..."}``: one input line, as typed in the
+  terminal (a message, ``!command``, ``/tool``, ``/event``, ``/reset``); answers
+  ``{"ok": bool, "error": str | null}`` when it is done.
+
+The server binds 127.0.0.1 only and answers only requests whose ``Host`` is this
+address (a page from another site cannot reach it through DNS rebinding), and takes
+input and WebSocket connections only from its own origin.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+import anyio
+from aiohttp import WSMsgType, web
+
+from langbot_plugin.dev.events import DevEvent
+from langbot_plugin.dev.inputs import handle_line
+from langbot_plugin.dev.session import DevSession
+
+__all__ = ["DevWeb", "WebBindError"]
+
+STATIC = {
+    "app.js": "text/javascript",
+    "style.css": "text/css",
+}
+#: How long a browser may take to accept one event before it is disconnected.
+SEND_SECONDS = 5.0
+
+
+class WebBindError(Exception):
+    """The page's port cannot be bound; ``usage`` when the address is wrong."""
+
+    def __init__(self, message: str, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("langbot_plugin.dev").joinpath("static", name).read_bytes()
+
+
+class DevWeb:
+    """Serves one :class:`DevSession` (see the module docstring)."""
+
+    def __init__(self, session: DevSession, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.session = session
+        self.host = host
+        self.port = port
+        self.app = web.Application(middlewares=[self._same_origin])
+        self.app.router.add_get("/", self._index)
+        self.app.router.add_get("/static/{name}", self._static)
+        self.app.router.add_get("/api/session", self._info)
+        self.app.router.add_get("/api/events", self._events)
+        self.app.router.add_post("/api/input", self._input)
+        self._busy = anyio.Lock()
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncGenerator[str]:
+        """Serve until the block ends; yields the page's URL."""
+        runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.host, self.port)
+            try:
+                await site.start()
+            except OSError as exc:
+                taken = exc.errno == errno.EADDRINUSE
+                hint = "; choose another with --port" if taken else ""
+                reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+                raise WebBindError(
+                    f"cannot serve the page on {self.host}:{self.port}: {reason}{hint}"
+                ) from None
+            server = site._server  # pyright: ignore[reportPrivateUsage]
+            sockets = getattr(server, "sockets", None) or []
+            self.port = int(sockets[0].getsockname()[1]) if sockets else self.port
+            yield f"http://{self.host}:{self.port}/"
+        finally:
+            with anyio.CancelScope(shield=True):
+                await runner.cleanup()
+
+    # ------------------------------------------------------------------ checks
+
+    def _allowed_hosts(self) -> set[str]:
+        return {f"{self.host}:{self.port}", f"localhost:{self.port}"}
+
+    @web.middleware
+    async def _same_origin(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.host not in self._allowed_hosts():
+            return web.Response(status=403, text="this page answers on 127.0.0.1 only\n")
+        origin = request.headers.get("Origin")
+        writes = request.method != "GET" or request.path == "/api/events"
+        if writes and origin is not None and origin != f"http://{request.host}":
+            return web.Response(status=403, text="cross-origin requests are refused\n")
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    # ------------------------------------------------------------------ pages
+
+    async def _index(self, request: web.Request) -> web.Response:
+        return web.Response(body=_asset("index.html"), content_type="text/html", charset="utf-8")
+
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in STATIC:
+            raise web.HTTPNotFound()
+        return web.Response(body=_asset(name), content_type=STATIC[name], charset="utf-8")
+
+    async def _info(self, request: web.Request) -> web.Response:
+        return web.json_response(self.session.describe())
+
+    # ------------------------------------------------------------------ live events
+
+    async def _events(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(heartbeat=30)
+        await ws.prepare(request)
+        backlog = list(self.session.events.recent)
+        queue: list[DevEvent] = []
+        caught_up = False
+
+        async def send(event: DevEvent) -> None:
+            if ws.closed:
+                return
+            if not caught_up:
+                queue.append(event)
+                return
+            with anyio.move_on_after(SEND_SECONDS) as waited:
+                await ws.send_str(json.dumps(event.to_json(), ensure_ascii=False, default=str))
+            if waited.cancelled_caught:
+                await ws.close()
+
+        unsubscribe = self.session.events.subscribe(send)
+        try:
+            await ws.send_json({"kind": "session", "data": self.session.describe()})
+            for event in backlog:
+                await ws.send_str(json.dumps(event.to_json(), ensure_ascii=False, default=str))
+            while queue:
+                event = queue.pop(0)
+                await ws.send_str(json.dumps(event.to_json(), ensure_ascii=False, default=str))
+            caught_up = True
+            async for message in ws:
+                if message.type in (WSMsgType.ERROR, WSMsgType.CLOSE):
+                    break
+        finally:
+            unsubscribe()
+        return ws
+
+    # ------------------------------------------------------------------ input
+
+    async def _input(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.json_response({"ok": False, "error": "the body is not JSON"}, status=400)
+        line = body.get("line") if isinstance(body, dict) else None
+        if not isinstance(line, str):
+            return web.json_response({"ok": False, "error": 'expected {"line": TEXT}'}, status=400)
+        async with self._busy:  # one line at a time, as in the terminal
+            result = await handle_line(self.session, line)
+        if result.quit:
+            return web.json_response({"ok": False, "error": "/quit works in the terminal only"})
+        return web.json_response({"ok": result.ok, "error": result.error, "help": result.help})

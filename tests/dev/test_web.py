@@ -1,0 +1,159 @@
+"""``lbp dev --web`` in a real browser (Debian's headless Chromium, driven by Playwright),
+and the page's HTTP surface with a plain client.
+
+The browser test types a message, sees the reply stream into the chat (the bot
+bubble's text is recorded at every change) and the tool call in the timeline, sees a
+broken save reported, and keeps a screenshot in ``.artifacts/dev-web.png`` (a
+gitignored folder at the top of the checkout). Without Chromium or Playwright it is
+skipped, unless ``LBP_REQUIRE_BROWSER=1`` (set by ``.ci/run``) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+import anyio
+import pytest
+
+from langbot_plugin.dev import DevSession
+from langbot_plugin.dev.models import scripted_model
+from langbot_plugin.dev.web import DevWeb
+from tests.dev.helpers import ADD_SCRIPT, toolbox
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts"
+ANSWER = "The sum is 42, as the add tool says."
+
+
+def chromium() -> str:
+    """The system Chromium; skip (or fail under LBP_REQUIRE_BROWSER=1) without one."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    reason = None if found else "no chromium on PATH (apt-get install -y chromium)"
+    try:
+        import playwright.async_api  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError:
+        reason = "the playwright package is not installed (pip install -e '.[dev]')"
+    if reason is not None:
+        if os.environ.get("LBP_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"LBP_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    assert found is not None
+    return found
+
+
+@asynccontextmanager
+async def served(tmp_path: Path) -> AsyncGenerator[tuple[DevSession, str]]:
+    plugin = toolbox(tmp_path)
+    model = scripted_model(ADD_SCRIPT, chunk_chars=6)
+    async with DevSession(plugin, model=model) as session, DevWeb(session).serving() as url:
+        yield session, url
+
+
+async def test_the_page_streams_a_reply_and_shows_the_tool_call(tmp_path: Path) -> None:
+    executable = chromium()
+    from playwright.async_api import async_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with served(tmp_path) as (session, url), async_playwright() as pw:
+        browser = await pw.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            # Record every text the bot bubble shows: a streamed reply shows several.
+            await page.add_init_script(
+                """
+                window.botTexts = [];
+                new MutationObserver(() => {
+                  const bot = document.querySelector('#chat .msg.bot');
+                  if (bot && bot.textContent !== window.botTexts.at(-1)) {
+                    window.botTexts.push(bot.textContent);
+                  }
+                }).observe(document, {subtree: true, childList: true, characterData: true});
+                """
+            )
+            await page.goto(url)
+            await page.wait_for_selector("#timeline li[data-kind='plugin.ready']")
+            assert await page.text_content("#identity") == "thirdparty/toolbox"
+            await page.fill("#input", "what is 2 + 40?")
+            await page.click("#send")
+
+            bot = page.locator("#chat .msg.bot").first
+            await bot.wait_for()
+            await page.wait_for_function(
+                "text => document.querySelector('#chat .msg.bot').textContent === text", arg=ANSWER
+            )
+            texts: list[str] = await page.evaluate("window.botTexts")
+            assert len(texts) >= 3, texts  # the answer arrived in pieces
+            assert all(ANSWER.startswith(t) for t in texts), texts
+            assert texts[-1] == ANSWER
+
+            started = page.locator("#timeline li[data-kind='tool.call.started']")
+            await started.wait_for()
+            assert 'add({"a":2,"b":40})' in (await started.text_content() or "")
+            completed = page.locator("#timeline li[data-kind='tool.call.completed']")
+            assert '{"sum":42}' in (await completed.text_content() or "")
+            assert await page.locator("#timeline li[data-kind='message.delta']").count() >= 3
+            state = page.locator("#timeline li[data-kind='state.updated']")
+            assert "conversation.turns = 1" in (await state.text_content() or "")
+            ended = page.locator("#timeline li[data-kind='run.ended']")
+            await ended.wait_for()
+            assert "completed" in (await ended.text_content() or "")
+            assert await page.locator("#logs li").count() >= 1  # the plugin's log lines
+
+            # A broken save is reported in the page; the plugin keeps serving.
+            tool = session.root / "components" / "tools" / "add.py"
+            await anyio.Path(tool).write_text("def broken(:\n")
+            error = page.locator("#chat .msg.error")
+            await error.wait_for(timeout=60_000)
+            assert "cannot be loaded" in (await error.text_content() or "")
+            assert await page.text_content("#status") == "broken save"
+
+            await page.screenshot(path=str(ARTIFACTS / "dev-web.png"), full_page=True)
+        finally:
+            await browser.close()
+    assert (ARTIFACTS / "dev-web.png").stat().st_size > 10_000
+
+
+async def test_the_page_answers_its_own_origin_only(tmp_path: Path) -> None:
+    async with served(tmp_path) as (session, url), aiohttp.ClientSession() as http:
+        async with http.get(url + "api/session") as response:
+            assert response.status == 200
+            info = await response.json()
+        assert info["identity"] == "thirdparty/toolbox"
+        assert info["runners"] == ["agent"]
+        assert info["tools"] == ["add"]
+
+        async with http.get(url, headers={"Host": "evil.example:80"}) as response:
+            assert response.status == 403
+        origin = {"Origin": "http://evil.example"}
+        async with http.post(url + "api/input", json={"line": "hi"}, headers=origin) as response:
+            assert response.status == 403
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await http.ws_connect(url + "api/events", headers=origin)
+        assert refused.value.status == 403
+        async with http.ws_connect(url + "api/events") as ws:  # its own origin: the events
+            first = await ws.receive_json(timeout=30)
+            assert first["kind"] == "session"
+            assert first["data"]["identity"] == "thirdparty/toolbox"
+        async with http.post(url + "api/input", data=b"{") as response:
+            assert response.status == 400
+        async with http.post(url + "api/input", json={"text": "hi"}) as response:
+            assert response.status == 400
+        async with http.get(url + "static/../session.py") as response:
+            assert response.status == 404
+
+        async with http.post(url + "api/input", json={"line": "!hello web"}) as response:
+            assert await response.json() == {"ok": True, "error": None, "help": False}
+        async with http.post(url + "api/input", json={"line": "/nope"}) as response:
+            answer = await response.json()
+        assert answer["ok"] is False
+        assert "unknown /nope" in answer["error"]
+    replies = [e.data["text"] for e in session.events.recent if e.kind == "command.reply"]
+    assert replies == ["hello, web!"]
