@@ -9,7 +9,7 @@ kept and reported by :func:`unknown_keys` so a newer host never breaks the runti
 
 Keys the released host sends: ``enabled``, ``backend``, ``default_memory_mb``,
 ``admission``, ``docker``, ``e2b``, ``limits``, ``local``. Keys of our own:
-``sessions``, ``output``, ``nsjail``, ``env_passthrough``, ``deployment_id``,
+``sessions``, ``output``, ``nsjail``, ``podman``, ``pool``, ``env_passthrough``, ``deployment_id``,
 ``state_dir``, ``init_wait_sec`` (documented in ``docs/box.md``).
 """
 
@@ -19,13 +19,21 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from box_runtime.errors import BoxValidationError
 from box_runtime.models import BUILTIN_PROFILES
 
 __all__ = [
     "DEFAULT_IMAGE",
+    "MAX_POOL_SIZE",
     "AdmissionConfig",
     "BoxConfig",
     "DockerConfig",
@@ -33,6 +41,8 @@ __all__ = [
     "LocalConfig",
     "NsjailConfig",
     "OutputConfig",
+    "PodmanConfig",
+    "PoolConfig",
     "SessionsConfig",
     "deep_merge",
     "merge_config",
@@ -42,6 +52,8 @@ __all__ = [
 #: The image used when neither the request nor ``box.local.image`` names one; built
 #: offline by ``lbp box image build``.
 DEFAULT_IMAGE = "langbot-box-sandbox:latest"
+#: The most warm sandboxes a pool keeps, all images together.
+MAX_POOL_SIZE = 32
 
 BackendName = Literal["local", "docker", "nsjail", "podman", "e2b", "host", "fake"]
 
@@ -99,8 +111,16 @@ class DockerConfig(_Section):
     #: The network a session with ``network: on`` joins.
     network: str = "bridge"
     pull_missing_images: bool = True
-    #: Engine address; empty uses ``DOCKER_HOST`` or the default socket.
+    #: Engine address (``unix:///path``, ``tcp://host:port``); empty uses ``DOCKER_HOST``
+    #: (with ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH``) or the default socket.
     base_url: str = ""
+    #: Verify the engine's certificate against ``tls_ca_cert`` (a ``tcp://`` engine).
+    tls_verify: bool = False
+    #: PEM files: the CA that signed the engine's certificate, and this client's
+    #: certificate and key (mutual TLS, as ``dockerd --tlsverify`` requires).
+    tls_ca_cert: str = ""
+    tls_client_cert: str = ""
+    tls_client_key: str = ""
     tmpfs_size_mb: int = Field(default=64, ge=1, le=65536)
     #: Read output through named pipes in the container when the engine is local
     #: (falls back to Docker's stream by itself when it is not).
@@ -108,6 +128,20 @@ class DockerConfig(_Section):
     #: Start a tiny agent in each container and run commands through it instead of a
     #: ``docker exec`` each (needs ``fast_output``; falls back to ``docker exec``).
     exec_agent: bool = True
+
+
+class PodmanConfig(DockerConfig):
+    """The Docker settings, with Podman's defaults (see ``docs/box.md``, "Podman")."""
+
+    #: Podman runs an init only with catatonit installed (Debian: a separate package).
+    init: bool = False
+    #: Podman's ``--userns`` (``""``: the engine's default; ``auto``, ``keep-id``,
+    #: ``host``, ``nomap``... as Podman accepts them).
+    userns: str = ""
+    #: Explicit ``nofile`` and ``nproc`` ulimits: Podman's defaults can exceed the
+    #: host's hard limits, and then no container starts.
+    ulimit_nofile: int = Field(default=1024, ge=16)
+    ulimit_nproc: int = Field(default=4096, ge=16)
 
 
 class NsjailConfig(_Section):
@@ -141,6 +175,37 @@ class OutputConfig(_Section):
     head_ratio: float = Field(default=0.6, ge=0.0, le=1.0)
 
 
+class PoolConfig(_Section):
+    """Warm sandboxes (see :mod:`box_runtime.pool`): started, idle, adopted by new sessions."""
+
+    #: Idle sandboxes kept for the default image and profile (0: no pool).
+    size: int = Field(default=0, ge=0, le=MAX_POOL_SIZE)
+    #: Other images: ``{"image": count}`` (a list gives each image ``size`` sandboxes).
+    images: dict[str, int] = Field(default_factory=dict[str, int])
+    #: How many sandboxes the pool creates at the same time while it refills.
+    refill_concurrency: int = Field(default=2, ge=1, le=8)
+
+    @field_validator("images", mode="before")
+    @classmethod
+    def _list_of_images(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return {str(image): -1 for image in cast(list[Any], value)}  # -1: "size"
+        return value
+
+    @model_validator(mode="after")
+    def _bounded(self) -> PoolConfig:
+        images = {
+            image: self.size if count == -1 else count for image, count in self.images.items()
+        }
+        if any(count < 0 or count > MAX_POOL_SIZE for count in images.values()):
+            raise ValueError(f"pool.images counts must be between 0 and {MAX_POOL_SIZE}")
+        if self.size + sum(images.values()) > MAX_POOL_SIZE:
+            raise ValueError(f"the pool holds at most {MAX_POOL_SIZE} sandboxes in all")
+        if images != self.images:
+            self.images = images
+        return self
+
+
 class AdmissionConfig(_Section):
     required: bool = False
 
@@ -152,10 +217,12 @@ class BoxConfig(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     local: LocalConfig = Field(default_factory=LocalConfig)
     docker: DockerConfig = Field(default_factory=DockerConfig)
+    podman: PodmanConfig = Field(default_factory=PodmanConfig)
     nsjail: NsjailConfig = Field(default_factory=NsjailConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     admission: AdmissionConfig = Field(default_factory=AdmissionConfig)
+    pool: PoolConfig = Field(default_factory=PoolConfig)
     #: Names of the runtime's own environment variables copied into sandboxes.
     env_passthrough: list[str] = Field(default_factory=list[str])
     #: Labels our containers so startup cleanup touches only ours (default: derived

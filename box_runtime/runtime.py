@@ -18,6 +18,8 @@
   (``box_shutdown``, SIGTERM/SIGINT).
 * Managed processes (:mod:`box_runtime.processes`) live in their session: removing
   the session stops them first; closing the runtime stops every one of them.
+* With ``box.pool``, a new session adopts a warm sandbox when its request matches one
+  (:mod:`box_runtime.pool`); closing the runtime drains the pool.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from box_runtime.errors import (
 )
 from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
+from box_runtime.pool import WarmPool, adopt_plan, adoptable
 from box_runtime.process_models import ManagedProcessSpec
 from box_runtime.processes import ProcessTable
 from box_runtime.protocol import BackendInfo
@@ -73,6 +76,8 @@ __all__ = ["BoxRuntime"]
 
 logger = logging.getLogger("box_runtime")
 _MIB = 1024 * 1024
+#: The session id of the pool's template requests (valid under ``strict_ids`` too).
+_TEMPLATE_ID = "lb-box-" + "0" * 64
 
 
 class BoxRuntime:
@@ -100,11 +105,21 @@ class BoxRuntime:
         self._selection_stale = False
         self._backend_lock = anyio.Lock()
         self._orphans_cleaned = False
+        #: The pool may fill once this deployment's leftovers are gone.
+        self._pool_ready = False
         #: Why a quota filesystem cannot be made ("" when it can; None: not probed yet).
         self._fs_quota_reason: str | None = None
         self.admission = Admission(self.config)
         self.reaped = 0
         self.processes = ProcessTable(lambda: self.config.limits)
+        self.pool = WarmPool(
+            backend=self.backend,
+            planner=lambda spec, key: self._plan(
+                spec, key, self.config.local.workspace_quota_enforcement
+            ),
+            templates=self._pool_templates,
+            concurrency=lambda: self.config.pool.refill_concurrency,
+        )
 
     # ------------------------------------------------------------------ configuration
 
@@ -128,6 +143,7 @@ class BoxRuntime:
         self.admission.apply(self.config)
         self.settings.initialized.set()
         await self._backend_selection()
+        self.pool.reconfigure()
 
     # ------------------------------------------------------------------ backend
 
@@ -136,6 +152,7 @@ class BoxRuntime:
             selection = self._selection
             if selection is None or (self._selection_stale and not self._sessions):
                 if selection is not None and selection.backend is not None:
+                    await self.pool.drain()
                     await selection.backend.aclose()
                 selection = await select_backend(self.config, self._factories)
                 self._selection, self._selection_stale = selection, False
@@ -144,9 +161,14 @@ class BoxRuntime:
                 else:
                     logger.info("Box: using the %s backend", selection.backend.name)
                     self.settings.protect(selection.backend.protected_paths())
+                    self.pool.wake()  # its templates depend on the backend
             if selection.backend is not None and not self._orphans_cleaned:
                 self._orphans_cleaned = True
                 await self._cleanup_orphans(selection.backend)
+                # Only now: the cleanup removes every non-persistent sandbox of this
+                # deployment, and would take warm ones made meanwhile with it.
+                self._pool_ready = True
+                self.pool.wake()
             return selection
 
     async def _cleanup_orphans(self, backend: SandboxBackend) -> None:
@@ -308,8 +330,45 @@ class BoxRuntime:
             )
         )
 
+    def _pool_templates(self) -> list[tuple[BoxSpec, int]]:
+        """The warm sandboxes ``box.pool`` asks for, as resolved requests and counts."""
+        backend = self.current_backend
+        pool = self.config.pool
+        if backend is None or not self._pool_ready:
+            return []
+        wanted = [(BoxSpec(session_id=_TEMPLATE_ID), pool.size)]
+        wanted += [(BoxSpec(session_id=_TEMPLATE_ID, image=i), n) for i, n in pool.images.items()]
+        resolved = [
+            (resolve_spec(spec, self.config, custom_images=backend.custom_images), count)
+            for spec, count in wanted
+            if count > 0
+        ]
+        return [(spec, count) for spec, count in resolved if adoptable(spec)]
+
     async def _create(self, spec: BoxSpec, key: SessionKey) -> Session:
         backend = await self.backend()
+        warm = self.pool.take(spec, backend)
+        if warm is not None:
+            plan, handle, workspace = adopt_plan(warm, key), warm.handle, warm.workspace
+            logger.info("Box: session %s adopted warm sandbox %s", key.session_id, handle[:24])
+        else:
+            plan, handle, workspace = await self._start_new(spec, key, backend)
+        now = dt.datetime.now(dt.UTC)
+        return Session(
+            key=key,
+            spec=spec,
+            plan=plan,
+            handle=handle,
+            backend_name=backend.name,
+            workspace_dir=workspace,
+            created_at=now,
+            last_used_at=now,
+            last_used_mono=self._clock(),
+        )
+
+    async def _start_new(
+        self, spec: BoxSpec, key: SessionKey, backend: SandboxBackend
+    ) -> tuple[SandboxPlan, str, str]:
         quota_mode = self.config.local.workspace_quota_enforcement
         plan, workspace = await self._plan(spec, key, quota_mode)
         try:
@@ -334,19 +393,8 @@ class BoxRuntime:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
             raise
-        now = dt.datetime.now(dt.UTC)
         logger.info("Box: session %s created on %s (%s)", key.session_id, backend.name, handle[:24])
-        return Session(
-            key=key,
-            spec=spec,
-            plan=plan,
-            handle=handle,
-            backend_name=backend.name,
-            workspace_dir=workspace,
-            created_at=now,
-            last_used_at=now,
-            last_used_mono=self._clock(),
-        )
+        return plan, handle, workspace
 
     async def delete_session(self, session_id: str, tenant: Tenant | None) -> None:
         session = self._sessions.get(self._key(session_id, tenant))
@@ -622,8 +670,10 @@ class BoxRuntime:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self.processes.serve)
                     tg.start_soon(self._reaper)
-                    if self.initialized.is_set():
-                        await self._backend_selection()
+                    tg.start_soon(self.pool.serve)
+                    pool = self.config.pool
+                    if self.initialized.is_set() or pool.size or pool.images:
+                        await self._backend_selection()  # a configured pool fills now
                     try:
                         yield self
                     finally:
@@ -635,6 +685,7 @@ class BoxRuntime:
                 await self.aclose()
 
     async def aclose(self) -> None:
+        await self.pool.drain()
         await self.processes.stop_all()
         await self.shutdown_sessions()
         selection = self._selection

@@ -1,9 +1,10 @@
 """Sandbox backends behind one interface, and how the runtime picks one.
 
 Selection (seed 001's order): an explicit ``box.backend`` wins (``docker``,
-``nsjail``); ``local`` probes Docker, then nsjail, and takes the first usable one.
-``podman`` and ``e2b`` are planned for a later release and ``host`` (running commands
-unsandboxed) is not offered: choosing them gives a clear error. Backends are created
+``podman``, ``nsjail``); ``local`` probes Docker, then nsjail, and takes the first
+usable one (Podman is never probed: an operator names it). ``e2b`` is planned for a
+later release and ``host`` (running commands unsandboxed) is not offered: choosing them
+gives a clear error. Backends are created
 through factories so tests can substitute :class:`~.fake.FakeBackend`.
 """
 
@@ -30,7 +31,6 @@ BackendFactory = Callable[[BoxConfig], SandboxBackend]
 LOCAL_ORDER = ("docker", "nsjail")
 
 UNSUPPORTED_BACKENDS: dict[str, str] = {
-    "podman": "the Podman backend is planned for a later release; use docker or nsjail",
     "e2b": "the E2B backend is planned for a later release; use docker or nsjail",
     "host": "running commands unsandboxed on the host is not offered; use docker or nsjail",
 }
@@ -42,6 +42,12 @@ def _docker(config: BoxConfig) -> SandboxBackend:
     return DockerBackend(config.docker)
 
 
+def _podman(config: BoxConfig) -> SandboxBackend:
+    from box_runtime.backends.podman import PodmanBackend
+
+    return PodmanBackend(config.podman)
+
+
 def _nsjail(config: BoxConfig) -> SandboxBackend:
     from box_runtime.backends.nsjail import NsjailBackend
 
@@ -49,7 +55,7 @@ def _nsjail(config: BoxConfig) -> SandboxBackend:
 
 
 def default_factories() -> dict[str, BackendFactory]:
-    return {"docker": _docker, "nsjail": _nsjail}
+    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail}
 
 
 @dataclass(slots=True)

@@ -31,7 +31,6 @@ from typing import Any, ClassVar, cast
 
 import anyio
 import docker  # type: ignore[import-untyped]
-import docker.utils  # type: ignore[import-untyped]
 from docker.types import Mount as DockerMount  # type: ignore[import-untyped]
 
 from box_runtime.backends import docker_files
@@ -44,6 +43,7 @@ from box_runtime.backends.base import (
     SpawnedProcess,
 )
 from box_runtime.backends.docker_agent import AGENT_SCRIPT, agent_script_text, run_via_agent
+from box_runtime.backends.docker_connect import client_kwargs
 from box_runtime.backends.docker_errors import (
     EngineConflictError,
     ImageMissingError,
@@ -55,6 +55,7 @@ from box_runtime.backends.docker_io import (
     KILL_SCRIPT,
     Abort,
     Fifos,
+    close_attached,
     demux_stream,
     open_dir,
     open_fifos,
@@ -74,12 +75,33 @@ from box_runtime.task_groups import single_error
 __all__ = ["DockerBackend"]
 
 logger = logging.getLogger("box_runtime.docker")
+#: The API version a client starts with before it asks the engine for its own.
+_MIN_API_VERSION = "1.24"
+
+
+def _unix_socket_unreachable(kwargs: dict[str, Any]) -> str | None:
+    """Why the engine's unix socket refuses a connection, or ``None`` (or not a socket).
+
+    Checked before the SDK connects: docker-py leaks its socket when a connect fails.
+    """
+    url = str(kwargs.get("base_url") or "unix:///var/run/docker.sock")
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("unix", "http+unix"):
+        return None
+    path = "/" + rest.lstrip("/")
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(path)
+        except OSError as exc:
+            return f"{path}: {exc.strerror or exc}"
+    return None
 
 
 class DockerBackend(SandboxBackend):
     name = "docker"
     #: How the engine is named in error messages (a Podman subclass says "podman").
     engine_name: ClassVar[str] = "docker"
+    engine_label: ClassVar[str] = "Docker"
 
     def __init__(self, config: DockerConfig, *, max_threads: int = 96) -> None:
         self._config = config
@@ -93,13 +115,28 @@ class DockerBackend(SandboxBackend):
 
     # ------------------------------------------------------------------ plumbing
 
+    def _connection(self) -> dict[str, Any]:
+        """``docker.APIClient`` arguments: the address and TLS (see :mod:`.docker_connect`)."""
+        return client_kwargs(self._config)
+
     def _client(self) -> Any:
         if self._api is None:
-            kwargs: dict[str, Any] = {"base_url": self._config.base_url}
-            if not self._config.base_url:
-                kwargs = dict(docker.utils.kwargs_from_env())
+            kwargs = self._connection()
+            tls = "tls" in kwargs
+            api: Any
             with self._engine("connect"):
-                self._api = docker.APIClient(timeout=120, max_pool_size=64, **kwargs)
+                if not tls:
+                    api = docker.APIClient(timeout=120, max_pool_size=64, **kwargs)
+                else:
+                    # requests lets REQUESTS_CA_BUNDLE (set on many hosts) replace the
+                    # CA we configured, per request; so no environment for this client,
+                    # from its first request on (the version lookup).
+                    api = docker.APIClient(
+                        timeout=120, max_pool_size=64, version=_MIN_API_VERSION, **kwargs
+                    )
+                    api.trust_env = False
+                    api._version = api._retrieve_server_version()
+            self._api = api
         return self._api
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -114,11 +151,14 @@ class DockerBackend(SandboxBackend):
     async def probe(self) -> str | None:
         def check() -> str | None:
             try:
+                unreachable = _unix_socket_unreachable(self._connection())
+                if unreachable is not None:
+                    return f"no {self.engine_label} engine reachable ({unreachable})"
                 api = self._client()
                 api.ping()
                 info = api.info()
             except Exception as exc:  # a probe never raises
-                return f"no Docker engine reachable ({explain(exc)})"
+                return f"no {self.engine_label} engine reachable ({explain(exc)})"
             root = info.get("DockerRootDir")
             socket_path = str(api.base_url)
             protected = [root] if isinstance(root, str) and root else []
@@ -154,10 +194,9 @@ class DockerBackend(SandboxBackend):
             memswap_limit=f"{plan.memory_mb}m",
             pids_limit=plan.pids_limit,
             init=config.init,
-            ulimits=[{"Name": "fsize", "Soft": plan.max_file_bytes, "Hard": plan.max_file_bytes}]
-            if plan.max_file_bytes
-            else None,
+            ulimits=self._ulimits(plan) or None,
         )
+        self._adjust_host_config(host_config)
         create = {
             "image": plan.image,
             "command": ["sh", "-c", AGENT_SCRIPT] if config.exec_agent else ["sleep", "infinity"],
@@ -194,9 +233,19 @@ class DockerBackend(SandboxBackend):
             raise
         return container_id
 
+    def _ulimits(self, plan: SandboxPlan) -> list[dict[str, Any]]:
+        """The container's ulimits (a Podman subclass adds its own)."""
+        if not plan.max_file_bytes:
+            return []
+        return [{"Name": "fsize", "Soft": plan.max_file_bytes, "Hard": plan.max_file_bytes}]
+
+    def _adjust_host_config(self, host_config: dict[str, Any]) -> None:
+        """A hook for engine-specific host settings the SDK does not model."""
+
     def _missing_image(self, image: str) -> str:
         return (
-            f"image {image} is not available on this Docker engine; build it offline with "
+            f"image {image} is not available on this {self.engine_label} engine; "
+            "build it offline with "
             f"'lbp box image build --tag {image}' or pull it"
         )
 
@@ -370,7 +419,7 @@ class DockerBackend(SandboxBackend):
                 request.memory_mb,
                 plan.memory_mb,
             )
-        return await spawn_process(self._client(), self._run, handle, request)
+        return await spawn_process(self._client(), self._run, self._engine, handle, request)
 
     # ------------------------------------------------------------------ exec
 
@@ -462,8 +511,7 @@ class DockerBackend(SandboxBackend):
                         raw, stdout=stdout, stderr=stderr, deadline=deadline, abort=abort
                     )
             finally:
-                sock.close()
-                raw.close()
+                close_attached(sock)
         finally:
             if fifos is not None:
                 fifos.close()
@@ -472,6 +520,14 @@ class DockerBackend(SandboxBackend):
             return ExecOutcome(None, True, stdout.result(), stderr.result())
         exit_code = self._exit_code(handle, exec_id)
         return ExecOutcome(exit_code, False, stdout.result(), stderr.result())
+
+    def local_root(self, handle: str) -> str | None:
+        """The container's filesystem through ``/proc`` (fast paths), or ``None``.
+
+        ``None`` for an engine on another machine (or in another pid namespace): the
+        execs then use the engine's stream, export the engine's archive API.
+        """
+        return self._root(handle)
 
     def _root(self, handle: str) -> str | None:
         """The container's filesystem through ``/proc`` (fast paths), or ``None``."""

@@ -26,6 +26,7 @@ import stat
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from box_runtime.safe_fs import open_dir
 from box_runtime.security import OutputCollector
@@ -35,6 +36,7 @@ __all__ = [
     "KILL_SCRIPT",
     "Abort",
     "Fifos",
+    "close_attached",
     "demux_stream",
     "make_pipe",
     "open_dir",
@@ -102,6 +104,19 @@ def _poke(fd: int) -> None:
         os.write(fd, b"!")
     except OSError:
         pass
+
+
+def close_attached(attached: Any) -> None:
+    """Close what ``exec_start(socket=True)`` returned, and the socket beneath it.
+
+    Over a unix socket that is a file object around the socket; over TLS the socket
+    itself, kept referenced by an HTTP response (``_response``): the descriptor closes
+    only with all of them.
+    """
+    for part in (attached, getattr(attached, "_sock", None), getattr(attached, "_response", None)):
+        if part is not None:
+            with contextlib.suppress(Exception):
+                part.close()
 
 
 def _shutdown(sock: socket.socket) -> None:

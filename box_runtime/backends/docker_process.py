@@ -28,6 +28,7 @@ import ssl
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import anyio
@@ -35,7 +36,9 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from docker import errors as docker_errors  # type: ignore[import-untyped]
 
 from box_runtime.backends.base import ProcessRequest, SpawnedProcess
-from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
+from box_runtime.backends.docker_errors import EngineConflictError
+from box_runtime.backends.docker_io import close_attached
+from box_runtime.errors import BoxSandboxGoneError
 
 __all__ = ["PROCESS_WRAPPER", "SIGNAL_SCRIPT", "DockerProcess", "spawn_process"]
 
@@ -63,33 +66,28 @@ _EXIT_POLL_SEC = 5.0
 _WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 Run = Callable[..., Awaitable[Any]]
+#: The backend's ``_engine(action, container)``: engine errors become Box errors.
+Engine = Callable[[str, str], AbstractContextManager[None]]
 
 
-def _explain(exc: BaseException) -> str:
-    return str(getattr(exc, "explanation", None) or exc)
-
-
-def _start_blocking(api: Any, handle: str, request: ProcessRequest, pid_file: str) -> Any:
+def _start_blocking(
+    api: Any, engine: Engine, handle: str, request: ProcessRequest, pid_file: str
+) -> Any:
     command = ["sh", "-c", PROCESS_WRAPPER, "sh", pid_file, request.cwd, *request.argv]
     try:
-        exec_id = api.exec_create(
-            handle,
-            command,
-            stdin=True,
-            stdout=True,
-            stderr=True,
-            tty=False,
-            environment=[f"{name}={value}" for name, value in request.env.items()],
-        )["Id"]
-        return exec_id, api.exec_start(exec_id, socket=True)
-    except docker_errors.NotFound:
-        raise BoxSandboxGoneError(f"container {handle[:12]} is gone") from None
-    except docker_errors.APIError as exc:
-        if exc.status_code == 409:
-            raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
-        raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
-    except docker_errors.DockerException as exc:
-        raise BoxBackendUnavailableError(f"docker exec failed: {_explain(exc)}") from None
+        with engine("exec", handle):
+            exec_id = api.exec_create(
+                handle,
+                command,
+                stdin=True,
+                stdout=True,
+                stderr=True,
+                tty=False,
+                environment=[f"{name}={value}" for name, value in request.env.items()],
+            )["Id"]
+            return exec_id, api.exec_start(exec_id, socket=True)
+    except EngineConflictError:  # the container exists but is not running
+        raise BoxSandboxGoneError(f"container {handle[:12]} is not running") from None
 
 
 def _exit_code_blocking(api: Any, exec_id: str) -> int | None:
@@ -310,16 +308,16 @@ class DockerProcess(SpawnedProcess):
         await self._run(_signal_blocking, self._api, self._handle, self._pid_file, signum)
 
     async def aclose(self) -> None:
-        with contextlib.suppress(OSError):
-            self._sock.close()
-        with contextlib.suppress(Exception):
-            self._response.close()
+        close_attached(self._response)
 
 
-async def spawn_process(api: Any, run: Run, handle: str, request: ProcessRequest) -> DockerProcess:
-    """Start ``request`` in container ``handle`` (``run`` runs a blocking call in a thread)."""
+async def spawn_process(
+    api: Any, run: Run, engine: Engine, handle: str, request: ProcessRequest
+) -> DockerProcess:
+    """Start ``request`` in container ``handle`` (``run`` runs a blocking call in a thread;
+    ``engine`` is the backend's error-mapping edge)."""
     pid_file = f"/tmp/.lbp-proc-{request.name}.pid"
-    exec_id, response = await run(_start_blocking, api, handle, request, pid_file)
+    exec_id, response = await run(_start_blocking, api, engine, handle, request, pid_file)
     return DockerProcess(
         api, run, handle=handle, exec_id=exec_id, response=response, pid_file=pid_file
     )

@@ -1,13 +1,16 @@
 """An in-memory backend for unit tests: no engine, a tiny command language, full records.
 
-Commands (one per exec; ``;`` is not supported):
+Commands, several in one exec separated by ``; `` (the last one's status counts,
+``exit`` ends the list); ``CMD >&2`` sends a command's stdout to stderr, ``CMD > PATH``
+and ``CMD >> PATH`` into a file of the session (below the workspace or ``/tmp``):
 
 * ``echo TEXT``: TEXT and a newline on stdout
 * ``stderr TEXT``: TEXT and a newline on stderr
 * ``printenv NAME``: the variable, or exit 1
-* ``pwd``: the working directory
+* ``pwd``: the working directory (created, as real backends do)
+* ``touch PATH`` / ``cat PATH``: a file of the session
 * ``bytes N``: N bytes of ``x`` on stdout
-* ``sleep SECONDS`` / ``exit CODE``
+* ``sleep SECONDS`` / ``exit CODE`` / ``true``
 * ``fill BYTES``: append BYTES to ``fill.bin`` in the workspace, 256 KiB at a time
   (a pause between chunks, like a real writer); ``No space left`` ends it with exit 1
 * ``wait GATE``: block until :meth:`FakeBackend.gate` ``(GATE).set()``
@@ -35,7 +38,7 @@ from box_runtime.backends.base import (
     SpawnedProcess,
 )
 from box_runtime.backends.fake_process import FakeProcess
-from box_runtime.errors import BoxSandboxGoneError
+from box_runtime.errors import BoxSandboxGoneError, BoxValidationError
 from box_runtime.security import OutputCollector
 
 __all__ = ["FakeBackend", "FakeExec"]
@@ -165,7 +168,47 @@ class FakeBackend(SandboxBackend):
         stdout: OutputCollector,
         stderr: OutputCollector,
     ) -> int:
-        verb, _, arg = request.command.partition(" ")
+        status = 0
+        await anyio.to_thread.run_sync(
+            lambda: os.makedirs(_host_path(plan, request.workdir, "."), exist_ok=True)
+        )
+        for part in request.command.split("; "):
+            command, target, append = _redirection(part.strip())
+            out = stdout if target is None else OutputCollector(1 << 30, 1.0)
+            if target == "&2":
+                out = stderr
+            if command.startswith("exit "):
+                return int(command.removeprefix("exit "))
+            status = await self._one(plan, request, command, out, stderr)
+            if target not in (None, "&2"):
+                data = out.result().text.encode()
+                path = _host_path(plan, request.workdir, target)
+                async with await anyio.open_file(path, "ab" if append else "wb") as file:
+                    await file.write(data)
+        return status
+
+    async def _one(
+        self,
+        plan: SandboxPlan,
+        request: ExecRequest,
+        command: str,
+        stdout: OutputCollector,
+        stderr: OutputCollector,
+    ) -> int:
+        verb, _, arg = command.partition(" ")
+        if verb in ("touch", "cat"):
+            path = _host_path(plan, request.workdir, arg)
+            if verb == "touch":
+                await anyio.Path(path).touch()
+                return 0
+            try:
+                stdout.feed(await anyio.Path(path).read_bytes())
+            except OSError as exc:
+                stderr.feed(f"cat: {arg}: {exc.strerror}\n".encode())
+                return 1
+            return 0
+        if verb == "true":
+            return 0
         if verb == "echo":
             stdout.feed(f"{arg}\n".encode())
         elif verb == "stderr":
@@ -194,6 +237,29 @@ class FakeBackend(SandboxBackend):
             stderr.feed(f"fake: unknown command {verb!r}\n".encode())
             return 127
         return 0
+
+
+def _redirection(command: str) -> tuple[str, str | None, bool]:
+    """``(command, target, append)``: ``CMD >&2``, ``CMD > PATH``, ``CMD >> PATH``."""
+    if command.endswith(" >&2"):
+        return command.removesuffix(" >&2"), "&2", False
+    for marker, append in ((" >> ", True), (" > ", False)):
+        if marker in command:
+            head, _, target = command.rpartition(marker)
+            return head, target.strip(), append
+    return command, None, False
+
+
+def _host_path(plan: SandboxPlan, workdir: str, path: str) -> str:
+    """The host file behind a sandbox path (the workspace or ``/tmp``); else refused."""
+    full = os.path.normpath(os.path.join(workdir, path))
+    for sandbox_root, host_root in (
+        (plan.mount_path, plan.mounts[0].host_path),
+        ("/tmp", plan.tmp_dir),
+    ):
+        if full == sandbox_root or full.startswith(sandbox_root.rstrip("/") + "/"):
+            return os.path.join(host_root, os.path.relpath(full, sandbox_root))
+    raise BoxValidationError(f"the fake backend has no file {full}")
 
 
 async def _fill(path: str, size: int, stderr: OutputCollector) -> int:

@@ -94,7 +94,7 @@ async def stdio_box(
 
 async def test_stdio_mode_as_the_host_spawns_it(tmp_path: anyio.Path) -> None:
     port = free_port()
-    config = {"backend": "podman", "state_dir": str(tmp_path)}
+    config = {"backend": "e2b", "state_dir": str(tmp_path)}
     async with stdio_box(port, config) as (session, process):
         await session.call("__ping", {})
         assert await session.call("box_init", {"limits": {"max_sessions": 3}}) == {
@@ -123,7 +123,7 @@ async def test_stdio_mode_survives_a_taken_port(tmp_path: anyio.Path) -> None:
         blocker.bind(("127.0.0.1", 0))
         blocker.listen()
         port = blocker.getsockname()[1]
-        async with stdio_box(port, {"backend": "podman", "state_dir": str(tmp_path)}) as (
+        async with stdio_box(port, {"backend": "e2b", "state_dir": str(tmp_path)}) as (
             session,
             _,
         ):

@@ -278,7 +278,7 @@ async def test_probes_and_relay_route(tmp_path: Path) -> None:
 
 
 async def test_readyz_is_503_without_a_backend(tmp_path: Path) -> None:
-    runtime, _ = fake_runtime(tmp_path, backend="podman")
+    runtime, _ = fake_runtime(tmp_path, backend="e2b")
     async with served_box(runtime) as box, aiohttp.ClientSession() as http:
         ready = await http.get(f"http://127.0.0.1:{box.port}/readyz")
         assert ready.status == 503

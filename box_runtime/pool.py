@@ -1,0 +1,250 @@
+"""Warm sandboxes: started, idle sandboxes that new sessions adopt instead of creating one.
+
+``box.pool`` (through ``box_init`` or ``LANGBOT_BOX_CONFIG``)::
+
+    {"pool": {"size": 2, "images": {"lbp-python:latest": 1}}}
+
+keeps ``size`` sandboxes for the default image and profile and, per entry of
+``images``, that many for the image (with the profile's other settings). A new
+session whose resolved request matches a warm sandbox's exactly (image, network,
+profile limits: cpus, memory, pids, read-only root, mount path) and asks for nothing
+that is fixed at create time (no ``host_path``, no extra mounts, not persistent, no
+workspace quota) adopts it: its create costs a lookup instead of an engine create.
+Anything else gets a normal create.
+
+Nothing crosses from one session to the next: a warm sandbox serves exactly one
+session and is removed with it (never returned to the pool); each is made for the
+pool with a fresh session directory (its empty workspace, ``tmp`` and home) and its own
+identity (a ``pool-<random>`` session id in its labels and directory marker, which the
+engine cannot relabel later); the session that adopts it is the first to run anything
+in it beyond the pool's one check (``true``).
+
+The pool refills in the background (at most ``refill_concurrency`` creates at a time,
+at most :data:`~box_runtime.config.MAX_POOL_SIZE` sandboxes), trims what no longer
+matches the configuration, and is drained (every idle sandbox removed) when the
+runtime closes (SIGTERM, SIGINT, the end of stdio) or its backend changes. A failed
+create is logged and retried after :data:`RETRY_SEC`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+
+from box_runtime.backends.base import ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.models import BoxSpec
+from box_runtime.session_dirs import remove_session_dir
+from box_runtime.sessions import COMPATIBILITY_FIELDS, SessionKey
+
+__all__ = ["RETRY_SEC", "Warm", "WarmPool", "adopt_plan", "adoptable", "signature"]
+
+logger = logging.getLogger("box_runtime.pool")
+
+#: How long the pool waits before it tries again after a failed create.
+RETRY_SEC = 30.0
+
+Signature = tuple[object, ...]
+
+
+def signature(spec: BoxSpec) -> Signature:
+    """What a sandbox is made of: the fields a reused session must match."""
+    return tuple(getattr(spec, name) for name in COMPATIBILITY_FIELDS)
+
+
+def adoptable(spec: BoxSpec) -> bool:
+    """A request a warm sandbox can serve: nothing in it is bound at create time."""
+    return (
+        spec.host_path is None
+        and not spec.extra_mounts
+        and not spec.persistent
+        and spec.workspace_quota_mb == 0
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Warm:
+    """One started, idle sandbox and what it was made for."""
+
+    spec: BoxSpec
+    plan: SandboxPlan
+    handle: str
+    workspace: str
+    backend: SandboxBackend
+
+
+Planner = Callable[[BoxSpec, SessionKey], Awaitable[tuple[SandboxPlan, str]]]
+
+
+class WarmPool:
+    """The idle sandboxes of one runtime, kept at the configured sizes."""
+
+    def __init__(
+        self,
+        *,
+        backend: Callable[[], Awaitable[SandboxBackend]],
+        planner: Planner,
+        templates: Callable[[], list[tuple[BoxSpec, int]]],
+        concurrency: Callable[[], int],
+    ) -> None:
+        self._backend = backend
+        self._planner = planner
+        self._templates = templates
+        self._concurrency = concurrency
+        self._idle: dict[Signature, list[Warm]] = {}
+        self._filling: dict[Signature, int] = {}
+        #: Sandboxes taken out of the pool without a session (trimmed, other backend).
+        self._stale: list[Warm] = []
+        self._changed = anyio.Event()
+        self._reconfigured = anyio.Event()
+        self.adopted = 0
+        self.created = 0
+
+    # ------------------------------------------------------------------ for the runtime
+
+    def idle_count(self) -> int:
+        return sum(len(warm) for warm in self._idle.values())
+
+    def wake(self) -> None:
+        """The configuration changed or a sandbox was taken: look at the sizes again."""
+        self._changed.set()
+
+    def reconfigure(self) -> None:
+        """The configuration changed: look again now, even while backing off a failure."""
+        self._reconfigured.set()
+        self.wake()
+
+    def take(self, spec: BoxSpec, backend: SandboxBackend) -> Warm | None:
+        """An idle sandbox for this resolved request, or ``None`` (create one normally)."""
+        if not adoptable(spec):
+            return None
+        idle = self._idle.get(signature(spec))
+        while idle:
+            warm = idle.pop()
+            if warm.backend is backend:
+                self.adopted += 1
+                self.wake()
+                return warm
+            self._discard_later(warm)
+        return None
+
+    async def drain(self) -> None:
+        """Remove every idle sandbox (the runtime closes, or its backend changes)."""
+        doomed = [warm for idle in self._idle.values() for warm in idle]
+        doomed += self._stale
+        self._idle.clear()
+        self._stale = []
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+                for warm in doomed:
+                    tg.start_soon(_remove, warm)
+        if doomed:
+            logger.info("Box: removed %d warm sandbox(es)", len(doomed))
+
+    # ------------------------------------------------------------------ the refiller
+
+    async def serve(self) -> None:
+        """Keep the pool at its sizes until cancelled (the runtime's task group runs it)."""
+        while True:
+            self._changed = anyio.Event()
+            self._reconfigured = anyio.Event()
+            failed = False
+            try:
+                failed = await self._refill()
+            except Exception:
+                logger.exception("Box: refilling the warm pool failed")
+                failed = True
+            if failed:
+                with anyio.move_on_after(RETRY_SEC):
+                    await self._reconfigured.wait()
+            else:
+                await self._changed.wait()
+
+    async def _refill(self) -> bool:
+        """Trim what is not wanted, create what is missing; True when a create failed."""
+        wanted = {signature(spec): (spec, count) for spec, count in self._templates()}
+        for key in list(self._idle):
+            keep = wanted.get(key, (None, 0))[1]
+            self._stale += self._idle[key][keep:]
+            del self._idle[key][keep:]
+        stale, self._stale = self._stale, []
+        async with anyio.create_task_group() as tg:
+            for warm in stale:
+                tg.start_soon(_remove, warm)
+        jobs: list[BoxSpec] = []
+        for key, (spec, count) in wanted.items():
+            have = len(self._idle.get(key, [])) + self._filling.get(key, 0)
+            jobs.extend([spec] * max(0, count - have))
+        if not jobs:
+            return False
+        limiter = anyio.CapacityLimiter(self._concurrency())
+        failures: list[BaseException] = []
+
+        async def fill(spec: BoxSpec) -> None:
+            async with limiter:
+                try:
+                    await self._fill_one(spec)
+                except Exception as exc:
+                    failures.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            for spec in jobs:
+                tg.start_soon(fill, spec)
+        if failures:
+            logger.warning(
+                "Box: %d warm sandbox(es) could not be made (retrying in %.0f s): %s",
+                len(failures),
+                RETRY_SEC,
+                failures[0],
+            )
+        return bool(failures)
+
+    async def _fill_one(self, spec: BoxSpec) -> None:
+        key = signature(spec)
+        self._filling[key] = self._filling.get(key, 0) + 1
+        try:
+            backend = await self._backend()
+            pool_key = SessionKey(None, f"pool-{secrets.token_hex(8)}")
+            warm_spec = spec.model_copy(update={"session_id": pool_key.session_id})
+            plan, workspace = await self._planner(warm_spec, pool_key)
+            handle = ""
+            try:
+                handle = await backend.start(plan)
+                check = ExecRequest("true", plan.mount_path, {}, 30, 1024, 0.5)
+                outcome = await backend.exec(plan, handle, check)
+                if outcome.exit_code != 0:
+                    raise RuntimeError(
+                        f"the check in a new warm sandbox exited {outcome.exit_code}"
+                    )
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    if handle:
+                        await backend.stop(plan, handle)
+                    await anyio.to_thread.run_sync(remove_session_dir, plan.session_dir)
+                raise
+            self.created += 1
+            self._idle.setdefault(key, []).append(Warm(spec, plan, handle, workspace, backend))
+        finally:
+            self._filling[key] -= 1
+
+    def _discard_later(self, warm: Warm) -> None:
+        """A sandbox no longer wanted: the refiller removes it next."""
+        self._stale.append(warm)
+        self.wake()
+
+
+def adopt_plan(warm: Warm, key: SessionKey) -> SandboxPlan:
+    """The warm sandbox's plan as the adopting session's (same sandbox, same directories)."""
+    return dataclasses.replace(warm.plan, session_id=key.session_id)
+
+
+async def _remove(warm: Warm) -> None:
+    try:
+        await warm.backend.stop(warm.plan, warm.handle)
+    except Exception as exc:
+        logger.warning("Box: removing warm sandbox %s failed: %s", warm.handle[:24], exc)
+    await anyio.to_thread.run_sync(remove_session_dir, warm.plan.session_dir)

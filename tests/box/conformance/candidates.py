@@ -1,0 +1,214 @@
+"""The backends the conformance suite runs on: one :class:`Candidate` line each.
+
+A candidate names the ``box.backend`` it selects, the configuration that points it at
+its engine, why it cannot run here (a skip, or a failure when its ``LBP_REQUIRE_*``
+variable is 1, as in CI), how its commands are spelled (the fake backend has a tiny
+command language of its own), what it offers beyond the common core, and how to find
+what a test left on its engine. Adding a backend is one line in :data:`CANDIDATES`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from box_runtime.backends import BackendFactory
+from box_runtime.backends.fake import FakeBackend
+from tests.box.helpers import docker_reason, nsjail_reason
+
+__all__ = ["CANDIDATES", "FAKE", "SHELL", "Candidate", "Dialect"]
+
+BUSYBOX = "lbp-test-busybox:latest"
+PODMAN_SOCKET = os.environ.get("LBP_PODMAN_SOCKET", "/run/podman/podman.sock")
+TLS_PORT = int(os.environ.get("LBP_TLS_ENGINE_PORT", "23760"))
+TLS_CERTS = os.environ.get("LBP_TLS_ENGINE_CERTS", "/var/lib/lbp-tls-engine/certs")
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """The few commands whose spelling differs between a POSIX shell and the fake."""
+
+    #: A command printing a variable's value, failing when it is not set.
+    print_env: Callable[[str], str]
+    #: A command printing ``n`` bytes of ``x`` on stdout.
+    many_bytes: Callable[[int], str]
+    #: A managed process that writes every stdin line back on stdout.
+    echo_program: tuple[str, ...]
+
+
+SHELL = Dialect(
+    lambda name: f'[ -n "${{{name}+set}}" ] && echo "${name}"',
+    lambda n: f"head -c {n} /dev/zero | tr '\\0' x",
+    ("cat",),
+)
+FAKE = Dialect(lambda name: f"printenv {name}", lambda n: f"bytes {n}", ("echo",))
+
+
+def _engine_api(**kwargs: Any) -> Any:
+    import docker  # type: ignore[import-untyped]
+
+    api = docker.APIClient(timeout=30, version="1.41", **kwargs)
+    api.trust_env = False  # REQUESTS_CA_BUNDLE would replace the TLS engine's CA
+    return api
+
+
+def _tls_kwargs() -> dict[str, Any]:
+    import docker.tls  # type: ignore[import-untyped]
+
+    tls = docker.tls.TLSConfig(
+        client_cert=(f"{TLS_CERTS}/cert.pem", f"{TLS_CERTS}/key.pem"),
+        ca_cert=f"{TLS_CERTS}/ca.pem",
+        verify=True,
+    )
+    return {"base_url": f"https://127.0.0.1:{TLS_PORT}", "tls": tls}
+
+
+def _engine_reason(what: str, setup: str, connect: Callable[[], dict[str, Any]]) -> str | None:
+    try:
+        api = _engine_api(**connect())
+    except Exception as exc:
+        return f"no {what} ({exc}); run {setup}"
+    try:
+        api.ping()
+        if not api.images(name=BUSYBOX) and not api.images(name=f"localhost/{BUSYBOX}"):
+            return f"{BUSYBOX} is missing on the {what}; run {setup}"
+    except Exception as exc:
+        return f"no {what} answers ({exc.__class__.__name__}); run {setup}"
+    finally:
+        api.close()
+    return None
+
+
+@functools.cache
+def podman_reason() -> str | None:
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(PODMAN_SOCKET)
+        except OSError as exc:
+            return f"no Podman service at {PODMAN_SOCKET} ({exc.strerror}); run .ci/setup-podman.sh"
+    return _engine_reason(
+        "Podman service", ".ci/setup-podman.sh", lambda: {"base_url": f"unix://{PODMAN_SOCKET}"}
+    )
+
+
+@functools.cache
+def tls_engine_reason() -> str | None:
+    missing = [
+        name
+        for name in ("ca.pem", "cert.pem", "key.pem")
+        if not os.path.isfile(f"{TLS_CERTS}/{name}")
+    ]
+    if missing:
+        return f"no TLS engine certificates in {TLS_CERTS}; run .ci/setup-tls-engine.sh"
+    return _engine_reason("TLS Docker engine", ".ci/setup-tls-engine.sh", _tls_kwargs)
+
+
+def _labelled(connect: Callable[[], dict[str, Any]]) -> Callable[[str, bool], list[str]]:
+    """A function listing (and, when asked, removing) a deployment's containers."""
+
+    def leftovers(deployment: str, remove: bool) -> list[str]:
+        api = _engine_api(**connect())
+        try:
+            found = api.containers(
+                all=True, filters={"label": [f"langbot.box.deployment={deployment}"]}
+            )
+            if remove:
+                for container in found:
+                    api.remove_container(container["Id"], force=True)
+            return [str(container["Id"]) for container in found]
+        finally:
+            api.close()
+
+    return leftovers
+
+
+def _nothing_left(deployment: str, remove: bool) -> list[str]:
+    del deployment, remove
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One backend as the suite runs it."""
+
+    id: str
+    backend: str
+    #: Extra configuration (merged over the suite's base) for a state dir.
+    config: Callable[[Path], dict[str, Any]]
+    reason: Callable[[], str | None]
+    #: ``LBP_REQUIRE_<name>=1`` turns the skip into a failure.
+    require: str
+    dialect: Dialect = SHELL
+    #: Memory limits are enforced (the fake has none).
+    limits: bool = True
+    #: ``(deployment, remove) -> ids`` of sandboxes still on the engine.
+    leftovers: Callable[[str, bool], list[str]] = _nothing_left
+    #: Backend factories the runtime uses (``None``: the real ones).
+    factories: Callable[[], dict[str, BackendFactory]] | None = None
+
+
+def _docker_config(_state: Path) -> dict[str, Any]:
+    return {"docker": {"pull_missing_images": False}, "local": {"image": BUSYBOX}}
+
+
+def _podman_config(_state: Path) -> dict[str, Any]:
+    return {
+        "podman": {"pull_missing_images": False, "base_url": f"unix://{PODMAN_SOCKET}"},
+        "local": {"image": BUSYBOX},
+    }
+
+
+def _tls_config(_state: Path) -> dict[str, Any]:
+    docker = {
+        "pull_missing_images": False,
+        "base_url": f"tcp://127.0.0.1:{TLS_PORT}",
+        "tls_verify": True,
+        "tls_ca_cert": f"{TLS_CERTS}/ca.pem",
+        "tls_client_cert": f"{TLS_CERTS}/cert.pem",
+        "tls_client_key": f"{TLS_CERTS}/key.pem",
+    }
+    return {"docker": docker, "local": {"image": BUSYBOX}}
+
+
+def _fake_factories() -> dict[str, BackendFactory]:
+    fake = FakeBackend()
+    return {"fake": lambda _config: fake}
+
+
+CANDIDATES = (
+    Candidate(
+        "fake",
+        "fake",
+        lambda _s: {},
+        lambda: None,
+        "",
+        FAKE,
+        limits=False,
+        factories=_fake_factories,
+    ),
+    Candidate(
+        "docker", "docker", _docker_config, docker_reason, "DOCKER", leftovers=_labelled(dict)
+    ),
+    Candidate(
+        "podman",
+        "podman",
+        _podman_config,
+        podman_reason,
+        "PODMAN",
+        leftovers=_labelled(lambda: {"base_url": f"unix://{PODMAN_SOCKET}"}),
+    ),
+    Candidate(
+        "docker-tls",
+        "docker",
+        _tls_config,
+        tls_engine_reason,
+        "REMOTE_DOCKER",
+        leftovers=_labelled(_tls_kwargs),
+    ),
+    Candidate("nsjail", "nsjail", lambda _s: {}, nsjail_reason, "NSJAIL"),
+)

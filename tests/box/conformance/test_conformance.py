@@ -1,0 +1,197 @@
+"""What every sandbox backend does, checked the same way on each (see candidates.py).
+
+The core: exec with its streams and exit status, the environment, the working
+directory, timeouts that kill only the command, output limits that keep head and tail,
+separate sessions, a delete that ends a running command at once, managed processes,
+explicit export, and memory limits where the backend has them. Each test runs on every
+candidate of :data:`~.candidates.CANDIDATES`; one that cannot run here is skipped with
+its reason (a failure when its ``LBP_REQUIRE_*`` variable is 1).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.process_models import ManagedProcessSpec, ManagedProcessStatus
+from box_runtime.runtime import BoxRuntime
+from box_runtime.sessions import Tenant
+from tests.box.helpers import (
+    delete_while_a_command_runs,
+    jail_state,
+    read_files_of,
+    remove_files_of,
+)
+
+from .candidates import CANDIDATES, Candidate
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+T = Tenant("inst-1", "ws-1", 1)
+
+
+@dataclass
+class Box:
+    runtime: BoxRuntime
+    candidate: Candidate
+    deployment: str
+
+
+@pytest.fixture(params=CANDIDATES, ids=[c.id for c in CANDIDATES])
+def candidate(request: pytest.FixtureRequest) -> Candidate:
+    found: Candidate = request.param
+    reason = found.reason()
+    if reason is not None:
+        if found.require and os.environ.get(f"LBP_REQUIRE_{found.require}") == "1":
+            pytest.fail(f"LBP_REQUIRE_{found.require}=1 but {reason}")
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture
+def state() -> Iterator[Path]:
+    yield from jail_state("lbp-conformance-")
+
+
+@pytest.fixture
+async def box(candidate: Candidate, state: Path) -> AsyncGenerator[Box]:
+    deployment = "c" + secrets.token_hex(5)
+    config: dict[str, Any] = {
+        "backend": candidate.backend,
+        "deployment_id": deployment,
+        "state_dir": str(state / "state"),
+        "local": {"allowed_mount_roots": [str(state / "mounts")]},
+    }
+    for key, value in candidate.config(state).items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    runtime = BoxRuntime(
+        config=config,
+        factories=candidate.factories() if candidate.factories else None,
+        environ={},
+        cwd=str(state),
+    )
+    try:
+        async with runtime.running():
+            yield Box(runtime, candidate, deployment)
+        # Closing the runtime removed every sandbox it made.
+        assert await anyio.to_thread.run_sync(candidate.leftovers, deployment, False) == []
+    finally:
+        await anyio.to_thread.run_sync(candidate.leftovers, deployment, True)
+
+
+def spec(cmd: str, session_id: str = "s1", **fields: Any) -> BoxSpec:
+    return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
+
+
+async def test_exec_streams_and_exit_status(box: Box) -> None:
+    result = await box.runtime.exec(spec("echo hello; echo oops >&2; exit 7"), T)
+    assert (result.stdout, result.stderr, result.exit_code) == ("hello\n", "oops\n", 7)
+    assert result.status is BoxExecutionStatus.COMPLETED
+    assert result.backend_name == box.candidate.backend
+    assert not result.stdout_truncated
+    ok = await box.runtime.exec(spec("echo again"), T)
+    assert (ok.stdout, ok.exit_code) == ("again\n", 0)
+
+
+async def test_the_environment_reaches_the_command(box: Box) -> None:
+    env = {"GREETING": "hello box", "QUOTED": "a 'b' \"c\" $HOME"}
+    show = box.candidate.dialect.print_env
+    result = await box.runtime.exec(spec(f"{show('GREETING')}; {show('QUOTED')}", env=env), T)
+    assert result.stdout == "hello box\na 'b' \"c\" $HOME\n"
+    unset = await box.runtime.exec(spec(show("GREETING")), T)
+    assert unset.exit_code != 0  # nothing of one command's env stays for the next
+
+
+async def test_the_working_directory(box: Box) -> None:
+    assert (await box.runtime.exec(spec("pwd"), T)).stdout == "/workspace\n"
+    deeper = await box.runtime.exec(spec("pwd; echo here > rel.txt", workdir="/workspace/a/b"), T)
+    assert deeper.stdout == "/workspace/a/b\n"
+    (session,) = box.runtime.sessions(T)
+    host_file = anyio.Path(session.workspace_dir, "a", "b", "rel.txt")
+    assert await host_file.read_text() == "here\n"
+
+
+async def test_a_timeout_kills_the_command_and_keeps_the_session(box: Box) -> None:
+    first = await box.runtime.create_session(spec(""), T)
+    result = await box.runtime.exec(spec("echo started; sleep 30", timeout_sec=1), T)
+    assert result.status is BoxExecutionStatus.TIMED_OUT
+    assert result.exit_code is None
+    assert result.stdout == "started\n"
+    assert "timed out" in result.stderr
+    after = await box.runtime.exec(spec("echo alive"), T)
+    assert after.stdout == "alive\n"
+    assert box.runtime.get_session("s1", T).backend_session_id == first.backend_session_id
+
+
+async def test_output_beyond_the_limit_keeps_head_and_tail(box: Box) -> None:
+    size = 10_000_000
+    command = f"echo HEAD; {box.candidate.dialect.many_bytes(size)}; echo; echo TAIL"
+    result = await box.runtime.exec(spec(command), T)
+    assert result.exit_code == 0
+    assert result.stdout_truncated
+    assert result.stdout_bytes == size + len("HEAD\n\nTAIL\n")
+    assert result.stdout.startswith("HEAD\nxxx")
+    assert result.stdout.endswith("xxx\nTAIL\n")
+    assert len(result.stdout.encode()) < box.runtime.config.output.max_bytes + 200
+
+
+async def test_sessions_do_not_share_files(box: Box) -> None:
+    await box.runtime.exec(spec("echo one > /workspace/mine; echo t > /tmp/t", "one"), T)
+    other = await box.runtime.exec(spec("cat /workspace/mine; cat /tmp/t", "two"), T)
+    assert other.exit_code != 0
+    assert other.stdout == ""
+    mine = await box.runtime.exec(spec("cat /workspace/mine", "one"), T)
+    assert mine.stdout == "one\n"
+
+
+async def test_deleting_a_session_ends_its_running_command_at_once(box: Box) -> None:
+    assert await delete_while_a_command_runs(box.runtime, T) == ["box_session_deleted"]
+    assert box.runtime.sessions(T) == []
+    assert await anyio.to_thread.run_sync(box.candidate.leftovers, box.deployment, False) == []
+
+
+async def test_a_managed_process_speaks_over_its_stdio(box: Box) -> None:
+    await box.runtime.create_session(spec("", "mcp", persistent=False), T)
+    command, *args = box.candidate.dialect.echo_program
+    process_spec = ManagedProcessSpec(process_id="p1", command=command, args=args)
+    process, reused = await box.runtime.start_managed_process("mcp", process_spec, T)
+    assert not reused
+    line = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    await process.inbox.put(line, len(line))
+    with anyio.fail_after(30):
+        assert await process.outbox.get() == line.decode().strip()
+    await box.runtime.stop_managed_process("mcp", "p1", T)
+    info = box.runtime.managed_process("mcp", "p1", T).info()
+    assert info.status is ManagedProcessStatus.EXITED
+
+
+async def test_explicit_export_reads_and_removes_what_the_sandbox_wrote(box: Box) -> None:
+    write = "echo out > /workspace/out.txt; echo t > /tmp/t.txt"
+    assert (await box.runtime.exec(spec(write), T)).exit_code == 0
+    paths = ["/workspace/out.txt", "/tmp/t.txt"]
+    batch, _ = await read_files_of(box.runtime, "s1", T, paths, "run-1")
+    assert [(f.path, f.data) for f in batch] == [(paths[0], b"out\n"), (paths[1], b"t\n")]
+    removed = await remove_files_of(box.runtime, "s1", T, [(f.path, f.sha256) for f in batch])
+    assert removed == [(path, None) for path in paths]
+    gone = await box.runtime.exec(spec("cat /workspace/out.txt"), T)
+    assert gone.exit_code != 0
+
+
+async def test_the_memory_limit_holds(box: Box) -> None:
+    if not box.candidate.limits:
+        pytest.skip(f"the {box.candidate.id} backend enforces no limits")
+    # A shell variable of 200 MB under a 64 MiB limit: the shell is killed.
+    hog = "a=$(head -c 200000000 /dev/zero | tr '\\0' x); echo ${#a}"
+    result = await box.runtime.exec(spec(hog, memory_mb=64), T)
+    assert result.exit_code != 0
+    assert "200000000" not in result.stdout
+    after = await box.runtime.exec(spec("echo alive", memory_mb=64), T)
+    assert after.stdout == "alive\n"

@@ -1,0 +1,253 @@
+"""Warm sandboxes: adoption, what does not match, refill, bounds, drain, and isolation."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from box_runtime.errors import BoxValidationError
+from box_runtime.models import BoxSpec
+from box_runtime.runtime import BoxRuntime
+from box_runtime.sessions import Tenant
+from tests.support.waiting import wait_until
+
+from .conformance.candidates import BUSYBOX, _labelled  # pyright: ignore[reportPrivateUsage]
+from .helpers import fake_runtime, require_docker
+
+pytestmark = pytest.mark.anyio
+
+T = Tenant("inst-1", "ws-1", 1)
+
+
+def spec(session_id: str, cmd: str = "", **fields: Any) -> BoxSpec:
+    return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
+
+
+async def full(runtime: BoxRuntime, count: int) -> None:
+    await wait_until(lambda: runtime.pool.idle_count() == count, seconds=60, interval=0.01)
+
+
+async def test_a_new_session_adopts_a_warm_sandbox_and_the_pool_refills(tmp_path: Path) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    async with runtime.running():
+        await runtime.configure({"pool": {"size": 2}})
+        await full(runtime, 2)
+        warm = set(fake.live())
+        assert len(fake.started) == 2
+        info = await runtime.create_session(spec("s1"), T)
+        assert info.backend_session_id in warm  # no engine create for this session
+        assert (await runtime.exec(spec("s1", "echo adopted"), T)).stdout == "adopted\n"
+        await full(runtime, 2)  # refilled in the background
+        assert len(fake.started) == 3
+        assert runtime.pool.adopted == 1
+    assert fake.live() == []  # closing the runtime drained the pool and the session
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"memory_mb": 256},
+        {"network": "on"},
+        {"image": "other:latest"},
+        {"persistent": True},
+        {"workspace_quota_mb": 5},
+        {"host_path": "HOST"},
+        {"extra_mounts": "HOST"},
+    ],
+)
+async def test_a_request_that_does_not_match_gets_a_normal_create(
+    tmp_path: Path, fields: dict[str, Any]
+) -> None:
+    runtime, fake = fake_runtime(tmp_path)
+    project = tmp_path / "mounts" / "project"
+    project.mkdir(parents=True)
+    if fields.get("host_path") == "HOST":
+        fields = {"host_path": str(project)}
+    if fields.get("extra_mounts") == "HOST":  # the only field the signature leaves out
+        fields = {"extra_mounts": [{"host_path": str(project), "mount_path": "/data"}]}
+    async with runtime.running():
+        await runtime.configure({"pool": {"size": 1}})
+        await full(runtime, 1)
+        warm = set(fake.live())
+        info = await runtime.create_session(spec("s1", **fields), T)
+        assert info.backend_session_id not in warm
+        assert runtime.pool.idle_count() == 1
+        assert runtime.pool.adopted == 0
+
+
+async def test_other_images_have_their_own_sandboxes_and_sizes_follow_the_config(
+    tmp_path: Path,
+) -> None:
+    runtime, fake = fake_runtime(tmp_path, local={"image": "base:1"})
+    async with runtime.running():
+        await runtime.configure({"pool": {"size": 1, "images": {"py:3": 2}}})
+        await full(runtime, 3)
+        assert sorted(plan.image for plan in fake.started) == ["base:1", "py:3", "py:3"]
+        python = await runtime.create_session(spec("s1", image="py:3"), T)
+        assert python.backend_session_id in set(fake.live())
+        assert runtime.pool.adopted == 1
+        await full(runtime, 3)
+        await runtime.configure({"pool": {"size": 0, "images": {"py:3": 0}}})  # merged
+        await full(runtime, 0)  # trimmed: what no longer matches is removed
+        assert fake.live() == [python.backend_session_id]
+
+
+def test_the_pool_is_bounded() -> None:
+    from box_runtime.config import merge_config
+
+    with pytest.raises(BoxValidationError, match="at most 32"):
+        merge_config({}, {"pool": {"size": 20, "images": {"a": 13}}})
+    with pytest.raises(BoxValidationError, match=r"pool\.size"):
+        merge_config({}, {"pool": {"size": 33}})
+
+
+async def test_a_failing_create_is_retried_later_not_in_a_loop(tmp_path: Path) -> None:
+    from box_runtime.backends.fake import FakeBackend
+
+    class Failing(FakeBackend):
+        async def start(self, plan: Any) -> str:
+            self.started.append(plan)
+            raise BoxValidationError("no such image")
+
+    runtime, fake = fake_runtime(tmp_path, Failing())
+    async with runtime.running():
+        await runtime.configure({"pool": {"size": 2}})
+        await wait_until(lambda: len(fake.started) >= 2, seconds=30, interval=0.01)
+        # The runtime still serves, creating sessions normally... and failing alike.
+        with pytest.raises(BoxValidationError):
+            await runtime.create_session(spec("s1"), T)
+        attempts = [p for p in fake.started if p.session_id.startswith("pool-")]
+        # No loop: the first fill and at most one more look (one refill pass can be
+        # woken by the configuration change it raced with); then RETRY_SEC.
+        assert len(attempts) <= 4
+    assert list((tmp_path / "state" / "sessions").iterdir()) == []
+
+
+# --------------------------------------------------------------------------- Docker
+
+
+@pytest.fixture
+def deployment() -> Iterator[str]:
+    require_docker()
+    deployment_id = "p" + secrets.token_hex(5)
+    yield deployment_id
+    _labelled(dict)(deployment_id, True)
+
+
+@pytest.mark.docker
+async def test_nothing_of_one_session_reaches_the_next_on_docker(
+    tmp_path: Path, deployment: str
+) -> None:
+    import docker  # type: ignore[import-untyped]
+
+    runtime = BoxRuntime(
+        config={
+            "backend": "docker",
+            "deployment_id": deployment,
+            "state_dir": str(tmp_path / "state"),
+            "local": {"image": BUSYBOX},
+            "docker": {"pull_missing_images": False},
+            "pool": {"size": 1},
+        },
+        environ={},
+        cwd=str(tmp_path),
+    )
+    leftovers = _labelled(dict)
+    client = docker.APIClient()
+    try:
+        async with runtime.running():
+            await runtime.configure({})
+            await full(runtime, 1)
+            # The startup cleanup of this deployment's leftovers ran before the pool
+            # filled: the warm sandbox is on the engine and is the one adopted.
+            warm = leftovers(deployment, False)
+            first = await runtime.exec(
+                spec(
+                    "a",
+                    "echo secret > /workspace/a.txt; echo t > /tmp/t; "
+                    "sleep 1000 >/dev/null 2>&1 & echo started",
+                ),
+                T,
+            )
+            assert first.stdout == "started\n"
+            (session_a,) = runtime.sessions(T)
+            assert [session_a.handle] == warm
+            handle_a, workspace_a = session_a.handle, session_a.workspace_dir
+            labels_a = client.inspect_container(handle_a)["Config"]["Labels"]
+            await runtime.delete_session("a", T)
+            await full(runtime, 1)  # a new warm sandbox, made after a was deleted
+            probe = "ls -A /workspace; ls /tmp; ps -o args | grep -c '^sleep 1000' || true"
+            second = await runtime.exec(spec("b", probe), T)
+            (session_b,) = runtime.sessions(T)
+            assert runtime.pool.adopted == 2
+            assert session_b.handle != handle_a
+            assert session_b.workspace_dir != workspace_a
+            lines = second.stdout.split()
+            assert "a.txt" not in lines
+            assert "t" not in lines
+            assert lines[-1] == "0"  # no process of session a
+            labels_b = client.inspect_container(session_b.handle)["Config"]["Labels"]
+            assert labels_b["langbot.box.session"] != labels_a["langbot.box.session"]
+            assert labels_b["langbot.box.key"] != labels_a["langbot.box.key"]
+            assert not await anyio.Path(workspace_a).exists()
+            assert handle_a not in leftovers(deployment, False)
+        assert leftovers(deployment, False) == []  # drained on close
+    finally:
+        client.close()
+
+
+@pytest.mark.docker
+async def test_sigterm_drains_the_pool_of_a_served_box(tmp_path: Path, deployment: str) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from .helpers import free_port, wait_for_port
+
+    config = {
+        "backend": "docker",
+        "deployment_id": deployment,
+        "state_dir": str(tmp_path / "state"),
+        "local": {"image": BUSYBOX},
+        "docker": {"pull_missing_images": False},
+        "pool": {"size": 2},
+    }
+    port = free_port()
+    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
+    leftovers = _labelled(dict)
+    async with await anyio.open_process(
+        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
+    ) as process:
+        await wait_for_port(port)
+        # The pool fills at startup, before any request; a sandbox is idle once its
+        # check command ran (the agent records each command in /tmp/.lbp-exec).
+        await wait_until(lambda: checked(deployment) == 2, seconds=60)
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(60):
+            assert await process.wait() == 0
+    assert leftovers(deployment, False) == []
+    assert list((tmp_path / "state" / "sessions").iterdir()) == []
+
+
+def checked(deployment: str) -> int:
+    """How many of the deployment's containers have run a command."""
+    import docker  # type: ignore[import-untyped]
+
+    api = docker.APIClient()
+    try:
+        count = 0
+        for container_id in _labelled(dict)(deployment, False):
+            probe = api.exec_create(container_id, ["test", "-f", "/tmp/.lbp-exec"])["Id"]
+            api.exec_start(probe)
+            count += api.exec_inspect(probe)["ExitCode"] == 0
+        return count
+    finally:
+        api.close()
