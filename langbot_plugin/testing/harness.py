@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.api.definition.components.base import BaseComponent
 from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage, load_plugin
@@ -33,7 +33,7 @@ from langbot_plugin.api.entities.events import BaseEventModel
 from langbot_plugin.host import HostCall, HostTool, LocalHost, PluginRuntimeClient
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.query_api import SentMessage
-from langbot_plugin.host.run_context import build_run_context, make_resources
+from langbot_plugin.host.run_context import DEFAULT_APIS, build_run_context, make_resources
 from langbot_plugin.host.run_host import OnResult
 from langbot_plugin.host.scripted import ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
@@ -45,6 +45,9 @@ from langbot_plugin.testing.errors import HarnessError
 from langbot_plugin.testing.links import Connection, child_process, in_memory
 from langbot_plugin.testing.replies import AgentReply, EmittedEvent
 from langbot_plugin.testing.scripted import ScriptedLLM
+
+if TYPE_CHECKING:  # the Box client is imported only by tests that start a Box
+    from langbot_plugin.testing.box import BoxSandbox
 
 __all__ = ["PluginHarness"]
 
@@ -75,7 +78,10 @@ class PluginHarness(ComponentCalls):
     are the host's own tools (what LangBot's built-in and MCP tools are to a runner);
     ``config`` is the plugin's settings (over the defaults of ``spec.config``).
     ``process=True`` runs the plugin the way LangBot does in production: a real
-    ``lbp rt`` child with the folder installed as a package.
+    ``lbp rt`` child with the folder installed as a package. ``box`` (a
+    :class:`~langbot_plugin.testing.box.BoxSandbox`) adds its ``exec`` tool and binds
+    every run to its session, so runners may ``export_box_files`` what they wrote there
+    and deliver it (``reply.deliveries``).
     """
 
     def __init__(
@@ -85,6 +91,7 @@ class PluginHarness(ComponentCalls):
         llm: ScriptedModel | None = None,
         models: Iterable[ScriptedModel] = (),
         tools: Iterable[HostTool] = (),
+        box: BoxSandbox | None = None,
         config: Mapping[str, Any] | None = None,
         process: bool = False,
         workdir: str | os.PathLike[str] | None = None,
@@ -100,8 +107,11 @@ class PluginHarness(ComponentCalls):
             chosen = [ScriptedLLM()]
         self.llm: ScriptedModel = chosen[0]
         self.host = LocalHost(models={m.model_uuid: m for m in chosen}, strict_runs=True)
-        for tool in tools:
+        self.box = box
+        for tool in [*tools, *(box.tools() if box is not None else ())]:
             self.host.add_tool(tool)
+        if box is not None:  # the runs' exports read and remove files through the Box
+            self.host.runs.files.box = box.client
         plugin_config = {**_defaults(self.package.manifest.manifest.get("spec")), **(config or {})}
         self.host.settings[self.package.identity] = PluginSettings(
             installation_uuid=str(uuid.uuid4()), plugin_config=plugin_config
@@ -274,13 +284,17 @@ class PluginHarness(ComponentCalls):
         ``resources`` replaces the default grants; ``on_result`` sees each result as it
         arrives (to test streaming as it happens); other ``options`` go to
         :func:`~langbot_plugin.host.run_context.build_run_context` (``attachments``,
-        ``available_apis``, ``launcher_id``...). A failed run is returned, not raised
+        ``available_apis``, ``launcher_id``...). With a ``box``, the run is bound to its
+        session and ``available_apis.box`` is on. A failed run is returned, not raised
         (``reply.ok`` is false, ``reply.error`` says why).
         """
         component = self._runner(runner)
         spec = component.manifest.get("spec")
         settings = {**_defaults(spec), **(config or {})}
         permissions = spec.get("permissions") if isinstance(spec, dict) else None
+        if self.box is not None:
+            options.setdefault("box_session", self.box.session_id)
+            options.setdefault("available_apis", [*DEFAULT_APIS, "box"])
         started = await self.host.start_run(
             self.package.identity,
             component.name,

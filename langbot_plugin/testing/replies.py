@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langbot_plugin.api.entities.context import EventContext
+from langbot_plugin.host.deliveries import Delivery
 from langbot_plugin.host.query_api import SentMessage
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.run_host import RunOutcome
@@ -59,6 +60,12 @@ class AgentReply:
     def messages(self) -> list[str]:
         """The texts of the messages delivered to the chat, in order."""
         return self.outcome.messages
+
+    @property
+    def deliveries(self) -> list[Delivery]:
+        """The exported Box files the run sent (``reply_files`` or ``message.completed``
+        ``file_ids``), each with its exact bytes, in order."""
+        return self.outcome.deliveries
 
     @property
     def types(self) -> list[str]:
