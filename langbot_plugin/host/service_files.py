@@ -48,7 +48,7 @@ def call_platform_api(services: RunServices) -> ReplyHandler:
     ) -> messaging.PlatformApiResult:
         session = services.session(p.run_id, ctx)
         CHECKS[messaging.CALL_PLATFORM_API.name](session, ctx.data)
-        if p.action != messaging.SEND_MESSAGE.name or p.context_tool != "event_reply":
+        if p.action != messaging.SEND_MESSAGE.name or p.context_tool != messaging.EVENT_REPLY_TOOL:
             raise NotSupportedError(
                 "this host answers only a run's replies on its own event "
                 "(action send_message, context_tool event_reply)",

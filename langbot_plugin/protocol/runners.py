@@ -26,6 +26,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.operations import (
     ToolOperation,
 )
 from langbot_plugin.protocol.containers import ManifestDump
+from langbot_plugin.protocol.host_api import messaging
 from langbot_plugin.protocol.spec import Result
 from langbot_plugin.rpc.redaction import redact
 
@@ -184,7 +185,12 @@ NO_REPLY = "no_reply"
 
 #: Traced context calls that deliver a message themselves (``ctx.reply``,
 #: ``reply_stream``, ``send_message``): once one completes, the run has answered.
-DELIVERING_TOOLS = frozenset({"event_reply", "platform_send_message"})
+DELIVERING_TOOLS = frozenset(
+    {
+        messaging.EVENT_REPLY_TOOL,
+        messaging.traced_platform_call(messaging.PLATFORM_SEND_MESSAGE),
+    }
+)
 
 
 def _blank(content: Any) -> bool:

@@ -22,6 +22,7 @@ from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, R
 __all__ = [
     "CALL_PLATFORM_API",
     "CREATE_NEW_CONVERSATION",
+    "EVENT_REPLY_TOOL",
     "GET_BOTS",
     "GET_BOT_INFO",
     "GET_BOT_UUID",
@@ -55,6 +56,7 @@ __all__ = [
     "SendMessageParams",
     "SendMessageResult",
     "ToolList",
+    "traced_platform_call",
 ]
 
 
@@ -130,6 +132,15 @@ class PlatformApiResult(Result):
 #: The adapter action ``call_platform_api`` names to send a message (a platform action,
 #: carried in the payload, not an RPC action).
 PLATFORM_SEND_MESSAGE = "send_message"
+
+#: The host's context tool that answers on the run's own event (a reply, its files).
+EVENT_REPLY_TOOL = "event_reply"
+
+
+def traced_platform_call(action: str) -> str:
+    """The tool name a run's traced ``call_platform_api(action)`` is reported under."""
+    return f"platform_{action}"
+
 
 #: The most characters one ``reply_stream`` update may carry (the 4.11.2 SDK's limit).
 MAX_REPLY_STREAM_TEXT = 200_000

@@ -26,10 +26,7 @@ from langbot_plugin.protocol.box_export import (
 )
 from langbot_plugin.protocol.host_api import box, messaging
 
-__all__ = ["REPLY_TOOL", "AgentRunFilesAPIMixin"]
-
-#: The context tool a reply on the run's own event goes through.
-REPLY_TOOL = "event_reply"
+__all__ = ["AgentRunFilesAPIMixin"]
 
 
 class AgentRunFilesAPIMixin(AgentRunProxyBase):
@@ -61,14 +58,14 @@ class AgentRunFilesAPIMixin(AgentRunProxyBase):
     async def reply_files(self, file_ids: list[str]) -> Any:
         """Send exported files (their :class:`BoxFile` ``id``) as a reply on the run's
         event; each file is delivered once. Returns the platform's answer."""
-        self._require(messaging.CALL_PLATFORM_API, REPLY_TOOL)
+        self._require(messaging.CALL_PLATFORM_API, messaging.EVENT_REPLY_TOOL)
         ids: Any = file_ids
         problem = file_ids_problem(ids)
         if problem is not None:
             raise self._invalid(problem, file_ids=ids if isinstance(ids, list) else None)
         params = messaging.PlatformApiParams(
             action=messaging.SEND_MESSAGE.name,
-            context_tool=REPLY_TOOL,
+            context_tool=messaging.EVENT_REPLY_TOOL,
             params={"message": []},
             file_ids=list(file_ids),
         )

@@ -22,8 +22,7 @@ from langbot_plugin.protocol.host_api import messaging
 
 __all__ = ["EVENT_REPLY_TOOL", "AgentRunReplyAPIMixin", "ReplyStream", "send_message_params"]
 
-#: The host tool that answers on the run's own event.
-EVENT_REPLY_TOOL = "event_reply"
+EVENT_REPLY_TOOL = messaging.EVENT_REPLY_TOOL
 
 
 def send_message_params(

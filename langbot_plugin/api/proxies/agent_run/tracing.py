@@ -26,7 +26,10 @@ from langbot_plugin.api.proxies.agent_run.replies import (
     ReplyStream,
     send_message_params,
 )
-from langbot_plugin.protocol.host_api.messaging import PLATFORM_SEND_MESSAGE
+from langbot_plugin.protocol.host_api.messaging import (
+    PLATFORM_SEND_MESSAGE,
+    traced_platform_call,
+)
 
 __all__ = ["TracedRunAPI"]
 
@@ -80,7 +83,7 @@ class TracedRunAPI:
     ) -> Any:
         traced = {"bot_uuid": bot_uuid, **(params or {})}
         return await self._traced(
-            f"platform_{action}",
+            traced_platform_call(action),
             traced,
             lambda: self._api.call_platform_api(bot_uuid, action, params),
         )
