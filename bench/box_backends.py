@@ -32,7 +32,12 @@ from typing import Any
 
 import anyio
 
-from bench.box_bench import _client, _free_port, _server  # pyright: ignore[reportPrivateUsage]
+from bench.box_bench import (  # pyright: ignore[reportPrivateUsage]
+    RawDocker,
+    _client,
+    _free_port,
+    _server,
+)
 from box_runtime.client import BoxClient
 
 IMAGE = "lbp-test-busybox:latest"
@@ -73,76 +78,33 @@ def _api(engine: str) -> Any:
     return api
 
 
-class Raw:
+class Raw(RawDocker):
     """One engine through the SDK alone, containers locked down like our sessions."""
 
     def __init__(self, engine: str, workdir: Path) -> None:
-        from docker.types import Mount  # type: ignore[import-untyped]
-
         self.engine = engine
-        self.api = _api(engine)
-        self.api.ping()
-        self.workdir = workdir
-        self._mount = Mount
-        self.container = self.create()
+        api = _api(engine)
+        api.ping()
+        super().__init__(workdir, api)
 
-    def host_config(self) -> Any:
-        workspace = Path(tempfile.mkdtemp(dir=self.workdir))
-        ulimits = (
-            [
-                {"Name": "nofile", "Soft": 1024, "Hard": 1024},
-                {"Name": "nproc", "Soft": 4096, "Hard": 4096},
-            ]
-            if self.engine == "podman"
-            else None
-        )
-        return self.api.create_host_config(
-            mounts=[self._mount("/workspace", str(workspace), type="bind")],
-            network_mode="none",
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            read_only=True,
-            tmpfs={"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
-            nano_cpus=1_000_000_000,
-            mem_limit="512m",
-            memswap_limit="512m",
-            pids_limit=128,
-            init=self.engine != "podman",
-            ulimits=ulimits,
-        )
-
-    def create(self) -> str:
-        created = self.api.create_container(
-            IMAGE, ["sleep", "infinity"], host_config=self.host_config(), working_dir="/workspace"
-        )
-        self.api.start(created["Id"])
-        return str(created["Id"])
-
-    def timed_create(self) -> float:
-        host_config = self.host_config()
-        started = time.perf_counter()
-        created = self.api.create_container(
-            IMAGE, ["sleep", "infinity"], host_config=host_config, working_dir="/workspace"
-        )
-        self.api.start(created["Id"])
-        elapsed = (time.perf_counter() - started) * 1000
-        self.api.remove_container(created["Id"], force=True)
-        return elapsed
+    def engine_options(self) -> dict[str, Any]:
+        if self.engine != "podman":
+            return super().engine_options()
+        # Podman here: no init binary (catatonit), and explicit limits or nothing starts.
+        ulimits = [
+            {"Name": "nofile", "Soft": 1024, "Hard": 1024},
+            {"Name": "nproc", "Soft": 4096, "Hard": 4096},
+        ]
+        return {"init": False, "ulimits": ulimits}
 
     def timed_exec(self) -> float:
         started = time.perf_counter()
-        exec_id = self.api.exec_create(self.container, ["sh", "-c", "echo hi"])["Id"]
-        self.api.exec_start(exec_id, demux=True)
-        self.api.exec_inspect(exec_id)
+        self.exec("echo hi")
         return (time.perf_counter() - started) * 1000
 
     def count(self, deployment: str) -> int:
         found = self.api.containers(filters={"label": [f"langbot.box.deployment={deployment}"]})
         return len(found)
-
-    def close(self) -> None:
-        self.api.remove_container(self.container, force=True)
-        self.api.close()
 
 
 def _available(engine: str) -> str | None:

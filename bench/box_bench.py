@@ -112,11 +112,11 @@ def _timed(fn: Callable[[], Any]) -> Callable[[], float]:
 class RawDocker:
     """The engine through the Docker SDK alone, configured like our sessions."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, api: Any = None) -> None:
         import docker  # type: ignore[import-untyped]
         from docker.types import Mount  # type: ignore[import-untyped]
 
-        self.api = docker.APIClient()
+        self.api = api if api is not None else docker.APIClient()
         self.workdir = workdir
         self._mount = Mount
         self.container = self.create()
@@ -134,8 +134,12 @@ class RawDocker:
             mem_limit="512m",
             memswap_limit="512m",
             pids_limit=128,
-            init=True,
+            **self.engine_options(),
         )
+
+    def engine_options(self) -> dict[str, Any]:
+        """The host-config options that differ by engine (Docker: an init process)."""
+        return {"init": True}
 
     def create(self) -> str:
         created = self.api.create_container(
