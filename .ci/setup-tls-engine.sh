@@ -68,7 +68,12 @@ else
   if [ -s "$PIDFILE" ] && [ "$(cat "$PIDFILE")" -gt 1 ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
     die "a TLS engine (pid $(cat "$PIDFILE")) runs but does not answer; see $LOG"
   fi
-  rm -f "$PIDFILE" "$SOCKET"
+  # Nothing of ours runs, so every pid file under the exec root is stale: a killed engine
+  # (a session's processes end before CI runs, /run stays) leaves them, and its pids were
+  # pids of its own namespace. A new dockerd there is pid 1 again, finds "itself" in the
+  # old file and refuses to start.
+  rm -f "$PIDFILE" "$SOCKET" /run/lbp-tls-engine/dockerd.pid \
+    /run/lbp-tls-engine/containerd/containerd.pid
   say "starting dockerd on tcp://127.0.0.1:$TLS_ENGINE_PORT (TLS, own pid/mount namespaces; log $LOG)"
   # The pid file holds unshare's pid (host view): it waits for dockerd and passes a
   # SIGTERM on to it (--kill-child).
