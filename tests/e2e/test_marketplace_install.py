@@ -103,4 +103,11 @@ async def test_a_marketplace_package_is_downloaded_verified_and_served(tmp_path:
         with pytest.raises(RPCError) as hostile:
             await install(host, plugin_author="tester", plugin_name="..", plugin_version="1.0")
         assert hostile.value.code == "invalid_params"
+        unknown = {"install_source": "ftp", "install_info": {}}
+        with pytest.raises(RPCError, match="not one of local, github, marketplace") as refused:
+            async for _ in ctl.INSTALL_PLUGIN.iterate(
+                host.session, unknown, context=host.workspace.as_context()
+            ):
+                pass
+        assert refused.value.code == "not_supported"
         assert [p.identity for p in await host.list_plugins()] == ["tester/alpha"]
