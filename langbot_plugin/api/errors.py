@@ -41,8 +41,8 @@ when each is raised::
     ├── InternalError                         internal_error
     ├── ManifestError                         manifest_invalid            api.definition.discovery
     ├── AgentRuntimeDaemonError               agent_runtime.daemon_error  api.agent_tools.daemon
-    ├── MCPRequestError                       mcp_request_error           api.agent_tools.mcp_protocol
-    │   └── MCPMethodNotFoundError            mcp_method_not_found
+    ├── MCPRequestError                       mcp_request_error           api.agent_tools
+    │   └── MCPMethodNotFoundError            mcp_method_not_found        .mcp_protocol
     ├── CommandError                          command_error               (builtin) command.errors
     │   ├── CommandNotFoundError              command_not_found
     │   ├── CommandPrivilegeError             command_privilege

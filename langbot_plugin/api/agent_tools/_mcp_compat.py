@@ -36,9 +36,9 @@ __all__ = [
     "MCP_MAJOR",
     "handshake_versions",
     "http_client_session",
-    "unknown_method",
     "mcp_error",
     "tool_server",
+    "unknown_method",
 ]
 
 
