@@ -128,9 +128,10 @@ def test_the_worker_and_the_manifest_import_the_same_class(
     loaded = LoadedPlugin(root)
     loaded.preload()
     (component,) = loaded.components
-    assert component.manifest.get_python_component_class() is sys.modules[
-        component.manifest.get_python_component_class().__module__
-    ].Echo
+    assert (
+        component.manifest.get_python_component_class()
+        is sys.modules[component.manifest.get_python_component_class().__module__].Echo
+    )
 
 
 def test_a_manifest_without_a_folder_imports_from_the_working_directory(
