@@ -153,7 +153,7 @@ def test_missing_code_is_a_clear_error(tmp_path: Path, clean_modules: list[Path]
     with pytest.raises(AttributeError, match="'Nobody'"):
         tool.get_python_component_class()
     page = ComponentManifest(manifest={"kind": "Page", "metadata": {"name": "p"}, "spec": {}})
-    with pytest.raises(ValueError, match="no execution.python"):
+    with pytest.raises(ValueError, match=r"no execution\.python"):
         page.get_python_component_class()
 
 

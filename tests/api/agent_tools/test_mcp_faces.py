@@ -79,7 +79,7 @@ def _wire(message: Any) -> dict[str, Any]:
 
 
 def _parsed(answer: dict[str, Any]) -> Any:
-    import mcp.types as types
+    from mcp import types
 
     if MCP_MAJOR() >= 2:
         return types.jsonrpc_message_adapter.validate_python(answer)
@@ -164,7 +164,8 @@ async def test_unknown_methods_and_invalid_params_are_the_servers_errors() -> No
     notified = await handle_mcp_message(
         {"jsonrpc": "2.0", "method": "notifications/initialized"}, resolver
     )
-    assert unknown is not None and nameless is not None
+    assert unknown is not None
+    assert nameless is not None
     assert unserved is not None
     assert (unserved["id"], unserved["error"]["code"]) == (6, METHOD_NOT_FOUND)
     # 2.x knows a method it has no type for is not found; 1.x cannot parse it
@@ -251,7 +252,8 @@ def test_the_sync_twins_run_blocking_resolvers() -> None:
         SyncEcho(),
     )
     called = handle_mcp_tool_method_sync("tools/call", {"name": "echo"}, SyncEcho())
-    assert listed is not None and listed["result"]["tools"][0]["name"] == "echo"
+    assert listed is not None
+    assert listed["result"]["tools"][0]["name"] == "echo"
     assert [a["id"] for a in batch] == [1, 2]
     assert batch[1]["result"]["content"][0]["text"] == "echo:{'a': 1}"
     assert called["content"][0]["text"] == "echo:{}"
