@@ -22,8 +22,8 @@ from aiohttp import web
 
 from langbot_plugin.assets import PAGE_SDK_ROUTE, page_sdk_script
 from langbot_plugin.testing import PluginHarness
-from tests.conftest import free_port
 from tests.dev.test_web import chromium, served
+from tests.support.http import serving_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -114,14 +114,8 @@ async def langbot_like(tmp_path: Path, harness: PluginHarness) -> AsyncGenerator
     app.router.add_get("/host.html", host)
     app.router.add_post("/bridge", bridge)
     app.router.add_static("/plugin/pages/", pages)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as url:
+        yield url
 
 
 @asynccontextmanager
