@@ -46,11 +46,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from langbot_plugin.host.attachments import InputFile, RunAttachments
 from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.audit_feed import (
     RuntimeAuditSource,
@@ -106,6 +107,7 @@ class RunHost:
         self.events = EventLogStore(self.db)
         self.audit = AuditLog(self.db)
         self.files = BoxFiles(box)
+        self.attachments = RunAttachments()
         self.services = RunServices(
             self.registry,
             self.state,
@@ -114,6 +116,7 @@ class RunHost:
             identify=identify,
             audit=self.audit,
             files=self.files,
+            attachments=self.attachments,
         )
         self.recorder = RunRecorder(
             self.registry, self.state, self.transcript, self.services, self.files
@@ -143,6 +146,7 @@ class RunHost:
         secrets: Iterable[str] = (),
         config_schema: list[dict[str, Any]] | None = None,
         box_session: str | None = None,
+        input_files: Sequence[InputFile] = (),
         **context_options: Any,
     ) -> StartedRun:
         """Record the input, build the context and register the run.
@@ -151,7 +155,9 @@ class RunHost:
         ``available_apis``, ``timeout``/``deadline_at``, ``launcher_id``, ``config``...).
         ``state_scopes`` limits the state scopes the run may use (default: all);
         ``prompt`` is what ``get_prompt`` answers; ``box_session`` is the existing Box
-        session whose files the run may export. ``secrets`` (values the host marks
+        session whose files the run may export; ``input_files`` are the files the event
+        carried (listed with a ``ref`` in ``input.attachments``, held by the host for
+        ``import_box_attachments``). ``secrets`` (values the host marks
         secret) and the values of ``config_schema`` fields declared ``type: secret`` (the
         runner's ``spec.config``, as ``list_runners`` gives it) are redacted from the
         transcript, the event log, the ledger, the audit and errors from now on.
@@ -193,6 +199,9 @@ class RunHost:
         )
         scopes = tuple(STATE_SCOPES if state_scopes is None else state_scopes)
         context["state"] = await self._snapshot(scope, runner, scopes)
+        if input_files:
+            listed = self.attachments.add(context["run_id"], input_files)
+            context["input"]["attachments"].extend(listed)
         deadline = context["runtime"]["deadline_at"]
         session = self.registry.register(
             context["run_id"],
@@ -273,6 +282,7 @@ class RunHost:
             raise
         finally:
             self.files.release(session.run_id)
+            self.attachments.release(session.run_id)
         self.registry.finish(
             session.run_id,
             normalizer.status,
