@@ -116,11 +116,17 @@ class InitResult(Result):
 
 
 class BackendInfo(Result):
-    """The selected backend; ``name`` is ``None`` when none is usable (``reason`` says why)."""
+    """The selected backend; ``name`` is ``None`` when none is usable (``reason`` says why).
+
+    ``unsafe_direct_execution`` (the reference's name) is true for a backend that is not a
+    sandbox (``host``); ``warning`` then says so in words.
+    """
 
     name: str | None
     available: bool
     reason: str | None = None
+    unsafe_direct_execution: bool = False
+    warning: str | None = None
 
 
 class Capacity(Result):
