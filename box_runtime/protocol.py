@@ -24,6 +24,7 @@ from box_runtime.admission_models import (
     RevocationReceipt,
 )
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.pool_models import PoolSpecStatus, PoolStatus
 from box_runtime.process_models import (
     DEFAULT_PROCESS_ID,
     ManagedProcessInfo,
@@ -84,6 +85,8 @@ __all__ = [
     "ManagedProcessStart",
     "ManagedProcessStopped",
     "OneSkill",
+    "PoolSpecStatus",
+    "PoolStatus",
     "ReadFileInfo",
     "ReadFilesRequest",
     "ReadFilesResult",
@@ -144,6 +147,8 @@ class BoxStatus(Result):
     capacity: Capacity
     profile: str = "default"
     initialized: bool = True
+    #: The warm pool (``box.pool``): per image, its target, ready and refilling counts.
+    pool: PoolStatus = Field(default_factory=PoolStatus)
 
 
 class SessionRef(Params):
