@@ -39,7 +39,7 @@ import posixpath
 import re
 import shlex
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import anyio
 from anyio.abc import Process
@@ -52,7 +52,7 @@ from box_runtime.backends.base import (
     SandboxPlan,
     SpawnedProcess,
 )
-from box_runtime.backends.host_child import Rlimits, start_child
+from box_runtime.backends.host_child import HostChild, Rlimits, start_child
 from box_runtime.backends.host_policy import NOT_A_SANDBOX, HostIdentity, resolve_identity
 from box_runtime.backends.local_exec import (
     WRAPPER,
@@ -219,25 +219,37 @@ class HostBackend(SandboxBackend):
         argv = [_SHELL, "-c", WRAPPER, "sh", workdir, paths.rewrite(request.command)]
         return argv, environment
 
-    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+    def _starter(
+        self, plan: SandboxPlan, handle: str, request: ExecRequest, limits: Rlimits
+    ) -> Callable[[int, int, int], HostChild]:
+        """Starts the request's command as the session's user, given its stdio."""
         uid, gid = self._session(plan, handle)
         argv, env = self._argv_env(plan, request)
-        cpu = min(self._config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
-        limits = self._limits(plan, cpu_sec=cpu, memory_mb=plan.memory_mb)
-        out, out_child = pipe_pair(child_reads=False)
-        err, err_child = pipe_pair(child_reads=False)
-        try:
-            child = start_child(
+
+        def start(stdin: int, stdout: int, stderr: int) -> HostChild:
+            return start_child(
                 argv,
                 cwd=plan.mounts[0].host_path,
                 env=env,
                 uid=uid,
                 gid=gid,
                 limits=limits,
-                stdin=subprocess.DEVNULL,  # never the Box's own (in stdio mode, the RPC)
-                stdout=out_child,
-                stderr=err_child,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
             )
+
+        return start
+
+    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        cpu = min(self._config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
+        limits = self._limits(plan, cpu_sec=cpu, memory_mb=plan.memory_mb)
+        start = self._starter(plan, handle, request, limits)
+        out, out_child = pipe_pair(child_reads=False)
+        err, err_child = pipe_pair(child_reads=False)
+        try:
+            # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC).
+            child = start(subprocess.DEVNULL, out_child, err_child)
         except BaseException:
             os.close(out)
             os.close(err)
@@ -261,24 +273,13 @@ class HostBackend(SandboxBackend):
         self, plan: SandboxPlan, handle: str, request: ProcessRequest
     ) -> SpawnedProcess:
         """A managed process: a child with piped stdio, no CPU-seconds limit."""
-        uid, gid = self._session(plan, handle)
-        argv, env = self._argv_env(plan, process_command(request))
         limits = self._limits(plan, cpu_sec=None, memory_mb=request.memory_mb or plan.memory_mb)
+        start = self._starter(plan, handle, process_command(request), limits)
 
-        async def start(stdin: int, stdout: int, stderr: int) -> Process:
-            return start_child(
-                argv,
-                cwd=plan.mounts[0].host_path,
-                env=env,
-                uid=uid,
-                gid=gid,
-                limits=limits,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-            )
+        async def started(stdin: int, stdout: int, stderr: int) -> Process:
+            return start(stdin, stdout, stderr)
 
-        return await spawn_piped(start)
+        return await spawn_piped(started)
 
 
 def _kill_every_process_of(uid: int) -> None:

@@ -20,7 +20,6 @@ A refusal raises :class:`~box_runtime.errors.BoxHostBackendRefusedError` (code
 from __future__ import annotations
 
 import os
-import pwd
 from dataclasses import dataclass
 
 from box_runtime.config import BoxConfig, HostConfig
@@ -66,6 +65,8 @@ def _refused(reason: str, message: str) -> BoxHostBackendRefusedError:
 
 def _user(text: str) -> tuple[int, int]:
     """``(uid, gid)`` of ``name``, ``uid`` or ``uid:gid``."""
+    import pwd  # POSIX only: the rest of the Box imports this module everywhere
+
     name, _, group = text.strip().partition(":")
     if name.isdigit():
         uid = int(name)
