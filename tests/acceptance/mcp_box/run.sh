@@ -21,7 +21,9 @@
 #      tests/support/official.py),
 #      IMAGE (default lbp-acc-mcp:latest), KEEP=N keeps everything up N seconds,
 #      BACKEND (default docker; `host` runs the servers unsandboxed on this machine's
-#      python3, the `mcp` package reaching them through box.env_passthrough PYTHONPATH).
+#      python3, the `mcp` package reaching them through box.env_passthrough PYTHONPATH;
+#      the two tool-call checks that expect the sandbox's hostname `box` and the path
+#      `/workspace` then see this machine's hostname and the real workspace: expected).
 # Follows the conventions of tools/real-langbot/acceptance.sh. Exit 0 = every check passed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
