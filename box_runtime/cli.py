@@ -36,7 +36,7 @@ async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
     config = runtime.config
     order = ", then ".join(LOCAL_ORDER)
     wanted = f"{config.backend} ({order})" if config.backend == "local" else config.backend
-    selection = await select_backend(config, default_factories())
+    selection = await select_backend(config, default_factories(), listen_host=options.host)
     if selection.backend is None:
         logger.warning(
             "Box: backend %s: none usable yet (%s); LangBot's box_init may configure another",
@@ -49,6 +49,8 @@ async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
         wanted,
         selection.backend.name,
     )
+    if selection.backend.unsandboxed_warning:
+        logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)
     await selection.backend.aclose()
 
 

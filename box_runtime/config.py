@@ -9,8 +9,8 @@ kept and reported by :func:`unknown_keys` so a newer host never breaks the runti
 
 Keys the released host sends: ``enabled``, ``backend``, ``default_memory_mb``,
 ``admission``, ``docker``, ``e2b``, ``limits``, ``local``. Keys of our own:
-``sessions``, ``output``, ``nsjail``, ``podman``, ``pool``, ``env_passthrough``, ``deployment_id``,
-``state_dir``, ``init_wait_sec`` (documented in ``docs/box.md``).
+``sessions``, ``output``, ``nsjail``, ``podman``, ``host``, ``pool``, ``env_passthrough``,
+``deployment_id``, ``state_dir``, ``init_wait_sec`` (documented in ``docs/box.md``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ __all__ = [
     "AdmissionConfig",
     "BoxConfig",
     "DockerConfig",
+    "HostConfig",
     "LimitsConfig",
     "LocalConfig",
     "NsjailConfig",
@@ -160,6 +161,42 @@ class NsjailConfig(_Section):
     extra_ro_mounts: list[str] = Field(default_factory=list[str])
 
 
+class HostConfig(_Section):
+    """The unsandboxed ``host`` backend (see :mod:`box_runtime.backends.host`)."""
+
+    #: The explicit opt-in: ``backend: host`` is refused unless this is true.
+    allow_unsandboxed: bool = False
+    #: The user commands run as (a name, ``uid`` or ``uid:gid``); never root.
+    user: str = "nobody"
+    #: ``"START-END"``: each session runs as its own uid from this range (gid the
+    #: same number) instead of ``user``, so sessions cannot read each other's files.
+    #: Needs a root Box.
+    session_uids: str = Field(default="", pattern=r"^\s*(\d+\s*-\s*\d+)?\s*$")
+    #: A Box that is not root cannot switch users: run commands as the Box's own user
+    #: (with the Box's file access) only when this is true.
+    run_as_box_user: bool = False
+    #: Upper bound of any exec's CPU-seconds limit.
+    max_time_limit_sec: int = Field(default=3600, ge=1)
+    rlimit_nofile: int = Field(default=1024, ge=16)
+    rlimit_fsize_mb: int = Field(default=1024, ge=1)
+
+    @property
+    def uid_range(self) -> range | None:
+        """The ``session_uids`` range, or ``None`` when sessions share ``user``."""
+        text = self.session_uids.strip()
+        if not text:
+            return None
+        start, end = (int(part) for part in text.split("-"))
+        return range(start, end + 1)
+
+    @model_validator(mode="after")
+    def _sane_range(self) -> HostConfig:
+        uids = self.uid_range
+        if uids is not None and (uids.start < 1000 or len(uids) < 1 or uids.stop > 2**31):
+            raise ValueError("host.session_uids must be START-END with 1000 <= START <= END")
+        return self
+
+
 class SessionsConfig(_Section):
     #: Idle non-persistent sessions older than this are removed; 0 disables expiry.
     ttl_sec: int = Field(default=300, ge=0)
@@ -219,6 +256,7 @@ class BoxConfig(_Section):
     docker: DockerConfig = Field(default_factory=DockerConfig)
     podman: PodmanConfig = Field(default_factory=PodmanConfig)
     nsjail: NsjailConfig = Field(default_factory=NsjailConfig)
+    host: HostConfig = Field(default_factory=HostConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     admission: AdmissionConfig = Field(default_factory=AdmissionConfig)

@@ -7,8 +7,10 @@ turns it into a wire error and the caller re-raises the same class from the code
     ├── BoxValidationError            box_validation          bad arguments or configuration
     │   ├── BoxMountDeniedError       box_mount_denied        a host mount outside the allowlist
     │   ├── BoxQuotaExceededError     box_quota_exceeded      details carry ``limit`` and ``actual``
-    │   └── BoxExportRefusedError     box_export_refused      a selected file cannot be exported
-    │                                                         (missing, a link, not regular, ...)
+    │   ├── BoxExportRefusedError     box_export_refused      a selected file cannot be exported
+    │   │                                                     (missing, a link, not regular, ...)
+    │   └── BoxHostBackendRefusedError  box_host_backend_refused  the unsandboxed ``host``
+    │                                                         backend is not allowed here
     ├── BoxBackendUnavailableError    box_backend_unavailable no usable sandbox backend
     ├── BoxRuntimeUnavailableError    box_runtime_unavailable the runtime is shutting down
     ├── BoxAdmissionError             box_admission           admission grants (managed mode)
@@ -42,6 +44,7 @@ __all__ = [
     "BoxCapacityExceededError",
     "BoxError",
     "BoxExportRefusedError",
+    "BoxHostBackendRefusedError",
     "BoxManagedProcessConflictError",
     "BoxManagedProcessNotFoundError",
     "BoxMountDeniedError",
@@ -97,6 +100,24 @@ class BoxExportRefusedError(BoxValidationError):
     """
 
     code = "box_export_refused"
+
+
+class BoxHostBackendRefusedError(BoxValidationError):
+    """``box.backend: host`` was asked for where it is not allowed; ``details.reason`` says why.
+
+    ``details.reason`` is one of ``not_opted_in`` (``box.host.allow_unsandboxed`` is not
+    true), ``beyond_loopback`` (the Box listens on a non-loopback address), ``managed``
+    (managed admission is required), ``root_user`` (commands would run as root),
+    ``cannot_switch_user`` (the Box is not root and may not run commands as itself),
+    ``bad_user`` (``box.host.user`` names no user). Reference peers see a
+    ``BoxValidationError``.
+    """
+
+    code = "box_host_backend_refused"
+
+    @property
+    def wire_type(self) -> str:
+        return "BoxValidationError"
 
 
 class BoxBackendUnavailableError(BoxError):

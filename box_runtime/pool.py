@@ -23,12 +23,14 @@ The pool refills in the background (at most ``refill_concurrency`` creates at a 
 at most :data:`~box_runtime.config.MAX_POOL_SIZE` sandboxes), trims what no longer
 matches the configuration, and is drained (every idle sandbox removed) when the
 runtime closes (SIGTERM, SIGINT, the end of stdio) or its backend changes. A failed
-create is logged and retried after :data:`RETRY_SEC`.
+create is logged, kept for ``box_status`` (:meth:`WarmPool.status`) until a create of
+that kind succeeds, and retried after :data:`RETRY_SEC`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -38,6 +40,7 @@ import anyio
 
 from box_runtime.backends.base import ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.models import BoxSpec
+from box_runtime.pool_models import PoolSpecStatus, PoolStatus
 from box_runtime.session_dirs import remove_session_dir
 from box_runtime.sessions import COMPATIBILITY_FIELDS, SessionKey
 
@@ -101,6 +104,8 @@ class WarmPool:
         self._stale: list[Warm] = []
         self._changed = anyio.Event()
         self._reconfigured = anyio.Event()
+        #: The last failed create of each kind (cleared by a success of that kind).
+        self._errors: dict[Signature, tuple[str, dt.datetime]] = {}
         self.adopted = 0
         self.created = 0
 
@@ -108,6 +113,41 @@ class WarmPool:
 
     def idle_count(self) -> int:
         return sum(len(warm) for warm in self._idle.values())
+
+    def status(self, profile: str, configured: int) -> PoolStatus:
+        """What the pool holds against what the configuration asks for (``box_status``).
+
+        ``configured``: how many sandboxes ``box.pool`` names in all (the pool works
+        toward them once a backend is selected and this deployment's leftovers are gone).
+        """
+        specs: list[PoolSpecStatus] = []
+        for spec, count in self._templates():
+            key = signature(spec)
+            error = self._errors.get(key)
+            specs.append(
+                PoolSpecStatus(
+                    image=spec.image,
+                    profile=profile,
+                    target=count,
+                    ready=len(self._idle.get(key, [])),
+                    refilling=self._filling.get(key, 0),
+                    last_error=error[0] if error else None,
+                    last_error_at=error[1] if error else None,
+                )
+            )
+        latest = max(self._errors.values(), key=lambda error: error[1], default=None)
+        return PoolStatus(
+            enabled=configured > 0,
+            configured=configured,
+            target=sum(item.target for item in specs),
+            ready=sum(item.ready for item in specs),
+            refilling=sum(item.refilling for item in specs),
+            refill_concurrency=self._concurrency(),
+            adopted=self.adopted,
+            created=self.created,
+            specs=specs,
+            last_error=latest[0] if latest else None,
+        )
 
     def wake(self) -> None:
         """The configuration changed or a sandbox was taken: look at the sizes again."""
@@ -167,6 +207,8 @@ class WarmPool:
     async def _refill(self) -> bool:
         """Trim what is not wanted, create what is missing; True when a create failed."""
         wanted = {signature(spec): (spec, count) for spec, count in self._templates()}
+        for key in [key for key in self._errors if key not in wanted]:
+            del self._errors[key]  # a kind no longer asked for
         for key in list(self._idle):
             keep = wanted.get(key, (None, 0))[1]
             self._stale += self._idle[key][keep:]
@@ -190,6 +232,10 @@ class WarmPool:
                     await self._fill_one(spec)
                 except Exception as exc:
                     failures.append(exc)
+                    when = dt.datetime.now(dt.UTC)
+                    self._errors[signature(spec)] = (f"{type(exc).__name__}: {exc}", when)
+                else:
+                    self._errors.pop(signature(spec), None)
 
         async with anyio.create_task_group() as tg:
             for spec in jobs:

@@ -24,6 +24,7 @@ from box_runtime.admission_models import (
     RevocationReceipt,
 )
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
+from box_runtime.pool_models import PoolSpecStatus, PoolStatus
 from box_runtime.process_models import (
     DEFAULT_PROCESS_ID,
     ManagedProcessInfo,
@@ -86,6 +87,8 @@ __all__ = [
     "ManagedProcessStart",
     "ManagedProcessStopped",
     "OneSkill",
+    "PoolSpecStatus",
+    "PoolStatus",
     "ReadFileInfo",
     "ReadFilesRequest",
     "ReadFilesResult",
@@ -121,11 +124,17 @@ class InitResult(Result):
 
 
 class BackendInfo(Result):
-    """The selected backend; ``name`` is ``None`` when none is usable (``reason`` says why)."""
+    """The selected backend; ``name`` is ``None`` when none is usable (``reason`` says why).
+
+    ``unsafe_direct_execution`` (the reference's name) is true for a backend that is not a
+    sandbox (``host``); ``warning`` then says so in words.
+    """
 
     name: str | None
     available: bool
     reason: str | None = None
+    unsafe_direct_execution: bool = False
+    warning: str | None = None
 
 
 class Capacity(Result):
@@ -143,6 +152,8 @@ class BoxStatus(Result):
     capacity: Capacity
     profile: str = "default"
     initialized: bool = True
+    #: The warm pool (``box.pool``): per image, its target, ready and refilling counts.
+    pool: PoolStatus = Field(default_factory=PoolStatus)
 
 
 class SessionRef(Params):

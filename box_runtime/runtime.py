@@ -38,6 +38,7 @@ from box_runtime import quota_watch
 from box_runtime.admission import Admission, admitted_spec, canonical_workspace
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
+from box_runtime.backends.host_policy import check_host_backend
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
     BoxAdmissionError,
@@ -137,7 +138,10 @@ class BoxRuntime:
 
     async def configure(self, update: Mapping[str, Any]) -> None:
         """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
-        self.admission.check(self.settings.preview(update))  # before anything changes
+        preview = self.settings.preview(update)
+        self.admission.check(preview)  # before anything changes
+        if preview.backend == "host":
+            check_host_backend(preview, self.settings.listen_host)
         if self.settings.apply(update):
             self._selection_stale = True
         self.admission.apply(self.config)
@@ -154,12 +158,16 @@ class BoxRuntime:
                 if selection is not None and selection.backend is not None:
                     await self.pool.drain()
                     await selection.backend.aclose()
-                selection = await select_backend(self.config, self._factories)
+                selection = await select_backend(
+                    self.config, self._factories, listen_host=self.settings.listen_host
+                )
                 self._selection, self._selection_stale = selection, False
                 if selection.backend is None:
                     logger.warning("Box: no usable sandbox backend: %s", selection.reason)
                 else:
                     logger.info("Box: using the %s backend", selection.backend.name)
+                    if selection.backend.unsandboxed_warning:
+                        logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)
                     self.settings.protect(selection.backend.protected_paths())
                     self.pool.wake()  # its templates depend on the backend
             if selection.backend is not None and not self._orphans_cleaned:
@@ -217,7 +225,14 @@ class BoxRuntime:
             reason = f"probe failed: {exc}"
         if reason is not None and not self._sessions:
             self._selection_stale = True  # try the candidates again next time
-        return BackendInfo(name=backend.name, available=reason is None, reason=reason)
+        warning = backend.unsandboxed_warning
+        return BackendInfo(
+            name=backend.name,
+            available=reason is None,
+            reason=reason,
+            unsafe_direct_execution=warning is not None,
+            warning=warning,
+        )
 
     # ------------------------------------------------------------------ sessions
 

@@ -10,11 +10,12 @@ Routes on the one port (default 5410):
 
 Authentication: when ``LANGBOT_BOX_CONTROL_TOKEN`` is set, every route but
 ``/healthz`` requires it in ``X-LangBot-Box-Control-Token``; binding anything but a
-loopback address without a token is refused at startup. ``X-LangBot-Instance-Id``
-binds a connection (and the process, from the first such connection on, or from
-``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance. A relay connection
-must name the bound instance (it never binds one) and names its tenant with
-``X-LangBot-Workspace-Id`` and ``X-LangBot-Placement-Generation``.
+loopback address without a token is refused at startup, and so is any non-loopback
+address with the unsandboxed ``host`` backend (``box_host_backend_refused``).
+``X-LangBot-Instance-Id`` binds a connection (and the process, from the first such
+connection on, or from ``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance.
+A relay connection must name the bound instance (it never binds one) and names its
+tenant with ``X-LangBot-Workspace-Id`` and ``X-LangBot-Placement-Generation``.
 
 In stdio mode (``-s``) the RPC runs over stdin/stdout and the port serves only the
 probes and the relay; it binds loopback unless ``--host`` says otherwise, and a port
@@ -33,7 +34,9 @@ from dataclasses import dataclass, field
 import anyio
 from aiohttp import WSCloseCode, web
 
+from box_runtime.backends.host_policy import check_host_backend
 from box_runtime.errors import (
+    BoxHostBackendRefusedError,
     BoxManagedProcessConflictError,
     BoxManagedProcessNotFoundError,
     BoxSessionConflictError,
@@ -271,6 +274,12 @@ async def serve(
     """Run the Box until a signal, the end of stdin (stdio mode) or cancellation."""
     check_options(options)
     runtime = runtime or BoxRuntime()
+    runtime.settings.listen_host = options.host
+    if runtime.config.backend == "host":
+        try:
+            check_host_backend(runtime.config, options.host)
+        except BoxHostBackendRefusedError as exc:
+            raise StartupError(f"{exc.code}: {exc.message}") from None
     service = BoxService(runtime)
     async with runtime.running():
         runner = web.AppRunner(make_app(service, options), handle_signals=False)

@@ -242,6 +242,9 @@ class BoxService:
             ),
             profile=config.local.profile,
             initialized=runtime.initialized.is_set(),
+            pool=runtime.pool.status(
+                config.local.profile, config.pool.size + sum(config.pool.images.values())
+            ),
         )
 
     async def exec(self, spec: BoxSpec, ctx: RequestContext) -> BoxExecutionResult:

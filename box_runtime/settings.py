@@ -27,7 +27,7 @@ __all__ = ["BACKEND_KEYS", "Settings"]
 logger = logging.getLogger("box_runtime")
 
 #: Config sections whose change calls for a new backend selection.
-BACKEND_KEYS = ("backend", "docker", "podman", "nsjail")
+BACKEND_KEYS = ("backend", "docker", "podman", "nsjail", "host")
 
 
 class Settings:
@@ -44,6 +44,8 @@ class Settings:
         self.config = BoxConfig()
         self.allowed_roots: list[str] = []
         self.protected: tuple[str, ...] = ()
+        #: The address the Box's server listens on (``None``: not serving, embedded).
+        self.listen_host: str | None = None
         #: Set once a configuration arrived (env, explicit, or box_init).
         self.initialized = anyio.Event()
         #: Set once business actions stop waiting for a first ``box_init``: when one

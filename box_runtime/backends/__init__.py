@@ -1,11 +1,12 @@
 """Sandbox backends behind one interface, and how the runtime picks one.
 
 Selection (seed 001's order): an explicit ``box.backend`` wins (``docker``,
-``podman``, ``nsjail``); ``local`` probes Docker, then nsjail, and takes the first
-usable one (Podman is never probed: an operator names it). ``e2b`` is planned for a
-later release and ``host`` (running commands unsandboxed) is not offered: choosing them
-gives a clear error. Backends are created
-through factories so tests can substitute :class:`~.fake.FakeBackend`.
+``podman``, ``nsjail``, ``host``); ``local`` probes Docker, then nsjail, and takes the
+first usable one (Podman is never probed: an operator names it). ``host`` runs commands
+unsandboxed: it is never probed, and serves only when :mod:`.host_policy` allows it
+(``box.host.allow_unsandboxed: true``, a loopback-only Box, an unprivileged user).
+``e2b`` is planned for a later release: choosing it gives a clear error. Backends are
+created through factories so tests can substitute :class:`~.fake.FakeBackend`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from box_runtime.backends.base import SandboxBackend
+from box_runtime.backends.host_policy import check_host_backend
 from box_runtime.config import BoxConfig
+from box_runtime.errors import BoxHostBackendRefusedError
 
 __all__ = [
     "LOCAL_ORDER",
@@ -32,7 +35,6 @@ LOCAL_ORDER = ("docker", "nsjail")
 
 UNSUPPORTED_BACKENDS: dict[str, str] = {
     "e2b": "the E2B backend is planned for a later release; use docker or nsjail",
-    "host": "running commands unsandboxed on the host is not offered; use docker or nsjail",
 }
 
 
@@ -54,8 +56,14 @@ def _nsjail(config: BoxConfig) -> SandboxBackend:
     return NsjailBackend(config.nsjail)
 
 
+def _host(config: BoxConfig) -> SandboxBackend:
+    from box_runtime.backends.host import HostBackend
+
+    return HostBackend(config.host)
+
+
 def default_factories() -> dict[str, BackendFactory]:
-    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail}
+    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail, "host": _host}
 
 
 @dataclass(slots=True)
@@ -75,13 +83,28 @@ class Selection:
         )
 
 
-async def select_backend(config: BoxConfig, factories: Mapping[str, BackendFactory]) -> Selection:
-    """Create and probe candidates in order; return the first usable backend."""
+async def select_backend(
+    config: BoxConfig,
+    factories: Mapping[str, BackendFactory],
+    *,
+    listen_host: str | None = None,
+) -> Selection:
+    """Create and probe candidates in order; return the first usable backend.
+
+    ``listen_host``: the address the Box serves on (the ``host`` backend refuses any
+    but loopback); ``None`` for a Box that does not listen.
+    """
     requested = config.backend
     reasons: dict[str, str] = {}
     if requested in UNSUPPORTED_BACKENDS:
         reasons[requested] = UNSUPPORTED_BACKENDS[requested]
         return Selection(None, requested, reasons)
+    if requested == "host":
+        try:
+            check_host_backend(config, listen_host)
+        except BoxHostBackendRefusedError as exc:
+            reasons[requested] = exc.message
+            return Selection(None, requested, reasons)
     candidates = LOCAL_ORDER if requested == "local" else (requested,)
     for name in candidates:
         factory = factories.get(name)

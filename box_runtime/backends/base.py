@@ -156,6 +156,9 @@ class SandboxBackend(abc.ABC):
     name: ClassVar[str]
     #: Whether ``SandboxPlan.image`` means anything (nsjail runs the host's files).
     custom_images: ClassVar[bool] = True
+    #: Set by a backend that is not a sandbox (``host``): what the log and the backend
+    #: info say about it.
+    unsandboxed_warning: ClassVar[str | None] = None
 
     @abc.abstractmethod
     async def probe(self) -> str | None:

@@ -1,10 +1,12 @@
-"""A managed process under nsjail: one long-lived jail whose stdio are pipes.
+"""A managed process that is a child of the Box, its stdio pipes (nsjail, host).
 
-The jail is ``nsjail -Mo`` itself (the jailed program is PID 1 of its own pid
-namespace), its stdio our own non-blocking pipes (:mod:`.pipes`): closing stdin asks
-the program to end; SIGTERM and SIGKILL go to nsjail,
-which takes the whole jail down with it. When nsjail could not create the jail, its
-log (kept next to the session) explains why; :attr:`JailProcess.exit_note` carries it.
+Under nsjail the process is ``nsjail -Mo`` itself (the jailed program is PID 1 of its
+own pid namespace): SIGTERM and SIGKILL go to nsjail, which takes the whole jail down
+with it. Under the host backend it is the leader of its own process group, whose
+signals go to the group (:class:`.host_child.HostChild`). The stdio are our own
+non-blocking pipes (:mod:`.pipes`): closing stdin asks the program to end. When nsjail
+could not create the jail, its log (kept next to the session) explains why;
+:attr:`JailProcess.exit_note` carries it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class JailProcess(SpawnedProcess):
     def __init__(
         self,
         process: Process,
-        log_path: str,
+        log_path: str | None,
         *,
         stdin: PipeSendStream,
         stdout: ByteReceiveStream,
@@ -48,7 +50,7 @@ class JailProcess(SpawnedProcess):
 
     async def wait(self) -> int | None:
         code = await self._process.wait()
-        if code == NSJAIL_FAILED:
+        if code == NSJAIL_FAILED and self._log_path is not None:
             with contextlib.suppress(OSError):
                 log = await anyio.Path(self._log_path).read_text(errors="replace")
                 self.exit_note = f"nsjail: {log.strip()[-500:]}" if log.strip() else ""

@@ -23,15 +23,13 @@ import dataclasses
 import logging
 import math
 import os
-import shlex
 import shutil
 import signal
-import stat
 import subprocess
 from collections.abc import Sequence
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import Process
 
 from box_runtime.backends.base import (
     ExecOutcome,
@@ -42,10 +40,18 @@ from box_runtime.backends.base import (
     SpawnedProcess,
 )
 from box_runtime.backends.cgroups import CgroupPlan, detect
+from box_runtime.backends.local_exec import (
+    WRAPPER,
+    check_reachable,
+    collect,
+    command_env,
+    process_command,
+    spawn_piped,
+)
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
 from box_runtime.export import Identity, SandboxFiles
-from box_runtime.security import ENGINE_PATHS, OutputCollector, is_within, real_path
+from box_runtime.security import ENGINE_PATHS, is_within, real_path
 from box_runtime.session_dirs import read_marker
 
 __all__ = ["SYSTEM_RO_MOUNTS", "NsjailBackend", "build_args", "find_nsjail"]
@@ -93,11 +99,6 @@ _NEVER_RO_MOUNTED = (
 )
 JAIL_UID = 65534
 JAIL_HOME = "/home/box"
-#: $1 = workdir, $2 = command; the command runs in this shell (see the Docker backend).
-WRAPPER = (
-    'cd "$1" 2>/dev/null || { mkdir -p "$1" && cd "$1"; } || exit 126; '
-    '__lbp_c=$2; set --; eval "unset __lbp_c; $__lbp_c"'
-)
 _NSJAIL_FAILED = 255
 
 
@@ -158,14 +159,7 @@ def build_args(
         args += ["-R" if mount.read_only else "-B", f"{mount.host_path}:{mount.sandbox_path}"]
     args += ["-B", f"{plan.tmp_dir}:/tmp"]
     args += ["-B", f"{plan.home_dir}:{JAIL_HOME}"]
-    environment = {
-        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "HOME": JAIL_HOME,
-        "LANG": "C.UTF-8",
-        "TMPDIR": "/tmp",
-        **request.env,
-    }
-    for name, value in environment.items():
+    for name, value in command_env(home=JAIL_HOME, tmp="/tmp", env=request.env).items():
         args += ["-E", f"{name}={value}"]
     args += ["--", "/bin/sh", "-c", WRAPPER, "sh", request.workdir, request.command]
     return args
@@ -226,8 +220,8 @@ class NsjailBackend(SandboxBackend):
 
             def hand_over() -> None:
                 for mount in plan.mounts:
-                    _check_reachable(mount.host_path, uid)
-                _check_reachable(plan.session_dir, uid)
+                    check_reachable(mount.host_path, uid, "the nsjail user")
+                check_reachable(plan.session_dir, uid, "the nsjail user")
                 targets = [plan.tmp_dir, plan.home_dir]
                 if plan.workspace_owned:
                     targets.append(plan.mounts[0].host_path)
@@ -264,9 +258,6 @@ class NsjailBackend(SandboxBackend):
         self, plan: SandboxPlan, handle: str, request: ProcessRequest
     ) -> SpawnedProcess:
         """A managed process: one long-lived jail (no time limit) with piped stdio."""
-        from box_runtime.backends.jail_process import JailProcess
-        from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream, pipe_pair
-
         if self._binary is None:
             raise BoxBackendUnavailableError("no nsjail binary")
         if not await anyio.Path(handle).is_dir():
@@ -274,14 +265,7 @@ class NsjailBackend(SandboxBackend):
         if request.memory_mb:
             plan = dataclasses.replace(plan, memory_mb=request.memory_mb)
         log_path = os.path.join(handle, f"nsjail-process-{request.name}.log")
-        command = ExecRequest(
-            command=f"exec {shlex.join(request.argv)}",
-            workdir=request.cwd,
-            env=request.env,
-            timeout_sec=1,
-            output_limit=0,
-            head_ratio=0.0,
-        )
+        command = process_command(request)
         args = build_args(
             self._binary,
             plan,
@@ -294,26 +278,11 @@ class NsjailBackend(SandboxBackend):
             long_lived=True,
         )
         await anyio.Path(log_path).write_bytes(b"")
-        pipes = [pipe_pair(child_reads=True), pipe_pair(child_reads=False)]
-        pipes.append(pipe_pair(child_reads=False))
-        try:
-            process = await anyio.open_process(
-                args, stdin=pipes[0][1], stdout=pipes[1][1], stderr=pipes[2][1]
-            )
-        except BaseException:
-            for ours, _ in pipes:
-                os.close(ours)
-            raise
-        finally:
-            for _, theirs in pipes:
-                os.close(theirs)
-        return JailProcess(
-            process,
-            log_path,
-            stdin=PipeSendStream(pipes[0][0]),
-            stdout=PipeReceiveStream(pipes[1][0]),
-            stderr=PipeReceiveStream(pipes[2][0]),
-        )
+
+        async def start(stdin: int, stdout: int, stderr: int) -> Process:
+            return await anyio.open_process(args, stdin=stdin, stdout=stdout, stderr=stderr)
+
+        return await spawn_piped(start, log_path)
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         if self._binary is None:
@@ -333,28 +302,15 @@ class NsjailBackend(SandboxBackend):
             system_mounts=mounts,
         )
         await anyio.Path(log_path).write_bytes(b"")
-        stdout = OutputCollector(request.output_limit, request.head_ratio)
-        stderr = OutputCollector(request.output_limit, request.head_ratio)
-        timed_out = False
         # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC pipe).
         async with await anyio.open_process(args, stdin=subprocess.DEVNULL) as process:
-            try:
-                with anyio.move_on_after(request.timeout_sec) as scope:
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(_drain, process.stdout, stdout)
-                        tg.start_soon(_drain, process.stderr, stderr)
-                        await process.wait()
-                timed_out = scope.cancelled_caught
-            finally:
-                if process.returncode is None:
-                    await _kill(process)
-        code = process.returncode
-        if timed_out or code is None:
-            return ExecOutcome(None, True, stdout.result(), stderr.result())
-        if code == _NSJAIL_FAILED and stdout.total == 0 and stderr.total == 0:
+            done = await collect(process, request)
+        if done.timed_out or done.code is None:
+            return ExecOutcome(None, True, done.stdout.result(), done.stderr.result())
+        if done.code == _NSJAIL_FAILED and done.stdout.total == 0 and done.stderr.total == 0:
             log = (await anyio.Path(log_path).read_text(errors="replace"))[-500:]
             raise BoxBackendUnavailableError(f"nsjail failed to start the jail: {log.strip()}")
-        return ExecOutcome(code, False, stdout.result(), stderr.result())
+        return ExecOutcome(done.code, False, done.stdout.result(), done.stderr.result())
 
 
 def _jail_session_dir(pid: str) -> str | None:
@@ -390,38 +346,3 @@ def _kill_orphan_jails(deployment_id: str) -> list[str]:
         logger.info("Box nsjail: killed the leftover jail %s of %s", pid, session_dir)
         killed.append(pid)
     return killed
-
-
-def _check_reachable(path: str, uid: int) -> None:
-    """nsjail mounts as the jail user: every directory above a mount must let it pass."""
-    parent = os.path.dirname(os.path.abspath(path))
-    while True:
-        info = os.stat(parent)
-        if not (info.st_mode & stat.S_IXOTH or info.st_uid == uid):
-            raise BoxBackendUnavailableError(
-                f"the nsjail user (uid {uid}) cannot reach {path}: {parent} is not "
-                "world-traversable (chmod o+x it, or move box.state_dir / the mount)"
-            )
-        if parent == "/":
-            return
-        parent = os.path.dirname(parent)
-
-
-async def _drain(stream: ByteReceiveStream | None, collector: OutputCollector) -> None:
-    if stream is None:
-        return
-    try:
-        async for chunk in stream:
-            collector.feed(chunk)
-    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass
-
-
-async def _kill(process: Process) -> None:
-    with anyio.CancelScope(shield=True):
-        try:
-            process.kill()  # the jail's pid namespace dies with nsjail
-        except ProcessLookupError:
-            pass
-        with anyio.move_on_after(5):
-            await process.wait()

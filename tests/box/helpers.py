@@ -161,10 +161,21 @@ def require_nsjail() -> None:
     pytest.skip(reason)
 
 
+def host_reason() -> str | None:
+    """Why the host backend cannot switch users here (it needs a root Box), or ``None``."""
+    return None if os.geteuid() == 0 else "the host backend's tests switch users: needs root"
+
+
 def require(backend: str) -> None:
-    """Skip (or fail, when required) unless ``backend`` (``docker`` or ``nsjail``) runs here."""
+    """Skip (or fail, when required) unless ``backend`` (docker, nsjail, host) runs here."""
     if backend == "docker":
         require_docker()
+    elif backend == "host":
+        reason = host_reason()
+        if reason is not None:
+            if os.environ.get("LBP_REQUIRE_HOST") == "1":
+                pytest.fail(f"LBP_REQUIRE_HOST=1 but {reason}")
+            pytest.skip(reason)
     else:
         require_nsjail()
 

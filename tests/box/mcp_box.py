@@ -36,7 +36,7 @@ __all__ = [
     "scratch_dir",
 ]
 
-BACKENDS = ("docker", "nsjail")
+BACKENDS = ("docker", "nsjail", "host")
 FIXTURE = Path(__file__).parent / "mcp_fixture"
 TOKEN = "m" * 40
 SERVER = "/opt/fixture/echo_server.py"
@@ -102,6 +102,7 @@ def box_config(backend: str, state: Path, deployment: str) -> dict[str, Any]:
         "state_dir": str(state / "state"),
         "local": {"allowed_mount_roots": roots, "image": "lbp-test-python:latest"},
         "docker": {"pull_missing_images": False},
+        "host": {"allow_unsandboxed": True},
     }
     return config
 

@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.client import BoxClient
 from box_runtime.errors import BoxValidationError
 from box_runtime.models import BoxSpec
 from box_runtime.runtime import BoxRuntime
@@ -17,7 +18,7 @@ from box_runtime.sessions import Tenant
 from tests.support.waiting import wait_until
 
 from .conformance.candidates import BUSYBOX, _labelled  # pyright: ignore[reportPrivateUsage]
-from .helpers import fake_runtime, require_docker
+from .helpers import CONTEXT, fake_runtime, require_docker, served_box
 
 pytestmark = pytest.mark.anyio
 
@@ -251,3 +252,73 @@ def checked(deployment: str) -> int:
         return count
     finally:
         api.close()
+
+
+async def test_box_status_reports_no_pool_when_none_is_configured(tmp_path: Path) -> None:
+    runtime, _fake = fake_runtime(tmp_path)
+    async with (
+        served_box(runtime) as served,
+        BoxClient.connect(served.url, context=CONTEXT) as client,
+    ):
+        pool = (await client.status()).pool
+    assert (pool.enabled, pool.configured, pool.target, pool.ready, pool.specs) == (
+        False,
+        0,
+        0,
+        0,
+        [],
+    )
+
+
+@pytest.mark.docker
+async def test_box_status_reports_a_real_docker_pool(tmp_path: Path, deployment: str) -> None:
+    python, missing = "lbp-test-python:latest", f"lbp-no-such-image-{deployment}:latest"
+    runtime = BoxRuntime(
+        config={
+            "backend": "docker",
+            "deployment_id": deployment,
+            "state_dir": str(tmp_path / "state"),
+            "local": {"image": BUSYBOX},
+            "docker": {"pull_missing_images": False},
+            "pool": {"size": 1, "images": {python: 1, missing: 1}, "refill_concurrency": 3},
+        },
+        environ={},
+        cwd=str(tmp_path),
+    )
+    async with (
+        served_box(runtime) as served,
+        BoxClient.connect(served.url, context=CONTEXT) as client,
+    ):
+
+        async def settled() -> bool:
+            pool = (await client.status()).pool
+            failed = next((spec for spec in pool.specs if spec.image == missing), None)
+            return pool.ready == 2 and failed is not None and failed.last_error is not None
+
+        await wait_until(settled, seconds=90, interval=0.05)
+        pool = (await client.status()).pool
+        by_image = {spec.image: spec for spec in pool.specs}
+        assert (pool.enabled, pool.configured, pool.target, pool.refill_concurrency) == (
+            True,
+            3,
+            3,
+            3,
+        )
+        assert sorted(by_image) == sorted([BUSYBOX, python, missing])
+        for image in (BUSYBOX, python):
+            assert (by_image[image].target, by_image[image].ready) == (1, 1)
+            assert by_image[image].last_error is None
+            assert by_image[image].profile == "default"
+        assert (by_image[missing].target, by_image[missing].ready) == (1, 0)
+        assert missing in str(by_image[missing].last_error)
+        assert pool.last_error == by_image[missing].last_error
+        assert by_image[missing].last_error_at is not None
+        # The engine agrees: two warm containers of this deployment.
+        assert len(_labelled(dict)(deployment, False)) == 2
+        # A session adopts the busybox one; the pool counts it and refills.
+        await client.create_session(session_id="s1")
+        await wait_until(
+            lambda: runtime.pool.idle_count() == 2 and runtime.pool.adopted == 1, seconds=60
+        )
+        after = (await client.status()).pool
+        assert (after.ready, after.adopted, after.created) == (2, 1, 3)

@@ -52,12 +52,20 @@ async def test_status_has_the_shape_the_host_reads(tmp_path: Path) -> None:
     assert reply["code"] == 0
     assert reply["seq_id"] == 7
     data = reply["data"]
-    assert data["backend"] == {"name": "fake", "available": True, "reason": None}
+    assert data["backend"] == {
+        "name": "fake",
+        "available": True,
+        "reason": None,
+        "unsafe_direct_execution": False,
+        "warning": None,
+    }
     assert data["active_sessions"] == 0
     assert data["managed_processes"] == 0
     assert data["session_ttl_sec"] == 300
     assert data["capacity"] == {"limit": 64, "used": 0, "remaining": 64}
     assert set(data["limits"]) >= {"max_sessions", "max_managed_processes", "max_rpc_file_bytes"}
+    # Ours, beside what the host reads: the warm pool (none here).
+    assert (data["pool"]["enabled"], data["pool"]["specs"]) == (False, [])
 
 
 async def test_the_host_handshake(tmp_path: Path) -> None:

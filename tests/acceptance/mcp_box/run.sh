@@ -19,7 +19,11 @@
 # Env: NS (network namespace, default lbacc-boxmcp; empty runs without one),
 #      HOST_VENV (the host's venv), LBP_OFFICIAL_PLUGIN_MIRRORS (else the shared bundles,
 #      tests/support/official.py),
-#      IMAGE (default lbp-acc-mcp:latest), KEEP=N keeps everything up N seconds.
+#      IMAGE (default lbp-acc-mcp:latest), KEEP=N keeps everything up N seconds,
+#      BACKEND (default docker; `host` runs the servers unsandboxed on this machine's
+#      python3, the `mcp` package reaching them through box.env_passthrough PYTHONPATH;
+#      the two tool-call checks that expect the sandbox's hostname `box` and the path
+#      `/workspace` then see this machine's hostname and the real workspace: expected).
 # Follows the conventions of tools/real-langbot/acceptance.sh. Exit 0 = every check passed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +32,7 @@ WORKDIR=${1:-$REPO/.acceptance-mcp}
 NS=${NS-lbacc-boxmcp}
 HOST_VENV=${HOST_VENV:-${LBP_ACCEPTANCE_HOME:-$HOME/.cache/lbp-acceptance}/langbot-4.11.2}
 IMAGE=${IMAGE:-lbp-acc-mcp:latest}
+BACKEND=${BACKEND:-docker}
 PY=$REPO/.venv/bin/python
 LBP=$REPO/.venv/bin/lbp
 API=http://127.0.0.1:5300
@@ -79,7 +84,11 @@ start "$WORKDIR" "$WORKDIR/fake_llm.log" "$PY" "$HERE/fake_llm.py" 18081 "$WORKD
 
 # 2. our plugin runtime and our Box
 start "$WORKDIR/rt" "$WORKDIR/rt.log" "$LBP" rt
-start "$WORKDIR/box" "$WORKDIR/box.log" env LANGBOT_BOX_DEPLOYMENT_ID="$DEPLOYMENT" \
+BOX_EXTRA=()
+if [ "$BACKEND" = host ]; then  # the host's box_init names the backend; the opt-in is ours
+  BOX_EXTRA=(PYTHONPATH="$VENDOR" LANGBOT_BOX_CONFIG='{"host": {"allow_unsandboxed": true}, "env_passthrough": ["PYTHONPATH"]}')
+fi
+start "$WORKDIR/box" "$WORKDIR/box.log" env LANGBOT_BOX_DEPLOYMENT_ID="$DEPLOYMENT" "${BOX_EXTRA[@]}" \
   "$LBP" box --host 127.0.0.1 --ws-control-port 5410 --log-level debug
 wait_for 30 $NSX bash -c 'exec 3<>/dev/tcp/127.0.0.1/5400' || { log "FAIL runtime did not listen on 5400"; exit 1; }
 wait_for 30 $NSX curl -sf http://127.0.0.1:5410/healthz || { log "FAIL box did not answer /healthz"; exit 1; }
@@ -89,7 +98,7 @@ BOX_ROOT=$WORKDIR/host/data/box
 start "$WORKDIR/host" "$WORKDIR/host.log" env SPACE__DISABLE_TELEMETRY=true PLUGIN__ENABLE_MARKETPLACE=false \
   API__HOST=127.0.0.1 API__PORT=5300 PLUGIN__RUNTIME_WS_URL=ws://127.0.0.1:5400/control/ws \
   PLUGIN__CONNECT_TIMEOUT_SECONDS=30 BOX__ENABLED=true BOX__RUNTIME__ENDPOINT=ws://127.0.0.1:5410 \
-  BOX__BACKEND=docker BOX__LOCAL__IMAGE="$IMAGE" BOX__LOCAL__HOST_ROOT="$BOX_ROOT" \
+  BOX__BACKEND="$BACKEND" BOX__LOCAL__IMAGE="$IMAGE" BOX__LOCAL__HOST_ROOT="$BOX_ROOT" \
   BOX__LOCAL__ALLOWED_MOUNT_ROOTS="$BOX_ROOT,$WORKDIR/staged" \
   "$HOST_VENV/bin/langbot" --standalone-runtime --debug
 wait_for 90 grep -q "Connected to instance-scoped plugin runtime" "$WORKDIR/host.log" \

@@ -3,23 +3,25 @@
 A candidate names the ``box.backend`` it selects, the configuration that points it at
 its engine, why it cannot run here (a skip, or a failure when its ``LBP_REQUIRE_*``
 variable is 1, as in CI), how its commands are spelled (the fake backend has a tiny
-command language of its own), what it offers beyond the common core, and how to find
-what a test left on its engine. Adding a backend is one line in :data:`CANDIDATES`.
+command language of its own), what it offers beyond the common core, how its commands see
+the suite's sandbox paths (``/workspace``, ``/tmp``), and how to find what a test
+left on its engine. Adding a backend is one line in :data:`CANDIDATES`.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from box_runtime.backends import BackendFactory
 from box_runtime.backends.fake import FakeBackend
-from tests.box.helpers import docker_reason, nsjail_reason
+from tests.box.helpers import docker_reason, host_reason, nsjail_reason
 
 __all__ = ["CANDIDATES", "FAKE", "SHELL", "Candidate", "Dialect"]
 
@@ -132,6 +134,16 @@ def _nothing_left(deployment: str, remove: bool) -> list[str]:
     return []
 
 
+def _as_written(session_dir: str) -> Mapping[str, str]:
+    del session_dir
+    return {}
+
+
+def _session_dirs(session_dir: str) -> Mapping[str, str]:
+    """A backend without a sandbox: the session's own directories on this machine."""
+    return {"/workspace": f"{session_dir}/workspace", "/tmp": f"{session_dir}/tmp"}
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One backend as the suite runs it."""
@@ -150,6 +162,9 @@ class Candidate:
     leftovers: Callable[[str, bool], list[str]] = _nothing_left
     #: Backend factories the runtime uses (``None``: the real ones).
     factories: Callable[[], dict[str, BackendFactory]] | None = None
+    #: ``session directory -> {sandbox path: what the backend's commands see there}``
+    #: (empty: the paths as written, in a sandbox of their own).
+    paths: Callable[[str], Mapping[str, str]] = _as_written
 
 
 def _docker_config(_state: Path) -> dict[str, Any]:
@@ -173,6 +188,12 @@ def _tls_config(_state: Path) -> dict[str, Any]:
         "tls_client_key": f"{TLS_CERTS}/key.pem",
     }
     return {"docker": docker, "local": {"image": BUSYBOX}}
+
+
+def _host_config(_state: Path) -> dict[str, Any]:
+    # A uid range of this run's own, so no other test's processes share its uids.
+    base = 3_000_000 + secrets.randbelow(100_000) * 100
+    return {"host": {"allow_unsandboxed": True, "session_uids": f"{base}-{base + 99}"}}
 
 
 def _fake_factories() -> dict[str, BackendFactory]:
@@ -211,4 +232,5 @@ CANDIDATES = (
         leftovers=_labelled(_tls_kwargs),
     ),
     Candidate("nsjail", "nsjail", lambda _s: {}, nsjail_reason, "NSJAIL"),
+    Candidate("host", "host", _host_config, host_reason, "HOST", paths=_session_dirs),
 )

@@ -11,6 +11,7 @@ its reason (a failure when its ``LBP_REQUIRE_*`` variable is 1).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ import pytest
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.process_models import ManagedProcessSpec, ManagedProcessStatus
 from box_runtime.runtime import BoxRuntime
-from box_runtime.sessions import Tenant
+from box_runtime.sessions import SessionKey, Tenant
 from tests.box.helpers import (
     delete_while_a_command_runs,
     jail_state,
@@ -43,6 +44,17 @@ class Box:
     runtime: BoxRuntime
     candidate: Candidate
     deployment: str
+
+    def path(self, text: str, session_id: str = "s1") -> str:
+        """``text`` with the suite's sandbox paths as the session's commands see them."""
+        session_dir = os.path.join(
+            self.runtime.settings.state_dir, "sessions", SessionKey(T, session_id).digest
+        )
+        seen = self.candidate.paths(session_dir)
+        if not seen:
+            return text
+        pattern = "|".join(re.escape(path) for path in seen)
+        return re.sub(rf"({pattern})(?![\w.-])", lambda m: seen[m.group(1)], text)
 
 
 @pytest.fixture(params=CANDIDATES, ids=[c.id for c in CANDIDATES])
@@ -111,9 +123,9 @@ async def test_the_environment_reaches_the_command(box: Box) -> None:
 
 
 async def test_the_working_directory(box: Box) -> None:
-    assert (await box.runtime.exec(spec("pwd"), T)).stdout == "/workspace\n"
+    assert (await box.runtime.exec(spec("pwd"), T)).stdout == box.path("/workspace\n")
     deeper = await box.runtime.exec(spec("pwd; echo here > rel.txt", workdir="/workspace/a/b"), T)
-    assert deeper.stdout == "/workspace/a/b\n"
+    assert deeper.stdout == box.path("/workspace/a/b\n")
     (session,) = box.runtime.sessions(T)
     host_file = anyio.Path(session.workspace_dir, "a", "b", "rel.txt")
     assert await host_file.read_text() == "here\n"
@@ -144,8 +156,11 @@ async def test_output_beyond_the_limit_keeps_head_and_tail(box: Box) -> None:
 
 
 async def test_sessions_do_not_share_files(box: Box) -> None:
-    await box.runtime.exec(spec("echo one > /workspace/mine; echo t > /tmp/t", "one"), T)
-    other = await box.runtime.exec(spec("cat /workspace/mine; cat /tmp/t", "two"), T)
+    write = box.path("echo one > /workspace/mine; echo t > /tmp/t", "one")
+    await box.runtime.exec(spec(write, "one"), T)
+    other = await box.runtime.exec(
+        spec(box.path("cat /workspace/mine; cat /tmp/t", "two"), "two"), T
+    )
     assert other.exit_code != 0
     assert other.stdout == ""
     mine = await box.runtime.exec(spec("cat /workspace/mine", "one"), T)
@@ -174,7 +189,7 @@ async def test_a_managed_process_speaks_over_its_stdio(box: Box) -> None:
 
 
 async def test_explicit_export_reads_and_removes_what_the_sandbox_wrote(box: Box) -> None:
-    write = "echo out > /workspace/out.txt; echo t > /tmp/t.txt"
+    write = box.path("echo out > /workspace/out.txt; echo t > /tmp/t.txt")
     assert (await box.runtime.exec(spec(write), T)).exit_code == 0
     paths = ["/workspace/out.txt", "/tmp/t.txt"]
     batch, _ = await read_files_of(box.runtime, "s1", T, paths, "run-1")
