@@ -1,10 +1,9 @@
 """Sandbox backends behind one interface, and how the runtime picks one.
 
 Selection (seed 001's order): an explicit ``box.backend`` wins (``docker``,
-``podman``, ``nsjail``); ``local`` probes Docker, then nsjail, and takes the first
-usable one (Podman is never probed: an operator names it). ``e2b`` is planned for a
-later release and ``host`` (running commands unsandboxed) is not offered: choosing them
-gives a clear error. Backends are created
+``podman``, ``nsjail``, ``e2b``); ``local`` probes Docker, then nsjail, and takes the
+first usable one (Podman and E2B are never probed: an operator names them). ``host``
+(running commands unsandboxed) is not offered: choosing it gives a clear error. Backends are created
 through factories so tests can substitute :class:`~.fake.FakeBackend`.
 """
 
@@ -14,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from box_runtime.backends.base import SandboxBackend
-from box_runtime.config import BoxConfig
+from box_runtime.config import DEFAULT_IMAGE, BoxConfig
 
 __all__ = [
     "LOCAL_ORDER",
@@ -31,7 +30,6 @@ BackendFactory = Callable[[BoxConfig], SandboxBackend]
 LOCAL_ORDER = ("docker", "nsjail")
 
 UNSUPPORTED_BACKENDS: dict[str, str] = {
-    "e2b": "the E2B backend is planned for a later release; use docker or nsjail",
     "host": "running commands unsandboxed on the host is not offered; use docker or nsjail",
 }
 
@@ -54,8 +52,18 @@ def _nsjail(config: BoxConfig) -> SandboxBackend:
     return NsjailBackend(config.nsjail)
 
 
+def _e2b(config: BoxConfig) -> SandboxBackend:
+    from box_runtime.backends.e2b import E2BBackend
+
+    return E2BBackend(
+        config.e2b,
+        ttl_sec=config.sessions.ttl_sec,
+        default_image=config.local.image or DEFAULT_IMAGE,
+    )
+
+
 def default_factories() -> dict[str, BackendFactory]:
-    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail}
+    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail, "e2b": _e2b}
 
 
 @dataclass(slots=True)

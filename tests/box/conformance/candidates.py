@@ -3,8 +3,10 @@
 A candidate names the ``box.backend`` it selects, the configuration that points it at
 its engine, why it cannot run here (a skip, or a failure when its ``LBP_REQUIRE_*``
 variable is 1, as in CI), how its commands are spelled (the fake backend has a tiny
-command language of its own), what it offers beyond the common core, and how to find
-what a test left on its engine. Adding a backend is one line in :data:`CANDIDATES`.
+command language of its own), what it offers beyond the common core, how to find
+what a test left on its engine, and (for a sandbox whose files live elsewhere, synced
+with the host workspace around each command) where a running command's workspace is
+seen from this host. Adding a backend is one line in :data:`CANDIDATES`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Any
 
 from box_runtime.backends import BackendFactory
 from box_runtime.backends.fake import FakeBackend
+from box_runtime.sessions import Session
 from tests.box.helpers import docker_reason, nsjail_reason
+from tests.support.e2b_standin.thread import shared_standin, standin_reason
 
 __all__ = ["CANDIDATES", "FAKE", "SHELL", "Candidate", "Dialect"]
 
@@ -132,6 +136,10 @@ def _nothing_left(deployment: str, remove: bool) -> list[str]:
     return []
 
 
+def _host_workspace(session: Session) -> str:
+    return session.workspace_dir
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One backend as the suite runs it."""
@@ -150,6 +158,8 @@ class Candidate:
     leftovers: Callable[[str, bool], list[str]] = _nothing_left
     #: Backend factories the runtime uses (``None``: the real ones).
     factories: Callable[[], dict[str, BackendFactory]] | None = None
+    #: Where a session's workspace is seen from this host while a command runs.
+    live_workspace: Callable[[Session], str] = _host_workspace
 
 
 def _docker_config(_state: Path) -> dict[str, Any]:
@@ -173,6 +183,27 @@ def _tls_config(_state: Path) -> dict[str, Any]:
         "tls_client_key": f"{TLS_CERTS}/key.pem",
     }
     return {"docker": docker, "local": {"image": BUSYBOX}}
+
+
+def _e2b_config(_state: Path) -> dict[str, Any]:
+    return {"e2b": shared_standin().connection()}
+
+
+def _e2b_reason() -> str | None:
+    return standin_reason()
+
+
+def _e2b_leftovers(deployment: str, remove: bool) -> list[str]:
+    shared = shared_standin()
+    found = shared.alive(deployment)
+    if remove:
+        shared.kill(deployment)
+    return found
+
+
+def _e2b_workspace(session: Session) -> str:
+    """The stand-in sandbox's own ``/workspace`` (a directory below its root)."""
+    return shared_standin().standin.sandboxes[session.handle].directory.root + "/workspace"
 
 
 def _fake_factories() -> dict[str, BackendFactory]:
@@ -211,4 +242,14 @@ CANDIDATES = (
         leftovers=_labelled(_tls_kwargs),
     ),
     Candidate("nsjail", "nsjail", lambda _s: {}, nsjail_reason, "NSJAIL"),
+    Candidate(
+        "e2b-standin",
+        "e2b",
+        _e2b_config,
+        _e2b_reason,
+        "E2B_STANDIN",
+        limits=False,
+        leftovers=_e2b_leftovers,
+        live_workspace=_e2b_workspace,
+    ),
 )
