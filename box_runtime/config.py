@@ -181,6 +181,9 @@ class E2BConfig(_Section):
     user: str = "user"
     #: Seconds a control-plane or file request may take.
     request_timeout_sec: float = Field(default=30.0, gt=0)
+    #: How often the SDK retries a control-plane call E2B answered "busy" or "rate
+    #: limited" (429/502/503/504); empty: the SDK's default (3).
+    retries: int | None = Field(default=None, ge=0, le=10)
     #: The sandbox's lifetime past its last use when sessions never expire
     #: (``sessions.ttl_sec: 0``); otherwise the TTL plus ``timeout_grace_sec``.
     sandbox_timeout_sec: int = Field(default=3600, ge=60, le=86_400)

@@ -108,6 +108,8 @@ class E2BBackend(SandboxBackend):
         """The SDK's connection options (empty values: the SDK's own env and defaults)."""
         config = self._config
         opts: dict[str, Any] = {"request_timeout": config.request_timeout_sec}
+        if config.retries is not None:
+            opts["retries"] = config.retries
         for key in ("api_key", "domain", "api_url", "sandbox_url", "http_version"):
             value = getattr(config, key)
             if value:

@@ -8,8 +8,9 @@ host directory (locally) and uploads only the files whose stamp changed, in one
 multipart request, and removes in the sandbox what was deleted on the host; nothing
 is sent when nothing changed. After a command, :func:`pull` lists the sandbox
 directory once and downloads only the files whose stamp changed, and deletes on the
-host what the sandbox deleted (unless the host changed it meanwhile). Read-only mounts
-are only pushed.
+host what the sandbox deleted (unless the host changed it meanwhile); a path that would
+lead through a link on the host is never written (skipped, with a warning). Read-only
+mounts are only pushed.
 
 Not synced: symlinks, FIFOs and other special files, files above the size cap, and
 files beyond the count cap (each skipped with a warning). A change that keeps a file's
@@ -18,6 +19,7 @@ size and its mtime to the microsecond is not seen.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import posixpath
@@ -180,7 +182,11 @@ def _remove_host(host_root: str, rel: str, expected: Stamp | None) -> None:
 
 def _make_host_dirs(host_root: str, rels: list[str]) -> None:
     for rel in rels:
-        target = _host_target(host_root, rel)
+        try:
+            target = _host_target(host_root, rel)
+        except BoxValidationError as exc:
+            logger.warning("Box e2b: directory not synced to the host: %s", exc)
+            continue
         if not os.path.lexists(target):
             os.makedirs(target, exist_ok=True)
 
@@ -204,10 +210,16 @@ async def pull(
             logger.warning("Box e2b: %s not synced to the host (size or count cap)", rel)
             continue
         data = await files.download(posixpath.join(remote_root, rel))
-        manifest.host[rel] = await anyio.to_thread.run_sync(_write_host, host_root, rel, data)
+        try:
+            manifest.host[rel] = await anyio.to_thread.run_sync(_write_host, host_root, rel, data)
+        except BoxValidationError as exc:  # a link on the host side: never written through
+            logger.warning("Box e2b: file not synced to the host: %s", exc)
+            continue
         received += 1
     for rel in removed:
-        await anyio.to_thread.run_sync(_remove_host, host_root, rel, manifest.host.pop(rel, None))
+        expected = manifest.host.pop(rel, None)
+        with contextlib.suppress(BoxValidationError):
+            await anyio.to_thread.run_sync(_remove_host, host_root, rel, expected)
     manifest.remote = remote
     manifest.received += received + len(removed)
     return received

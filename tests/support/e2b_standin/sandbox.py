@@ -31,7 +31,7 @@ from anyio.abc import Process
 __all__ = ["SYSTEM_DIRS", "USER_UID", "PathRefused", "SandboxDir", "StandinProcess"]
 
 #: Host directories bound read-only into every sandbox root (those that exist).
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 USER_UID = 1000
 USER_HOME = "/home/user"
 _PASSWD_LINE = f"user:x:{USER_UID}:{USER_UID}::{USER_HOME}:/bin/bash\n"
@@ -40,7 +40,7 @@ _GROUP_LINE = f"user:x:{USER_UID}:\n"
 # $1 = root, $2 = userspec, $3 = cwd, then the command. Binds, then chroot.
 _LAUNCH = r"""
 R=$1; U=$2; C=$3; shift 3
-for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt; do
+for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc; do
   [ -d "$d" ] && [ ! -L "$d" ] || continue
   mount --bind "$d" "$R$d" && mount -o remount,bind,ro "$R$d" || exit 125
 done

@@ -89,14 +89,14 @@ class StandIn:
         self.url = ""
         self.sandboxes: dict[str, SandboxRecord] = {}
         self.log: list[Logged] = []
-        self._faults: dict[str, tuple[int, str]] = {}
+        self._faults: dict[str, tuple[int, str, int]] = {}
         self._tg = tg
 
     # ------------------------------------------------------------------ for tests
 
-    def fail_next(self, route: str, status: int, message: str) -> None:
-        """The next call of ``route`` (a :class:`Logged` route name) answers ``status``."""
-        self._faults[route] = (status, message)
+    def fail_next(self, route: str, status: int, message: str, times: int = 1) -> None:
+        """The next ``times`` calls of ``route`` (a :class:`Logged` route) answer ``status``."""
+        self._faults[route] = (status, message, times)
 
     def alive(self, **metadata: str) -> list[SandboxRecord]:
         return [
@@ -114,7 +114,10 @@ class StandIn:
         fault = self._faults.pop(route, None)
         if fault is None:
             return None
-        return web.json_response({"code": fault[0], "message": fault[1]}, status=fault[0])
+        status, message, times = fault
+        if times > 1:
+            self._faults[route] = (status, message, times - 1)
+        return web.json_response({"code": status, "message": message}, status=status)
 
     def _authorized(self, request: web.Request) -> web.Response | None:
         if request.headers.get("X-API-KEY") != self.api_key:
