@@ -162,9 +162,17 @@ def require_nsjail() -> None:
 
 
 def require(backend: str) -> None:
-    """Skip (or fail, when required) unless ``backend`` (``docker`` or ``nsjail``) runs here."""
+    """Skip (or fail, when required) unless ``backend`` (docker, nsjail, e2b) runs here."""
     if backend == "docker":
         require_docker()
+    elif backend == "e2b":
+        from tests.support.e2b_standin.thread import standin_reason
+
+        reason = standin_reason()
+        if reason is not None:
+            if os.environ.get("LBP_REQUIRE_E2B_STANDIN") == "1":
+                pytest.fail(f"LBP_REQUIRE_E2B_STANDIN=1 but {reason}")
+            pytest.skip(reason)
     else:
         require_nsjail()
 

@@ -28,6 +28,7 @@ from .helpers import CONTEXT, Served, remove_containers, require, served_box
 
 __all__ = [
     "BACKENDS",
+    "RELAY_BACKENDS",
     "McpBox",
     "box_config",
     "mcp_box",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 BACKENDS = ("docker", "nsjail")
+#: The relay tests also run on E2B (the real SDK against the local stand-in).
+RELAY_BACKENDS = (*BACKENDS, "e2b")
 FIXTURE = Path(__file__).parent / "mcp_fixture"
 TOKEN = "m" * 40
 SERVER = "/opt/fixture/echo_server.py"
@@ -103,6 +106,12 @@ def box_config(backend: str, state: Path, deployment: str) -> dict[str, Any]:
         "local": {"allowed_mount_roots": roots, "image": "lbp-test-python:latest"},
         "docker": {"pull_missing_images": False},
     }
+    if backend == "e2b":
+        from tests.support.e2b_standin.thread import shared_standin
+
+        # The vendored mcp package holds a compiled module above the 10 MiB default.
+        config["e2b"] = {**shared_standin().connection(), "sync_max_file_mb": 64}
+        config["local"]["image"] = ""  # the template's default
     return config
 
 
