@@ -15,6 +15,7 @@ import hashlib
 import posixpath
 from typing import Any
 
+import anyio
 from e2b import AsyncSandbox, EntryInfo, FileType
 from e2b.exceptions import NotFoundException
 
@@ -72,6 +73,25 @@ class SandboxFileOps:
             await self._sandbox.files.write_files(
                 entries, user=self._user, request_timeout=self._timeout
             )
+
+    async def stamps(self, paths: list[str]) -> dict[str, tuple[int, int]]:
+        found: dict[str, tuple[int, int]] = {}
+
+        async def stat(path: str) -> None:
+            with sdk_errors("stat a file", self._id):
+                try:
+                    entry = await self._sandbox.files.get_info(
+                        path, user=self._user, request_timeout=self._timeout
+                    )
+                except NotFoundException:
+                    return
+            if entry.type == FileType.FILE:
+                found[path] = _stamp(entry)
+
+        async with anyio.create_task_group() as tg:
+            for path in paths:
+                tg.start_soon(stat, path)
+        return found
 
     async def download(self, path: str) -> bytes:
         with sdk_errors("download a file", self._id):

@@ -38,6 +38,8 @@ logger = logging.getLogger("box_runtime.e2b")
 
 #: Listing depth of a sandbox directory (envd walks this many levels).
 LIST_DEPTH = 64
+#: Up to this many files just uploaded are stat'ed (concurrently) rather than listed.
+STAT_AT_MOST = 16
 Stamp = tuple[int, int]
 
 
@@ -64,6 +66,10 @@ class RemoteFiles(Protocol):
         ...
 
     async def upload(self, files: list[tuple[str, bytes]]) -> None: ...
+
+    async def stamps(self, paths: list[str]) -> dict[str, Stamp]:
+        """The stamps of a few files (one concurrent stat each; missing ones left out)."""
+        ...
 
     async def download(self, path: str) -> bytes: ...
 
@@ -136,9 +142,22 @@ async def push(
             await files.remove(posixpath.join(remote_root, rel))
     manifest.host = current
     manifest.sent += len(contents) + len(removed)
-    # The sandbox's stamps of what was just written (so the next pull skips them).
-    listing = await files.listing(remote_root)
-    manifest.remote = _remote_files(listing or [])
+    for rel in removed:
+        manifest.remote.pop(rel, None)
+    # The sandbox's stamps of what was just written (so the next pull skips them): a
+    # stat each for a few files, one listing of the tree for many.
+    if len(contents) <= STAT_AT_MOST:
+        written = [posixpath.join(remote_root, rel) for rel, _ in contents]
+        stamps = await files.stamps(written)
+        for rel, _ in contents:
+            stamp = stamps.get(posixpath.join(remote_root, rel))
+            if stamp is None:
+                manifest.remote.pop(rel, None)
+            else:
+                manifest.remote[rel] = stamp
+    else:
+        listing = await files.listing(remote_root)
+        manifest.remote = _remote_files(listing or [])
     return len(contents)
 
 

@@ -458,7 +458,7 @@ class StandIn:
         user = self._user(request)
         owner = found.directory.owner(user)
         reader = await request.multipart()
-        written: list[dict[str, str]] = []
+        received: list[tuple[str, bytes]] = []
         async for part in reader:
             # The raw filename (the sandbox path): aiohttp's parser drops a leading "/".
             raw = _FILENAME.search(part.headers.get("Content-Disposition", ""))
@@ -468,14 +468,17 @@ class StandIn:
                 host = found.directory.host_path(name, user)
             except PathRefused as exc:
                 return web.json_response({"code": 403, "message": str(exc)}, status=403)
-            await anyio.to_thread.run_sync(_write_file, host, bytes(data), owner)
-            written.append(
-                {
-                    "name": os.path.basename(host),
-                    "type": "file",
-                    "path": found.directory.sandbox_path(host),
-                }
-            )
+            received.append((host, bytes(data)))
+
+        def write_all() -> None:
+            for host, data in received:
+                _write_file(host, data, owner)
+
+        await anyio.to_thread.run_sync(write_all)
+        written = [
+            {"name": os.path.basename(h), "type": "file", "path": found.directory.sandbox_path(h)}
+            for h, _ in received
+        ]
         self.log.append(Logged("upload", found.sandbox_id, tuple(w["path"] for w in written)))
         return web.json_response(written)
 
