@@ -145,18 +145,11 @@ async def export(
         if len(data) != entry.size:
             raise refused(path, "changed", "it changed while it was read")
         total += len(data)
-        out.append(
-            ExportedFile(
-                path=path,
-                data=data,
-                sha256=hashlib.sha256(data).hexdigest(),
-                size=len(data),
-                mode=entry.mode & 0o7777,
-                uid=0 if entry.owner == "root" else 1000,
-                gid=0 if entry.group == "root" else 1000,
-                mtime_ns=_stamp(entry)[1] * 1000,
-            )
-        )
+        uid = 0 if entry.owner == "root" else 1000
+        gid = 0 if entry.group == "root" else 1000
+        mtime_ns = _stamp(entry)[1] * 1000
+        mode = entry.mode & 0o7777
+        out.append(ExportedFile.of(path, data, mode=mode, uid=uid, gid=gid, mtime_ns=mtime_ns))
     return out
 
 

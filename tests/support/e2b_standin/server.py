@@ -304,63 +304,57 @@ class StandIn:
             raise ConnectFailure("not_found", f"process with pid {pid} not found")
         return started
 
-    async def send_input(self, request: web.Request) -> web.Response:
+    async def process_call(self, request: web.Request) -> web.Response:
+        """``SendInput``, ``CloseStdin`` and ``SendSignal``: unary calls on one process."""
         from e2b.envd.process import process_pb
 
-        got = await self._unary(request, "send_input")
+        calls: dict[str, tuple[str, Any, Any]] = {
+            "SendInput": ("send_input", process_pb.SendInputRequest, self._send_input),
+            "CloseStdin": ("close_stdin", process_pb.CloseStdinRequest, self._close_stdin),
+            "SendSignal": ("send_signal", process_pb.SendSignalRequest, self._send_signal),
+        }
+        call = calls.get(request.match_info["method"])
+        if call is None:
+            return error_response(ConnectFailure("unimplemented", "not served"))
+        route, message_class, handler = call
+        got = await self._unary(request, route)
         if isinstance(got, web.Response):
             return got
         record, body = got
-        message = process_pb.SendInputRequest.from_json(body.decode(), ignore_unknown_fields=True)
-        self.log.append(Logged("send_input", record.sandbox_id))
+        message = message_class.from_json(body.decode(), ignore_unknown_fields=True)
+        self.log.append(Logged(route, record.sandbox_id))
         try:
-            started = self._process(record, message.process)
-            stdin = started.process.stdin
-            if stdin is None or not started.stdin_open:
-                raise ConnectFailure("failed_precondition", "stdin is not open")
-            data = message.input.input.value if message.input and message.input.input else b""
-            await stdin.send(bytes(data))
+            await handler(record, self._process(record, message.process), message)
         except ConnectFailure as failure:
             return error_response(failure)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            return error_response(ConnectFailure("failed_precondition", f"stdin: {exc}"))
         return web.json_response({})
 
-    async def close_stdin(self, request: web.Request) -> web.Response:
-        from e2b.envd.process import process_pb
-
-        got = await self._unary(request, "close_stdin")
-        if isinstance(got, web.Response):
-            return got
-        record, body = got
-        message = process_pb.CloseStdinRequest.from_json(body.decode(), ignore_unknown_fields=True)
-        self.log.append(Logged("close_stdin", record.sandbox_id))
+    @staticmethod
+    async def _send_input(record: SandboxRecord, started: StandinProcess, message: Any) -> None:
+        del record
+        stdin = started.process.stdin
+        if stdin is None or not started.stdin_open:
+            raise ConnectFailure("failed_precondition", "stdin is not open")
+        data = message.input.input.value if message.input and message.input.input else b""
         try:
-            started = self._process(record, message.process)
-        except ConnectFailure as failure:
-            return error_response(failure)
+            await stdin.send(bytes(data))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise ConnectFailure("failed_precondition", f"stdin: {exc}") from None
+
+    @staticmethod
+    async def _close_stdin(record: SandboxRecord, started: StandinProcess, message: Any) -> None:
+        del record, message
         if started.process.stdin is not None and started.stdin_open:
             started.stdin_open = False
             with contextlib.suppress(OSError, anyio.BrokenResourceError):
                 await started.process.stdin.aclose()
-        return web.json_response({})
 
-    async def send_signal(self, request: web.Request) -> web.Response:
+    @staticmethod
+    async def _send_signal(record: SandboxRecord, started: StandinProcess, message: Any) -> None:
         from e2b.envd.process import process_pb
 
-        got = await self._unary(request, "send_signal")
-        if isinstance(got, web.Response):
-            return got
-        record, body = got
-        message = process_pb.SendSignalRequest.from_json(body.decode(), ignore_unknown_fields=True)
-        self.log.append(Logged("send_signal", record.sandbox_id))
-        try:
-            started = self._process(record, message.process)
-        except ConnectFailure as failure:
-            return error_response(failure)
-        signum = signal.SIGKILL if message.signal == process_pb.Signal.SIGKILL else signal.SIGTERM
-        record.directory.signal(started.pid, signum)
-        return web.json_response({})
+        kill = message.signal == process_pb.Signal.SIGKILL
+        record.directory.signal(started.pid, signal.SIGKILL if kill else signal.SIGTERM)
 
     # ------------------------------------------------------------------ envd: filesystem
 
@@ -493,9 +487,7 @@ class StandIn:
         app.router.add_delete("/sandboxes/{sandbox_id}", self.kill_route)
         app.router.add_post("/sandboxes/{sandbox_id}/timeout", self.set_timeout)
         app.router.add_post("/process.Process/Start", self.start)
-        app.router.add_post("/process.Process/SendInput", self.send_input)
-        app.router.add_post("/process.Process/CloseStdin", self.close_stdin)
-        app.router.add_post("/process.Process/SendSignal", self.send_signal)
+        app.router.add_post("/process.Process/{method}", self.process_call)
         app.router.add_post("/filesystem.Filesystem/{method}", self.filesystem)
         app.router.add_get("/files", self.download)
         app.router.add_post("/files", self.upload)
