@@ -32,12 +32,8 @@ from typing import Any
 
 import anyio
 
-from bench.box_bench import (  # pyright: ignore[reportPrivateUsage]
-    RawDocker,
-    _client,
-    _free_port,
-    _server,
-)
+from bench.box_bench import RawDocker, box_client, box_server
+from bench.procs import free_port
 from box_runtime.client import BoxClient
 
 IMAGE = "lbp-test-busybox:latest"
@@ -80,6 +76,8 @@ def _api(engine: str) -> Any:
 
 class Raw(RawDocker):
     """One engine through the SDK alone, containers locked down like our sessions."""
+
+    image = IMAGE  # the image our sessions here use, not box_bench's
 
     def __init__(self, engine: str, workdir: Path) -> None:
         self.engine = engine
@@ -125,11 +123,11 @@ def _available(engine: str) -> str | None:
 
 @asynccontextmanager
 async def _ours(config: dict[str, Any]) -> AsyncGenerator[BoxClient]:
-    port = _free_port()
+    port = free_port()
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
     async with (
-        _server([*BOX, "--ws-control-port", str(port)], env, port),
-        _client(port) as client,
+        box_server([*BOX, "--ws-control-port", str(port)], env, port),
+        box_client(port) as client,
     ):
         yield client
 

@@ -33,11 +33,13 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 
+from bench.procs import LOG_DIR, free_port, wait_port
 from bench.refenv import DEFAULT_VENV
+from bench.stats import ms, ratio
 from box_runtime.client import BoxClient
 
 IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox
@@ -53,44 +55,34 @@ ROUNDS = {"exec": 40, "create": 12, "big": 8, "nsjail": 40}
 Timer = Callable[[], Awaitable[float]]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def _wait_port(port: int) -> None:
-    with anyio.fail_after(60):
-        while True:
+@asynccontextmanager
+async def box_server(
+    command: list[str], env: dict[str, str], port: int, log: str | None = None
+) -> AsyncGenerator[None]:
+    """A Box server child on ``port``; its stderr goes to ``.bench/logs/<log>.log`` if named."""
+    stderr: int | IO[bytes] = subprocess.DEVNULL
+    with contextlib.ExitStack() as files:
+        if log is not None:
+            LOG_DIR.mkdir(parents=True, exist_ok=True)
+            stderr = files.enter_context(
+                await anyio.to_thread.run_sync(lambda: open(LOG_DIR / f"{log}.log", "wb"))  # noqa: SIM115
+            )
+        async with await anyio.open_process(
+            command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=stderr
+        ) as process:
             try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.1)
-                continue
-            await stream.aclose()
-            return
+                await wait_port(port, timeout=60)
+                yield
+            finally:
+                process.terminate()
+                with anyio.move_on_after(30):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
 
 
 @asynccontextmanager
-async def _server(command: list[str], env: dict[str, str], port: int) -> AsyncGenerator[None]:
-    async with await anyio.open_process(
-        command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    ) as process:
-        try:
-            await _wait_port(port)
-            yield
-        finally:
-            process.terminate()
-            with anyio.move_on_after(30):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-
-
-@asynccontextmanager
-async def _client(port: int) -> AsyncGenerator[BoxClient]:
+async def box_client(port: int) -> AsyncGenerator[BoxClient]:
     async with BoxClient.connect(
         f"ws://127.0.0.1:{port}/rpc/ws", instance_id=CONTEXT["instance_uuid"], context=CONTEXT
     ) as client:
@@ -111,6 +103,8 @@ def _timed(fn: Callable[[], Any]) -> Callable[[], float]:
 
 class RawDocker:
     """The engine through the Docker SDK alone, configured like our sessions."""
+
+    image = IMAGE
 
     def __init__(self, workdir: Path, api: Any = None) -> None:
         import docker  # type: ignore[import-untyped]
@@ -143,7 +137,10 @@ class RawDocker:
 
     def create(self) -> str:
         created = self.api.create_container(
-            IMAGE, ["sleep", "infinity"], host_config=self.host_config(), working_dir="/workspace"
+            self.image,
+            ["sleep", "infinity"],
+            host_config=self.host_config(),
+            working_dir="/workspace",
         )
         self.api.start(created["Id"])
         return str(created["Id"])
@@ -152,7 +149,7 @@ class RawDocker:
         host_config = self.host_config()
         started = time.perf_counter()
         created = self.api.create_container(
-            IMAGE, ["sleep", "infinity"], host_config=host_config, working_dir="/workspace"
+            self.image, ["sleep", "infinity"], host_config=host_config, working_dir="/workspace"
         )
         self.api.start(created["Id"])
         elapsed = (time.perf_counter() - started) * 1000
@@ -297,13 +294,13 @@ async def run() -> dict[str, dict[str, float]]:
         async with contextlib.AsyncExitStack() as stack:
             clients: dict[str, BoxClient] = {}
             for name, (command, env) in servers.items():
-                port = _free_port()
+                port = free_port()
                 await stack.enter_async_context(
-                    _server([*command, "--ws-control-port", str(port)], env, port)
+                    box_server([*command, "--ws-control-port", str(port)], env, port)
                 )
-                clients[name] = await stack.enter_async_context(_client(port))
+                clients[name] = await stack.enter_async_context(box_client(port))
             await _measure_docker(raw, clients, samples)
-        await _measure_nsjail(state, box, _free_port(), samples)
+        await _measure_nsjail(state, box, free_port(), samples)
     finally:
         await anyio.to_thread.run_sync(raw.close)
         leftovers = await anyio.to_thread.run_sync(_reference_containers) - before
@@ -354,10 +351,10 @@ async def _measure_nsjail(
         return
     config = {"backend": "nsjail", "state_dir": str(state / "jails")}
     async with (
-        _server(
+        box_server(
             [*box, "--ws-control-port", str(port)], {"LANGBOT_BOX_CONFIG": json.dumps(config)}, port
         ),
-        _client(port) as ours,
+        box_client(port) as ours,
     ):
         for _ in range(3):
             await _exec_timer(ours, "jail", "echo hi")
@@ -384,12 +381,6 @@ def report(medians: dict[str, dict[str, float]]) -> str:
         "| ours / raw | ours / reference | docker exec path / raw | target |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-
-    def ms(value: float | None) -> str:
-        return f"{value:.1f} ms" if value is not None else "-"
-
-    def ratio(a: float | None, b: float | None) -> str:
-        return f"{a / b:.2f}x" if a and b else "-"
 
     for key, (label, raw_target) in LABELS.items():
         row = medians.get(key, {})

@@ -43,8 +43,9 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bench.box_bench import REFERENCE_VENV, _free_port, _wait_port  # pyright: ignore[reportPrivateUsage]
-from bench.procs import LOG_DIR
+from bench.box_bench import REFERENCE_VENV, box_server
+from bench.procs import free_port
+from bench.stats import ms, ratio
 from box_runtime.client import BoxClient, relay_headers, relay_url
 from box_runtime.scope import placement_session_id
 from tests.support.mcp_vendor import vendor_dir
@@ -126,39 +127,17 @@ async def _mcp(read_write: Any) -> AsyncGenerator[Session]:
         yield session
 
 
-@asynccontextmanager
-async def _server(
-    command: list[str], env: dict[str, str], port: int, log: str
-) -> AsyncGenerator[None]:
-    """A Box server child; its stderr goes to ``.bench/logs/box_mcp-<log>.log``."""
-    LOG_DIR.mkdir(parents=True, exist_ok=True)
-    log_file = await anyio.to_thread.run_sync(lambda: open(LOG_DIR / f"box_mcp-{log}.log", "wb"))  # noqa: SIM115
-    with log_file as stderr:
-        async with await anyio.open_process(
-            command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=stderr
-        ) as process:
-            try:
-                await _wait_port(port)
-                yield
-            finally:
-                process.terminate()
-                with anyio.move_on_after(30):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
-
-
 async def _through_box(
     stack: AsyncExitStack, command: list[str], config: dict[str, Any], state: Path, reference: bool
 ) -> tuple[Session, BoxClient, str]:
     """A Box server, ``mcp-shared`` with the server started, and an MCP session via its relay."""
-    port = _free_port()
+    port = free_port()
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
     if reference:  # the reference finds nsjail on PATH only
         env["PATH"] = f"{state / 'bin'}:{os.environ.get('PATH', '')}"
     name = ("ref-" if reference else "ours-") + config["backend"]
     await stack.enter_async_context(
-        _server([*command, "--ws-control-port", str(port)], env, port, name)
+        box_server([*command, "--ws-control-port", str(port)], env, port, f"box_mcp-{name}")
     )
     client = await stack.enter_async_context(
         BoxClient.connect(
@@ -407,17 +386,11 @@ def report(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
-    def ms(value: float | None) -> str:
-        return f"{value:.2f} ms" if value is not None else "-"
-
-    def ratio(a: float | None, b: float | None) -> str:
-        return f"{a / b:.2f}x" if a and b else "-"
-
     for payload, row in results["calls"].items():
         failing = set(results["broken"].get(payload, []))
 
         def cell(name: str, row: dict[str, float] = row, failing: set[str] = failing) -> str:
-            return "fails (split frames)" if name in failing else ms(row.get(name))
+            return "fails (split frames)" if name in failing else ms(row.get(name), 2)
 
         cells = [
             "round trip",
@@ -447,7 +420,7 @@ def report(results: dict[str, Any]) -> str:
             starts.get(f"ours, {backend}"),
             starts.get(f"reference, {backend}"),
         )
-        cells = [backend, ms(raw), ms(ours), ms(ref), ratio(ours, raw), ratio(ours, ref)]
+        cells = [backend, ms(raw, 2), ms(ours, 2), ms(ref, 2), ratio(ours, raw), ratio(ours, ref)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-__all__ = ["median", "p95", "rate"]
+__all__ = ["median", "ms", "p95", "rate", "ratio"]
 
 
 def median(samples: Sequence[float]) -> float:
@@ -20,3 +20,13 @@ def p95(samples: Sequence[float]) -> float:
 
 def rate(count: float, seconds: float) -> float:
     return count / seconds
+
+
+def ms(value: float | None, digits: int = 1) -> str:
+    """A table cell for milliseconds; ``-`` where nothing was measured."""
+    return f"{value:.{digits}f} ms" if value is not None else "-"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    """A table cell for ``a / b``; ``-`` where either side is missing."""
+    return f"{a / b:.2f}x" if a and b else "-"

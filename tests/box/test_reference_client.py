@@ -10,7 +10,6 @@ langbot-plugin==0.7.18``). Skipped when that venv is absent, unless
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,32 +18,18 @@ import anyio
 import pytest
 
 from box_runtime.runtime import BoxRuntime
+from tests.support.reference import need_reference
 
 from .helpers import fake_runtime, require_docker, served_box
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
-REFERENCE_VENV = Path(os.environ.get("LBP_REFERENCE_VENV", REPO / ".bench" / "ref-venv"))
-REFERENCE_PYTHON = REFERENCE_VENV / "bin" / "python"
 SCRIPT = Path(__file__).parent / "scripts" / "reference_client.py"
 
 
-def need_reference() -> None:
-    if not REFERENCE_PYTHON.exists():
-        venv = REFERENCE_PYTHON.parent.parent
-        reason = (
-            f"no reference SDK venv at {venv} (python3 -m venv {venv} && "
-            f"{venv}/bin/pip install langbot-plugin==0.7.18)"
-        )
-        if os.environ.get("LBP_REQUIRE_REFERENCE") == "1":
-            pytest.fail(reason)  # CI provides it: a skip there would hide a broken proof
-        pytest.skip(reason)
-
-
-async def run_reference(url: str, image: str) -> dict[str, Any]:
+async def run_reference(python: Path, url: str, image: str) -> dict[str, Any]:
     result = await anyio.run_process(
-        [str(REFERENCE_PYTHON), str(SCRIPT), url, image],
+        [str(python), str(SCRIPT), url, image],
         check=False,
         stderr=subprocess.PIPE,
     )
@@ -73,18 +58,18 @@ def check(steps: dict[str, Any], backend: str) -> None:
 
 
 async def test_reference_client_on_the_fake_backend(tmp_path: Path) -> None:
-    need_reference()
     # The reference client's box_init says backend "local": let the fake answer as docker.
+    python = need_reference()
     runtime, _ = fake_runtime(tmp_path, fake_names=("fake", "docker"))
     async with served_box(runtime) as box:
-        steps = await run_reference(box.url, "any-image")
+        steps = await run_reference(python, box.url, "any-image")
     check(steps, "fake")
 
 
 @pytest.mark.docker
 async def test_reference_client_on_docker(tmp_path: Path) -> None:
-    need_reference()
     require_docker()
+    python = need_reference()
     import secrets
 
     runtime = BoxRuntime(
@@ -93,5 +78,5 @@ async def test_reference_client_on_docker(tmp_path: Path) -> None:
         cwd=str(tmp_path),
     )
     async with served_box(runtime) as box:
-        steps = await run_reference(box.url, "lbp-test-busybox:latest")
+        steps = await run_reference(python, box.url, "lbp-test-busybox:latest")
     check(steps, "docker")

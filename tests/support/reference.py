@@ -1,7 +1,8 @@
 """The reference SDK's interpreter, for tests that compare our package with it.
 
 ``LBP_REFERENCE_PYTHON`` names it, else ``LBP_REFERENCE_VENV/bin/python`` (default
-the checkout's ``.bench/ref-venv``, where ``make bench`` installs it): a venv with ``pip install langbot-plugin==0.7.18``. Without it the
+the checkout's ``.bench/ref-venv``, where ``make bench`` and ``.ci/run`` install it): a
+venv with ``pip install langbot-plugin==0.7.18``. Without it the
 comparison is skipped, or fails when ``LBP_REQUIRE_REFERENCE=1`` (CI provides it).
 """
 
@@ -31,7 +32,11 @@ def need_reference() -> Path:
     """The reference interpreter, or skip (fail under ``LBP_REQUIRE_REFERENCE=1``)."""
     python = reference_python()
     if not python.exists():
-        reason = f"no reference SDK interpreter at {python} (set LBP_REFERENCE_PYTHON)"
+        venv = python.parent.parent
+        reason = (
+            f"no reference SDK interpreter at {python} (set LBP_REFERENCE_PYTHON, or: "
+            f"python3 -m venv {venv} && {venv}/bin/pip install langbot-plugin==0.7.18)"
+        )
         if os.environ.get("LBP_REQUIRE_REFERENCE") == "1":
             pytest.fail(reason)
         pytest.skip(reason)

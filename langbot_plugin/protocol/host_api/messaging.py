@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from langbot_plugin.api.entities.builtin.agent_runner.resources import EVENT_REPLY_TOOL
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.protocol.host_api.common import (
     CallerParams,
@@ -132,9 +133,6 @@ class PlatformApiResult(Result):
 #: The adapter action ``call_platform_api`` names to send a message (a platform action,
 #: carried in the payload, not an RPC action).
 PLATFORM_SEND_MESSAGE = "send_message"
-
-#: The host's context tool that answers on the run's own event (a reply, its files).
-EVENT_REPLY_TOOL = "event_reply"
 
 
 def traced_platform_call(action: str) -> str:

@@ -34,7 +34,10 @@ from langbot_plugin.api.entities.builtin.agent_runner.event import (
     SubjectContext,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.input import AgentInput
-from langbot_plugin.api.entities.builtin.agent_runner.resources import AgentResources
+from langbot_plugin.api.entities.builtin.agent_runner.resources import (
+    EVENT_REPLY_TOOL,
+    AgentResources,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 from langbot_plugin.api.entities.builtin.agent_runner.runtime import AgentRuntimeContext
 from langbot_plugin.api.entities.builtin.agent_runner.state import AgentRunState
@@ -141,7 +144,7 @@ class AgentRunContext(HostContextModel, RunContextCalls):
         host's ``event_reply`` tool; anything else is a ``reply_message``."""
         if isinstance(message_chain, str):
             if not quote_origin:
-                return await self.api.call_tool("event_reply", {"text": message_chain})
+                return await self.api.call_tool(EVENT_REPLY_TOOL, {"text": message_chain})
             message_chain = MessageChain([Plain(text=message_chain)])
         return await self.api.reply_message(message_chain, quote_origin=quote_origin)
 

@@ -19,7 +19,12 @@ from langbot_plugin.api.entities.builtin.agent_runner.operations import (
     ToolOperation,
 )
 
+#: The host's context tool that answers on the run's own event (a reply, its files);
+#: a run is granted it like any tool.
+EVENT_REPLY_TOOL = "event_reply"
+
 __all__ = [
+    "EVENT_REPLY_TOOL",
     "AgentResources",
     "KnowledgeBaseOperation",
     "KnowledgeBaseResource",
