@@ -34,6 +34,27 @@ _READ = 65536
 _FILENAME = re.compile(r'filename="([^"]*)"')
 
 
+def multipart_files(body: bytes, content_type: str) -> list[tuple[str, bytes]]:
+    """The ``(filename, content)`` parts of a ``multipart/form-data`` upload.
+
+    Parsed here, not with aiohttp's reader: that one drops a filename's leading "/"
+    (the SDK sends sandbox paths as filenames) and warns on some chunk boundaries.
+    """
+    found = re.search(r'boundary="?([^";]+)"?', content_type)
+    if found is None:
+        raise ConnectFailure("invalid_argument", "not a multipart upload")
+    files: list[tuple[str, bytes]] = []
+    for part in body.split(b"--" + found.group(1).encode())[1:]:
+        if part.startswith(b"--"):
+            break
+        head, _, data = part.removeprefix(b"\r\n").partition(b"\r\n\r\n")
+        named = _FILENAME.search(head.decode("utf-8", "replace"))
+        files.append(
+            (urllib.parse.unquote(named.group(1)) if named else "", data.removesuffix(b"\r\n"))
+        )
+    return files
+
+
 class EnvdRoutes(StandInState):
     """The envd routes (the control plane's are in :mod:`.server`)."""
 
@@ -236,18 +257,17 @@ class EnvdRoutes(StandInState):
             return fault
         user = self._user(request)
         owner = found.directory.owner(user)
-        reader = await request.multipart()
         received: list[tuple[str, bytes]] = []
-        async for part in reader:
-            # The raw filename (the sandbox path): aiohttp's parser drops a leading "/".
-            raw = _FILENAME.search(part.headers.get("Content-Disposition", ""))
-            name = urllib.parse.unquote(raw.group(1)) if raw else request.query.get("path", "")
-            data = await part.read()  # type: ignore[union-attr]
+        try:
+            parts = multipart_files(await request.read(), request.headers.get("Content-Type", ""))
+        except ConnectFailure as failure:
+            return web.json_response({"code": 400, "message": failure.message}, status=400)
+        for filename, data in parts:
             try:
-                host = found.directory.host_path(name, user)
+                host = found.directory.host_path(filename or request.query.get("path", ""), user)
             except PathRefused as exc:
                 return web.json_response({"code": 403, "message": str(exc)}, status=403)
-            received.append((host, bytes(data)))
+            received.append((host, data))
 
         def write_all() -> None:
             for host, data in received:
