@@ -33,6 +33,8 @@ __all__ = ["BoxClient", "BoxError", "accept_read", "relay_headers", "relay_url"]
 
 #: Extra seconds an exec call waits beyond the command's own timeout.
 EXEC_MARGIN_SEC = 30.0
+#: Chunk size of imported files (the Box's own export chunk size).
+_UPLOAD_CHUNK_BYTES = 512 * 1024
 
 
 class BoxClient:
@@ -181,6 +183,27 @@ class BoxClient:
             context=self.context,
             timeout=self.timeout,
         )
+
+    async def write_files(
+        self, session_id: str, directory: str, files: Sequence[tuple[str, bytes]]
+    ) -> list[str]:
+        """Import ``files`` (name, bytes) into ``directory`` (below ``/workspace/inbox``)
+        of an existing session, as its sandbox user; returns their sandbox paths. A name
+        already there, a link on the way or a limit (20 files, 50 MiB a call, 10 MiB a
+        file) refuses the import."""
+        infos: list[p.WriteFileInfo] = []
+        for name, data in files:
+            key = await self.session.send_file(
+                data, context=self.context, chunk_bytes=_UPLOAD_CHUNK_BYTES
+            )
+            infos.append(p.WriteFileInfo(name=name, size=len(data), file_key=key))
+        result = await p.BOX_WRITE_FILES.call(
+            self.session,
+            p.WriteFilesRequest(session_id=session_id, directory=directory, files=infos),
+            context=self.context,
+            timeout=self.timeout,
+        )
+        return list(result.paths)
 
     async def storage_analysis(self) -> p.StorageAnalysis:
         return await p.BOX_GET_STORAGE_ANALYSIS.call(

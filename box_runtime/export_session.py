@@ -1,4 +1,5 @@
-"""Explicit export from a live session: the async side of :mod:`box_runtime.export`.
+"""Explicit export from a live session: the async side of :mod:`box_runtime.export`
+(and of the import into one, :mod:`box_runtime.inbox`).
 
 Both operations hold the session like a command does (so they never overlap one,
 and a session being deleted refuses them), ask the backend where the files are, and
@@ -14,6 +15,7 @@ from collections.abc import Callable
 import anyio
 
 from box_runtime.backends.base import SandboxBackend
+from box_runtime.errors import BoxBackendUnavailableError
 from box_runtime.export import (
     LIMITS,
     ExportedFile,
@@ -24,9 +26,10 @@ from box_runtime.export import (
     read_files,
     remove_if_unchanged,
 )
+from box_runtime.inbox import check_import, write_files
 from box_runtime.sessions import Session
 
-__all__ = ["read_session_files", "remove_session_files"]
+__all__ = ["read_session_files", "remove_session_files", "write_session_files"]
 
 
 async def read_session_files(
@@ -71,3 +74,23 @@ async def remove_session_files(
                 kept = await anyio.to_thread.run_sync(remove_if_unchanged, where, path, digest)
             outcome.append((path, kept))
     return outcome
+
+
+async def write_session_files(
+    backend: SandboxBackend,
+    session: Session,
+    directory: str,
+    items: list[tuple[str, bytes]],
+    *,
+    clock: Callable[[], float],
+) -> list[str]:
+    """Import ``items`` (name, bytes) into ``directory`` of the session; their paths."""
+    check_import(directory, [(name, len(data)) for name, data in items])
+    async with session.use(clock, "before files were imported into it"):
+        files = await anyio.to_thread.run_sync(backend.sandbox_files, session.plan, session.handle)
+        if files is None:
+            raise BoxBackendUnavailableError(
+                f"the {backend.name} backend's sandboxes are not reachable from this host "
+                "(a remote engine): files cannot be imported into them"
+            )
+        return await anyio.to_thread.run_sync(write_files, files, directory, items)

@@ -53,9 +53,11 @@ __all__ = [
     "BOX_STOP_MANAGED_PROCESS",
     "BOX_UPSERT_SANDBOX_ADMISSION_GRANT",
     "BOX_VERIFY_SHARED_WORKSPACE",
+    "BOX_WRITE_FILES",
     "DIALECT_05_ONLY",
     "DIALECT_07_ONLY",
     "EXPORT_ACTIONS",
+    "FILE_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
     "SKILL_ACTIONS",
     "SKILL_CREATE",
@@ -105,6 +107,9 @@ __all__ = [
     "SkillZipInstall",
     "SkillZipPreview",
     "StorageAnalysis",
+    "WriteFileInfo",
+    "WriteFilesRequest",
+    "WriteFilesResult",
 ]
 
 
@@ -218,6 +223,28 @@ class ReadFilesResult(Result):
     #: The run's totals after this batch (when the request named a run).
     run_files: int | None = None
     run_bytes: int | None = None
+
+
+class WriteFileInfo(Params):
+    """One file to import; its bytes arrive as the ``__file_chunk`` transfer ``file_key``."""
+
+    name: str
+    size: int
+    file_key: str
+
+
+class WriteFilesRequest(Params):
+    """Import: write files into a new directory below ``/workspace/inbox`` of an
+    existing session (a run's input attachments)."""
+
+    session_id: str
+    directory: str
+    files: list[WriteFileInfo]
+
+
+class WriteFilesResult(Result):
+    #: The sandbox path of each file, in the order given.
+    paths: list[str] = Field(default_factory=list[str])
 
 
 class FileDigest(Params):
@@ -378,7 +405,15 @@ BOX_REMOVE_FILES_IF_MATCH = ActionSpec(
     RemoveFilesResult,
     doc="Delete exported files only where the content still matches the accepted digest.",
 )
+BOX_WRITE_FILES = ActionSpec(
+    "box_write_files",
+    WriteFilesRequest,
+    WriteFilesResult,
+    doc="Import: write files into a new directory below /workspace/inbox of a session.",
+)
 EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
+#: Actions that move files into or out of an existing session.
+FILE_ACTIONS = (*EXPORT_ACTIONS, BOX_WRITE_FILES)
 
 MANAGED_PROCESS_ACTIONS = (
     BOX_START_MANAGED_PROCESS,
@@ -431,6 +466,6 @@ ALL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     BOX_UPSERT_SANDBOX_ADMISSION_GRANT,
     BOX_REVOKE_SANDBOX_ADMISSION_GRANT,
     BOX_VERIFY_SHARED_WORKSPACE,
-    *EXPORT_ACTIONS,
+    *FILE_ACTIONS,
     *SKILL_ACTIONS,
 )

@@ -27,7 +27,11 @@ from box_runtime.errors import (
     BoxReadinessError,
     BoxValidationError,
 )
-from box_runtime.export_session import read_session_files, remove_session_files
+from box_runtime.export_session import (
+    read_session_files,
+    remove_session_files,
+    write_session_files,
+)
 from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import ManagedProcessInfo
@@ -301,6 +305,27 @@ class BoxService:
             run_bytes=ledger.bytes if ledger is not None else None,
         )
 
+    async def write_files(
+        self, request: p.WriteFilesRequest, ctx: RequestContext
+    ) -> p.WriteFilesResult:
+        session = self.runtime.existing(request.session_id, await self._tenant(ctx))
+        items: list[tuple[str, bytes]] = []
+        for item in request.files:
+            data = ctx.session.files.take(item.file_key)
+            if len(data) != item.size:
+                raise BoxValidationError(
+                    f"{item.name}: {len(data)} bytes arrived, {item.size} were announced"
+                )
+            items.append((item.name, data))
+        paths = await write_session_files(
+            await self.runtime.backend(),
+            session,
+            request.directory,
+            items,
+            clock=self.runtime.clock,
+        )
+        return p.WriteFilesResult(paths=paths)
+
     async def remove_files_if_match(
         self, request: p.RemoveFilesRequest, ctx: RequestContext
     ) -> p.RemoveFilesResult:
@@ -410,6 +435,7 @@ class BoxService:
             p.BOX_VERIFY_SHARED_WORKSPACE: self.verify_shared_workspace,
             p.BOX_READ_FILES: self.read_files,
             p.BOX_REMOVE_FILES_IF_MATCH: self.remove_files_if_match,
+            p.BOX_WRITE_FILES: self.write_files,
             **self.skills.handlers(),
         }
         for spec in p.ALL_ACTIONS:
@@ -434,7 +460,7 @@ ADMITTED_ACTIONS = frozenset(
         p.BOX_GET_SESSIONS,
         p.BOX_DELETE_SESSION,
         *p.MANAGED_PROCESS_ACTIONS,
-        *p.EXPORT_ACTIONS,
+        *p.FILE_ACTIONS,
     )
 )
 #: Actions that address a session by its caller-visible id.
@@ -444,7 +470,7 @@ _BY_SESSION_ID = frozenset(
         p.BOX_GET_SESSION,
         p.BOX_DELETE_SESSION,
         *p.MANAGED_PROCESS_ACTIONS,
-        *p.EXPORT_ACTIONS,
+        *p.FILE_ACTIONS,
     )
 )
 #: Chunk size of exported files (both ends are ours: far above the reference's 16 KiB).

@@ -41,6 +41,8 @@ when each is raised::
     ├── InternalError                         internal_error
     ├── ManifestError                         manifest_invalid            api.definition.discovery
     ├── AgentRuntimeDaemonError               agent_runtime.daemon_error  api.agent_tools.daemon
+    ├── MCPRequestError                       mcp_request_error           api.agent_tools
+    │   └── MCPMethodNotFoundError            mcp_method_not_found        .mcp_protocol
     ├── CommandError                          command_error               (builtin) command.errors
     │   ├── CommandNotFoundError              command_not_found
     │   ├── CommandPrivilegeError             command_privilege
@@ -65,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
+    from langbot_plugin.api.agent_tools.mcp_protocol import MCPMethodNotFoundError, MCPRequestError
     from langbot_plugin.api.definition.components.manifest import InvalidRunnerManifest
     from langbot_plugin.api.definition.discovery import ManifestError
     from langbot_plugin.api.entities.builtin.agent_runner.errors import (
@@ -142,6 +145,8 @@ __all__ = [
     "InternalError",
     "InvalidParamsError",
     "InvalidRunnerManifest",
+    "MCPMethodNotFoundError",
+    "MCPRequestError",
     "MalformedMessageError",
     "ManifestError",
     "MessageTooLargeError",
@@ -190,6 +195,8 @@ _HOMES: dict[str, str] = {
     "InternalError": "langbot_plugin.rpc.errors",
     "InvalidParamsError": "langbot_plugin.rpc.errors",
     "InvalidRunnerManifest": "langbot_plugin.api.definition.components.manifest",
+    "MCPMethodNotFoundError": "langbot_plugin.api.agent_tools.mcp_protocol",
+    "MCPRequestError": "langbot_plugin.api.agent_tools.mcp_protocol",
     "MalformedMessageError": "langbot_plugin.rpc.errors",
     "ManifestError": "langbot_plugin.api.definition.discovery",
     "MessageTooLargeError": "langbot_plugin.rpc.errors",

@@ -388,7 +388,9 @@ class DevSession:
         items = self.client.run_runner(
             self.author, self.name, self.runner, started.context, timeout=idle
         )
-        outcome = await local.runs.drive(started, items, on_result=on_result)
+        outcome = await local.runs.drive(
+            started, items, on_result=on_result, runtime_audit=self.client.get_run_audit
+        )
         await self.events.emit(
             "run.ended",
             {

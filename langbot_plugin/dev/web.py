@@ -4,6 +4,8 @@ Routes:
 
 - ``GET /`` the page; ``GET /static/<file>`` its script and style (package data of
   ``langbot_plugin/dev/static``; no build step).
+- ``GET /api/v1/plugins/_sdk/page-sdk.js``: the page SDK
+  (:mod:`langbot_plugin.assets`), where LangBot serves it to plugin pages.
 - ``GET /api/session``: the plugin, its runners, tools and commands, the conversation.
 - ``GET /api/events``: a WebSocket; it sends the recent events, then each event as
   it happens (``DevEvent.to_json``).
@@ -29,6 +31,7 @@ from typing import Any
 import anyio
 from aiohttp import WSMsgType, web
 
+from langbot_plugin.assets import PAGE_SDK_ROUTE, page_sdk_script
 from langbot_plugin.dev.events import DevEvent
 from langbot_plugin.dev.inputs import handle_line
 from langbot_plugin.dev.session import DevSession
@@ -65,6 +68,7 @@ class DevWeb:
         self.app = web.Application(middlewares=[self._same_origin])
         self.app.router.add_get("/", self._index)
         self.app.router.add_get("/static/{name}", self._static)
+        self.app.router.add_get(PAGE_SDK_ROUTE, self._page_sdk)
         self.app.router.add_get("/api/session", self._info)
         self.app.router.add_get("/api/events", self._events)
         self.app.router.add_post("/api/input", self._input)
@@ -120,6 +124,11 @@ class DevWeb:
         if name not in STATIC:
             raise web.HTTPNotFound()
         return web.Response(body=_asset(name), content_type=STATIC[name], charset="utf-8")
+
+    async def _page_sdk(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=page_sdk_script(), content_type="application/javascript", charset="utf-8"
+        )
 
     async def _info(self, request: web.Request) -> web.Response:
         return web.json_response(self.session.describe())

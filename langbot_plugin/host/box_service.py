@@ -14,18 +14,24 @@ of one conversation uses finds that conversation's Box, and no key reaches anoth
 conversation's. ``options`` may set ``image`` only; limits are the host's.
 
 A run binds one Box, once (``bind_box`` with another id is refused), and only a Box
-acquired in its own scope. ``import_box_attachments`` is not answered here
-(``not_supported``: the local host has no attachment store); ``export_box_files`` is
-the run services' (:mod:`langbot_plugin.host.service_files`).
+acquired in its own scope. ``import_box_attachments`` copies input files of the run
+(held by :class:`~langbot_plugin.host.attachments.RunAttachments`) into the bound Box,
+each in its own new directory ``/workspace/inbox/<run id>-<ref>/`` (the released
+host's layout), through the Box's ``box_write_files``; a file already imported by the
+run is answered again, not written twice. ``export_box_files`` is the run services'
+(:mod:`langbot_plugin.host.service_files`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
+
+import anyio
 
 from langbot_plugin.api.entities.builtin.agent_runner.box import (
     BoxBinding,
+    BoxFile,
     BoxSession,
     BoxStatus,
 )
@@ -36,7 +42,7 @@ from langbot_plugin.protocol.host_api import box
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 from langbot_plugin.protocol.spec import ActionTable
 from langbot_plugin.rpc import RequestContext
-from langbot_plugin.rpc.errors import InvalidParamsError, NotSupportedError
+from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = ["EXEC_TOOL", "SANDBOX_TOOLS", "RunBoxService", "SandboxClient", "ScopeId"]
 
@@ -44,6 +50,8 @@ __all__ = ["EXEC_TOOL", "SANDBOX_TOOLS", "RunBoxService", "SandboxClient", "Scop
 EXEC_TOOL = "exec"
 SANDBOX_TOOLS = frozenset({EXEC_TOOL})
 _EXEC_TIMEOUT_SEC = 120
+#: Where imported input files go in a Box (the released host's inbox).
+INBOX = "/workspace/inbox"
 
 
 class _Answer(Protocol):
@@ -58,6 +66,9 @@ class SandboxClient(Protocol):
         self, spec: Mapping[str, Any] | None = None, **fields: Any
     ) -> _Answer: ...
     async def exec(self, spec: Mapping[str, Any] | None = None, **fields: Any) -> _Answer: ...
+    async def write_files(
+        self, session_id: str, directory: str, files: Sequence[tuple[str, bytes]]
+    ) -> list[str]: ...
 
 
 #: Session id of a host scope: ``scope_id(target_type=..., target_id=..., workspace_id=...)``.
@@ -83,13 +94,16 @@ class RunBoxService:
         self._acquired: dict[str, dict[str, Any]] = {}
         #: run id -> the Box it bound.
         self.bound: dict[str, str] = {}
+        #: run id -> its input files already in its Box, by ref.
+        self._imported: dict[str, dict[str, BoxFile]] = {}
+        self._import_locks: dict[str, anyio.Lock] = {}
 
     def register(self, table: ActionTable) -> None:
         table.add(box.GET_BOX_STATUS, self.get_box_status)
         table.add(box.LIST_BOXES, self.list_boxes)
         table.add(box.ACQUIRE_BOX, self.acquire_box)
         table.add(box.BIND_BOX, self.bind_box)
-        table.add(box.IMPORT_BOX_ATTACHMENTS, self._no_attachments)
+        table.add(box.IMPORT_BOX_ATTACHMENTS, self.import_box_attachments)
 
     # ------------------------------------------------------------------ scope
 
@@ -167,10 +181,39 @@ class RunBoxService:
         self.services.files.bind(session.run_id, p.box_id)  # export_box_files reads it
         return BoxBinding(box_id=p.box_id, outbox=f"/workspace/outbox/{session.run_id}")
 
-    async def _no_attachments(self, p: RunScopedParams, ctx: RequestContext) -> box.BoxFiles:
-        raise NotSupportedError(
-            f"{ctx.request.action} is not served by this host: it has no attachment store"
-        )
+    async def import_box_attachments(
+        self, p: box.ImportBoxAttachmentsParams, ctx: RequestContext
+    ) -> box.BoxFiles:
+        session = self._run(p, ctx)
+        run_id = session.run_id
+        box_id = self.bound.get(run_id)
+        if box_id is None:
+            raise InvalidParamsError("the runner must bind a Box before importing attachments")
+        available = self.services.attachments.of_run(run_id)
+        refs = list(available) if p.attachment_ids is None else list(p.attachment_ids)
+        unknown = [ref for ref in refs if ref not in available]
+        if unknown:
+            raise InvalidParamsError(
+                "unknown input attachment reference", details={"unknown": unknown}
+            )
+        if len(set(refs)) != len(refs):
+            raise InvalidParamsError("duplicate input attachment reference")
+        imported = self._imported.setdefault(run_id, {})
+        async with self._import_locks.setdefault(run_id, anyio.Lock()):
+            for ref in refs:
+                if ref in imported:
+                    continue
+                file = available[ref]
+                directory = f"{INBOX}/{run_id}-{ref}"
+                (path,) = await self.client.write_files(box_id, directory, [(file.name, file.data)])
+                imported[ref] = BoxFile(
+                    id=ref,
+                    name=file.name,
+                    type=file.type.capitalize(),
+                    size=len(file.data),
+                    path=path,
+                )
+        return box.BoxFiles(items=[imported[ref] for ref in refs])
 
     # ------------------------------------------------------------------ sandbox tools
 

@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any, cast
 from langbot_plugin.host.errors import RunNotLiveError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.protocol.host_api import models, storage
-from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
+from langbot_plugin.protocol.run_needs import (
+    NEEDS,
+    RUN_ONLY,
+    ApiNeed,
+    Need,
+    StorageNeed,
+    named_resource,
+)
 from langbot_plugin.rpc import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError, RPCError
 from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler, preceded_by
@@ -121,13 +128,11 @@ def _grant_of(action: str, data: dict[str, Any]) -> tuple[object, str]:
     """The resource a call names and the grant that covers it."""
     need = NEEDS.get(action)
     if isinstance(need, ApiNeed):
-        scope, key = data.get("scope"), data.get("key")
-        resource = f"{scope}:{key}" if isinstance(scope, str) and key is not None else None
-        return resource, f"api:{need.api}"
+        return named_resource(action, data), f"api:{need.api}"
     if isinstance(need, StorageNeed):
         return need.area, f"storage:{need.area}"
     if need is not None:
-        return data.get(need.field), f"{need.kind}:{need.operation}"
+        return named_resource(action, data), f"{need.kind}:{need.operation}"
     if action in storage_names:
         return data.get("owner_type"), f"storage:{data.get('owner_type')}"
     return None, "run"

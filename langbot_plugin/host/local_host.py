@@ -186,14 +186,17 @@ class LocalHost:
         scope: ActionScope | None = None,
         **options: Any,
     ) -> RunOutcome:
-        """Start a run, send ``run_runner`` through ``client`` and drive it to its end."""
+        """Start a run, send ``run_runner`` through ``client`` and drive it to its end;
+        the refusals the runtime and the SDK made for it join its audit."""
         started = await self.start_run(f"{author}/{plugin}", runner, text, **options)
         deadline = started.session.deadline_at
         idle = 300.0 if deadline is None else max(deadline - self.runs.clock(), 0.0) + 1.0
         items = client.run_runner(
             author, plugin, runner, started.context, scope=scope, timeout=idle
         )
-        return await self.runs.drive(started, items, on_result=on_result)
+        return await self.runs.drive(
+            started, items, on_result=on_result, runtime_audit=client.get_run_audit
+        )
 
     # ----------------------------------------------------------------- settings
 

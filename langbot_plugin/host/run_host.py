@@ -15,6 +15,9 @@ does what a host does around one ``run_runner`` call:
   passes; the run then ends ``cancelled`` or ``timeout`` with a synthesized
   ``run.failed``.
 * :meth:`RunHost.dispatcher` serves the run-scoped runtime -> host actions.
+* When the stream has closed, the refusals the plugin runtime and the SDK made for the
+  run are pulled into its audit (``drive(..., runtime_audit=...)``,
+  :mod:`langbot_plugin.host.audit_feed`), then ``run.ended`` is written.
 * With a Box (``box=``, a ``box_runtime.client.BoxClient``) and a run started with
   ``box_session=``, the run may export files of that session
   (:mod:`langbot_plugin.host.box_files`) and deliver them with ``reply_files`` or a
@@ -22,7 +25,9 @@ does what a host does around one ``run_runner`` call:
   :attr:`RunOutcome.deliveries`. A ``message.completed`` naming a handle that is not
   the run's, or was already delivered, fails the run (nothing of it is delivered).
 
-Identities and what stop, clear and restart do (see also ``docs/``):
+What each result does to the stores is :mod:`langbot_plugin.host.run_recorder`; stop,
+clear and steer are :mod:`langbot_plugin.host.run_control`. Identities and what stop,
+clear and restart do (see also ``docs/``):
 
 =====================  ======================================  ========================
 identity               owner, lifetime                         stop / clear / restart
@@ -41,66 +46,41 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from langbot_plugin.host.attachments import InputFile, RunAttachments
 from langbot_plugin.host.audit import AuditLog
-from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles, HeldFile
-from langbot_plugin.host.deliveries import Delivery
+from langbot_plugin.host.audit_feed import (
+    RuntimeAuditSource,
+    audit_run_end,
+    pull_runtime_audit,
+    record_runtime_audit,
+)
+from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles
 from langbot_plugin.host.errors import BoxFilesError
 from langbot_plugin.host.event_log import EventLogStore
-from langbot_plugin.host.grants import STATE_SCOPES, STEERING_FLAG, RunGrants, RunScope
+from langbot_plugin.host.grants import STATE_SCOPES, RunGrants, RunScope
 from langbot_plugin.host.registry import RunRegistry, RunSession
-from langbot_plugin.host.results import Dropped, NormalizedResult, ResultNormalizer
+from langbot_plugin.host.results import NormalizedResult, ResultNormalizer
 from langbot_plugin.host.run_context import build_run_context
+from langbot_plugin.host.run_control import clear_conversation, steer_run, stop_conversation
+from langbot_plugin.host.run_outcome import OnResult, RunOutcome, StartedRun
+from langbot_plugin.host.run_recorder import RunRecorder
 from langbot_plugin.host.services import Identify, RunServices, payload_identity
 from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.host.state_store import StateStore
 from langbot_plugin.host.transcript import TranscriptStore
 from langbot_plugin.host.truncation import DEFAULT_MESSAGE_LIMIT
+from langbot_plugin.protocol.run_audit import RunAuditEntry
 from langbot_plugin.protocol.runners import secret_config_values
 from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.errors import RPCError, RPCTimeoutError
 from langbot_plugin.rpc.redaction import mark_secret
 
-__all__ = ["RunHost", "RunOutcome", "StartedRun"]
-
-OnResult = Callable[[NormalizedResult], Awaitable[None] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class StartedRun:
-    """A registered run and the context to send with ``run_runner``."""
-
-    context: dict[str, Any]
-    session: RunSession
-
-    @property
-    def run_id(self) -> str:
-        return self.session.run_id
-
-
-@dataclass
-class RunOutcome:
-    """How a driven run ended: status, the answer as shown, and what was dropped."""
-
-    run_id: str
-    status: str
-    text: str
-    error: dict[str, Any] | None = None
-    usage: dict[str, Any] | None = None
-    results: list[NormalizedResult] = field(default_factory=list[NormalizedResult])
-    dropped: list[Dropped] = field(default_factory=list[Dropped])
-    #: Replies and exported files the run delivered, in order.
-    deliveries: list[Delivery] = field(default_factory=list[Delivery])
-
-    @property
-    def messages(self) -> list[str]:
-        """The texts of the messages delivered, in order."""
-        return [r.text or "" for r in self.results if r.message is not None]
+__all__ = ["OnResult", "RunHost", "RunOutcome", "StartedRun"]
 
 
 class RunHost:
@@ -127,6 +107,7 @@ class RunHost:
         self.events = EventLogStore(self.db)
         self.audit = AuditLog(self.db)
         self.files = BoxFiles(box)
+        self.attachments = RunAttachments()
         self.services = RunServices(
             self.registry,
             self.state,
@@ -135,6 +116,10 @@ class RunHost:
             identify=identify,
             audit=self.audit,
             files=self.files,
+            attachments=self.attachments,
+        )
+        self.recorder = RunRecorder(
+            self.registry, self.state, self.transcript, self.services, self.files
         )
 
     def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
@@ -161,6 +146,7 @@ class RunHost:
         secrets: Iterable[str] = (),
         config_schema: list[dict[str, Any]] | None = None,
         box_session: str | None = None,
+        input_files: Sequence[InputFile] = (),
         **context_options: Any,
     ) -> StartedRun:
         """Record the input, build the context and register the run.
@@ -169,7 +155,9 @@ class RunHost:
         ``available_apis``, ``timeout``/``deadline_at``, ``launcher_id``, ``config``...).
         ``state_scopes`` limits the state scopes the run may use (default: all);
         ``prompt`` is what ``get_prompt`` answers; ``box_session`` is the existing Box
-        session whose files the run may export. ``secrets`` (values the host marks
+        session whose files the run may export; ``input_files`` are the files the event
+        carried (listed with a ``ref`` in ``input.attachments``, held by the host for
+        ``import_box_attachments``). ``secrets`` (values the host marks
         secret) and the values of ``config_schema`` fields declared ``type: secret`` (the
         runner's ``spec.config``, as ``list_runners`` gives it) are redacted from the
         transcript, the event log, the ledger, the audit and errors from now on.
@@ -211,6 +199,9 @@ class RunHost:
         )
         scopes = tuple(STATE_SCOPES if state_scopes is None else state_scopes)
         context["state"] = await self._snapshot(scope, runner, scopes)
+        if input_files:
+            listed = self.attachments.add(context["run_id"], input_files)
+            context["input"]["attachments"].extend(listed)
         deadline = context["runtime"]["deadline_at"]
         session = self.registry.register(
             context["run_id"],
@@ -260,10 +251,14 @@ class RunHost:
         items: AsyncIterable[dict[str, Any]],
         *,
         on_result: OnResult | None = None,
+        runtime_audit: RuntimeAuditSource | None = None,
     ) -> RunOutcome:
         """Consume ``items`` (the ``run_runner`` stream) until it ends.
 
         ``on_result`` sees each accepted result as it arrives (to deliver deltas).
+        ``runtime_audit`` (``PluginRuntimeClient.get_run_audit``) is asked, once the
+        stream has closed, for the refusals the runtime and the SDK made for the run;
+        they join its audit (:mod:`langbot_plugin.host.audit_feed`).
         After the terminal result the stream is still read to its end (later items are
         dropped), so the runner's own cleanup is not cut short; a cancel request or the
         deadline closes it early. If ``drive`` itself is cancelled or fails, the run
@@ -276,9 +271,9 @@ class RunHost:
             failure, timed_out = await self._consume(session, items, normalizer, outcome, on_result)
             ended = self._close(session, normalizer, failure, timed_out)
             if ended is not None:
-                await self._apply(session, ended, outcome, on_result)
+                await self.recorder.apply(session, ended, outcome, on_result)
             if not outcome.messages and normalizer.final_text and session.scope.conversation_id:
-                await self._remember(session, normalizer.final_text, None)
+                await self.recorder.remember(session, normalizer.final_text, None)
         except BaseException as exc:
             if not session.finished:
                 cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
@@ -287,6 +282,7 @@ class RunHost:
             raise
         finally:
             self.files.release(session.run_id)
+            self.attachments.release(session.run_id)
         self.registry.finish(
             session.run_id,
             normalizer.status,
@@ -299,46 +295,16 @@ class RunHost:
         outcome.usage = normalizer.usage
         outcome.dropped = list(normalizer.dropped)
         outcome.deliveries = list(session.deliveries)
-        await self._audit_end(session, outcome)
+        runtime = await pull_runtime_audit(self.audit, session.run_id, runtime_audit)
+        await audit_run_end(self.audit, session, outcome, runtime)
         return outcome
 
-    async def _audit_end(self, session: RunSession, outcome: RunOutcome) -> None:
-        """The run's final result summary, then its audit written out."""
-        error = outcome.error or {}
-        self.audit.record(
-            session.run_id,
-            "run.ended",
-            code=error.get("code"),
-            detail={
-                "status": outcome.status,
-                "error": error.get("error"),
-                "messages": len(outcome.messages),
-                "answer_chars": len(outcome.text),
-                "results": len(outcome.results),
-                "dropped_results": len(outcome.dropped),
-                "usage": outcome.usage,
-                "dropped_entries": self.audit.dropped(session.run_id),
-            },
-        )
-        self.audit.forget_counts(session.run_id)
-        await self.audit.flush()
-
-    def record_runtime_audit(self, run_id: str, entries: Iterable[Mapping[str, Any]]) -> None:
+    def record_runtime_audit(
+        self, run_id: str, entries: Iterable[Mapping[str, Any] | RunAuditEntry]
+    ) -> None:
         """Add what a plugin runtime recorded for the run (``get_run_audit``) to its
-        audit, marked ``origin: runtime``: refusals the host never saw."""
-        for entry in entries:
-            self.audit.record(
-                run_id,
-                str(entry.get("kind") or "call"),
-                action=entry.get("action"),
-                resource=entry.get("resource"),
-                grant=entry.get("grant"),
-                code=entry.get("code"),
-                duration_ms=entry.get("duration_ms"),
-                detail=dict(entry.get("detail") or {}),
-                origin="runtime",
-                at=entry.get("at"),
-            )
+        audit, marked ``origin: runtime`` (or ``sdk``): refusals the host never saw."""
+        record_runtime_audit(self.audit, run_id, entries)
 
     async def _consume(
         self,
@@ -368,8 +334,8 @@ class RunHost:
                         async for item in items:
                             result = normalizer.accept(item)
                             if result is not None:
-                                await self._attach_files(session, result)
-                                await self._apply(session, result, outcome, on_result)
+                                await self.recorder.attach_files(session, result)
+                                await self.recorder.apply(session, result, outcome, on_result)
                     except (RPCError, TimeoutError, ConnectionError) as exc:
                         failure = exc
                 timed_out = deadline.cancelled_caught
@@ -407,86 +373,8 @@ class RunHost:
             )
         return normalizer.close("failed", "the runner ended without a result", "runner.no_result")
 
-    async def _attach_files(self, session: RunSession, result: NormalizedResult) -> None:
-        """Deliver the files a ``message.completed`` names with it (once, all or none)."""
-        ids = result.data.get("file_ids") if result.type == "message.completed" else None
-        if not ids:
-            return
-        message = result.data.get("message")
-
-        async def send(files: list[HeldFile]) -> None:
-            content = message.get("content") if isinstance(message, Mapping) else None
-            chain: list[dict[str, Any]] = (
-                [{"type": "Plain", "text": content}] if isinstance(content, str) and content else []
-            )
-            files_sent = tuple(f.delivered_form() for f in files)
-            session.deliveries.append(Delivery("message", files_sent, chain, result.sequence))
-
-        await self.files.deliver(session.run_id, list(ids), send)
-
-    async def _apply(
-        self,
-        session: RunSession,
-        result: NormalizedResult,
-        outcome: RunOutcome,
-        on_result: OnResult | None,
-    ) -> None:
-        metadata: dict[str, Any] = {}
-        if result.truncated is not None:
-            metadata["truncated"] = result.truncated.to_dict()
-        if result.duplicate:
-            metadata["duplicate_final_message"] = True
-        if result.type == "state.updated":
-            metadata.update(await self._update_state(session, result.data))
-        self.registry.record_event(
-            session,
-            sequence=result.sequence,
-            kind=result.type,
-            data=result.data,
-            usage=result.usage,
-            metadata=metadata,
-        )
-        if result.message is not None and session.scope.conversation_id is not None:
-            await self._remember(session, result.text or "", result.data.get("message"))
-        outcome.results.append(result)
-        if on_result is not None:
-            maybe = on_result(result)
-            if maybe is not None:
-                await maybe
-
-    async def _update_state(self, session: RunSession, data: dict[str, Any]) -> dict[str, Any]:
-        scope = str(data.get("scope"))
-        key = session.state_key(scope) if scope in session.grants.state_scopes else None
-        if key is None:
-            return {"state_rejected": f'scope "{scope}" is not available to this run'}
-        try:
-            await self.state.set(
-                key,
-                str(data.get("key")),
-                data.get("value"),
-                scope=scope,
-                runner_id=session.runner_id,
-                conversation_ref=session.scope.conversation_ref()
-                if scope == "conversation"
-                else None,
-            )
-        except RPCError as exc:
-            return {"state_rejected": exc.message, "state_error_code": exc.code}
-        self.services.note_session_id(session, scope, str(data.get("key")), data.get("value"))
-        return {}
-
-    async def _remember(self, session: RunSession, text: str, message: Any) -> None:
-        await self.transcript.append(
-            session.scope,
-            role="assistant",
-            content=text,
-            content_json=dict(message) if isinstance(message, Mapping) else None,
-            run_id=session.run_id,
-            runner_id=session.runner_id,
-            metadata={"run_id": session.run_id, "runner_id": session.runner_id},
-        )
-
     # ------------------------------------------------------------------ control
+    # (what stop, clear and steer do: langbot_plugin.host.run_control)
 
     def cancel(self, run_id: str, reason: str | None = None) -> RunSession:
         """Stop a run (what a user's "stop" does): its driver closes the stream."""
@@ -495,39 +383,8 @@ class RunHost:
     async def steer(self, run_id: str, text: str) -> bool:
         """Hand a follow-up message to a live run that may pull steering input;
         ``False`` if it cannot take it (finished, no grant, queue full)."""
-        session = self.registry.get(run_id)
-        if session is None or session.finished or STEERING_FLAG not in session.grants.apis:
-            return False
-        record = await self.events.append(
-            session.scope, event_type="message.received", source="host_adapter", input_summary=text
-        )
-        if session.scope.conversation_id is not None:
-            await self.transcript.append(
-                session.scope, role="user", content=text, event_id=record["event_id"]
-            )
-        scope = session.scope
-        return session.steering.push(
-            {
-                "claimed_run_id": run_id,
-                "runner_id": session.runner_id,
-                "claimed_at": int(self.clock()),
-                "event": {
-                    "event_id": record["event_id"],
-                    "event_type": "message.received",
-                    "event_time": record["event_time"],
-                    "source": "host_adapter",
-                    "data": {},
-                },
-                "input": {"text": text, "contents": [{"type": "text", "text": text}]},
-                "conversation": {
-                    "conversation_id": scope.conversation_id,
-                    "thread_id": scope.thread_id,
-                    "bot_id": scope.bot_id,
-                    "workspace_id": scope.workspace_id,
-                },
-                "actor": {"actor_type": scope.actor_type or "user", "actor_id": scope.actor_id},
-                "metadata": {},
-            }
+        return await steer_run(
+            self.registry, self.events, self.transcript, run_id, text, clock=self.clock
         )
 
     async def clear_conversation(self, target: RunSession | RunScope) -> int:
@@ -536,28 +393,11 @@ class RunHost:
         external harness session (``external.session_id``) from before. Actor, subject
         and runner scopes, the event log and the audit are kept; live runs are not
         stopped (that is :meth:`stop_conversation`). Returns the state values dropped."""
-        scope = target.scope if isinstance(target, RunSession) else target
-        await self.transcript.clear(scope)
-        ref = scope.conversation_ref()
-        dropped = 0 if ref is None else await self.state.clear_conversation(ref)
-        if isinstance(target, RunSession):  # values written before the index existed
-            key = target.state_key("conversation")
-            if key is not None:
-                dropped += await self.state.clear(key)
-        return dropped
+        return await clear_conversation(self.transcript, self.state, target)
 
     def stop_conversation(
         self, target: RunSession | RunScope, reason: str = "stopped by the user"
     ) -> list[RunSession]:
         """What "stop" does (seed 002): cancel every live run of the conversation,
         whichever runner serves it; history and state are kept. Returns those runs."""
-        scope = target.scope if isinstance(target, RunSession) else target
-        live = [
-            run
-            for run in self.registry.active()
-            if run.scope.conversation_ref() is not None
-            and run.scope.conversation_ref() == scope.conversation_ref()
-        ]
-        for run in live:
-            self.registry.request_cancel(run.run_id, reason)
-        return live
+        return stop_conversation(self.registry, target, reason)

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.run_audit import GET_RUN_AUDIT, GetRunAuditParams, RunAudit
 from langbot_plugin.protocol.scope import ActionScope, bridge_binding
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import Dispatcher, RPCSession, Transport
@@ -216,6 +217,13 @@ class PluginRuntimeClient:
             self.session, params, name=name_on_wire, context=self._context(scope), timeout=timeout
         ):
             yield item.model_dump()
+
+    async def get_run_audit(self, run_id: str) -> RunAudit:
+        """The refusals the runtime and the SDK made for a run (``get_run_audit``; a
+        runtime that does not know the action answers ``action_not_found``)."""
+        return await GET_RUN_AUDIT.call(
+            self.session, GetRunAuditParams(run_id=run_id), context=self._context(None)
+        )
 
     async def list_commands(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
         result = await ctl.LIST_COMMANDS.call(

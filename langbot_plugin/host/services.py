@@ -41,6 +41,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistorySearchResult,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
+from langbot_plugin.host.attachments import RunAttachments
 from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.box_files import BoxFiles
 from langbot_plugin.host.errors import ResourceNotGrantedError, RunNotLiveError
@@ -83,6 +84,7 @@ class RunServices:
         identify: Identify = payload_identity,
         audit: AuditLog | None = None,
         files: BoxFiles | None = None,
+        attachments: RunAttachments | None = None,
     ) -> None:
         self.audit = audit
         self.registry = registry
@@ -91,6 +93,8 @@ class RunServices:
         self.events = events
         self.identify = identify
         self.files = files if files is not None else BoxFiles()
+        #: The runs' input files (``import_box_attachments`` copies them into a Box).
+        self.attachments = attachments if attachments is not None else RunAttachments()
         self.table = ActionTable(sparse=True)  # answers shaped like the 4.11.2 host's
         self._register()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from langbot_plugin.protocol import component_calls as calls
 from langbot_plugin.protocol import control_link as ctl
-from langbot_plugin.protocol import host_link, slots
+from langbot_plugin.protocol import host_link, run_audit, slots
 from langbot_plugin.protocol import plugin_components as comp
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.host_api import storage
@@ -38,7 +38,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "Host -> runtime (control connection)",
         "What the host asks of `lbp rt`. Everything but `__ping` waits for `set_runtime_config`.",
-        (*ctl.CONTROL_ACTIONS, *calls.LISTINGS),
+        (*ctl.CONTROL_ACTIONS, *calls.LISTINGS, run_audit.GET_RUN_AUDIT),
     ),
     Section(
         "Host -> plugin, relayed by the runtime (component calls)",
@@ -63,9 +63,9 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section(
         "Plugin -> runtime",
-        "Registration, and the listings the runtime answers from the plugins of the "
-        "caller's workspace.",
-        (plug.REGISTER_PLUGIN, *host_link.RUNTIME_ANSWERS),
+        "Registration, the listings the runtime answers from the plugins of the "
+        "caller's workspace, and the SDK's refusals for the run audit.",
+        (plug.REGISTER_PLUGIN, *host_link.RUNTIME_ANSWERS, run_audit.REPORT_RUN_AUDIT),
     ),
     Section(
         "Plugin -> host, relayed by the runtime",

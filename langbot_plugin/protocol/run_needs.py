@@ -33,6 +33,7 @@ __all__ = [
     "ResourceNeed",
     "StorageNeed",
     "api_flag",
+    "named_resource",
 ]
 
 #: The flags of a run's ``available_apis`` as the 4.11.2 host sends them.
@@ -172,3 +173,15 @@ def api_flag(spec: ActionSpec[Any, Any]) -> str:
     if not isinstance(need, ApiNeed):
         raise TypeError(f"{spec.name} needs no context API flag")
     return need.api
+
+
+def named_resource(action: str, data: dict[str, Any]) -> object:
+    """The resource a run-scoped call names, as its audit entry shows it (a model or
+    tool id, ``scope:key`` for state, the storage area); ``None`` if it names none."""
+    need = NEEDS.get(action)
+    if isinstance(need, ApiNeed):
+        scope, key = data.get("scope"), data.get("key")
+        return f"{scope}:{key}" if isinstance(scope, str) and key is not None else None
+    if isinstance(need, StorageNeed):
+        return need.area
+    return None if need is None else data.get(need.field)

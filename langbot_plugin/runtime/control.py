@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langbot_plugin.protocol import control_link as host
+from langbot_plugin.protocol.run_audit import GET_RUN_AUDIT, GetRunAuditParams, RunAudit
 from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Empty, Relayed
@@ -76,6 +77,7 @@ class ControlConnection:
         t.add(host.CALL_TOOL, self.call_tool)
         t.add(host.EMIT_EVENT, self.emit_event)
         t.add(host.GET_PLUGIN_LOGS, self.get_plugin_logs)
+        t.add(GET_RUN_AUDIT, self.get_run_audit)
         add_targeted(t, self.state)
         add_listings(t, self.state)
         add_legacy(t, self.state, self.installations)
@@ -148,6 +150,10 @@ class ControlConnection:
         logs = self.installations.logs_for(params.plugin_identity)
         lines = logs.tail(params.limit, params.level) if logs is not None else []
         return host.PluginLogs(logs=[line.to_wire() for line in lines])
+
+    async def get_run_audit(self, params: GetRunAuditParams, ctx: RequestContext) -> RunAudit:
+        """The refusals the runtime and the SDK made for a run (the host never saw them)."""
+        return self.state.live_runs.audit.read(params.run_id)
 
     async def get_debug_info(self, params: Empty, ctx: RequestContext) -> host.DebugInfo:
         key = self.state.debug_keys.issue(_scope(ctx))

@@ -17,6 +17,11 @@ from typing import Any
 
 from langbot_plugin.protocol.host_api import messaging
 from langbot_plugin.protocol.host_link import FORWARDED, SCOPE_FIELDS, Forward, Owner
+from langbot_plugin.protocol.run_audit import (
+    REPORT_RUN_AUDIT,
+    ReportRunAuditParams,
+    ReportRunAuditResult,
+)
 from langbot_plugin.protocol.spec import ActionTable
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
@@ -26,6 +31,7 @@ __all__ = [
     "HandleSource",
     "add_forwarding",
     "add_local_answers",
+    "add_run_audit_reports",
     "plugin_table",
     "prepare_payload",
 ]
@@ -115,9 +121,21 @@ def add_local_answers(table: ActionTable, current: HandleSource, registry: Plugi
     table.add(messaging.LIST_PLUGINS_MANIFEST, list_plugins_manifest)
 
 
+def add_run_audit_reports(table: ActionTable, current: HandleSource, state: RuntimeState) -> None:
+    """The SDK's refusals for one of the caller's runs, kept in the run's audit."""
+
+    async def report(p: ReportRunAuditParams, ctx: RequestContext) -> ReportRunAuditResult:
+        identity = current(ctx).identity
+        accepted = state.live_runs.audit.reported(p.run_id, identity, p.entries, p.dropped)
+        return ReportRunAuditResult(accepted=accepted)
+
+    table.add(REPORT_RUN_AUDIT, report)
+
+
 def plugin_table(current: HandleSource, state: RuntimeState) -> ActionTable:
     """Everything a registered plugin may call on the runtime (registration aside)."""
     table = ActionTable()
     add_forwarding(table, current, state)
     add_local_answers(table, current, state.registry)
+    add_run_audit_reports(table, current, state)
     return table

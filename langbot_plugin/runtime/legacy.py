@@ -19,6 +19,7 @@ from langbot_plugin.rpc import InvalidParamsError, NotSupportedError, RequestCon
 from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.marketplace import PluginRef, cloud_service_url, download_package
+from langbot_plugin.runtime.plugin.mgr import PluginInstallSource
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -88,6 +89,17 @@ def add_legacy(table: ActionTable, state: RuntimeState, installations: Installat
     table.add(ctl.UPGRADE_PLUGIN, upgrade_plugin)
 
 
+#: The sources whose package the host pushes as a file.
+_PUSHED = (PluginInstallSource.LOCAL, PluginInstallSource.GITHUB)
+
+
+def _source(value: str) -> PluginInstallSource | None:
+    try:
+        return PluginInstallSource(value)
+    except ValueError:
+        return None
+
+
 def _install_handler(
     state: RuntimeState, installations: Installations
 ) -> Callable[[ctl.InstallParams, RequestContext], AsyncIterator[ctl.Progress]]:
@@ -98,7 +110,8 @@ def _install_handler(
     ) -> AsyncIterator[ctl.Progress]:
         workspace = ActionScope.from_context(ctx.context)
         expected: tuple[str, str] | None = None
-        if params.install_source == "marketplace":
+        source = _source(params.install_source)
+        if source is PluginInstallSource.MARKETPLACE:
             ref = PluginRef.from_install_info(params.install_info)
             config = state.upstream.config
             base = cloud_service_url(config.cloud_service_url if config else None)
@@ -110,14 +123,15 @@ def _install_handler(
                 if step.content is not None:
                     content = step.content
             expected = (ref.identity, ref.version)
-        elif params.install_source in ("local", "github"):
+        elif source in _PUSHED:
             key = params.install_info.get("plugin_file_key")
             if not isinstance(key, str):
                 raise InvalidParamsError("install_info.plugin_file_key is required")
             content = ctx.session.files.take(key)
         else:
+            names = ", ".join(item.value for item in (*_PUSHED, PluginInstallSource.MARKETPLACE))
             raise NotSupportedError(
-                f"install_source {params.install_source!r} is not one of local, github, marketplace"
+                f"install_source {params.install_source!r} is not one of {names}"
             )
         yield ctl.Progress(current_action="installing plugin package")
         result = await installations.install_legacy(content, workspace, expected=expected)

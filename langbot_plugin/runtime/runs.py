@@ -20,6 +20,10 @@ history, events, steering, the prompt, run queries) without ``run_id`` is refuse
 ``run_not_live``; every other action without ``run_id`` is a plugin-level call and
 passes to the host unchanged.
 
+Every refusal is logged and kept in the run's audit
+(:mod:`langbot_plugin.runtime.run_audit`), which the host asks for when the run ends
+(``get_run_audit``).
+
 Grants come from the run context the host sent. A resource whose ``operations`` list
 is empty grants what the runner's manifest declares for that kind of resource, and
 nothing if the manifest declares nothing: an empty list never means "everything".
@@ -42,6 +46,7 @@ from langbot_plugin.protocol.errors import (
 )
 from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
 from langbot_plugin.rpc.errors import PermissionDeniedError
+from langbot_plugin.runtime.run_audit import RunAudits
 
 __all__ = [
     "ApiNotAvailableError",
@@ -160,28 +165,33 @@ CHECKS: dict[str, Check] = {action: _check(need) for action, need in NEEDS.items
 
 
 class LiveRuns:
-    """The runs currently streaming through this runtime."""
+    """The runs currently streaming through this runtime, and their audit."""
 
-    def __init__(self) -> None:
+    def __init__(self, audit: RunAudits | None = None) -> None:
         self._runs: dict[str, LiveRun] = {}
+        #: The refusals made for each run (kept after it ends, until collected).
+        self.audit = audit if audit is not None else RunAudits()
 
     def __contains__(self, run_id: str) -> bool:
         return run_id in self._runs
 
     def open(self, run: LiveRun) -> None:
         self._runs[run.run_id] = run
+        self.audit.open(run.run_id, run.identity)
 
     def close(self, run_id: str) -> None:
-        self._runs.pop(run_id, None)
+        if self._runs.pop(run_id, None) is not None:
+            self.audit.close(run_id)
 
     def authorize(self, action: str, data: dict[str, Any], identity: str) -> None:
         """Refuse a call carrying ``run_id`` that is not live, not the caller's, or not
         granted, and a run-only action without ``run_id``. A plugin-level action without
         ``run_id`` passes: it is what any plugin may call. Each refusal is logged (the
-        host never sees it)."""
+        host never sees it) and kept in the run's audit (:attr:`audit`)."""
         try:
             self._authorize(action, data, identity)
         except PermissionDeniedError as exc:
+            self.audit.refused(action, data, identity, exc)
             logger.warning(
                 "refused %s of %s for run %r: %s %s",
                 action,

@@ -11,12 +11,9 @@ picked up.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from langbot_plugin.api.definition.components import (
@@ -31,6 +28,7 @@ from langbot_plugin.api.definition.components import (
 )
 from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage, load_plugin
+from langbot_plugin.api.definition.importing import forget_modules, import_module_at
 from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.plugin import BasePlugin
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
@@ -61,31 +59,6 @@ def _load(root: Path) -> PluginPackage:
     package = load_plugin(root)
     populate_pages(package)
     return package
-
-
-def _modules_from(root: Path) -> dict[str, ModuleType]:
-    """The imported modules whose file is inside ``root`` (a plugin's own code)."""
-    found: dict[str, ModuleType] = {}
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and Path(file).resolve().is_relative_to(root):
-            found[name] = module
-    return found
-
-
-def forget_modules(root: Path) -> dict[str, ModuleType]:
-    """Remove the modules of ``root`` from ``sys.modules`` (so the next import reads the
-    files again); returns them, so a failed reload can put them back."""
-    removed = _modules_from(root)
-    for name in removed:
-        del sys.modules[name]
-    importlib.invalidate_caches()
-    return removed
-
-
-def _module_name(relative_file: str) -> str:
-    path = relative_file[:-3] if relative_file.endswith(".py") else relative_file
-    return path.replace("/", ".")
 
 
 @dataclass
@@ -127,15 +100,9 @@ class LoadedPlugin:
     # ----------------------------------------------------------------- importing
 
     def _import(self, relative_file: str, attr: str, base: type[Any]) -> type[Any]:
-        module_name = _module_name(relative_file)
+        importer = self.namespace.import_module if self.namespace is not None else None
         try:
-            if self.namespace is not None:
-                module = self.namespace.import_module(module_name)
-            else:
-                root = str(self.root)
-                if root not in sys.path:
-                    sys.path.insert(0, root)
-                module = importlib.import_module(module_name)
+            module = import_module_at(self.root, relative_file, importer=importer)
         except Exception as exc:
             raise ManifestError(
                 f"cannot import {relative_file}: {type(exc).__name__}: {exc}"

@@ -22,7 +22,10 @@ a terminal result gets a ``run.completed`` (or ``empty_result``, as above).
 
 While a step of the runner runs, the run is bound to the task
 (:mod:`langbot_plugin.api.proxies.run_binding`); the binding is closed when the run
-ends, so work the runner left behind can no longer act for it.
+ends, so work the runner left behind can no longer act for it. What the SDK refused
+locally during a step is reported to the runtime for the run's audit before the
+step's result goes out, and what is left at the end of the run before it ends
+(:mod:`langbot_plugin.api.proxies.run_refusals`).
 
 While the runner runs, its context is active (``AgentRunner.invoke`` binds it): the
 context's own calls (``ctx.export_box_files``, ``ctx.reply_files``, ``ctx.state_get``,
@@ -162,6 +165,7 @@ async def _drive(
                 except StopAsyncIteration:
                     result = None
                 step_done = True
+            await binding.refusals.report()  # the step's refusals go before its result
             if not step_done:
                 yield run_failed(
                     run_id,
@@ -196,6 +200,7 @@ async def _drive(
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(5), bound(binding):
             await results.aclose()  # its cleanup still acts for the run
+            await binding.refusals.report()
     if not output.produced:
         yield empty_result(run_id, sequence + 1)
         return

@@ -86,7 +86,7 @@ class PluginService:
         self, params: plug.RunRunnerParams, ctx: RequestContext
     ) -> AsyncIterator[RunResultItem]:
         self._require_initialized()
-        return run_agent(self.loaded, params.runner_name, params.context, ctx.session)
+        return run_agent(self.loaded, params.runner_name, params.context, self._channel(ctx))
 
     async def execute_command(
         self, params: plug.ExecuteCommandParams, ctx: RequestContext

@@ -16,8 +16,8 @@ from aiohttp import web
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.rpc import RPCError
-from tests.conftest import free_port
 from tests.e2e.processes import WORKSPACE, lbp_rt
+from tests.support.http import serving_app
 from tests.support.pypi import package
 from tests.support.slot_plugins import write_slot_plugin
 
@@ -47,14 +47,8 @@ async def marketplace(packages: dict[tuple[str, str, str], bytes]) -> AsyncItera
     app = web.Application()
     app.router.add_get(DOWNLOAD, download)
     app.router.add_get("/files/{file}", file)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving_app(app) as url:
+        yield url
 
 
 async def install(host: PluginRuntimeClient, **info: str) -> list[dict[str, Any]]:
@@ -103,4 +97,11 @@ async def test_a_marketplace_package_is_downloaded_verified_and_served(tmp_path:
         with pytest.raises(RPCError) as hostile:
             await install(host, plugin_author="tester", plugin_name="..", plugin_version="1.0")
         assert hostile.value.code == "invalid_params"
+        unknown = {"install_source": "ftp", "install_info": {}}
+        with pytest.raises(RPCError, match="not one of local, github, marketplace") as refused:
+            async for _ in ctl.INSTALL_PLUGIN.iterate(
+                host.session, unknown, context=host.workspace.as_context()
+            ):
+                pass
+        assert refused.value.code == "not_supported"
         assert [p.identity for p in await host.list_plugins()] == ["tester/alpha"]

@@ -83,6 +83,10 @@ async def test_calls_inside_a_run_are_held_to_it_and_work_outside_stays_plugin_l
         assert "lingering run call: run_not_live (" in texts
         assert texts.count("has ended") == 2, texts
         assert len(local.calls) == sent  # neither reached the host
+        # both were reported at once: the runtime's record of the run keeps them
+        record = await host.get_run_audit(llm_calls[0].data["run_id"])
+        late = [(e.origin, e.action, e.code) for e in record.entries if e.code == "run_not_live"]
+        assert late == [("sdk", "invoke_llm", "run_not_live"), ("sdk", "state_get", "run_not_live")]
 
 
 async def _two(lines: Any) -> bool:

@@ -98,9 +98,21 @@ async def test_a_run_ends_completed_with_its_message_delivered_once() -> None:
     assert session.events[-1]["metadata"] == {"duplicate_final_message": True}
 
 
+class Clock:
+    """A clock the test moves: nothing depends on how long the machine takes."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_a_terminal_result_does_not_cut_the_runner_short_but_the_deadline_does() -> None:
-    host = RunHost()
-    run = await start(host, timeout=0.05)
+    clock = Clock()
+    host = RunHost(clock=clock)
+    run = await start(host, timeout=5)
+    clock.now += 6  # the deadline has passed by the time the result arrives
     stream = Stream(wire(AgentRunResult.run_completed(run.run_id, message("done"))), hang=True)
     outcome = await host.drive(run, stream())
     assert outcome.status == "completed"  # the deadline only closed the lingering stream

@@ -17,7 +17,7 @@ import secrets
 import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 from anyio.abc import ObjectReceiveStream, TaskGroup
@@ -49,13 +49,43 @@ if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
     from langbot_plugin.rpc.transport import Transport
 
-__all__ = ["DAEMON_MCP_SERVER_INFO", "AgentRuntimeDaemonHub"]
+__all__ = [
+    "DAEMON_MCP_SERVER_INFO",
+    "AgentRuntimeDaemonHub",
+    "DaemonConnection",
+    "DaemonRunSession",
+]
 
 logger = logging.getLogger(__name__)
 
 DAEMON_MCP_SERVER_INFO = {"name": "langbot-agent-daemon", "version": "0.1.0"}
 HELLO_TIMEOUT = 10.0
 EVENT_BUFFER = 64  # events a job may have queued before its daemon waits
+
+
+class DaemonConnection(TypedDict):
+    """A connected daemon, as :meth:`AgentRuntimeDaemonHub.daemon_connections` reports
+    it (the reference's record: ``websocket`` is the connection's transport here, its
+    pair of message streams over the WebSocket)."""
+
+    daemon_id: str
+    websocket: Any
+    metadata: dict[str, Any]
+    connected_at: float
+    last_seen_at: float
+    active_jobs: set[str]
+
+
+class DaemonRunSession(TypedDict):
+    """A job in flight, as :meth:`AgentRuntimeDaemonHub.run_sessions` reports it
+    (``queue`` is the job's bounded event stream, where the reference had an
+    ``asyncio.Queue``; its daemon waits when it is full)."""
+
+    job_id: str
+    daemon_id: str
+    queue: Any
+    tools: AgentRunExternalTools | None
+    started_at: float
 
 
 @dataclass(eq=False)
@@ -81,6 +111,7 @@ class _Job:
     events: MemoryObjectSendStream[dict[str, Any]]
     finished: bool = False
     failure: dict[str, Any] | None = None
+    started_at: float = field(default_factory=time.time)
     mcp_scopes: set[anyio.CancelScope] = field(default_factory=set[anyio.CancelScope])
 
 
@@ -161,17 +192,45 @@ class AgentRuntimeDaemonHub:
 
     # ------------------------------------------------------------------ daemons
 
+    def daemon_connections(self) -> list[DaemonConnection]:
+        """A snapshot of the connected daemons (copies: changing them changes nothing)."""
+        return [
+            DaemonConnection(
+                daemon_id=c.daemon_id,
+                websocket=c.transport,
+                metadata=dict(c.metadata),
+                connected_at=c.connected_at,
+                last_seen_at=c.last_seen_at,
+                active_jobs=set(c.jobs),
+            )
+            for c in self._connections.values()
+        ]
+
+    def run_sessions(self) -> list[DaemonRunSession]:
+        """A snapshot of the jobs in flight, oldest first."""
+        return [
+            DaemonRunSession(
+                job_id=job.job_id,
+                daemon_id=job.connection.daemon_id,
+                queue=job.events,
+                tools=job.tools,
+                started_at=job.started_at,
+            )
+            for job in self._jobs.values()
+            if not job.finished
+        ]
+
     async def list_daemons(self) -> list[dict[str, Any]]:
-        """The connected daemons with their metadata and active jobs."""
+        """The connected daemons with their metadata and active jobs (JSON-ready)."""
         return [
             {
-                "daemon_id": c.daemon_id,
-                "metadata": dict(c.metadata),
-                "connected_at": c.connected_at,
-                "last_seen_at": c.last_seen_at,
-                "active_jobs": sorted(c.jobs),
+                "daemon_id": c["daemon_id"],
+                "metadata": c["metadata"],
+                "connected_at": c["connected_at"],
+                "last_seen_at": c["last_seen_at"],
+                "active_jobs": sorted(c["active_jobs"]),
             }
-            for c in self._connections.values()
+            for c in self.daemon_connections()
         ]
 
     async def wait_for_daemon(self, daemon_id: str, timeout: float) -> None:

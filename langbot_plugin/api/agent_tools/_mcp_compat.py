@@ -7,6 +7,12 @@ and 2.x. Everything that differs between them is here, and only that:
   context read from ``server.request_context`` and no input validation of its own);
 * :func:`mcp_error` -- the exception a handler raises for a JSON-RPC error
   (2.x ``MCPError(code=, message=)``, 1.x ``McpError(ErrorData(...))``);
+* :func:`handshake_versions` -- the protocol versions the line negotiates in
+  ``initialize`` and the one it answers to a client asking for another (2.x:
+  ``mcp.types.version``; 1.x: ``mcp.shared.version`` and ``mcp.types``);
+* :func:`unknown_method` -- whether a request method is one the line has no request
+  type for (2.x answers those ``-32601``; 1.x fails to parse them and answers
+  ``-32602``);
 * :func:`http_client_session` -- a client session to a streamable-HTTP server with
   fixed headers (2.x: ``Client`` over ``streamable_http_client`` with an ``httpx2``
   client; 1.x: ``ClientSession`` over its streamable-HTTP client with an ``httpx`` one).
@@ -26,7 +32,14 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-__all__ = ["MCP_MAJOR", "http_client_session", "mcp_error", "tool_server"]
+__all__ = [
+    "MCP_MAJOR",
+    "handshake_versions",
+    "http_client_session",
+    "mcp_error",
+    "tool_server",
+    "unknown_method",
+]
 
 
 @cache
@@ -91,6 +104,36 @@ def mcp_error(code: int, message: str) -> Exception:
 
     shared: Any = importlib.import_module("mcp.shared.exceptions")
     return shared.McpError(ErrorData(code=code, message=message))
+
+
+def handshake_versions() -> tuple[tuple[str, ...], str]:
+    """The versions ``initialize`` accepts from a client, and the server's answer to
+    any other."""
+    if _major() >= 2:
+        version: Any = importlib.import_module("mcp.types.version")
+        return tuple(version.HANDSHAKE_PROTOCOL_VERSIONS), str(version.LATEST_HANDSHAKE_VERSION)
+    shared: Any = importlib.import_module("mcp.shared.version")
+    types: Any = importlib.import_module("mcp.types")
+    return tuple(shared.SUPPORTED_PROTOCOL_VERSIONS), str(types.LATEST_PROTOCOL_VERSION)
+
+
+@cache
+def _v1_request_methods() -> frozenset[str]:
+    import typing
+
+    types: Any = importlib.import_module("mcp.types")
+    union = types.ClientRequest.model_fields["root"].annotation
+    return frozenset(
+        str(method)
+        for model in typing.get_args(union)
+        for method in typing.get_args(model.model_fields["method"].annotation)
+    )
+
+
+def unknown_method(method: str) -> bool:
+    """Whether ``method`` is no client request the 1.x line knows (always ``False``
+    on 2.x, whose server answers those itself with method-not-found)."""
+    return _major() < 2 and method not in _v1_request_methods()
 
 
 class _Session:

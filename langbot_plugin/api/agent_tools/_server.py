@@ -178,12 +178,78 @@ class _TokenGate:
         await self._app(scope, receive, send)
 
 
+class _RequestGuard:
+    """ASGI wrapper: counts the HTTP requests in flight and, given a limit, reads each
+    body first and answers 413 (closing the connection) when it is larger."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int | None) -> None:
+        self._app = app
+        self._max = max_body_bytes
+        self.in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        self.in_flight += 1
+        try:
+            if self._max is None:
+                await self._app(scope, receive, send)
+                return
+            body = await self._bounded_body(scope, receive, send, self._max)
+            if body is None:
+                return
+            replayed = False
+
+            async def replay() -> Any:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+
+            await self._app(scope, replay, send)
+        finally:
+            self.in_flight -= 1
+
+    @staticmethod
+    async def _bounded_body(scope: Scope, receive: Receive, send: Send, limit: int) -> bytes | None:
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            status = 413 if declared.isdigit() else 400
+            await _refuse_body(send, status, limit)
+            return None
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            body += message.get("body", b"")
+            if len(body) > limit:
+                await _refuse_body(send, 413, limit)
+                return None
+            if not message.get("more_body", False):
+                return bytes(body)
+
+
+async def _refuse_body(send: Send, status: int, limit: int) -> None:
+    error = f"request body over {limit} bytes" if status == 413 else "invalid Content-Length"
+    body = json.dumps({"ok": False, "error": error}).encode()
+    await _reply(send, status, body, [*_JSON, (b"connection", b"close")])
+
+
 @dataclass
 class HTTPApp:
     """An ASGI app and the context manager that must be open while it serves."""
 
     app: ASGIApp
     lifespan: Callable[[], AbstractAsyncContextManager[None]]
+    guard: _RequestGuard | None = None
+
+    @property
+    def requests_in_flight(self) -> int:
+        """HTTP requests being answered now."""
+        return self.guard.in_flight if self.guard is not None else 0
 
 
 def build_http_app(
@@ -191,10 +257,12 @@ def build_http_app(
     authorize: Authorize,
     *,
     paths: Iterable[str] = ("/mcp",),
+    max_body_bytes: int | None = None,
 ) -> HTTPApp:
     """``server`` over streamable HTTP at each of ``paths`` behind ``authorize``, and
-    ``GET /healthz``. (No DNS-rebinding host check: every request must present a
-    secret token, which a rebinding page does not have.)"""
+    ``GET /healthz``; a body over ``max_body_bytes`` gets 413. (No DNS-rebinding host
+    check: every request must present a secret token, which a rebinding page does not
+    have.)"""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -208,7 +276,8 @@ def build_http_app(
 
     routes = [Route(path, endpoint=gate) for path in paths]
     routes.append(Route("/healthz", endpoint=healthz, methods=["GET"]))
-    return HTTPApp(app=Starlette(routes=routes), lifespan=manager.run)
+    guard = _RequestGuard(Starlette(routes=routes), max_body_bytes)
+    return HTTPApp(app=guard, lifespan=manager.run, guard=guard)
 
 
 @dataclass

@@ -13,6 +13,10 @@ token to the workflow. A request then names its run by that token, either as
   kinds (no run's data), each with an optional ``run_token`` argument; a call without
   a valid ``run_token`` is refused.
 
+A request body over :data:`MAX_HTTP_MCP_BODY_BYTES` gets HTTP 413.
+:meth:`AgentAssetGateway.handle_http_mcp_request` answers a payload in process, from
+a thread other than the gateway's event loop (it blocks until answered).
+
 The gateway binds ``127.0.0.1`` unless told otherwise. Tokens live
 :data:`DEFAULT_RUN_TOKEN_TTL_SECONDS` unless the registration says otherwise, and die
 with ``registration.stop()``.
@@ -23,13 +27,19 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from langbot_plugin.api.agent_tools._loopback import ServedOnLoopback
 from langbot_plugin.api.agent_tools._server import (
     GateDecision,
+    HTTPApp,
+    ToolSurface,
     bearer_token,
     build_http_app,
     build_mcp_server,
@@ -42,7 +52,11 @@ from langbot_plugin.api.agent_tools.external_tools import (
     mcp_error_result,
 )
 from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
-from langbot_plugin.api.agent_tools.mcp_protocol import jsonrpc_error, mcp_tool_error
+from langbot_plugin.api.agent_tools.mcp_protocol import (
+    handle_mcp_payload_sync,
+    jsonrpc_error,
+    mcp_tool_error,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
@@ -53,11 +67,13 @@ __all__ = [
     "LANGBOT_AGENT_GATEWAY_INFO",
     "LANGBOT_AGENT_GATEWAY_INSTRUCTIONS",
     "LANGBOT_AGENT_GATEWAY_SERVER_NAME",
+    "MAX_HTTP_MCP_BODY_BYTES",
     "AgentAssetGateway",
     "AgentAssetGatewayRegistration",
     "RunnerAPIProxy",
     "RunnerContext",
     "get_default_agent_asset_gateway",
+    "handle_mcp_payload_sync",
     "jsonrpc_error",
     "mcp_tool_error",
 ]
@@ -71,6 +87,9 @@ LANGBOT_AGENT_GATEWAY_INSTRUCTIONS = (
     "scoped to a run by the Authorization bearer token or by the run_token argument."
 )
 DEFAULT_RUN_TOKEN_TTL_SECONDS = 3600.0
+#: The largest request body the gateway reads (larger ones get HTTP 413).
+MAX_HTTP_MCP_BODY_BYTES = 1024 * 1024
+_T = TypeVar("_T")
 _TOKEN_HEADERS = ("X-LangBot-Agent-Gateway-Token", "X-LangBot-Agent-MCP-Token")
 
 
@@ -170,6 +189,37 @@ class _TokenArgumentSurface:
         return await registration.tools.call_mcp_tool(name, arguments)
 
 
+class _OnGatewayLoop:
+    """A surface of the gateway as a blocking resolver: each call runs on the event
+    loop the gateway serves on (where the runs' API sessions live), within the
+    gateway's request timeout."""
+
+    def __init__(self, gateway: AgentAssetGateway, surface: ToolSurface) -> None:
+        self._gateway = gateway
+        self._surface = surface
+
+    def _on_loop(self, call: Callable[[], Awaitable[_T]]) -> _T:
+        token = self._gateway._loop_token  # pyright: ignore[reportPrivateUsage]
+        if token is None or not self._gateway.started:
+            raise RuntimeError("the LangBot asset gateway is not started")
+
+        async def bounded() -> _T:
+            with anyio.fail_after(self._gateway.request_timeout):
+                return await call()
+
+        return anyio.from_thread.run(bounded, token=token)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return self._on_loop(self._surface.list_tools)
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._on_loop(lambda: self._surface.call_tool(name, dict(arguments)))
+        except TimeoutError:
+            message = f"{name} did not answer within {self._gateway.request_timeout} s"
+            return mcp_error_result(message, code="deadline_exceeded")
+
+
 class AgentAssetGateway(ServedOnLoopback):
     """A process-long MCP server on HTTP whose callers are scoped by run tokens.
 
@@ -192,8 +242,20 @@ class AgentAssetGateway(ServedOnLoopback):
         self.request_timeout = request_timeout
         self.server_name = server_name
         self._registrations: dict[str, AgentAssetGatewayRegistration] = {}
+        self._http_app: HTTPApp | None = None
+        self._loop_token: anyio.lowlevel.EventLoopToken | None = None
 
     # ------------------------------------------------------------------ serving
+
+    @property
+    def started(self) -> bool:
+        """Whether the gateway serves (on whichever event loop started it)."""
+        return self._service is not None
+
+    @property
+    def active_handler_count(self) -> int:
+        """HTTP requests the gateway is answering now."""
+        return self._http_app.requests_in_flight if self._http_app is not None else 0
 
     @property
     def running(self) -> bool:
@@ -218,8 +280,15 @@ class AgentAssetGateway(ServedOnLoopback):
             instructions=LANGBOT_AGENT_GATEWAY_INSTRUCTIONS,
             call_timeout=lambda: self.request_timeout,
         )
-        app = build_http_app(server, self._authorize, paths=("/mcp", "/mcp/http"))
+        app = build_http_app(
+            server,
+            self._authorize,
+            paths=("/mcp", "/mcp/http"),
+            max_body_bytes=MAX_HTTP_MCP_BODY_BYTES,
+        )
         self._serve(app, host=self.host, port=self.port, name="langbot-asset-gateway")
+        self._http_app = app
+        self._loop_token = anyio.lowlevel.current_token()
 
     def stop(self) -> None:
         """Stop serving and drop every registration."""
@@ -285,8 +354,30 @@ class AgentAssetGateway(ServedOnLoopback):
         """Whether this gateway was made with these settings."""
         return (self.host, self.port, self.server_name) == (host, port, server_name)
 
+    def handle_http_mcp_request(self, payload: Any, *, header_token: str = "") -> Any:
+        """Answer a JSON-RPC payload (or batch) as ``POST /mcp`` does for a request
+        whose header token is ``header_token``; ``None`` when nothing is due.
+
+        It blocks until answered: call it from a thread other than the gateway's event
+        loop (tool calls run on that loop). An unknown or expired ``header_token``
+        gets a JSON-RPC error (over HTTP: 401)."""
+        decision = self._surface_for(header_token.strip())
+        if isinstance(decision, tuple):
+            from mcp.types import INVALID_REQUEST
+
+            message_id = payload.get("id") if isinstance(payload, dict) else None
+            return jsonrpc_error(message_id, INVALID_REQUEST, decision[1])
+        return handle_mcp_payload_sync(
+            payload,
+            _OnGatewayLoop(self, decision),
+            server_info=LANGBOT_AGENT_GATEWAY_INFO,
+            instructions=LANGBOT_AGENT_GATEWAY_INSTRUCTIONS,
+        )
+
     def _authorize(self, headers: Mapping[str, str]) -> GateDecision:
-        token = bearer_token(headers, *_TOKEN_HEADERS)
+        return self._surface_for(bearer_token(headers, *_TOKEN_HEADERS))
+
+    def _surface_for(self, token: str) -> GateDecision:
         if not token:
             return _TokenArgumentSurface(self)
         registration = self.registration_for(token)

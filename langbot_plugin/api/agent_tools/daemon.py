@@ -26,6 +26,8 @@ from langbot_plugin.api.agent_tools._daemon_client import (
 from langbot_plugin.api.agent_tools._daemon_hub import (
     DAEMON_MCP_SERVER_INFO,
     AgentRuntimeDaemonHub,
+    DaemonConnection,
+    DaemonRunSession,
 )
 from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
 from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
@@ -49,6 +51,8 @@ __all__ = [
     "AgentRuntimeDaemonClient",
     "AgentRuntimeDaemonError",
     "AgentRuntimeDaemonHub",
+    "DaemonConnection",
+    "DaemonRunSession",
     "LocalMCPProxy",
     "RelayedAnswer",
     "agent_runtime_daemon_config_from_plugin_config",

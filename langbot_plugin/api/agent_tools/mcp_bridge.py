@@ -21,7 +21,6 @@ from typing import Any
 from langbot_plugin.api.agent_tools._loopback import ServedOnLoopback
 from langbot_plugin.api.agent_tools._server import (
     GateDecision,
-    answer_in_process,
     bearer_token,
     build_http_app,
     build_mcp_server,
@@ -31,7 +30,14 @@ from langbot_plugin.api.agent_tools._server import (
 )
 from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
 from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
-from langbot_plugin.api.agent_tools.mcp_protocol import AgentToolsMCPResolver, jsonrpc_error
+from langbot_plugin.api.agent_tools.mcp_protocol import (
+    AgentToolsMCPResolver,
+    MCPMethodNotFoundError,
+    answer_payload,
+    handle_mcp_payload,
+    handle_mcp_tool_method,
+    jsonrpc_error,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
@@ -42,8 +48,11 @@ __all__ = [
     "MCP_SERVER_INFO",
     "MCP_STDIO_MODULE",
     "AgentRunMCPBridge",
+    "MCPMethodNotFoundError",
     "RunnerAPIProxy",
     "RunnerContext",
+    "handle_mcp_payload",
+    "handle_mcp_tool_method",
     "jsonrpc_error",
     "merge_mcp_server_config",
 ]
@@ -208,7 +217,15 @@ class AgentRunMCPBridge(ServedOnLoopback):
         )
 
     async def handle_http_mcp_request(self, payload: Any) -> Any:
-        """Answer one JSON-RPC payload as the HTTP endpoint would (no token needed:
-        the caller is in process)."""
-        answer = await answer_in_process(self._server(), self._surface, payload)
-        return answer.json()
+        """Answer one JSON-RPC payload (or a batch) as the HTTP endpoint would (no token
+        needed: the caller is in process); ``None`` when nothing is due."""
+        return await answer_payload(self._server(), self._surface, payload)
+
+    async def handle_mcp_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``result`` of one MCP request (``tools/list``, ``tools/call``) on this
+        bridge's tools; a method the server does not serve raises ``ValueError``, any
+        other JSON-RPC error :class:`~.mcp_protocol.MCPRequestError`."""
+        try:
+            return await handle_mcp_tool_method(method, params, self._surface)
+        except MCPMethodNotFoundError as exc:
+            raise ValueError(f"Unsupported MCP bridge method: {method}") from exc

@@ -12,6 +12,9 @@ bridge's stdio config sets:
 Both sides are the ``mcp`` package: a client session to the bridge, a low-level
 server on stdio whose ``tools/list`` and ``tools/call`` forward to it. Exits 2 when
 the environment is incomplete and 1 when the bridge refuses or cannot be reached.
+
+:func:`handle_message` answers one message the same way without stdio (the
+reference's entry point for callers that read the lines themselves).
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from typing import Any
 
 import anyio
 
-__all__ = ["bridge_url", "main", "relay"]
+__all__ = ["SERVER_INFO", "bridge_url", "handle_message", "main", "relay"]
+
+#: ``serverInfo`` of the relay (the bridge's own).
+SERVER_INFO = {"name": "langbot-agent", "version": "0.1.0"}
 
 
 def bridge_url(endpoint: str) -> str:
@@ -50,21 +56,62 @@ class _Upstream:
         return {k: v for k, v in data.items() if k in ("content", "structuredContent", "isError")}
 
 
+class _UpstreamPerCall:
+    """The bridge as a tool surface, with a client session opened for each call (so a
+    message that needs no tool, ``initialize`` or ``ping``, never reaches it)."""
+
+    def __init__(self, endpoint: str, token: str, timeout: float) -> None:
+        self._url = bridge_url(endpoint)
+        self._headers = {"Authorization": f"Bearer {token}"}
+        self._timeout = timeout
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        from langbot_plugin.api.agent_tools._mcp_compat import http_client_session
+
+        async with http_client_session(
+            self._url, headers=self._headers, timeout=self._timeout
+        ) as up:
+            return await _Upstream(up, self._timeout).list_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        from langbot_plugin.api.agent_tools._mcp_compat import http_client_session
+
+        async with http_client_session(
+            self._url, headers=self._headers, timeout=self._timeout
+        ) as up:
+            return await _Upstream(up, self._timeout).call_tool(name, arguments)
+
+
+def handle_message(
+    message: Any, *, endpoint: str, token: str, timeout: float
+) -> dict[str, Any] | None:
+    """The relay's answer to one JSON-RPC ``message`` (``None`` for a notification),
+    tool requests forwarded to the bridge at ``endpoint`` with ``token``; blocks until
+    answered (call it from a thread without an event loop)."""
+    from langbot_plugin.api.agent_tools.mcp_protocol import handle_mcp_message
+
+    upstream = _UpstreamPerCall(endpoint, token, timeout)
+
+    async def answer() -> dict[str, Any] | None:
+        return await handle_mcp_message(message, upstream, server_info=SERVER_INFO)
+
+    return anyio.run(answer)
+
+
 async def relay(endpoint: str, token: str, timeout: float) -> None:
     """Serve MCP on stdin/stdout, forwarding tool requests to the bridge."""
     from mcp.server.stdio import stdio_server
 
     from langbot_plugin.api.agent_tools._mcp_compat import http_client_session
     from langbot_plugin.api.agent_tools._server import build_mcp_server
-    from langbot_plugin.api.agent_tools.mcp_bridge import MCP_SERVER_INFO
 
     headers = {"Authorization": f"Bearer {token}"}
     async with http_client_session(bridge_url(endpoint), headers=headers, timeout=timeout) as up:
         surface = _Upstream(up, timeout)
         server = build_mcp_server(
             lambda _ctx: surface,
-            name=MCP_SERVER_INFO["name"],
-            version=MCP_SERVER_INFO["version"],
+            name=SERVER_INFO["name"],
+            version=SERVER_INFO["version"],
         )
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

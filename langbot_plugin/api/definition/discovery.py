@@ -280,6 +280,7 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
     problems: list[Problem] = []
     _check_plugin_manifest(doc, problems)
     plugin = ComponentManifest(owner="builtin", manifest=doc.data, rel_path=MANIFEST_FILE)
+    plugin.bind_plugin_root(root)
     components: list[ComponentManifest] = []
     seen: dict[tuple[str, str], str] = {}
     for path in _candidates(root, doc, problems):
@@ -302,7 +303,7 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
             )
             continue
         seen[key] = rel
-        components.append(component)
+        components.append(component.bind_plugin_root(root))
     return PluginPackage(root=root, manifest=plugin, components=components), problems
 
 

@@ -8,7 +8,7 @@ them by the runtime and the host.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,7 +16,7 @@ from langbot_plugin.api.proxies import run_binding
 from langbot_plugin.api.proxies._host_calls import HostCalls
 from langbot_plugin.api.proxies.channel import Channel
 from langbot_plugin.protocol.spec import ActionSpec
-from langbot_plugin.rpc.errors import NotReadyError
+from langbot_plugin.rpc.errors import NotReadyError, RPCError
 
 __all__ = ["PluginAPIBase"]
 
@@ -40,22 +40,29 @@ class PluginAPIBase(HostCalls):
             raise NotReadyError("the plugin is not connected to a runtime yet")
         return channel
 
-    async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+    async def _stamped(
+        self, spec: ActionSpec[P, R], params: P, timeout: float | None
+    ) -> tuple[Channel, dict[str, Any], float | None]:
+        """The channel, the payload bound to the current run, and the wait."""
         channel = self._channel()
         payload = spec.dump_params(params)
-        wait = run_binding.stamp(
-            spec.name, payload, channel, spec.default_wait if timeout is None else timeout
-        )
+        try:
+            wait = run_binding.stamp(
+                spec.name, payload, channel, spec.default_wait if timeout is None else timeout
+            )
+        except RPCError:
+            await run_binding.report_if_ended(run_binding.current(channel))
+            raise
+        return channel, payload, wait
+
+    async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+        channel, payload, wait = await self._stamped(spec, params, timeout)
         return spec.parse_result(await spec.relay(channel, payload, timeout=wait))
 
     async def _open(
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
     ) -> AsyncIterator[R]:
-        channel = self._channel()
-        payload = spec.dump_params(params)
-        wait = run_binding.stamp(
-            spec.name, payload, channel, spec.default_wait if timeout is None else timeout
-        )
+        channel, payload, wait = await self._stamped(spec, params, timeout)
         async with spec.relay_stream(channel, payload, timeout=wait) as items:
             async for item in items:
                 yield spec.parse_result(item)

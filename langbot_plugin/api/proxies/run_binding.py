@@ -27,6 +27,10 @@ run ends the binding is closed, and its calls are refused ``run_not_live`` befor
 anything is sent. It never falls back to plugin-level: start plugin-wide background
 work in ``initialize`` instead.
 
+**Refusals are audited.** What the SDK refuses for a bound run is kept in the
+binding (:attr:`RunBinding.refusals`, :mod:`~langbot_plugin.api.proxies.run_refusals`)
+and reported to the runtime for the run's audit.
+
 Other proxies (the 0.7 proxies, new actions) call :func:`stamp` in the one place their
 calls go out, and pick up the same rules.
 """
@@ -37,14 +41,16 @@ import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from langbot_plugin.api.proxies.run_refusals import RunRefusals
 from langbot_plugin.protocol.errors import RunDeadlineError, RunNotLiveError
 from langbot_plugin.protocol.host_api import models
-from langbot_plugin.protocol.run_needs import NEEDS
+from langbot_plugin.protocol.run_needs import NEEDS, named_resource
+from langbot_plugin.rpc.errors import RPCError
 
-__all__ = ["RunBinding", "bound", "current", "stamp"]
+__all__ = ["RunBinding", "bound", "current", "report_if_ended", "stamp"]
 
 
 @dataclass(eq=False)
@@ -55,6 +61,11 @@ class RunBinding:
     channel: object
     deadline_at: float | None = None
     live: bool = True
+    #: The SDK-local refusals of this run, for its audit.
+    refusals: RunRefusals = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.refusals = RunRefusals(self.run_id, self.channel)
 
     def require_live(self) -> None:
         """Refuse (``run_not_live``) once the run has ended."""
@@ -110,15 +121,26 @@ def stamp(
     binding = current(channel)
     if binding is None or action not in NEEDS or payload.get("run_id") is not None:
         return timeout
-    binding.require_live()
+    try:
+        binding.require_live()
+        remaining = binding.remaining()
+        if remaining is not None and remaining <= 0:
+            raise RunDeadlineError(
+                f"run {binding.run_id} passed its deadline", details={"run_id": binding.run_id}
+            )
+    except RPCError as exc:
+        binding.refusals.note(action, named_resource(action, payload), exc.code, exc.message)
+        raise
     payload["run_id"] = binding.run_id
     if action == models.CALL_TOOL.name and payload.get("parameters") is None:
         payload["parameters"] = payload.get("tool_parameters") or {}
-    remaining = binding.remaining()
     if remaining is None:
         return timeout
-    if remaining <= 0:
-        raise RunDeadlineError(
-            f"run {binding.run_id} passed its deadline", details={"run_id": binding.run_id}
-        )
     return remaining if timeout is None else min(timeout, remaining)
+
+
+async def report_if_ended(binding: RunBinding | None) -> None:
+    """After a local refusal: report it at once if its run has already ended (no step
+    boundary will report it)."""
+    if binding is not None and not binding.live:
+        await binding.refusals.report()

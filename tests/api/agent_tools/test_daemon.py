@@ -152,6 +152,16 @@ async def test_the_hub_refuses_another_daemon_touching_a_job() -> None:
                 await next_frame(intruder, "daemon.pong")  # the hub has read all of it
                 daemons = {d["daemon_id"]: d for d in await hub.list_daemons()}
                 assert daemons["owner"]["active_jobs"] == [job_id]
+                connections = {c["daemon_id"]: c for c in hub.daemon_connections()}
+                assert connections["owner"]["active_jobs"] == {job_id}
+                assert connections["intruder"]["active_jobs"] == set()
+                (session,) = hub.run_sessions()
+                assert (session["job_id"], session["daemon_id"]) == (job_id, "owner")
+                assert session["tools"] is not None
+                assert isinstance(session["started_at"], float)
+                connections["owner"]["active_jobs"].clear()  # a copy
+                again = {c["daemon_id"]: c for c in hub.daemon_connections()}
+                assert again["owner"]["active_jobs"] == {job_id}
                 # the owner still drives the job: its event is the first one seen
                 await owner.emit_event(job_id, {"type": "probe.owner", "data": {}})
                 await first.wait()
@@ -180,6 +190,7 @@ async def test_leaving_a_job_early_cancels_it_on_the_daemon() -> None:
             await jobs.aclose()
             await daemon.job_cancelled.wait()
             assert (await hub.list_daemons())[0]["active_jobs"] == []
+            assert hub.run_sessions() == []
 
 
 async def test_a_job_fails_when_its_daemon_is_replaced() -> None:

@@ -3,15 +3,19 @@
 Every manifest has ``apiVersion``, ``kind``, ``metadata`` and ``spec``; a component
 with code adds ``execution.python.{path, attr}`` (``path`` relative to the YAML's
 folder). The raw mapping is kept as written (unknown keys included) and travels to
-the host as is; the typed views below are for plugin code and tools.
+the host as is; the typed views below are for plugin code and tools. A manifest read
+from a plugin folder (:mod:`langbot_plugin.api.definition.discovery`) knows that
+folder (:attr:`ComponentManifest.plugin_root`), so
+:meth:`ComponentManifest.get_python_component_class` imports its code from there.
 """
 
 from __future__ import annotations
 
 import posixpath
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.rpc.errors import InvalidParamsError
@@ -165,7 +169,38 @@ class MetadataView(dict[str, Any]):
 
 
 class ComponentManifest(ManifestDump):
-    """A manifest with typed views of its parts."""
+    """A manifest with typed views of its parts (and, when read from a plugin folder,
+    that folder)."""
+
+    _plugin_root: Path | None = PrivateAttr(default=None)
+
+    @property
+    def plugin_root(self) -> Path | None:
+        """The plugin folder this manifest was read from (``None`` when it was built
+        from data, e.g. received over the wire)."""
+        return self._plugin_root
+
+    def bind_plugin_root(self, root: Path) -> ComponentManifest:
+        """Record the plugin folder the manifest belongs to; returns the manifest."""
+        self._plugin_root = Path(root).resolve()
+        return self
+
+    def get_python_component_class(self) -> type[Any]:
+        """The class ``execution.python.attr`` of the component's module, imported from
+        :attr:`plugin_root` (the current directory, where workers run, when the manifest
+        knows no folder). ``sys.path`` is as it was afterwards. Raises ``ValueError``
+        without ``execution``, and what the import raises (``AttributeError`` for a
+        missing ``attr``)."""
+        from langbot_plugin.api.definition.importing import import_attribute
+
+        execution, relative = self.execution, self.module_path
+        if execution is None or relative is None:
+            raise ValueError(f"{self.rel_path or 'the manifest'} has no execution.python")
+        root = self._plugin_root or Path.cwd()
+        found = import_attribute(root, relative, execution.python.attr, keep_on_path=False)
+        if not isinstance(found, type):
+            raise TypeError(f"{relative}: {execution.python.attr} is not a class")
+        return found
 
     @property
     def metadata(self) -> MetadataView:  # pyright: ignore[reportIncompatibleVariableOverride]

@@ -223,46 +223,61 @@ class AgentRunProxyBase(HostCalls):
         :data:`~langbot_plugin.protocol.run_needs.NEEDS`)."""
         need = NEEDS[spec.name]
         if isinstance(need, ApiNeed):
-            self._require_api(need.api)
+            self._require_api(need.api, spec.name)
         elif isinstance(need, StorageNeed):
-            self._require_storage(need.area)
+            self._require_storage(need.area, spec.name)
         else:
-            self._require_resource(need.kind, resource_id or "", need.operation)
+            self._require_resource(need.kind, resource_id or "", need.operation, spec.name)
 
     _grant = _require
 
-    def _require_resource(self, kind: str, resource_id: str, operation: str) -> None:
+    def _refused(
+        self, exc: AgentAPIException, action: str | None, resource: object
+    ) -> AgentAPIException:
+        """``exc``, kept for the run's audit first (when the run is bound to the task)."""
+        if self._binding is not None:
+            self._binding.refusals.note(action or "", resource, exc.code, exc.message)
+        return exc
+
+    def _require_resource(
+        self, kind: str, resource_id: str, operation: str, action: str | None = None
+    ) -> None:
         granted = self._grants[kind]
         label = kind.replace("_", " ")
+        details = {"kind": kind, "resource_id": resource_id, "operation": operation}
         if resource_id not in granted:
-            raise PermissionDeniedError.of(
+            refusal = PermissionDeniedError.of(
                 "permission_denied.resource",
                 f"{label} {resource_id!r} is not granted to this run (granted: {sorted(granted)})",
-                details={"kind": kind, "resource_id": resource_id, "operation": operation},
+                details=details,
             )
+            raise self._refused(refusal, action, resource_id)
         if operation not in granted[resource_id]:
-            raise PermissionDeniedError.of(
+            refusal = PermissionDeniedError.of(
                 "permission_denied.operation",
                 f"{label} {resource_id!r} is not granted operation {operation!r} "
                 f"(granted: {sorted(granted[resource_id])})",
-                details={"kind": kind, "resource_id": resource_id, "operation": operation},
+                details=details,
             )
+            raise self._refused(refusal, action, resource_id)
 
-    def _require_storage(self, area: str) -> None:
+    def _require_storage(self, area: str, action: str | None = None) -> None:
         if not self._storage[area]:
-            raise PermissionDeniedError.of(
+            refusal = PermissionDeniedError.of(
                 "permission_denied.storage",
                 f"{area} storage is not granted to this run",
                 details={"area": area},
             )
+            raise self._refused(refusal, action, area)
 
-    def _require_api(self, name: str) -> None:
+    def _require_api(self, name: str, action: str | None = None) -> None:
         if not self._apis.allows(name):
-            raise PermissionDeniedError.of(
+            refusal = PermissionDeniedError.of(
                 "permission_denied.api",
                 f"{name} is not available for this run",
                 details={"api": name},
             )
+            raise self._refused(refusal, action, name)
 
     @staticmethod
     def _invalid(message: str, **details: Any) -> AgentAPIException:
@@ -275,15 +290,18 @@ class AgentRunProxyBase(HostCalls):
             return None
         return self._deadline_at - time.time()
 
-    def _timeout(self, default: float, requested: float | None = None) -> float:
+    def _timeout(
+        self, default: float, requested: float | None = None, action: str | None = None
+    ) -> float:
         """``requested`` (if positive) or ``default``, cut to the time left before the
-        run's deadline; raises ``deadline_exceeded`` once it has passed."""
+        run's deadline; raises ``deadline_exceeded`` once it has passed (a refusal of
+        ``action``, kept for the run's audit)."""
         base = requested if requested is not None and requested > 0 else default
         remaining = self._remaining()
         if remaining is None:
             return float(base)
         if remaining <= 0:
-            raise self._deadline_exceeded()
+            raise self._refused(self._deadline_exceeded(), action, None)
         return max(min(float(base), remaining), 0.001)
 
     def _deadline_exceeded(self) -> AgentAPIException:
@@ -296,19 +314,25 @@ class AgentRunProxyBase(HostCalls):
 
     # ------------------------------------------------------------------ calls
 
-    def _live_timeout(self, spec: ActionSpec[Any, Any], timeout: float | None) -> float:
-        """The wait for a call of ``spec``; refuses once the bound run has ended."""
-        if self._binding is not None:
-            try:
-                self._binding.require_live()
-            except rpc.RPCError as exc:
-                raise map_rpc_error(spec.name, exc) from None
-        return self._timeout(spec.default_wait, timeout)
+    async def _live_timeout(self, spec: ActionSpec[Any, Any], timeout: float | None) -> float:
+        """The wait for a call of ``spec``; refuses once the bound run has ended or its
+        deadline has passed (the refusal kept for the run's audit; reported at once if
+        the run has ended)."""
+        try:
+            if self._binding is not None:
+                try:
+                    self._binding.require_live()
+                except rpc.RPCError as exc:
+                    raise self._refused(map_rpc_error(spec.name, exc), spec.name, None) from None
+            return self._timeout(spec.default_wait, timeout, spec.name)
+        except AgentAPIException:
+            await run_binding.report_if_ended(self._binding)
+            raise
 
     async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
         """Call ``spec`` for this run: ``run_id`` added, the wait bounded by the deadline,
         failures (a malformed answer too) mapped to the run API's codes."""
-        limit = self._live_timeout(spec, timeout)
+        limit = await self._live_timeout(spec, timeout)
         payload = spec.dump_params(params)
         payload["run_id"] = self.run_id
         try:
@@ -321,7 +345,7 @@ class AgentRunProxyBase(HostCalls):
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
     ) -> AsyncIterator[R]:
         """Items of a streamed action; each wait is bounded by the run's deadline."""
-        limit = self._live_timeout(spec, timeout)
+        limit = await self._live_timeout(spec, timeout)
         payload = spec.dump_params(params)
         payload["run_id"] = self.run_id
         stream = spec.relay_stream(self.plugin_runtime_handler, payload, timeout=limit)

@@ -104,7 +104,7 @@ class AgentRunReplyAPIMixin(AgentRunProxyBase):
 
     async def reply_message(self, message_chain: MessageChain, quote_origin: bool = False) -> Any:
         """Reply on the run's own event (needs the ``event_reply`` tool)."""
-        self._require_resource("tool", EVENT_REPLY_TOOL, "call")
+        self._require_resource("tool", EVENT_REPLY_TOOL, "call", messaging.CALL_PLATFORM_API.name)
         request = messaging.PlatformApiParams(
             action=messaging.PLATFORM_SEND_MESSAGE,
             context_tool=EVENT_REPLY_TOOL,
@@ -118,7 +118,7 @@ class AgentRunReplyAPIMixin(AgentRunProxyBase):
         needs ``available_apis.reply_stream`` and the ``event_reply`` tool. A host
         whose platform cannot stream buffers the updates and sends once at the end."""
         self._require(messaging.REPLY_STREAM)
-        self._require_resource("tool", EVENT_REPLY_TOOL, "call")
+        self._require_resource("tool", EVENT_REPLY_TOOL, "call", messaging.REPLY_STREAM.name)
         stream = ReplyStream(self)
         try:
             yield stream

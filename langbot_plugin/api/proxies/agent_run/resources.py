@@ -83,7 +83,7 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
     ) -> int:
         """How many tokens ``messages`` (and ``funcs``) take for a model."""
         self._require(models.COUNT_TOKENS, llm_model_uuid)
-        limit = self._timeout(models.COUNT_TOKENS.default_wait, timeout)
+        limit = self._timeout(models.COUNT_TOKENS.default_wait, timeout, models.COUNT_TOKENS.name)
         params = self._llm_params(llm_model_uuid, messages, funcs, extra_args, timeout=limit)
         return await self._count_tokens(params, timeout=limit)
 
@@ -113,7 +113,7 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
     ) -> LLMInvokeResult:
         """A model's complete answer with the provider's token usage when reported."""
         self._require(models.INVOKE_LLM, llm_model_uuid)
-        limit = self._timeout(models.INVOKE_LLM.default_wait, timeout)
+        limit = self._timeout(models.INVOKE_LLM.default_wait, timeout, models.INVOKE_LLM.name)
         params = self._llm_params(
             llm_model_uuid, messages, funcs, extra_args, timeout=limit, remove_think=remove_think
         )
@@ -149,7 +149,9 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         """A model's answer as events (chunks and usage reports); ``timeout`` bounds
         each wait (default 120 s) and everything stops at the run's deadline."""
         self._require(models.INVOKE_LLM_STREAM, llm_model_uuid)
-        per_item = self._timeout(models.INVOKE_LLM_STREAM.default_wait, timeout)
+        per_item = self._timeout(
+            models.INVOKE_LLM_STREAM.default_wait, timeout, models.INVOKE_LLM_STREAM.name
+        )
         params = self._llm_params(
             llm_model_uuid, messages, funcs, extra_args, timeout=per_item, remove_think=remove_think
         )

@@ -1,0 +1,138 @@
+"""What each accepted result of a run does on the host.
+
+:class:`RunRecorder` is the part of :class:`~langbot_plugin.host.run_host.RunHost`'s
+drive loop that writes: every result goes to the run's ledger (with what was
+truncated or dropped as a repeat), a ``state.updated`` is applied to the run's state
+scope (an external harness resume id noted for the audit), a delivered message joins
+the conversation's transcript, and the files a ``message.completed`` names are
+delivered with it (once, all or none). A result is recorded whole, even when a cancel
+or the deadline comes meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from langbot_plugin.host.box_files import BoxFiles, HeldFile
+from langbot_plugin.host.deliveries import Delivery
+from langbot_plugin.host.registry import RunRegistry, RunSession
+from langbot_plugin.host.results import NormalizedResult
+from langbot_plugin.host.run_outcome import OnResult, RunOutcome
+from langbot_plugin.host.services import RunServices
+from langbot_plugin.host.state_store import StateStore
+from langbot_plugin.host.transcript import TranscriptStore
+from langbot_plugin.rpc.errors import RPCError
+
+__all__ = ["RunRecorder"]
+
+
+class RunRecorder:
+    """Applies a run's results to the registry and the stores (see the module docstring)."""
+
+    def __init__(
+        self,
+        registry: RunRegistry,
+        state: StateStore,
+        transcript: TranscriptStore,
+        services: RunServices,
+        files: BoxFiles,
+    ) -> None:
+        self.registry = registry
+        self.state = state
+        self.transcript = transcript
+        self.services = services
+        self.files = files
+
+    async def attach_files(self, session: RunSession, result: NormalizedResult) -> None:
+        """Deliver the files a ``message.completed`` names with it (once, all or none)."""
+        ids = result.data.get("file_ids") if result.type == "message.completed" else None
+        if not ids:
+            return
+        message = result.data.get("message")
+
+        async def send(files: list[HeldFile]) -> None:
+            content = message.get("content") if isinstance(message, Mapping) else None
+            chain: list[dict[str, Any]] = (
+                [{"type": "Plain", "text": content}] if isinstance(content, str) and content else []
+            )
+            files_sent = tuple(f.delivered_form() for f in files)
+            session.deliveries.append(Delivery("message", files_sent, chain, result.sequence))
+
+        await self.files.deliver(session.run_id, list(ids), send)
+
+    async def apply(
+        self,
+        session: RunSession,
+        result: NormalizedResult,
+        outcome: RunOutcome,
+        on_result: OnResult | None,
+    ) -> None:
+        """Record an accepted result whole, then show it to ``on_result``.
+
+        The recording is shielded: a cancel or the run's deadline that comes while it
+        writes takes effect right after it, so the ledger, the state and the
+        transcript never keep half of a result (and a result accepted before the
+        deadline is never lost to it). ``on_result`` is not shielded."""
+        with anyio.CancelScope(shield=True):
+            await self._record(session, result, outcome)
+        if on_result is not None:
+            maybe = on_result(result)
+            if maybe is not None:
+                await maybe
+
+    async def _record(
+        self, session: RunSession, result: NormalizedResult, outcome: RunOutcome
+    ) -> None:
+        metadata: dict[str, Any] = {}
+        if result.truncated is not None:
+            metadata["truncated"] = result.truncated.to_dict()
+        if result.duplicate:
+            metadata["duplicate_final_message"] = True
+        if result.type == "state.updated":
+            metadata.update(await self._update_state(session, result.data))
+        self.registry.record_event(
+            session,
+            sequence=result.sequence,
+            kind=result.type,
+            data=result.data,
+            usage=result.usage,
+            metadata=metadata,
+        )
+        if result.message is not None and session.scope.conversation_id is not None:
+            await self.remember(session, result.text or "", result.data.get("message"))
+        outcome.results.append(result)
+
+    async def _update_state(self, session: RunSession, data: dict[str, Any]) -> dict[str, Any]:
+        scope = str(data.get("scope"))
+        key = session.state_key(scope) if scope in session.grants.state_scopes else None
+        if key is None:
+            return {"state_rejected": f'scope "{scope}" is not available to this run'}
+        try:
+            await self.state.set(
+                key,
+                str(data.get("key")),
+                data.get("value"),
+                scope=scope,
+                runner_id=session.runner_id,
+                conversation_ref=session.scope.conversation_ref()
+                if scope == "conversation"
+                else None,
+            )
+        except RPCError as exc:
+            return {"state_rejected": exc.message, "state_error_code": exc.code}
+        self.services.note_session_id(session, scope, str(data.get("key")), data.get("value"))
+        return {}
+
+    async def remember(self, session: RunSession, text: str, message: Any) -> None:
+        await self.transcript.append(
+            session.scope,
+            role="assistant",
+            content=text,
+            content_json=dict(message) if isinstance(message, Mapping) else None,
+            run_id=session.run_id,
+            runner_id=session.runner_id,
+            metadata={"run_id": session.run_id, "runner_id": session.runner_id},
+        )

@@ -1,0 +1,102 @@
+"""The run audit the plugin runtime keeps: refusals the host never sees.
+
+Two actions, both ours (the released 4.11.2 host knows neither; nothing depends on
+them being called):
+
+* ``get_run_audit`` (host -> runtime): the refusals the runtime made for a run, and
+  those the SDK reported for it. The host asks once a run has ended (a pull: the
+  runtime keeps the record after the run, so it survives a worker that died and a
+  host that asks late) and adds the entries to its own audit of the run.
+* ``report_run_audit`` (plugin -> runtime): the refusals the SDK made locally, before
+  anything was sent (an ungranted model, a run that has ended). The worker reports
+  them at the end of the runner step they happened in and at the end of the run; the
+  runtime keeps them with its own, under the same bounds.
+
+An entry: ``{"at", "kind": "call", "origin": "runtime" | "sdk", "action",
+"resource", "code", "duration_ms", "detail"}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result
+
+__all__ = [
+    "GET_RUN_AUDIT",
+    "MAX_REPORTED_ENTRIES",
+    "REPORT_RUN_AUDIT",
+    "RUN_AUDIT_ACTIONS",
+    "GetRunAuditParams",
+    "ReportRunAuditParams",
+    "ReportRunAuditResult",
+    "RunAudit",
+    "RunAuditEntry",
+]
+
+#: The most entries one ``report_run_audit`` call may carry.
+MAX_REPORTED_ENTRIES = 256
+
+
+class RunAuditEntry(Result):
+    """One refusal the host did not see."""
+
+    at: float
+    kind: str = "call"
+    origin: Literal["runtime", "sdk"] = "runtime"
+    action: str | None = None
+    resource: str | None = None
+    code: str | None = None
+    duration_ms: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
+class GetRunAuditParams(Params):
+    run_id: str
+
+
+class RunAudit(Result):
+    """The runtime's record of a run: ``known`` is false for a run it never saw (or
+    has collected); ``live`` while its stream is open; ``dropped`` counts entries not
+    kept (per-run and total bounds)."""
+
+    run_id: str
+    known: bool = False
+    live: bool = False
+    entries: list[RunAuditEntry] = Field(default_factory=list[RunAuditEntry])
+    dropped: int = 0
+
+
+class ReportRunAuditParams(Params):
+    run_id: str
+    entries: list[RunAuditEntry] = Field(
+        default_factory=list[RunAuditEntry], max_length=MAX_REPORTED_ENTRIES
+    )
+    #: Refusals the worker did not keep (its own bound).
+    dropped: int = Field(default=0, ge=0)
+
+
+class ReportRunAuditResult(Result):
+    accepted: int = 0
+
+
+GET_RUN_AUDIT = ActionSpec(
+    "get_run_audit",
+    GetRunAuditParams,
+    RunAudit,
+    direction=Direction.HOST_TO_RUNTIME,
+    timeout=10,
+    doc="the refusals the runtime and the SDK made for a run (ours; optional)",
+)
+REPORT_RUN_AUDIT = ActionSpec(
+    "report_run_audit",
+    ReportRunAuditParams,
+    ReportRunAuditResult,
+    direction=Direction.PLUGIN_TO_RUNTIME,
+    timeout=5,
+    doc="the refusals the SDK made locally for one of the plugin's runs (ours; optional)",
+)
+
+RUN_AUDIT_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (GET_RUN_AUDIT, REPORT_RUN_AUDIT)

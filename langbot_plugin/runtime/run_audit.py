@@ -1,0 +1,205 @@
+"""The runtime's audit of each run: the refusals it made, and those the SDK reported.
+
+A refusal of the runtime's run authorization (:mod:`langbot_plugin.runtime.runs`)
+never reaches the host, nor does one the SDK made before sending. Both are kept here,
+per run, until the host asks for them (``get_run_audit``,
+:mod:`langbot_plugin.protocol.run_audit`) and adds them to its own audit.
+
+* **Which run.** A refusal of a call naming one of the caller's own runs (live, or
+  ended and still kept) goes to that run. Any other refusal of a plugin (a run-only
+  action without ``run_id``, a run that is not the caller's, an id never seen) goes
+  to every live run of that plugin, with ``detail.named_run`` and
+  ``detail.attributed: "plugin"``: the runtime cannot tell which of its runs made it.
+  A plugin with no live run has no audit to hold it: the refusal is only logged.
+* **Bounded.** At most ``per_run`` entries a run and ``total`` across runs; beyond
+  either, entries are counted in the run's ``dropped``, not kept.
+* **Kept after the run.** An ended run's record stays (so the host may ask after the
+  stream closed, and a worker that died leaves it intact) until ``retain`` newer runs
+  ended: then it is collected, its entries and count with it.
+* **Redacted** before it is kept (:mod:`langbot_plugin.rpc.redaction`).
+* **Append-only.** Entries are added, never changed; reading does not remove them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from langbot_plugin.protocol.errors import RunNotLiveError, RunNotOwnedError
+from langbot_plugin.protocol.run_audit import RunAudit, RunAuditEntry
+from langbot_plugin.protocol.run_needs import named_resource
+from langbot_plugin.rpc.errors import RPCError
+from langbot_plugin.rpc.redaction import redact, redact_data
+
+__all__ = ["MAX_ENTRIES", "MAX_ENTRIES_PER_RUN", "RETAINED_RUNS", "RunAudits"]
+
+MAX_ENTRIES_PER_RUN = 256
+MAX_ENTRIES = 16384
+#: Ended runs whose record is kept for the host to ask.
+RETAINED_RUNS = 512
+
+
+@dataclass(eq=False)
+class _Record:
+    identity: str
+    entries: list[RunAuditEntry] = field(default_factory=list[RunAuditEntry])
+    dropped: int = 0
+    live: bool = True
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else redact(str(value))
+
+
+class RunAudits:
+    """Per-run refusal records (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        per_run: int = MAX_ENTRIES_PER_RUN,
+        total: int = MAX_ENTRIES,
+        retain: int = RETAINED_RUNS,
+    ) -> None:
+        self.per_run = per_run
+        self.total = total
+        self.retain = retain
+        self._records: dict[str, _Record] = {}
+        self._live: dict[str, dict[str, _Record]] = {}  # identity -> run id -> record
+        self._ended: OrderedDict[str, None] = OrderedDict()
+        self._kept = 0
+
+    @property
+    def kept(self) -> int:
+        """Entries held across every record."""
+        return self._kept
+
+    def __contains__(self, run_id: str) -> bool:
+        return run_id in self._records
+
+    # ------------------------------------------------------------------ lifetime
+
+    def open(self, run_id: str, identity: str) -> None:
+        """A run of ``identity`` starts streaming (a reused id starts a new record)."""
+        self._collect(run_id)
+        record = _Record(identity)
+        self._records[run_id] = record
+        self._live.setdefault(identity, {})[run_id] = record
+
+    def close(self, run_id: str) -> None:
+        """The run's stream ended; its record is kept until ``retain`` newer runs end."""
+        record = self._records.get(run_id)
+        if record is None or not record.live:
+            return
+        record.live = False
+        self._unlist(run_id, record)
+        self._ended[run_id] = None
+        while len(self._ended) > self.retain:
+            oldest, _ = self._ended.popitem(last=False)
+            self._collect(oldest)
+
+    def _unlist(self, run_id: str, record: _Record) -> None:
+        live = self._live.get(record.identity)
+        if live is not None:
+            live.pop(run_id, None)
+            if not live:
+                del self._live[record.identity]
+
+    def _collect(self, run_id: str) -> None:
+        record = self._records.pop(run_id, None)
+        if record is None:
+            return
+        self._kept -= len(record.entries)
+        self._ended.pop(run_id, None)
+        if record.live:
+            self._unlist(run_id, record)
+
+    # ------------------------------------------------------------------ entries
+
+    def _full(self, record: _Record) -> bool:
+        return len(record.entries) >= self.per_run or self._kept >= self.total
+
+    def _add(self, record: _Record, entry: RunAuditEntry) -> bool:
+        if self._full(record):
+            record.dropped += 1
+            return False
+        record.entries.append(entry)
+        self._kept += 1
+        return True
+
+    def refused(self, action: str, data: dict[str, Any], identity: str, exc: RPCError) -> int:
+        """Keep the runtime's refusal of ``identity``'s call; returns the runs it went to."""
+        named = data.get("run_id")
+        own = self._records.get(named) if isinstance(named, str) else None
+        if own is not None and own.identity == identity:
+            targets = [own]
+            detail: dict[str, Any] = {}
+        else:
+            targets = list(self._live.get(identity, {}).values())
+            detail = {"named_run": _text(named), "attributed": "plugin"}
+        if not targets:
+            return 0
+        if all(self._full(record) for record in targets):  # counted, not built
+            for record in targets:
+                record.dropped += 1
+            return len(targets)
+        detail["error"] = redact(exc.message)
+        entry = RunAuditEntry.model_construct(
+            at=time.time(),
+            kind="call",
+            duration_ms=None,
+            origin="runtime",
+            action=action,
+            resource=_text(named_resource(action, data)),
+            code=exc.code,
+            detail=detail,
+        )
+        for record in targets:
+            self._add(record, entry)
+        return len(targets)
+
+    def reported(
+        self, run_id: str, identity: str, entries: list[RunAuditEntry], dropped: int = 0
+    ) -> int:
+        """Keep the SDK's refusals ``identity`` reported for its run ``run_id``; returns
+        how many were kept. A run that is not the caller's is refused."""
+        record = self._records.get(run_id)
+        if record is None:
+            raise RunNotLiveError(f"run {run_id!r} is not known", details={"run_id": run_id})
+        if record.identity != identity:
+            raise RunNotOwnedError(
+                f"run {run_id} belongs to another plugin", details={"run_id": run_id}
+            )
+        record.dropped += dropped
+        kept = 0
+        for entry in entries:
+            if self._full(record):
+                record.dropped += 1
+                continue
+            clean = RunAuditEntry.model_construct(
+                at=entry.at,
+                kind=entry.kind,
+                origin="sdk",
+                action=_text(entry.action),
+                resource=_text(entry.resource),
+                code=_text(entry.code),
+                duration_ms=entry.duration_ms,
+                detail=redact_data(entry.detail),
+            )
+            kept += self._add(record, clean)
+        return kept
+
+    def read(self, run_id: str) -> RunAudit:
+        """What is kept for ``run_id`` (``known=False`` if nothing is)."""
+        record = self._records.get(run_id)
+        if record is None:
+            return RunAudit(run_id=run_id)
+        return RunAudit(
+            run_id=run_id,
+            known=True,
+            live=record.live,
+            entries=list(record.entries),
+            dropped=record.dropped,
+        )
