@@ -37,6 +37,7 @@ __all__ = [
     "AdmissionConfig",
     "BoxConfig",
     "DockerConfig",
+    "E2BConfig",
     "HostConfig",
     "LimitsConfig",
     "LocalConfig",
@@ -197,6 +198,39 @@ class HostConfig(_Section):
         return self
 
 
+class E2BConfig(_Section):
+    """The E2B backend (see ``docs/box.md``, "E2B"); empty strings defer to the SDK."""
+
+    #: The sandbox template (name or id); empty: the SDK's default (``base``). A
+    #: request's own ``image`` wins when it is not the Box default image.
+    template: str = ""
+    #: Empty: the SDK reads ``E2B_API_KEY``.
+    api_key: str = ""
+    #: E2B's domain (self-hosted deployments); empty: ``E2B_DOMAIN`` or ``e2b.app``.
+    domain: str = ""
+    #: The control plane's URL; empty: ``E2B_API_URL`` or ``https://api.<domain>``.
+    api_url: str = ""
+    #: envd's URL for every sandbox (a proxy); empty: ``E2B_SANDBOX_URL`` or per sandbox.
+    sandbox_url: str = ""
+    #: ``1.1`` or ``2``; empty: ``E2B_HTTP_VERSION`` or the SDK's default.
+    http_version: Literal["", "1.1", "2"] = ""
+    #: The user commands run as (E2B templates have ``user`` and ``root``).
+    user: str = "user"
+    #: Seconds a control-plane or file request may take.
+    request_timeout_sec: float = Field(default=30.0, gt=0)
+    #: How often the SDK retries a control-plane call E2B answered "busy" or "rate
+    #: limited" (429/502/503/504); empty: the SDK's default (3).
+    retries: int | None = Field(default=None, ge=0, le=10)
+    #: The sandbox's lifetime past its last use when sessions never expire
+    #: (``sessions.ttl_sec: 0``); otherwise the TTL plus ``timeout_grace_sec``.
+    sandbox_timeout_sec: int = Field(default=3600, ge=60, le=86_400)
+    timeout_grace_sec: int = Field(default=60, ge=0, le=3600)
+    #: Files larger than this are not synced between the host workspace and the sandbox.
+    sync_max_file_mb: int = Field(default=10, ge=1, le=1024)
+    #: At most this many files are synced each way (the rest is skipped, with a warning).
+    sync_max_files: int = Field(default=10_000, ge=1, le=1_000_000)
+
+
 class SessionsConfig(_Section):
     #: Idle non-persistent sessions older than this are removed; 0 disables expiry.
     ttl_sec: int = Field(default=300, ge=0)
@@ -256,6 +290,7 @@ class BoxConfig(_Section):
     docker: DockerConfig = Field(default_factory=DockerConfig)
     podman: PodmanConfig = Field(default_factory=PodmanConfig)
     nsjail: NsjailConfig = Field(default_factory=NsjailConfig)
+    e2b: E2BConfig = Field(default_factory=E2BConfig)
     host: HostConfig = Field(default_factory=HostConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)

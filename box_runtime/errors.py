@@ -25,8 +25,8 @@ turns it into a wire error and the caller re-raises the same class from the code
     └── BoxSandboxGoneError           box_sandbox_gone        internal: a backend lost a sandbox
                                                               (the runtime recreates it)
 
-Actions that a later release implements (managed processes) answer with the
-RPC core's :class:`~langbot_plugin.rpc.NotSupportedError` (code ``not_supported``).
+An action this Box does not serve answers with the RPC core's
+:class:`~langbot_plugin.rpc.NotSupportedError` (code ``not_supported``).
 
 The class names are the reference's, because the released host maps the wire message
 prefix (``"BoxValidationError: ..."``) back to its own classes.

@@ -33,6 +33,7 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Self
 
 from box_runtime.errors import BoxExportRefusedError, BoxQuotaExceededError, BoxValidationError
 from box_runtime.safe_fs import FILE_FLAGS, open_dir, open_dir_at
@@ -113,6 +114,12 @@ class ExportedFile:
     uid: int
     gid: int
     mtime_ns: int
+
+    @classmethod
+    def of(cls, path: str, data: bytes, *, mode: int, uid: int, gid: int, mtime_ns: int) -> Self:
+        """The record of ``data`` read from ``path`` (its digest and size computed here)."""
+        digest = hashlib.sha256(data).hexdigest()
+        return cls(path, data, digest, len(data), mode, uid, gid, mtime_ns)
 
 
 @dataclass(slots=True)
@@ -295,16 +302,10 @@ def read_files(
         finally:
             os.close(fd)
         total += len(data)
+        mode = stat.S_IMODE(info.st_mode)
         out.append(
-            ExportedFile(
-                path=path,
-                data=data,
-                sha256=hashlib.sha256(data).hexdigest(),
-                size=len(data),
-                mode=stat.S_IMODE(info.st_mode),
-                uid=info.st_uid,
-                gid=info.st_gid,
-                mtime_ns=info.st_mtime_ns,
+            ExportedFile.of(
+                path, data, mode=mode, uid=info.st_uid, gid=info.st_gid, mtime_ns=info.st_mtime_ns
             )
         )
     return out

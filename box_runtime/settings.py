@@ -27,7 +27,7 @@ __all__ = ["BACKEND_KEYS", "Settings"]
 logger = logging.getLogger("box_runtime")
 
 #: Config sections whose change calls for a new backend selection.
-BACKEND_KEYS = ("backend", "docker", "podman", "nsjail", "host")
+BACKEND_KEYS = ("backend", "docker", "podman", "nsjail", "e2b", "host")
 
 
 class Settings:

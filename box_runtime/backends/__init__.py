@@ -1,12 +1,12 @@
 """Sandbox backends behind one interface, and how the runtime picks one.
 
 Selection (seed 001's order): an explicit ``box.backend`` wins (``docker``,
-``podman``, ``nsjail``, ``host``); ``local`` probes Docker, then nsjail, and takes the
-first usable one (Podman is never probed: an operator names it). ``host`` runs commands
-unsandboxed: it is never probed, and serves only when :mod:`.host_policy` allows it
-(``box.host.allow_unsandboxed: true``, a loopback-only Box, an unprivileged user).
-``e2b`` is planned for a later release: choosing it gives a clear error. Backends are
-created through factories so tests can substitute :class:`~.fake.FakeBackend`.
+``podman``, ``nsjail``, ``e2b``, ``host``); ``local`` probes Docker, then nsjail, and
+takes the first usable one (Podman and E2B are never probed: an operator names them).
+``host`` runs commands unsandboxed: it is never probed, and serves only when
+:mod:`.host_policy` allows it (``box.host.allow_unsandboxed: true``, a loopback-only
+Box, an unprivileged user). Backends are created through factories so tests can
+substitute :class:`~.fake.FakeBackend`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 from box_runtime.backends.base import SandboxBackend
 from box_runtime.backends.host_policy import check_host_backend
-from box_runtime.config import BoxConfig
+from box_runtime.config import DEFAULT_IMAGE, BoxConfig
 from box_runtime.errors import BoxHostBackendRefusedError
 
 __all__ = [
     "LOCAL_ORDER",
-    "UNSUPPORTED_BACKENDS",
     "BackendFactory",
     "Selection",
     "default_factories",
@@ -32,11 +31,6 @@ BackendFactory = Callable[[BoxConfig], SandboxBackend]
 
 #: The order ``box.backend: local`` probes in.
 LOCAL_ORDER = ("docker", "nsjail")
-
-UNSUPPORTED_BACKENDS: dict[str, str] = {
-    "e2b": "the E2B backend is planned for a later release; use docker or nsjail",
-}
-
 
 def _docker(config: BoxConfig) -> SandboxBackend:
     from box_runtime.backends.docker import DockerBackend
@@ -62,8 +56,18 @@ def _host(config: BoxConfig) -> SandboxBackend:
     return HostBackend(config.host)
 
 
+def _e2b(config: BoxConfig) -> SandboxBackend:
+    from box_runtime.backends.e2b import E2BBackend
+
+    return E2BBackend(
+        config.e2b,
+        ttl_sec=config.sessions.ttl_sec,
+        default_image=config.local.image or DEFAULT_IMAGE,
+    )
+
+
 def default_factories() -> dict[str, BackendFactory]:
-    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail, "host": _host}
+    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail, "e2b": _e2b, "host": _host}
 
 
 @dataclass(slots=True)
@@ -96,9 +100,6 @@ async def select_backend(
     """
     requested = config.backend
     reasons: dict[str, str] = {}
-    if requested in UNSUPPORTED_BACKENDS:
-        reasons[requested] = UNSUPPORTED_BACKENDS[requested]
-        return Selection(None, requested, reasons)
     if requested == "host":
         try:
             check_host_backend(config, listen_host)

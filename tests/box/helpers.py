@@ -6,7 +6,7 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -22,7 +22,7 @@ from box_runtime.export import ExportedFile, RunLedger
 from box_runtime.export_session import read_session_files, remove_session_files
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, serve
-from box_runtime.sessions import Tenant
+from box_runtime.sessions import Session, Tenant
 from tests.support.waiting import wait_until
 
 CONTEXT = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
@@ -167,14 +167,19 @@ def host_reason() -> str | None:
 
 
 def require(backend: str) -> None:
-    """Skip (or fail, when required) unless ``backend`` (docker, nsjail, host) runs here."""
+    """Skip (or fail, when required) unless ``backend`` (docker, nsjail, host, e2b) runs here."""
     if backend == "docker":
         require_docker()
-    elif backend == "host":
-        reason = host_reason()
+    elif backend in ("host", "e2b"):
+        if backend == "host":
+            reason, variable = host_reason(), "LBP_REQUIRE_HOST"
+        else:
+            from tests.support.e2b_standin.thread import standin_reason
+
+            reason, variable = standin_reason(), "LBP_REQUIRE_E2B_STANDIN"
         if reason is not None:
-            if os.environ.get("LBP_REQUIRE_HOST") == "1":
-                pytest.fail(f"LBP_REQUIRE_HOST=1 but {reason}")
+            if os.environ.get(variable) == "1":
+                pytest.fail(f"{variable}=1 but {reason}")
             pytest.skip(reason)
     else:
         require_nsjail()
@@ -240,18 +245,24 @@ async def remove_files_of(
     )
 
 
-async def delete_while_a_command_runs(runtime: BoxRuntime, tenant: Tenant | None) -> list[str]:
+async def delete_while_a_command_runs(
+    runtime: BoxRuntime,
+    tenant: Tenant | None,
+    live_workspace: Callable[[Session], str] | None = None,
+) -> list[str]:
     """Start a 600 s command in session s1, delete s1 meanwhile; the codes its caller got.
 
     Bounded at 60 s, far below the command's 600 s and its timeout: a delete that did
-    not end the command would trip the bound.
+    not end the command would trip the bound. ``live_workspace``: where the running
+    command's workspace is seen from here (default: the session's host workspace).
     """
     from box_runtime.errors import BoxSessionDeletedError
     from box_runtime.models import BoxSpec
 
     await runtime.exec(BoxSpec(session_id="s1", cmd="true"), tenant)
     (session,) = runtime.sessions(tenant)
-    marker = anyio.Path(session.workspace_dir, "started")
+    workspace = live_workspace(session) if live_workspace else session.workspace_dir
+    marker = anyio.Path(workspace, "started")
     codes: list[str] = []
 
     async def run() -> None:

@@ -28,6 +28,7 @@ from .helpers import CONTEXT, Served, remove_containers, require, served_box
 
 __all__ = [
     "BACKENDS",
+    "RELAY_BACKENDS",
     "McpBox",
     "box_config",
     "mcp_box",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 BACKENDS = ("docker", "nsjail", "host")
+#: The relay tests also run on E2B (the real SDK against the local stand-in).
+RELAY_BACKENDS = (*BACKENDS, "e2b")
 FIXTURE = Path(__file__).parent / "mcp_fixture"
 TOKEN = "m" * 40
 SERVER = "/opt/fixture/echo_server.py"
@@ -104,6 +107,12 @@ def box_config(backend: str, state: Path, deployment: str) -> dict[str, Any]:
         "docker": {"pull_missing_images": False},
         "host": {"allow_unsandboxed": True},
     }
+    if backend == "e2b":
+        from tests.support.e2b_standin.thread import shared_standin
+
+        # The vendored mcp package holds a compiled module above the 10 MiB default.
+        config["e2b"] = {**shared_standin().connection(), "sync_max_file_mb": 64}
+        config["local"]["image"] = ""  # the template's default
     return config
 
 

@@ -103,7 +103,7 @@ async def test_stdio_mode_as_the_host_spawns_it(tmp_path: anyio.Path) -> None:
         context = {"instance_uuid": "inst-1", "workspace_uuid": "w", "placement_generation": 1}
         status = await session.call("box_status", {}, context=context)
         assert status["backend"]["available"] is False
-        assert "later release" in status["backend"]["reason"]
+        assert "no E2B API key" in status["backend"]["reason"]
         assert status["capacity"]["limit"] == 3
         with pytest.raises(PermissionDeniedError):
             await session.call("box_status", {}, context={**context, "instance_uuid": "inst-2"})

@@ -1,7 +1,8 @@
 """MCP in the Box for real: the ``mcp`` client through our relay to a stdio MCP server.
 
-Runs on a real Docker engine and a real nsjail (skipped without them unless
-``LBP_REQUIRE_DOCKER=1`` / ``LBP_REQUIRE_NSJAIL=1``). The server is built with the
+Runs on a real Docker engine, a real nsjail and E2B (the real e2b SDK against the local
+stand-in; skipped without them unless ``LBP_REQUIRE_DOCKER=1`` / ``LBP_REQUIRE_NSJAIL=1``
+/ ``LBP_REQUIRE_E2B_STANDIN=1``). The server is built with the
 ``mcp`` package's server API and runs inside the sandbox; every message from 1 byte
 to 4 MiB must arrive whole, one message per frame, in bursts and concurrently.
 """
@@ -29,7 +30,16 @@ from tests.support.mcp_ws import MAX_FRAME_BYTES, FrameLog
 from tests.support.waiting import wait_until
 
 from .helpers import free_port, wait_for_port
-from .mcp_box import BACKENDS, McpBox, box_config, mcp_box, remove_containers, require, scratch_dir
+from .mcp_box import (
+    BACKENDS,
+    RELAY_BACKENDS,
+    McpBox,
+    box_config,
+    mcp_box,
+    remove_containers,
+    require,
+    scratch_dir,
+)
 from .mcp_fixture.burst_writer import expected
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -37,7 +47,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.docker]
 SIZES = [1, 2, 10, 100, 1000, 4095, 4096, 4097, 65535, 65536, 65537, 1 << 20, 4 << 20]
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=RELAY_BACKENDS)
 async def box(request: pytest.FixtureRequest) -> McpBox:  # type: ignore[misc]
     async with mcp_box(request.param) as ready:
         yield ready  # type: ignore[misc]

@@ -291,7 +291,7 @@ async def test_readyz_is_503_without_a_backend(tmp_path: Path) -> None:
         ready = await http.get(f"http://127.0.0.1:{box.port}/readyz")
         assert ready.status == 503
         body = await ready.json()
-        assert "later release" in body["backend"]["reason"]
+        assert "not available in this build" in body["backend"]["reason"]
 
 
 async def test_box_shutdown_removes_sessions_and_keeps_serving(tmp_path: Path) -> None:

@@ -4,8 +4,10 @@ A candidate names the ``box.backend`` it selects, the configuration that points 
 its engine, why it cannot run here (a skip, or a failure when its ``LBP_REQUIRE_*``
 variable is 1, as in CI), how its commands are spelled (the fake backend has a tiny
 command language of its own), what it offers beyond the common core, how its commands see
-the suite's sandbox paths (``/workspace``, ``/tmp``), and how to find what a test
-left on its engine. Adding a backend is one line in :data:`CANDIDATES`.
+the suite's sandbox paths (``/workspace``, ``/tmp``), how to find what a test left on its
+engine, and (for a sandbox whose files live elsewhere, synced with the host workspace
+around each command) where a running command's workspace is seen from this host. Adding
+a backend is one line in :data:`CANDIDATES`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from typing import Any
 
 from box_runtime.backends import BackendFactory
 from box_runtime.backends.fake import FakeBackend
+from box_runtime.sessions import Session
 from tests.box.helpers import docker_reason, host_reason, nsjail_reason
+from tests.support.e2b_standin.thread import shared_standin, standin_reason
 
 __all__ = ["CANDIDATES", "FAKE", "SHELL", "Candidate", "Dialect"]
 
@@ -144,6 +148,10 @@ def _session_dirs(session_dir: str) -> Mapping[str, str]:
     return {"/workspace": f"{session_dir}/workspace", "/tmp": f"{session_dir}/tmp"}
 
 
+def _host_workspace(session: Session) -> str:
+    return session.workspace_dir
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One backend as the suite runs it."""
@@ -165,6 +173,8 @@ class Candidate:
     #: ``session directory -> {sandbox path: what the backend's commands see there}``
     #: (empty: the paths as written, in a sandbox of their own).
     paths: Callable[[str], Mapping[str, str]] = _as_written
+    #: Where a session's workspace is seen from this host while a command runs.
+    live_workspace: Callable[[Session], str] = _host_workspace
 
 
 def _docker_config(_state: Path) -> dict[str, Any]:
@@ -194,6 +204,27 @@ def _host_config(_state: Path) -> dict[str, Any]:
     # A uid range of this run's own, so no other test's processes share its uids.
     base = 3_000_000 + secrets.randbelow(100_000) * 100
     return {"host": {"allow_unsandboxed": True, "session_uids": f"{base}-{base + 99}"}}
+
+
+def _e2b_config(_state: Path) -> dict[str, Any]:
+    return {"e2b": shared_standin().connection()}
+
+
+def _e2b_reason() -> str | None:
+    return standin_reason()
+
+
+def _e2b_leftovers(deployment: str, remove: bool) -> list[str]:
+    shared = shared_standin()
+    found = shared.alive(deployment)
+    if remove:
+        shared.kill(deployment)
+    return found
+
+
+def _e2b_workspace(session: Session) -> str:
+    """The stand-in sandbox's own ``/workspace`` (a directory below its root)."""
+    return shared_standin().standin.sandboxes[session.handle].directory.root + "/workspace"
 
 
 def _fake_factories() -> dict[str, BackendFactory]:
@@ -233,4 +264,14 @@ CANDIDATES = (
     ),
     Candidate("nsjail", "nsjail", lambda _s: {}, nsjail_reason, "NSJAIL"),
     Candidate("host", "host", _host_config, host_reason, "HOST", paths=_session_dirs),
+    Candidate(
+        "e2b-standin",
+        "e2b",
+        _e2b_config,
+        _e2b_reason,
+        "E2B_STANDIN",
+        limits=False,
+        leftovers=_e2b_leftovers,
+        live_workspace=_e2b_workspace,
+    ),
 )

@@ -168,7 +168,8 @@ async def test_sessions_do_not_share_files(box: Box) -> None:
 
 
 async def test_deleting_a_session_ends_its_running_command_at_once(box: Box) -> None:
-    assert await delete_while_a_command_runs(box.runtime, T) == ["box_session_deleted"]
+    codes = await delete_while_a_command_runs(box.runtime, T, box.candidate.live_workspace)
+    assert codes == ["box_session_deleted"]
     assert box.runtime.sessions(T) == []
     assert await anyio.to_thread.run_sync(box.candidate.leftovers, box.deployment, False) == []
 
