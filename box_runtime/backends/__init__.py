@@ -32,6 +32,7 @@ BackendFactory = Callable[[BoxConfig], SandboxBackend]
 #: The order ``box.backend: local`` probes in.
 LOCAL_ORDER = ("docker", "nsjail")
 
+
 def _docker(config: BoxConfig) -> SandboxBackend:
     from box_runtime.backends.docker import DockerBackend
 
