@@ -35,8 +35,14 @@ else
   mkdir -p "$(dirname "$PODMAN_SOCKET")"
   rm -f "$PODMAN_SOCKET"
   say "starting podman system service on $PODMAN_SOCKET (log $PODMAN_LOG)"
+  # The service's working directory is inherited by every conmon it starts, and conmon
+  # 2.1 writes a file named "oom" into it when a container is OOM-killed (the memory
+  # limit tests do that): give it a directory of its own, never the checkout.
+  mkdir -p /var/lib/lbp-podman-service
+  cd /var/lib/lbp-podman-service
   setsid nohup podman system service --time=0 "unix://$PODMAN_SOCKET" >>"$PODMAN_LOG" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
+  cd "$OLDPWD"
   for ((i = 0; i < PODMAN_WAIT * 4; i++)); do
     api_up && break
     sleep 0.25
