@@ -207,7 +207,6 @@ async def test_sigterm_drains_the_pool_of_a_served_box(tmp_path: Path, deploymen
     import json
     import os
     import signal
-    import subprocess
     import sys
 
     from .helpers import free_port, wait_for_port
@@ -224,18 +223,25 @@ async def test_sigterm_drains_the_pool_of_a_served_box(tmp_path: Path, deploymen
     env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
     command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
     leftovers = _labelled(dict)
-    async with await anyio.open_process(
-        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
-    ) as process:
-        await wait_for_port(port)
-        # The pool fills at startup, before any request; a sandbox is idle once its
-        # check command ran (the agent records each command in /tmp/.lbp-exec).
-        await wait_until(lambda: checked(deployment) == 2, seconds=60)
-        process.send_signal(signal.SIGTERM)
-        with anyio.fail_after(60):
-            assert await process.wait() == 0
-    assert leftovers(deployment, False) == []
-    assert list((tmp_path / "state" / "sessions").iterdir()) == []
+    log = tmp_path / "box.log"
+    with log.open("wb") as stderr:
+        async with await anyio.open_process(
+            [*command, "--ws-control-port", str(port), "--log-level", "debug"],
+            env=env,
+            stderr=stderr,
+        ) as process:
+            await wait_for_port(port)
+            # The pool fills at startup, before any request; a sandbox is idle once its
+            # check command ran (the agent records each command in /tmp/.lbp-exec).
+            await wait_until(lambda: checked(deployment) == 2, seconds=60)
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(60):
+                code = await process.wait()
+    # The Box's own log says what went wrong when one of these fails (seen flaky under load).
+    told = log.read_text(errors="replace")[-4000:]
+    assert code == 0, told
+    assert leftovers(deployment, False) == [], told
+    assert list((tmp_path / "state" / "sessions").iterdir()) == [], told
 
 
 def checked(deployment: str) -> int:
