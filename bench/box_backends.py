@@ -17,7 +17,6 @@ table of medians and ratios; ``python -m bench.box_backends [out.json]``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import secrets
 import shutil
@@ -33,7 +32,7 @@ from typing import Any
 import anyio
 
 from bench.box_bench import RawDocker, box_client, box_server
-from bench.procs import free_port
+from bench.procs import free_port, run_table
 from box_runtime.client import BoxClient
 
 IMAGE = "lbp-test-busybox:latest"
@@ -256,12 +255,7 @@ def report(medians: dict[str, dict[str, float]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    medians = anyio.run(run)
-    print(report(medians))
-    if argv:
-        with contextlib.suppress(OSError):
-            Path(argv[0]).write_text(json.dumps(medians, indent=2))
-    return 0
+    return run_table(argv, run, report)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from typing import IO, Any
 
 import anyio
 
-from bench.procs import LOG_DIR, free_port, wait_port
+from bench.procs import LOG_DIR, free_port, run_table, wait_port
 from bench.refenv import DEFAULT_VENV
 from bench.stats import ms, ratio
 from box_runtime.client import BoxClient
@@ -403,11 +403,7 @@ def report(medians: dict[str, dict[str, float]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    medians = anyio.run(run)
-    print(report(medians))
-    if argv:
-        Path(argv[0]).write_text(json.dumps(medians, indent=2))
-    return 0
+    return run_table(argv, run, report)
 
 
 if __name__ == "__main__":

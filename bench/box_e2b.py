@@ -32,11 +32,8 @@ from typing import Any
 import anyio
 from e2b import AsyncSandbox
 
-from bench.box_bench import (  # pyright: ignore[reportPrivateUsage]
-    _client,
-    _free_port,
-    _server,
-)
+from bench.box_bench import box_client, box_server
+from bench.procs import free_port, run_table
 from box_runtime.client import BoxClient
 from tests.support.e2b_standin import StandIn, run_standin
 
@@ -74,7 +71,7 @@ async def _run(standin: StandIn, state: Path) -> dict[str, dict[str, float]]:
         if result.stdout != "hi\n":
             raise RuntimeError("raw exec failed")
 
-    port = _free_port()
+    port = free_port()
     config = {
         "backend": "e2b",
         "deployment_id": "bench-e2b",
@@ -83,7 +80,10 @@ async def _run(standin: StandIn, state: Path) -> dict[str, dict[str, float]]:
         "sessions": {"ttl_sec": 600},
     }
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
-    async with _server([*BOX, "--ws-control-port", str(port)], env, port), _client(port) as client:
+    async with (
+        box_server([*BOX, "--ws-control-port", str(port)], env, port),
+        box_client(port) as client,
+    ):
         for _ in range(3):  # warm both code paths
             await _box_exec(client)
             await raw_exec()
@@ -154,12 +154,7 @@ def main(argv: list[str]) -> int:
     if (why := standin_reason()) is not None:
         print(f"| E2B backend | skipped ({why}) |")
         return 0
-    medians = anyio.run(run)
-    print(report(medians))
-    if argv:
-        with contextlib.suppress(OSError):
-            Path(argv[0]).write_text(json.dumps(medians, indent=2))
-    return 0
+    return run_table(argv, run, report)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from bench.box_bench import REFERENCE_VENV, box_server
-from bench.procs import free_port
+from bench.procs import free_port, run_table
 from bench.stats import ms, ratio
 from box_runtime.client import BoxClient, relay_headers, relay_url
 from box_runtime.scope import placement_session_id
@@ -426,11 +426,7 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    results = anyio.run(run)
-    print(report(results))
-    if argv:
-        Path(argv[0]).write_text(json.dumps(results, indent=2))
-    return 0
+    return run_table(argv, run, report)
 
 
 if __name__ == "__main__":

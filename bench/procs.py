@@ -14,9 +14,11 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio
 
 __all__ = [
     "REPO",
@@ -27,6 +29,7 @@ __all__ = [
     "print_outcome",
     "rss_mb",
     "run_json",
+    "run_table",
     "stop_process",
     "tree_rss_mb",
     "wait_port",
@@ -175,3 +178,18 @@ def tree_rss_mb(pid: int) -> float:
             continue
         todo.extend(children.get(current, []))
     return total
+
+
+_Figures = TypeVar("_Figures")
+
+
+def run_table(
+    argv: list[str], measure: Callable[[], Awaitable[_Figures]], table: Callable[[_Figures], str]
+) -> int:
+    """A bench child's ``main``: measure, print the table, and write the raw figures as
+    JSON to ``argv[0]`` when the parent names a file."""
+    figures = anyio.run(measure)
+    print(table(figures))
+    if argv:
+        Path(argv[0]).write_text(json.dumps(figures, indent=2))
+    return 0
