@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from langbot_plugin.api.definition.importing import forget_modules
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.worker.loader import LoadedPlugin
 
@@ -28,11 +29,9 @@ async def loaded_plugin(
 
 
 def forget(root: Path) -> None:
-    """Drop the plugin's modules and path entry, so another plugin folder can load."""
+    """Drop the plugin's modules (namespace packages too) and path entry, so another
+    plugin folder can load."""
     folder = root.resolve()
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and Path(file).resolve().is_relative_to(folder):
-            del sys.modules[name]
+    forget_modules(folder)
     if str(folder) in sys.path:
         sys.path.remove(str(folder))
