@@ -34,6 +34,7 @@ from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.testing.errors import HarnessError
 from langbot_plugin.testing.loading import PluginModules, load_plugin_here
+from langbot_plugin.worker.debug_client import register_params
 from langbot_plugin.worker.loader import LoadedPlugin
 
 __all__ = ["Connection", "child_process", "free_port", "in_memory", "stop_process"]
@@ -77,13 +78,7 @@ async def in_memory(root: Path, host: LocalHost, data_dir: Path) -> AsyncGenerat
                 async with session.running():
                     try:
                         await plug.REGISTER_PLUGIN.call(
-                            session,
-                            {
-                                "plugin_container": loaded.container().model_dump(mode="json"),
-                                "prod_mode": False,
-                                "plugin_debug_key": key.key,
-                            },
-                            timeout=REGISTER_TIMEOUT,
+                            session, register_params(loaded, key.key), timeout=REGISTER_TIMEOUT
                         )
                     except RPCError as exc:
                         raise HarnessError(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -41,7 +42,18 @@ __all__ = [
     "EndpointError",
     "KeyRefusedError",
     "check_debug_url",
+    "register_params",
 ]
+
+
+def register_params(loaded: LoadedPlugin, debug_key: str) -> dict[str, Any]:
+    """What a plugin under debug sends the runtime to register itself."""
+    return {
+        "plugin_container": loaded.container().model_dump(mode="json"),
+        "prod_mode": False,
+        "plugin_debug_key": debug_key,
+    }
+
 
 logger = logging.getLogger("langbot_plugin.run")
 
@@ -171,13 +183,7 @@ class DebugClient:
             tg.start_soon(remind)
             try:
                 await plug.REGISTER_PLUGIN.call(
-                    session,
-                    {
-                        "plugin_container": loaded.container().model_dump(mode="json"),
-                        "prod_mode": False,
-                        "plugin_debug_key": self.key,
-                    },
-                    timeout=REGISTER_TIMEOUT,
+                    session, register_params(loaded, self.key), timeout=REGISTER_TIMEOUT
                 )
             except Exception as exc:
                 failure = exc
