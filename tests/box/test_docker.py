@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,13 +22,12 @@ from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
 from .helpers import (
+    box_process,
     delete_while_a_command_runs,
-    free_port,
     read_files_of,
     remove_files_of,
     require_docker,
     skill_mount,
-    wait_for_port,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.docker]
@@ -317,13 +312,7 @@ async def test_orphan_cleanup_removes_only_this_deployments_leftovers(
 
 
 async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: str) -> None:
-    port = free_port()
-    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(docker_config(state, deployment))}
-    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
-    async with await anyio.open_process(
-        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
-    ) as process:
-        await wait_for_port(port)
+    async with box_process(docker_config(state, deployment)) as (process, port):
         async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
             await client.exec(session_id="temp", cmd="true")
             await client.exec(session_id="keep", cmd="true", persistent=True)

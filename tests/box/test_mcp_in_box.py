@@ -14,8 +14,6 @@ import json
 import os
 import secrets
 import signal
-import subprocess
-import sys
 
 import anyio
 import pytest
@@ -29,7 +27,7 @@ from box_runtime.process_models import ManagedProcessInfo, ManagedProcessStatus
 from tests.support.mcp_ws import MAX_FRAME_BYTES, FrameLog
 from tests.support.waiting import wait_until
 
-from .helpers import free_port, wait_for_port
+from .helpers import box_process
 from .mcp_box import (
     BACKENDS,
     RELAY_BACKENDS,
@@ -200,17 +198,11 @@ async def test_sigterm_stops_managed_processes(backend: str) -> None:
     """``lbp box`` on SIGTERM stops every managed process, persistent sessions' included."""
     require(backend)
     deployment = "s" + secrets.token_hex(5)
-    port = free_port()
     marker = f"lbp-sigterm-{deployment}"
-    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box", "--ws-control-port"]
     with scratch_dir() as state:
         config = box_config(backend, state, deployment)
-        env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
         try:
-            async with await anyio.open_process(
-                [*command, str(port)], env=env, stderr=subprocess.DEVNULL
-            ) as process:
-                await wait_for_port(port)
+            async with box_process(config) as (process, port):
                 async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
                     await client.create_session(session_id="keep", persistent=True)
                     await client.start_managed_process(

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,14 +23,13 @@ from box_runtime.runtime import BoxRuntime
 from tests.support.waiting import wait_until
 
 from .helpers import (
+    box_process,
     delete_while_a_command_runs,
-    free_port,
     jail_state,
     read_files_of,
     remove_files_of,
     require_nsjail,
     skill_mount,
-    wait_for_port,
 )
 
 pytestmark = pytest.mark.anyio
@@ -303,29 +299,33 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
         "state_dir": str(state / "state"),
         "local": {"allowed_mount_roots": [str(state / "mounts")]},
     }
-    port = free_port()
-    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
-    async with await anyio.open_process(
-        [*command, "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
-    ) as process:
-        await wait_for_port(port)
-        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
-            await client.exec(session_id="keep", cmd="echo kept > /workspace/f", persistent=True)
-            await client.exec(session_id="temp", cmd="true")
-            async with anyio.create_task_group() as tg:
+    async with (
+        box_process(config) as (process, port),
+        BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client,
+    ):
+        await client.exec(session_id="keep", cmd="echo kept > /workspace/f", persistent=True)
+        await client.exec(session_id="temp", cmd="true")
+        async with anyio.create_task_group() as tg:
 
-                async def hang() -> None:
-                    with contextlib.suppress(Exception):
-                        await client.exec(session_id="temp", cmd="sleep 600", timeout_sec=100)
+            async def hang() -> None:
+                with contextlib.suppress(Exception):
+                    await client.exec(
+                        session_id="temp",
+                        cmd="touch /workspace/started; exec sleep 600",
+                        timeout_sec=100,
+                    )
 
-                tg.start_soon(hang)
-                sessions = {s.session_id: s for s in await client.list_sessions()}
-                temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
-                await wait_until(lambda: bool(_jails_of(temp_dir)), seconds=30)
-                process.kill()  # the Box dies without cleaning up
-                await process.wait()
-                tg.cancel_scope.cancel()
+            tg.start_soon(hang)
+            sessions = {s.session_id: s for s in await client.list_sessions()}
+            temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
+            # Until the command runs, the jail's own child (not yet exec'd) is a second
+            # nsjail process of this session: wait for the command, not for the jail.
+            started = os.path.join(temp_dir, "workspace", "started")
+            await wait_until(lambda: os.path.exists(started), seconds=30)
+            await wait_until(lambda: len(_jails_of(temp_dir)) == 1, seconds=30)
+            process.kill()  # the Box dies without cleaning up
+            await process.wait()
+            tg.cancel_scope.cancel()
     (orphan,) = _jails_of(temp_dir)
     keep_dir = sessions["keep"].backend_session_id
     foreign_dir = state / "state" / "sessions" / ("f" * 64)
