@@ -157,8 +157,9 @@ def machine() -> dict[str, Any]:
         text=True,
         check=False,
     ).stdout.strip()
+    from importlib.metadata import version
+
     import pydantic
-    import websockets
 
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -167,7 +168,7 @@ def machine() -> dict[str, Any]:
         "memory": memory,
         "kernel": platform.release(),
         "python": platform.python_version(),
-        "websockets, pydantic": f"{websockets.__version__} {pydantic.VERSION}",
+        "websockets, pydantic": f"{version('websockets')} {pydantic.VERSION}",
         "commit": commit,
         "load average at start": load_average(),
         "python speed": python_speed(),
@@ -610,7 +611,9 @@ def box_section(
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument(
         "names",
         nargs="*",

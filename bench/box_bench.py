@@ -44,9 +44,11 @@ from box_runtime.client import BoxClient
 
 IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox
 BIG = "head -c 10000000 /dev/zero | tr '\\0' x"
-CONTEXT = {
-    "instance_uuid": "bench-instance",
-    "workspace_uuid": "bench-ws",
+#: The instance the Box benches' clients speak for, and their placement context.
+INSTANCE, WORKSPACE = "bench-instance", "bench-ws"
+CONTEXT: dict[str, str | int] = {
+    "instance_uuid": INSTANCE,
+    "workspace_uuid": WORKSPACE,
     "placement_generation": 1,
 }
 REFERENCE_VENV = Path(os.environ.get("LBP_REFERENCE_VENV", DEFAULT_VENV))
@@ -84,7 +86,7 @@ async def box_server(
 @asynccontextmanager
 async def box_client(port: int) -> AsyncGenerator[BoxClient]:
     async with BoxClient.connect(
-        f"ws://127.0.0.1:{port}/rpc/ws", instance_id=CONTEXT["instance_uuid"], context=CONTEXT
+        f"ws://127.0.0.1:{port}/rpc/ws", instance_id=INSTANCE, context=CONTEXT
     ) as client:
         yield client
 
@@ -234,7 +236,7 @@ def _reference_containers() -> set[str]:
     client = docker.from_env()
     try:
         found = client.containers.list(all=True, filters={"label": "langbot.box=true"})
-        return {c.id for c in found if "langbot.box.instance_id" in c.labels}
+        return {str(c.id) for c in found if "langbot.box.instance_id" in c.labels}
     finally:
         client.close()
 
@@ -242,6 +244,7 @@ def _reference_containers() -> set[str]:
 def _remove_containers(ids: set[str]) -> None:
     """The reference server leaves its containers running on SIGTERM: remove this run's."""
     import docker  # type: ignore[import-untyped]
+    import docker.errors  # type: ignore[import-untyped]
 
     client = docker.from_env()
     try:

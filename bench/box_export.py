@@ -30,6 +30,9 @@ from typing import Any
 
 import anyio
 
+from langbot_plugin.api.proxies.channel import FileSource, ItemStream
+from langbot_plugin.rpc import RPCSession
+
 FILES = 20
 FILE_BYTES = 512 * 1024
 ROUNDS = 9
@@ -39,14 +42,27 @@ OUT = "/workspace/outbox"
 
 
 class _AsPlugin:
-    """A channel that stamps the caller identity, as ``lbp rt`` does."""
+    """The plugin's channel to the host, stamping the caller identity as ``lbp rt`` does."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: RPCSession) -> None:
         self.session = session
 
     async def call(self, action: str, data: dict[str, Any], *, timeout: float | None) -> Any:
-        stamped = {**data, "caller_plugin_identity": OWNER}
-        return await self.session.call(action, stamped, timeout=timeout)
+        return await self.session.call(action, self._stamped(data), timeout=timeout)
+
+    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> ItemStream:
+        return self.session.stream(action, self._stamped(data), timeout=timeout)
+
+    async def send_file(self, content: bytes, *, suffix: str = "") -> str:
+        return await self.session.send_file(content, suffix=suffix)
+
+    @property
+    def files(self) -> FileSource:
+        return self.session.files
+
+    @staticmethod
+    def _stamped(data: dict[str, Any]) -> dict[str, Any]:
+        return {**data, "caller_plugin_identity": OWNER}
 
 
 def _config(backend: str, root: Path) -> dict[str, Any]:
@@ -106,7 +122,6 @@ async def _measure(backend: str) -> dict[str, float]:
     from langbot_plugin.host import LocalHost
     from langbot_plugin.host.run_context import make_resources
     from langbot_plugin.host.run_host import RunHost
-    from langbot_plugin.rpc import RPCSession
     from langbot_plugin.rpc.transport_memory import memory_pair
 
     box_times: list[float] = []

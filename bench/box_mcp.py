@@ -29,6 +29,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,13 +38,13 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bench.box_bench import REFERENCE_VENV, box_server
+from bench.box_bench import CONTEXT, INSTANCE, REFERENCE_VENV, WORKSPACE, box_server
 from bench.procs import free_port, run_table
 from bench.stats import ms, ratio
 from box_runtime.client import BoxClient, relay_headers, relay_url
@@ -57,11 +58,6 @@ FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "box" / "mcp_fixtur
 #: mounts no extra_mounts into its managed processes.
 SERVER = "/workspace/fixture/echo_server.py"
 VENDOR = "/workspace/mcp"
-CONTEXT = {
-    "instance_uuid": "bench-instance",
-    "workspace_uuid": "bench-ws",
-    "placement_generation": 1,
-}
 ROUNDS, CALLS, STARTS = 12, 25, 15
 CALL_TIMEOUT_SEC = 15.0
 
@@ -140,19 +136,15 @@ async def _through_box(
         box_server([*command, "--ws-control-port", str(port)], env, port, f"box_mcp-{name}")
     )
     client = await stack.enter_async_context(
-        BoxClient.connect(
-            f"ws://127.0.0.1:{port}/rpc/ws", instance_id=CONTEXT["instance_uuid"], context=CONTEXT
-        )
+        BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws", instance_id=INSTANCE, context=CONTEXT)
     )
     session_info = await client.create_session(_session_fields(state))
     await client.start_managed_process("mcp-shared", PROCESS)
     session_id = (
-        placement_session_id("bench-instance", "bench-ws", 1, "mcp-shared")
-        if reference
-        else "mcp-shared"
+        placement_session_id(INSTANCE, WORKSPACE, 1, "mcp-shared") if reference else "mcp-shared"
     )
     url = relay_url(f"ws://127.0.0.1:{port}", session_id, "echo")
-    headers = relay_headers(instance_id=CONTEXT["instance_uuid"], context=CONTEXT)
+    headers = relay_headers(instance_id=INSTANCE, context=CONTEXT)
     transport = await stack.enter_async_context(relay_transport(url, headers))
     return await stack.enter_async_context(_mcp(transport)), client, session_info.backend_session_id
 
@@ -234,8 +226,8 @@ def _raw_docker_start(container: str) -> Callable[[], float]:
         exec_id = api.exec_create(container, ["cat"], stdin=True, stdout=True, stderr=True)["Id"]
         sock = api.exec_start(exec_id, socket=True)
         elapsed = (time.perf_counter() - began) * 1000
-        raw = getattr(sock, "_sock", sock)
-        raw.shutdown(2)
+        raw = cast(socket.socket, getattr(sock, "_sock", sock))  # the SDK wraps it at times
+        raw.shutdown(socket.SHUT_RDWR)
         sock.close()
         return elapsed
 

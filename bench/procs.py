@@ -121,10 +121,11 @@ def print_outcome(measure: Callable[[], Any], logs: Path | None = None) -> int:
         result = measure()
     except Exception as exc:
         traceback.print_exc()
-        for name in ("rt.log", "plugin.log") if logs is not None else ():
-            path = logs / name
+        paths = [] if logs is None else [logs / "rt.log", logs / "plugin.log"]
+        for path in paths:
             if path.exists():
-                sys.stderr.write(f"--- {name}\n{path.read_text(errors='replace')[-3000:]}\n")
+                tail = path.read_text(errors="replace")[-3000:]
+                sys.stderr.write(f"--- {path.name}\n{tail}\n")
         sys.stdout.write(json.dumps({"error": one_line_error(exc)}) + "\n")
         return 1
     sys.stdout.write(json.dumps(result) + "\n")
