@@ -79,6 +79,8 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("key", "token", "secret", "passw"),
 )
 
+_GUARDED = tuple(zip(PATTERNS, _TRIGGERS, strict=True))
+
 
 def _replace(match: re.Match[str]) -> str:
     keep = match.groupdict().get("keep")
@@ -122,9 +124,11 @@ class Redactor:
         if marked is not None:
             text = marked.sub(REDACTED, text)
         lowered = text.lower()
-        for pattern, triggers in zip(PATTERNS, _TRIGGERS, strict=True):
-            if any(trigger in lowered for trigger in triggers):
-                text = pattern.sub(_replace, text)
+        for pattern, triggers in _GUARDED:
+            for trigger in triggers:  # a plain loop: a generator per pattern cost ~1 us
+                if trigger in lowered:
+                    text = pattern.sub(_replace, text)
+                    break
         return text
 
     def redact_data(self, value: Any) -> Any:
