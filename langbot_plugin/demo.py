@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from langbot_plugin.api.entities.builtin.command.context import typed_command
 from langbot_plugin.dev.processes import free_port, port_open, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 
@@ -142,21 +143,8 @@ async def drive_plugin(host: PluginRuntimeClient) -> None:
         elif item["type"] == "run.failed":
             raise RuntimeError(f"the run failed: {item['data']}")
 
-    command = {
-        "query_id": 1,
-        "session": {
-            "launcher_type": "person",
-            "launcher_id": "demo-user",
-            "sender_id": "demo-user",
-        },
-        "command_text": "time",
-        "full_command_text": "!time",
-        "command": "time",
-        "crt_command": "time",
-        "params": ["time"],
-        "crt_params": [],
-        "privilege": 1,
-    }
+    user = {"launcher_type": "person", "launcher_id": "demo-user", "sender_id": "demo-user"}
+    command = typed_command("time", session=user)
     for reply in await host.execute_command(command, scope=binding):
         say(f"command !time -> {reply['text']}")
     conversation = {"launcher_type": "person", "launcher_id": "demo", "sender_id": "demo"}

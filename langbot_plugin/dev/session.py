@@ -41,6 +41,7 @@ from typing import Any, Self
 
 import anyio
 
+from langbot_plugin.api.entities.builtin.command.context import typed_command
 from langbot_plugin.dev.errors import DevError
 from langbot_plugin.dev.event_fields import event_fields
 from langbot_plugin.dev.events import EventHub
@@ -406,27 +407,21 @@ class DevSession:
     async def command(self, text: str) -> list[str]:
         """Run ``!text`` (``name args...``); the texts of its replies."""
         await self.wait_ready()
-        words = text.split()
-        if not words:
+        text = text.strip()
+        if not text:
             raise DevError("a command needs a name, e.g. !hello")
-        context = {
-            "query_id": self._next_query(),
-            "session": self._session_info(),
-            "command_text": text,
-            "full_command_text": f"!{text}",
-            "command": words[0],
-            "crt_command": words[0],
-            "params": words,
-            "crt_params": words[1:],
-            "privilege": 2,
-        }
+        # Split as the host splits it: two spaces make an empty parameter there too.
+        context = typed_command(
+            text, session=self._session_info(), privilege=2, query_id=self._next_query()
+        )
+        name = context["command"]
         replies: list[str] = []
         for item in await self.client.execute_command(context):
             shown = str(item.get("text") or "")
             if not shown and item.get("image_url"):
                 shown = f"[image {item['image_url']}]"
             replies.append(shown)
-            await self.events.emit("command.reply", {"command": words[0], "text": shown})
+            await self.events.emit("command.reply", {"command": name, "text": shown})
         return replies
 
     async def call_tool(self, name: str, parameters: dict[str, Any]) -> Any:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from langbot_plugin.api.entities import events
+from langbot_plugin.api.entities.builtin.command.context import typed_command
 from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.entities.events import BaseEventModel
 
@@ -29,19 +30,14 @@ def command_context(
     """What the host sends for a user typing ``<prefix><text>``: ``params`` are the
     words, ``command`` the first, ``crt_params`` the words after it."""
     command_text = text.strip().removeprefix(prefix)
-    words = command_text.split(" ")
-    return {
-        "query_id": query_id,
-        "query_uuid": f"query-{query_id}",
-        "session": dict(chat or session()),
-        "command_text": command_text,
-        "full_command_text": f"{prefix}{command_text}",
-        "command": words[0],
-        "crt_command": words[0],
-        "params": words,
-        "crt_params": words[1:],
-        "privilege": privilege,
-    }
+    return typed_command(
+        command_text,
+        session=chat or session(),
+        privilege=privilege,
+        query_id=query_id,
+        query_uuid=f"query-{query_id}",
+        prefix=prefix,
+    )
 
 
 def event_context(event: BaseEventModel | EventContext | Mapping[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,7 +11,11 @@ from pydantic import ValidationError
 
 from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.command import errors as command_errors
-from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
+from langbot_plugin.api.entities.builtin.command.context import (
+    CommandReturn,
+    ExecuteContext,
+    typed_command,
+)
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform import message as m
 from langbot_plugin.api.entities.builtin.platform.entities import ChatType, User, UserGroup
@@ -137,6 +143,43 @@ def test_execute_context_shift_walks_down_the_subcommands() -> None:
     assert (context.crt_command, context.crt_params) == ("on", ["web"])
     context.shift().shift()
     assert (context.crt_command, context.crt_params) == ("", [])
+
+
+SCOPE_FIELDS = ("instance_uuid", "workspace_uuid", "placement_generation")
+
+
+def _captured_command_contexts() -> list[dict[str, Any]]:
+    capture = Path(__file__).parent.parent / "fixtures/wire/host-4.11.2_acceptance_run.jsonl"
+    found: list[dict[str, Any]] = []
+    for line in capture.read_text(encoding="utf-8").splitlines():
+        message = json.loads(line).get("msg", {})
+        if message.get("action") == "execute_command":
+            found.append(message["data"]["command_context"])
+    return found
+
+
+def test_typed_command_builds_what_the_released_host_sent() -> None:
+    captured = _captured_command_contexts()
+    assert len(captured) == 2  # "!hello bob" and "!ask what is 2+2"
+    for sent in captured:
+        built = typed_command(
+            sent["command_text"],
+            session=sent["session"],
+            privilege=sent["privilege"],
+            query_id=sent["query_id"],
+            query_uuid=sent["query_uuid"],
+        )
+        assert built == {k: v for k, v in sent.items() if k not in SCOPE_FIELDS}
+
+
+def test_typed_command_splits_on_single_spaces_as_the_host_does() -> None:
+    built = typed_command("plugin on  web", session=SESSION)
+    assert built["params"] == ["plugin", "on", "", "web"]
+    assert (built["command"], built["crt_command"]) == ("plugin", "plugin")
+    assert built["crt_params"] == ["on", "", "web"]
+    assert "query_uuid" not in built
+    context = ExecuteContext.model_validate(built)
+    assert (context.shift().crt_command, context.crt_params) == ("on", ["", "web"])
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, InstanceOf, PlainSerializer, model_validator
@@ -15,7 +15,7 @@ from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 from langbot_plugin.rpc.errors import NotReadyError
 
-__all__ = ["CommandReturn", "ExecuteContext"]
+__all__ = ["CommandReturn", "ExecuteContext", "typed_command"]
 
 
 def _to_command_error(value: Any) -> Any:
@@ -121,3 +121,37 @@ class ExecuteContext(WorkspaceExecutionScope):
 
 
 attach_legacy_config(CommandReturn)
+
+
+def typed_command(
+    command_text: str,
+    *,
+    session: Mapping[str, Any],
+    privilege: int = 1,
+    query_id: int = 1,
+    query_uuid: str | None = None,
+    prefix: str = "!",
+) -> dict[str, Any]:
+    """The ``execute_command`` context a host sends when a user types
+    ``<prefix><command_text>``, built as LangBot 4.11.2 builds it
+    (``pkg/command/cmdmgr.py``).
+
+    ``params`` is the text split on single spaces (so two spaces make an empty
+    parameter, as on the host), ``command`` and ``crt_command`` its first word,
+    ``crt_params`` the words after it. ``privilege`` is 2 for a bot admin, else 1.
+    """
+    words = command_text.split(" ")
+    context: dict[str, Any] = {
+        "query_id": query_id,
+        "session": dict(session),
+        "command_text": command_text,
+        "full_command_text": f"{prefix}{command_text}",
+        "command": words[0],
+        "crt_command": words[0],
+        "params": words,
+        "crt_params": words[1:],
+        "privilege": privilege,
+    }
+    if query_uuid is not None:
+        context["query_uuid"] = query_uuid
+    return context
