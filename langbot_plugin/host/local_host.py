@@ -22,6 +22,7 @@ in the payload; the two disagreeing is refused ``run_not_owned``.
 from __future__ import annotations
 
 import base64
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -194,9 +195,8 @@ class LocalHost:
         items = client.run_runner(
             author, plugin, runner, started.context, scope=scope, timeout=idle
         )
-        return await self.runs.drive(
-            started, items, on_result=on_result, runtime_audit=client.get_run_audit
-        )
+        audit = functools.partial(client.get_run_audit, scope=scope)
+        return await self.runs.drive(started, items, on_result=on_result, runtime_audit=audit)
 
     # ----------------------------------------------------------------- settings
 

@@ -218,11 +218,13 @@ class PluginRuntimeClient:
         ):
             yield item.model_dump()
 
-    async def get_run_audit(self, run_id: str) -> RunAudit:
+    async def get_run_audit(self, run_id: str, *, scope: ActionScope | None = None) -> RunAudit:
         """The refusals the runtime and the SDK made for a run (``get_run_audit``; a
-        runtime that does not know the action answers ``action_not_found``)."""
+        runtime that does not know the action answers ``action_not_found``). Ask in the
+        run's workspace (``scope``, as given to :meth:`run_runner`): the runtime answers
+        another workspace's run as unknown."""
         return await GET_RUN_AUDIT.call(
-            self.session, GetRunAuditParams(run_id=run_id), context=self._context(None)
+            self.session, GetRunAuditParams(run_id=run_id), context=self._context(scope)
         )
 
     async def list_commands(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:

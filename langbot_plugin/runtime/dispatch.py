@@ -92,7 +92,8 @@ async def run_runner(
     live_runs.open(
         LiveRun.from_context(
             run_id, identity, params.context, permissions if isinstance(permissions, dict) else {}
-        )
+        ),
+        scope.workspace_key,
     )
     try:
         async with contextlib.aclosing(_stream_run(handle, run_id, identity, params)) as items:

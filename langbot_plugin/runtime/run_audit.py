@@ -18,6 +18,10 @@ per run, until the host asks for them (``get_run_audit``,
   ended: then it is collected, its entries and count with it.
 * **Redacted** before it is kept (:mod:`langbot_plugin.rpc.redaction`).
 * **Append-only.** Entries are added, never changed; reading does not remove them.
+* **Workspace-scoped.** A record belongs to the workspace of the ``run_runner`` that
+  opened it; a request from another workspace reads it as unknown, as if it never
+  existed. A request or a run without a workspace (one host, one workspace) reads
+  every record, as the runtime's plugin lookups do.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from langbot_plugin.protocol.run_needs import named_resource
 from langbot_plugin.rpc.errors import RPCError
 from langbot_plugin.rpc.redaction import redact, redact_data
 
-__all__ = ["MAX_ENTRIES", "MAX_ENTRIES_PER_RUN", "RETAINED_RUNS", "RunAudits"]
+__all__ = ["MAX_ENTRIES", "MAX_ENTRIES_PER_RUN", "RETAINED_RUNS", "RunAudits", "WorkspaceKey"]
 
 MAX_ENTRIES_PER_RUN = 256
 MAX_ENTRIES = 16384
@@ -41,12 +45,23 @@ MAX_ENTRIES = 16384
 RETAINED_RUNS = 512
 
 
+#: ``(instance_uuid, workspace_uuid)`` of a run's or a request's scope.
+WorkspaceKey = tuple[str | None, str | None]
+_NO_WORKSPACE: WorkspaceKey = (None, None)
+
+
 @dataclass(eq=False)
 class _Record:
     identity: str
+    workspace: WorkspaceKey = _NO_WORKSPACE
     entries: list[RunAuditEntry] = field(default_factory=list[RunAuditEntry])
     dropped: int = 0
     live: bool = True
+
+
+def _visible(owner: WorkspaceKey, asker: WorkspaceKey) -> bool:
+    """A run's record is the asker's unless both name a workspace and they differ."""
+    return owner[1] is None or asker[1] is None or owner == asker
 
 
 def _text(value: object) -> str | None:
@@ -81,10 +96,11 @@ class RunAudits:
 
     # ------------------------------------------------------------------ lifetime
 
-    def open(self, run_id: str, identity: str) -> None:
-        """A run of ``identity`` starts streaming (a reused id starts a new record)."""
+    def open(self, run_id: str, identity: str, workspace: WorkspaceKey = _NO_WORKSPACE) -> None:
+        """A run of ``identity`` in ``workspace`` starts streaming (a reused id starts a
+        new record)."""
         self._collect(run_id)
-        record = _Record(identity)
+        record = _Record(identity, workspace)
         self._records[run_id] = record
         self._live.setdefault(identity, {})[run_id] = record
 
@@ -191,10 +207,11 @@ class RunAudits:
             kept += self._add(record, clean)
         return kept
 
-    def read(self, run_id: str) -> RunAudit:
-        """What is kept for ``run_id`` (``known=False`` if nothing is)."""
+    def read(self, run_id: str, workspace: WorkspaceKey = _NO_WORKSPACE) -> RunAudit:
+        """What is kept for ``run_id`` (``known=False`` if nothing is, or if the run
+        belongs to a workspace other than the asker's)."""
         record = self._records.get(run_id)
-        if record is None:
+        if record is None or not _visible(record.workspace, workspace):
             return RunAudit(run_id=run_id)
         return RunAudit(
             run_id=run_id,

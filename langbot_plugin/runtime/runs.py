@@ -46,7 +46,7 @@ from langbot_plugin.protocol.errors import (
 )
 from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
 from langbot_plugin.rpc.errors import PermissionDeniedError
-from langbot_plugin.runtime.run_audit import RunAudits
+from langbot_plugin.runtime.run_audit import RunAudits, WorkspaceKey
 
 __all__ = [
     "ApiNotAvailableError",
@@ -175,9 +175,10 @@ class LiveRuns:
     def __contains__(self, run_id: str) -> bool:
         return run_id in self._runs
 
-    def open(self, run: LiveRun) -> None:
+    def open(self, run: LiveRun, workspace: WorkspaceKey = (None, None)) -> None:
+        """``run`` streams from now on; ``workspace`` (of its ``run_runner``) owns its audit."""
         self._runs[run.run_id] = run
-        self.audit.open(run.run_id, run.identity)
+        self.audit.open(run.run_id, run.identity, workspace)
 
     def close(self, run_id: str) -> None:
         if self._runs.pop(run_id, None) is not None:

@@ -183,3 +183,18 @@ async def test_a_host_that_never_asks_changes_nothing(tmp_path: Path) -> None:
             ("sdk", "permission_denied.resource"),
             ("runtime", "resource_not_granted"),
         ]
+
+
+async def test_a_run_audit_is_read_only_from_the_runs_workspace(tmp_path: Path) -> None:
+    """Another workspace's host connection asking for a run's record gets "unknown", as
+    for a run never seen; the run's own workspace, or an asker naming none, reads it."""
+    async with warden(tmp_path) as (local, host, binding):
+        outcome, _ = await audit_of(local, host, binding, "flood-runtime", config={"count": 1})
+        elsewhere = binding.model_copy(update={"workspace_uuid": "another-workspace"})
+        hidden = await host.get_run_audit(outcome.run_id, scope=elsewhere)
+        assert (hidden.known, hidden.entries, hidden.dropped) == (False, [], 0)
+        own = await host.get_run_audit(outcome.run_id, scope=binding)
+        assert own.known
+        assert [e.code for e in own.entries] == ["resource_not_granted"]
+        unscoped = await host.get_run_audit(outcome.run_id, scope=ActionScope())
+        assert unscoped.entries == own.entries
