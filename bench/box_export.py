@@ -30,8 +30,7 @@ from typing import Any
 
 import anyio
 
-from langbot_plugin.api.proxies.channel import FileSource, ItemStream
-from langbot_plugin.rpc import RPCSession
+from tests.support.as_plugin import AsPlugin
 
 FILES = 20
 FILE_BYTES = 512 * 1024
@@ -39,30 +38,6 @@ ROUNDS = 9
 OWNER = "bench/export"
 SESSION = "bench-export"
 OUT = "/workspace/outbox"
-
-
-class _AsPlugin:
-    """The plugin's channel to the host, stamping the caller identity as ``lbp rt`` does."""
-
-    def __init__(self, session: RPCSession) -> None:
-        self.session = session
-
-    async def call(self, action: str, data: dict[str, Any], *, timeout: float | None) -> Any:
-        return await self.session.call(action, self._stamped(data), timeout=timeout)
-
-    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> ItemStream:
-        return self.session.stream(action, self._stamped(data), timeout=timeout)
-
-    async def send_file(self, content: bytes, *, suffix: str = "") -> str:
-        return await self.session.send_file(content, suffix=suffix)
-
-    @property
-    def files(self) -> FileSource:
-        return self.session.files
-
-    @staticmethod
-    def _stamped(data: dict[str, Any]) -> dict[str, Any]:
-        return {**data, "caller_plugin_identity": OWNER}
 
 
 def _config(backend: str, root: Path) -> dict[str, Any]:
@@ -122,6 +97,7 @@ async def _measure(backend: str) -> dict[str, float]:
     from langbot_plugin.host import LocalHost
     from langbot_plugin.host.run_context import make_resources
     from langbot_plugin.host.run_host import RunHost
+    from langbot_plugin.rpc import RPCSession
     from langbot_plugin.rpc.transport_memory import memory_pair
 
     box_times: list[float] = []
@@ -150,7 +126,7 @@ async def _measure(backend: str) -> dict[str, float]:
                     box_session=SESSION,
                 )
                 ctx = AgentRunContext.model_validate(run.context)
-                api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=_AsPlugin(session))
+                api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=AsPlugin(session, OWNER))
                 started = time.perf_counter()
                 items = await api.export_box_files(paths)
                 full_times.append(time.perf_counter() - started)

@@ -28,7 +28,8 @@ from langbot_plugin.host.run_host import StartedRun
 from langbot_plugin.protocol.host_api import box, messaging
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_memory import memory_pair
-from tests.host.test_run_api import OWNER, AsPlugin
+from tests.host.test_run_api import OWNER
+from tests.support.as_plugin import AsPlugin
 from tests.support.box_host import SESSION, BoxHost, box_host
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +59,7 @@ async def api_for(host: BoxHost, run: StartedRun) -> AsyncGenerator[AgentRunAPIP
         RPCSession(plugin_end, None, name="plugin").running() as session,
     ):
         ctx = AgentRunContext.model_validate(run.context)
-        yield AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=AsPlugin(session))
+        yield AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=AsPlugin(session, OWNER))
 
 
 async def refused(call: Any, code: str) -> AgentAPIException:

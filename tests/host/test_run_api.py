@@ -1,14 +1,14 @@
 """The SDK's AgentRunAPIProxy against the host machinery, over a real RPC link.
 
-The runtime stamps ``caller_plugin_identity`` on every forwarded call; :class:`AsPlugin`
-does the same here, so the proxy talks to :class:`LocalHost` as it would through ``lbp rt``.
+The runtime stamps ``caller_plugin_identity`` on every forwarded call;
+:class:`~tests.support.as_plugin.AsPlugin` does the same here, so the proxy talks to
+:class:`LocalHost` as it would through ``lbp rt``.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import pytest
 
@@ -22,39 +22,12 @@ from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
 from langbot_plugin.host import HostTool, LocalHost, ScriptedModel
 from langbot_plugin.host.run_host import StartedRun
 from langbot_plugin.rpc import RPCSession
-from langbot_plugin.rpc.files import FileStore
-from langbot_plugin.rpc.stream_call import StreamCall
 from langbot_plugin.rpc.transport_memory import memory_pair
+from tests.support.as_plugin import AsPlugin
 
 pytestmark = pytest.mark.anyio
 
 OWNER = "tester/echoplug"
-
-
-class AsPlugin:
-    """A channel that stamps the caller identity, as the plugin runtime does."""
-
-    def __init__(self, session: RPCSession, identity: str = OWNER) -> None:
-        self.session = session
-        self.identity = identity
-
-    def _stamp(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {**data, "caller_plugin_identity": self.identity}
-
-    async def call(
-        self, action: str, data: dict[str, Any], *, timeout: float | None
-    ) -> dict[str, Any]:
-        return await self.session.call(action, self._stamp(data), timeout=timeout)
-
-    def stream(self, action: str, data: dict[str, Any], *, timeout: float | None) -> StreamCall:
-        return self.session.stream(action, self._stamp(data), timeout=timeout)
-
-    async def send_file(self, content: bytes, *, suffix: str = "") -> str:
-        return await self.session.send_file(content, suffix=suffix)
-
-    @property
-    def files(self) -> FileStore:
-        return self.session.files
 
 
 @asynccontextmanager
@@ -65,7 +38,7 @@ async def api_for(local: LocalHost, run: StartedRun) -> AsyncGenerator[AgentRunA
         RPCSession(plugin_end, None, name="plugin").running() as session,
     ):
         ctx = AgentRunContext.model_validate(run.context)
-        yield AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=AsPlugin(session))
+        yield AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=AsPlugin(session, OWNER))
 
 
 def local_host() -> LocalHost:
