@@ -31,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from bench.box_bench import RawDocker, box_client, box_server
+from bench.box_bench import BOX_COMMAND, RawDocker, box_client, box_server
 from bench.procs import free_port, run_table
 from box_runtime.client import BoxClient
 
@@ -40,7 +40,6 @@ PODMAN_SOCKET = "/run/podman/podman.sock"
 TLS_PORT = 23760
 TLS_CERTS = "/var/lib/lbp-tls-engine/certs"
 ROUNDS = {"create": 15, "exec": 40}
-BOX = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 
 
 def _tls_settings() -> dict[str, Any]:
@@ -125,7 +124,7 @@ async def _ours(config: dict[str, Any]) -> AsyncGenerator[BoxClient]:
     port = free_port()
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
     async with (
-        box_server([*BOX, "--ws-control-port", str(port)], env, port),
+        box_server([*BOX_COMMAND, "--ws-control-port", str(port)], env, port),
         box_client(port) as client,
     ):
         yield client

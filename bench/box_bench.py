@@ -42,6 +42,8 @@ from bench.refenv import DEFAULT_VENV
 from bench.stats import ms, ratio
 from box_runtime.client import BoxClient
 
+#: Our ``lbp box``, as the host spawns it.
+BOX_COMMAND = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox
 BIG = "head -c 10000000 /dev/zero | tr '\\0' x"
 #: The instance the Box benches' clients speak for, and their placement context.
@@ -266,7 +268,6 @@ async def run() -> dict[str, dict[str, float]]:
     state = Path(tempfile.mkdtemp(prefix="lbp-box-bench-", dir="/tmp"))
     os.chmod(state, 0o711)  # the nsjail user must be able to pass through
     deployment = "bench" + secrets.token_hex(4)
-    box = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 
     def ours_config(name: str, **docker: Any) -> dict[str, str]:
         config = {
@@ -280,8 +281,8 @@ async def run() -> dict[str, dict[str, float]]:
 
     # contender -> (command, environment); the reference only when its venv exists
     servers: dict[str, tuple[list[str], dict[str, str]]] = {
-        "ours": (box, ours_config("ours")),
-        "ours_docker_exec": (box, ours_config("exec", exec_agent=False)),
+        "ours": (BOX_COMMAND, ours_config("ours")),
+        "ours_docker_exec": (BOX_COMMAND, ours_config("exec", exec_agent=False)),
     }
     if (REFERENCE_VENV / "bin" / "lbp").exists():
         servers["reference"] = (
@@ -303,7 +304,7 @@ async def run() -> dict[str, dict[str, float]]:
                 )
                 clients[name] = await stack.enter_async_context(box_client(port))
             await _measure_docker(raw, clients, samples)
-        await _measure_nsjail(state, box, free_port(), samples)
+        await _measure_nsjail(state, BOX_COMMAND, free_port(), samples)
     finally:
         await anyio.to_thread.run_sync(raw.close)
         leftovers = await anyio.to_thread.run_sync(_reference_containers) - before

@@ -32,12 +32,11 @@ from typing import Any
 import anyio
 from e2b import AsyncSandbox
 
-from bench.box_bench import box_client, box_server
+from bench.box_bench import BOX_COMMAND, box_client, box_server
 from bench.procs import free_port, run_table
 from box_runtime.client import BoxClient
 from tests.support.e2b_standin import StandIn, run_standin
 
-BOX = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 ROUNDS = 40
 FILES = 200
 
@@ -81,7 +80,7 @@ async def _run(standin: StandIn, state: Path) -> dict[str, dict[str, float]]:
     }
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
     async with (
-        box_server([*BOX, "--ws-control-port", str(port)], env, port),
+        box_server([*BOX_COMMAND, "--ws-control-port", str(port)], env, port),
         box_client(port) as client,
     ):
         for _ in range(3):  # warm both code paths

@@ -44,7 +44,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bench.box_bench import CONTEXT, INSTANCE, REFERENCE_VENV, WORKSPACE, box_server
+from bench.box_bench import BOX_COMMAND, CONTEXT, INSTANCE, REFERENCE_VENV, WORKSPACE, box_server
 from bench.procs import free_port, run_table
 from bench.stats import ms, ratio
 from box_runtime.client import BoxClient, relay_headers, relay_url
@@ -70,10 +70,6 @@ def log(text: str) -> None:
 PAYLOADS = {"small": "ping", "64 KiB": "x" * 65536}
 
 Session = ClientSession
-
-
-def _box_command() -> list[str]:
-    return [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 
 
 def _reference_command() -> list[str] | None:
@@ -285,7 +281,7 @@ async def run() -> dict[str, Any]:
             if jail is not None:
                 sessions["nsjail stdio"] = await _stdio(stack, jail)
                 box = await _through_box(
-                    stack, _box_command(), _config("nsjail", state, "ours-nsjail"), state, False
+                    stack, BOX_COMMAND, _config("nsjail", state, "ours-nsjail"), state, False
                 )
                 sessions["ours, nsjail relay"], clients["ours, nsjail"], _ = box
                 raw_starts["nsjail"] = lambda: _raw_jail_start(jail)
@@ -295,7 +291,7 @@ async def run() -> dict[str, Any]:
                     )
                     sessions["reference, nsjail relay"], clients["reference, nsjail"], _ = ref
             box = await _through_box(
-                stack, _box_command(), _config("docker", state, "ours-docker"), state, False
+                stack, BOX_COMMAND, _config("docker", state, "ours-docker"), state, False
             )
             sessions["ours, docker relay"], clients["ours, docker"], container = box
             sessions["docker exec stdio"] = await _stdio(

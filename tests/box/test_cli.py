@@ -21,11 +21,9 @@ from langbot_plugin.cli.cmd_box import main
 from langbot_plugin.rpc import PermissionDeniedError, RPCSession
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 
-from .helpers import free_port, wait_for_port
+from .helpers import BOX_COMMAND, free_port, wait_for_port
 
 pytestmark = pytest.mark.anyio
-
-BOX = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 
 
 def test_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,7 +47,7 @@ def test_importing_the_cli_loads_nothing_heavy() -> None:
 def test_non_loopback_without_a_token_is_refused() -> None:
     env = {k: v for k, v in os.environ.items() if k != "LANGBOT_BOX_CONTROL_TOKEN"}
     done = subprocess.run(
-        [*BOX, "--host", "0.0.0.0", "--ws-control-port", str(free_port())],
+        [*BOX_COMMAND, "--host", "0.0.0.0", "--ws-control-port", str(free_port())],
         capture_output=True,
         text=True,
         env=env,
@@ -82,7 +80,7 @@ async def stdio_box(
         "LANGBOT_BOX_CONTROL_TOKEN": "c" * 48,
     }
     async with await anyio.open_process(
-        [*BOX, "-s", "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
+        [*BOX_COMMAND, "-s", "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
     ) as process:
         assert process.stdout is not None
         assert process.stdin is not None

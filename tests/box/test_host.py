@@ -13,7 +13,6 @@ import os
 import secrets
 import stat
 import subprocess
-import sys
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,7 +33,7 @@ from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, StartupError, serve
 from box_runtime.sessions import Tenant
-from tests.box.helpers import free_port, jail_state, require
+from tests.box.helpers import BOX_COMMAND, free_port, jail_state, require
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -159,7 +158,7 @@ def test_lbp_box_refuses_the_host_backend_beyond_loopback(state: Path) -> None:
         "LANGBOT_BOX_CONFIG": json.dumps(config(state)),
         "LANGBOT_BOX_CONTROL_TOKEN": "t" * 40,
     }
-    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box", "--host", "0.0.0.0"]
+    command = [*BOX_COMMAND, "--host", "0.0.0.0"]
     result = subprocess.run(
         [*command, "--ws-control-port", str(free_port())],
         env=env,

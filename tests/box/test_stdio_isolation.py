@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import anyio
 import pytest
 
 from tests.conftest import free_port
 
+from .helpers import BOX_COMMAND
 from .mcp_box import require, scratch_dir
 
 pytestmark = pytest.mark.anyio
@@ -22,7 +22,7 @@ async def test_an_nsjail_exec_reads_dev_null_not_the_rpc_pipe() -> None:
     with scratch_dir() as state:
         config = {"backend": "nsjail", "state_dir": str(state / "state")}
         env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-        command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box", "-s"]
+        command = [*BOX_COMMAND, "-s"]
         async with await anyio.open_process(
             [*command, "--ws-control-port", str(free_port())],
             env=env,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,7 +20,7 @@ import anyio
 import pytest
 
 from langbot_plugin.host import HostTool, LocalHost, ScriptedModel
-from tests.box.helpers import free_port, jail_state, require_nsjail, wait_for_port
+from tests.box.helpers import BOX_COMMAND, free_port, jail_state, require_nsjail, wait_for_port
 from tests.e2e.processes import (
     command_context,
     host_for,
@@ -96,9 +95,8 @@ async def _nsjail_box() -> AsyncGenerator[str]:
         }
         port = free_port()
         env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-        command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
         process = await anyio.open_process(
-            [*command, "--ws-control-port", str(port)], env=env, stdout=None, stderr=None
+            [*BOX_COMMAND, "--ws-control-port", str(port)], env=env, stdout=None, stderr=None
         )
         try:
             await wait_for_port(port)
