@@ -140,6 +140,18 @@ def deployment() -> Iterator[str]:
     _labelled(dict)(deployment_id, True)
 
 
+def docker_pool(tmp_path: Path, deployment: str, **pool: Any) -> dict[str, Any]:
+    """A Box configuration on the test engine (busybox, no pulls) with ``box.pool``."""
+    return {
+        "backend": "docker",
+        "deployment_id": deployment,
+        "state_dir": str(tmp_path / "state"),
+        "local": {"image": BUSYBOX},
+        "docker": {"pull_missing_images": False},
+        "pool": pool,
+    }
+
+
 @pytest.mark.docker
 async def test_nothing_of_one_session_reaches_the_next_on_docker(
     tmp_path: Path, deployment: str
@@ -147,16 +159,7 @@ async def test_nothing_of_one_session_reaches_the_next_on_docker(
     import docker  # type: ignore[import-untyped]
 
     runtime = BoxRuntime(
-        config={
-            "backend": "docker",
-            "deployment_id": deployment,
-            "state_dir": str(tmp_path / "state"),
-            "local": {"image": BUSYBOX},
-            "docker": {"pull_missing_images": False},
-            "pool": {"size": 1},
-        },
-        environ={},
-        cwd=str(tmp_path),
+        config=docker_pool(tmp_path, deployment, size=1), environ={}, cwd=str(tmp_path)
     )
     leftovers = _labelled(dict)
     client = docker.APIClient()
@@ -207,14 +210,7 @@ async def test_nothing_of_one_session_reaches_the_next_on_docker(
 async def test_sigterm_drains_the_pool_of_a_served_box(tmp_path: Path, deployment: str) -> None:
     import signal
 
-    config = {
-        "backend": "docker",
-        "deployment_id": deployment,
-        "state_dir": str(tmp_path / "state"),
-        "local": {"image": BUSYBOX},
-        "docker": {"pull_missing_images": False},
-        "pool": {"size": 2},
-    }
+    config = docker_pool(tmp_path, deployment, size=2)
     leftovers = _labelled(dict)
     log = tmp_path / "box.log"
     with log.open("wb") as stderr:
@@ -275,17 +271,9 @@ async def test_box_status_reports_no_pool_when_none_is_configured(tmp_path: Path
 @pytest.mark.docker
 async def test_box_status_reports_a_real_docker_pool(tmp_path: Path, deployment: str) -> None:
     python, missing = "lbp-test-python:latest", f"lbp-no-such-image-{deployment}:latest"
+    wanted = {"size": 1, "images": {python: 1, missing: 1}, "refill_concurrency": 3}
     runtime = BoxRuntime(
-        config={
-            "backend": "docker",
-            "deployment_id": deployment,
-            "state_dir": str(tmp_path / "state"),
-            "local": {"image": BUSYBOX},
-            "docker": {"pull_missing_images": False},
-            "pool": {"size": 1, "images": {python: 1, missing: 1}, "refill_concurrency": 3},
-        },
-        environ={},
-        cwd=str(tmp_path),
+        config=docker_pool(tmp_path, deployment, **wanted), environ={}, cwd=str(tmp_path)
     )
     async with (
         served_box(runtime) as served,
