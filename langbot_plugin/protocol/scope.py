@@ -39,6 +39,16 @@ class ActionScope(BaseModel):
     def workspace_key(self) -> tuple[str | None, str | None]:
         return (self.instance_uuid, self.workspace_uuid)
 
+    def shares_workspace_with(self, other: ActionScope) -> bool:
+        """Whether a request in one scope may address what belongs to the other: yes
+        unless both name a workspace and their (instance, workspace) pairs differ (a
+        scope naming none is one host's single workspace)."""
+        return (
+            self.workspace_uuid is None
+            or other.workspace_uuid is None
+            or self.workspace_key == other.workspace_key
+        )
+
     def workspace_context(self) -> dict[str, Any]:
         """Only the workspace part: what the host accepts for settings calls."""
         return self.model_dump(

@@ -154,7 +154,7 @@ class ControlConnection:
     async def get_run_audit(self, params: GetRunAuditParams, ctx: RequestContext) -> RunAudit:
         """The refusals the runtime and the SDK made for a run (the host never saw them);
         a run of another workspace than the request's reads as unknown."""
-        return self.state.live_runs.audit.read(params.run_id, _scope(ctx).workspace_key)
+        return self.state.live_runs.audit.read(params.run_id, _scope(ctx))
 
     async def get_debug_info(self, params: Empty, ctx: RequestContext) -> host.DebugInfo:
         key = self.state.debug_keys.issue(_scope(ctx))

@@ -93,7 +93,7 @@ async def run_runner(
         LiveRun.from_context(
             run_id, identity, params.context, permissions if isinstance(permissions, dict) else {}
         ),
-        scope.workspace_key,
+        scope,
     )
     try:
         async with contextlib.aclosing(_stream_run(handle, run_id, identity, params)) as items:

@@ -92,10 +92,7 @@ class PluginHandle:
         return context or None
 
     def addressed_by(self, scope: ActionScope) -> bool:
-        if scope.workspace_uuid is not None and (
-            self.workspace.workspace_uuid is not None
-            and scope.workspace_key != self.workspace.workspace_key
-        ):
+        if not scope.shares_workspace_with(self.workspace):
             return False
         if scope.installation_uuid is None:
             return True

@@ -34,10 +34,11 @@ from typing import Any
 from langbot_plugin.protocol.errors import RunNotLiveError, RunNotOwnedError
 from langbot_plugin.protocol.run_audit import RunAudit, RunAuditEntry
 from langbot_plugin.protocol.run_needs import named_resource
+from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc.errors import RPCError
 from langbot_plugin.rpc.redaction import redact, redact_data
 
-__all__ = ["MAX_ENTRIES", "MAX_ENTRIES_PER_RUN", "RETAINED_RUNS", "RunAudits", "WorkspaceKey"]
+__all__ = ["MAX_ENTRIES", "MAX_ENTRIES_PER_RUN", "RETAINED_RUNS", "RunAudits"]
 
 MAX_ENTRIES_PER_RUN = 256
 MAX_ENTRIES = 16384
@@ -45,23 +46,16 @@ MAX_ENTRIES = 16384
 RETAINED_RUNS = 512
 
 
-#: ``(instance_uuid, workspace_uuid)`` of a run's or a request's scope.
-WorkspaceKey = tuple[str | None, str | None]
-_NO_WORKSPACE: WorkspaceKey = (None, None)
+_UNSCOPED = ActionScope()
 
 
 @dataclass(eq=False)
 class _Record:
     identity: str
-    workspace: WorkspaceKey = _NO_WORKSPACE
+    scope: ActionScope = _UNSCOPED
     entries: list[RunAuditEntry] = field(default_factory=list[RunAuditEntry])
     dropped: int = 0
     live: bool = True
-
-
-def _visible(owner: WorkspaceKey, asker: WorkspaceKey) -> bool:
-    """A run's record is the asker's unless both name a workspace and they differ."""
-    return owner[1] is None or asker[1] is None or owner == asker
 
 
 def _text(value: object) -> str | None:
@@ -96,11 +90,11 @@ class RunAudits:
 
     # ------------------------------------------------------------------ lifetime
 
-    def open(self, run_id: str, identity: str, workspace: WorkspaceKey = _NO_WORKSPACE) -> None:
-        """A run of ``identity`` in ``workspace`` starts streaming (a reused id starts a
+    def open(self, run_id: str, identity: str, scope: ActionScope | None = None) -> None:
+        """A run of ``identity``, started in ``scope``, streams (a reused id starts a
         new record)."""
         self._collect(run_id)
-        record = _Record(identity, workspace)
+        record = _Record(identity, scope or _UNSCOPED)
         self._records[run_id] = record
         self._live.setdefault(identity, {})[run_id] = record
 
@@ -207,11 +201,11 @@ class RunAudits:
             kept += self._add(record, clean)
         return kept
 
-    def read(self, run_id: str, workspace: WorkspaceKey = _NO_WORKSPACE) -> RunAudit:
+    def read(self, run_id: str, scope: ActionScope | None = None) -> RunAudit:
         """What is kept for ``run_id`` (``known=False`` if nothing is, or if the run
-        belongs to a workspace other than the asker's)."""
+        belongs to a workspace other than the one of the asker's ``scope``)."""
         record = self._records.get(run_id)
-        if record is None or not _visible(record.workspace, workspace):
+        if record is None or not (scope or _UNSCOPED).shares_workspace_with(record.scope):
             return RunAudit(run_id=run_id)
         return RunAudit(
             run_id=run_id,

@@ -45,8 +45,9 @@ from langbot_plugin.protocol.errors import (
     RunNotOwnedError,
 )
 from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
+from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc.errors import PermissionDeniedError
-from langbot_plugin.runtime.run_audit import RunAudits, WorkspaceKey
+from langbot_plugin.runtime.run_audit import RunAudits
 
 __all__ = [
     "ApiNotAvailableError",
@@ -175,10 +176,11 @@ class LiveRuns:
     def __contains__(self, run_id: str) -> bool:
         return run_id in self._runs
 
-    def open(self, run: LiveRun, workspace: WorkspaceKey = (None, None)) -> None:
-        """``run`` streams from now on; ``workspace`` (of its ``run_runner``) owns its audit."""
+    def open(self, run: LiveRun, scope: ActionScope | None = None) -> None:
+        """``run`` streams from now on; the workspace of ``scope`` (its ``run_runner``'s)
+        owns its audit."""
         self._runs[run.run_id] = run
-        self.audit.open(run.run_id, run.identity, workspace)
+        self.audit.open(run.run_id, run.identity, scope)
 
     def close(self, run_id: str) -> None:
         if self._runs.pop(run_id, None) is not None:

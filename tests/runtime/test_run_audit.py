@@ -14,6 +14,7 @@ from langbot_plugin.protocol.errors import (
     RunNotOwnedError,
 )
 from langbot_plugin.protocol.run_audit import RunAuditEntry
+from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc.redaction import mark_secret
 from langbot_plugin.runtime.run_audit import RunAudits
 from langbot_plugin.runtime.runs import LiveRun, LiveRuns
@@ -150,15 +151,19 @@ def test_live_runs_record_every_refusal_of_their_authorization() -> None:
     assert not runs.audit.read("r1").live
 
 
+def scope(instance: str, workspace: str) -> ActionScope:
+    return ActionScope(instance_uuid=instance, workspace_uuid=workspace)
+
+
 def test_a_record_is_read_only_from_its_runs_workspace() -> None:
     audits = RunAudits()
-    audits.open("r1", "a/p", ("inst", "ws-a"))
+    audits.open("r1", "a/p", scope("inst", "ws-a"))
     audits.open("r2", "a/p")  # a run started without a workspace
     audits.refused(LLM, llm_call("r1"), "a/p", refusal())
     audits.refused(LLM, llm_call("r2"), "a/p", refusal())
-    elsewhere = audits.read("r1", ("inst", "ws-b"))
+    elsewhere = audits.read("r1", scope("inst", "ws-b"))
     assert (elsewhere.known, elsewhere.entries) == (False, [])
-    assert len(audits.read("r1", ("inst", "ws-a")).entries) == 1
-    assert len(audits.read("r1", ("other-instance", "ws-a")).entries) == 0
+    assert len(audits.read("r1", scope("inst", "ws-a")).entries) == 1
+    assert len(audits.read("r1", scope("other-instance", "ws-a")).entries) == 0
     assert len(audits.read("r1").entries) == 1  # an asker naming no workspace
-    assert len(audits.read("r2", ("inst", "ws-b")).entries) == 1  # a run naming none
+    assert len(audits.read("r2", scope("inst", "ws-b")).entries) == 1  # a run naming none
