@@ -21,6 +21,7 @@ from langbot_plugin.api.proxies.agent_run.common import map_rpc_error
 from langbot_plugin.rpc import errors as rpc
 from tests.api.helpers import HostPeer, connected
 from tests.api.runs import ALL_APIS, run_context
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -217,7 +218,7 @@ async def test_a_call_outliving_the_deadline_fails_and_is_cancelled_at_the_host(
         with pytest.raises(AgentAPIException) as caught:
             await api.call_tool("t", {})
         assert caught.value.code == "deadline_exceeded"
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await peer.cancelled.wait()
 
 
@@ -236,7 +237,7 @@ async def test_a_stream_outliving_the_deadline_fails_and_is_cancelled_at_the_hos
             await consume()
         assert received == ["a"]
         assert caught.value.code == "deadline_exceeded"
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await peer.cancelled.wait()
 
 

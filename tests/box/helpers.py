@@ -27,7 +27,7 @@ from box_runtime.export_session import read_session_files, remove_session_files
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, serve
 from box_runtime.sessions import Session, Tenant
-from tests.support.waiting import wait_until
+from tests.support.waiting import PATIENCE, wait_until
 
 CONTEXT = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
 
@@ -90,7 +90,7 @@ async def served_box(
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(partial(serve, options, runtime, handle_signals=False))
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             await options.listening.wait()
         port = options.bound_port
         assert port is not None
@@ -119,7 +119,7 @@ def docker_reason() -> str | None:
                 probe.connect(path)
             except OSError as exc:
                 return f"no reachable Docker engine at {path} ({exc.strerror})"
-    client = docker.DockerClient(version="1.41", timeout=5, **docker.utils.kwargs_from_env())
+    client = docker.DockerClient(version="1.41", timeout=30, **docker.utils.kwargs_from_env())
     try:
         client.ping()
         missing = [

@@ -32,6 +32,7 @@ from box_runtime.export import (
     remove_if_unchanged,
 )
 from box_runtime.protocol import ReadFileInfo, ReadFilesResult
+from tests.support.waiting import PATIENCE
 
 from .helpers import CONTEXT, fake_runtime, served_box
 
@@ -103,7 +104,7 @@ def test_missing_directories_and_links_are_refused(tree: SandboxFiles, tmp_path:
 
 async def test_a_fifo_never_blocks_the_reader(tree: SandboxFiles, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "ws" / "out" / "pipe")
-    with anyio.fail_after(10):  # a blocking open would hang here forever
+    with anyio.fail_after(PATIENCE):  # a blocking open would hang here forever
         with pytest.raises(BoxExportRefusedError) as caught:
             await anyio.to_thread.run_sync(read_files, tree, ["/workspace/out/pipe"])
     assert caught.value.details["reason"] == "not_regular"

@@ -21,7 +21,7 @@ from box_runtime.models import BoxSpec
 from box_runtime.process_models import ManagedProcessSpec, ManagedProcessStatus
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
-from tests.support.waiting import wait_until
+from tests.support.waiting import PATIENCE, wait_until
 
 from .helpers import fake_runtime
 
@@ -49,7 +49,7 @@ async def session(runtime: BoxRuntime, session_id: str = "mcp-shared") -> None:
 
 async def exchange(process: ManagedProcess, line: bytes) -> str:
     await process.inbox.put(line, len(line))
-    with anyio.fail_after(5):
+    with anyio.fail_after(PATIENCE):
         return await process.outbox.get()
 
 
@@ -125,7 +125,7 @@ async def test_an_exited_process_reports_its_status_and_starts_afresh(tmp_path: 
     async with runtime.running():
         await session(runtime)
         first, _ = await runtime.start_managed_process("mcp-shared", proc("exit", "3"), T1)
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await first.finished.wait()
         info = first.info()
         assert info.status is ManagedProcessStatus.EXITED
@@ -238,7 +238,7 @@ async def test_exited_records_are_kept_up_to_a_bound(tmp_path: Path) -> None:
             process, _ = await runtime.start_managed_process(
                 "mcp-shared", proc("exit", "0", process_id=name), T1
             )
-            with anyio.fail_after(5):
+            with anyio.fail_after(PATIENCE):
                 await process.finished.wait()
         with pytest.raises(BoxManagedProcessNotFoundError):
             runtime.managed_process("mcp-shared", "a", T1)

@@ -25,6 +25,7 @@ from box_runtime.models import BoxExecutionStatus, BoxNetworkMode, BoxSpec
 from box_runtime.quota import filesystem_quota_unavailable
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
+from tests.support.waiting import PATIENCE
 
 from .helpers import FakeClock, fake_runtime
 
@@ -128,7 +129,7 @@ async def test_sessions_run_in_parallel(tmp_path: Path) -> None:
     async with runtime.running(), anyio.create_task_group() as tg:
         for name in ("p1", "p2", "p3"):
             tg.start_soon(runtime.exec, spec(name, "wait all"), T1)
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             while True:  # bounded polling of real state: all three execs inside at once
                 running = [h for h, box in fake.sandboxes.items() if box.running]
                 if len(running) == 3:
@@ -190,7 +191,7 @@ async def test_delete_while_a_command_runs_ends_it_at_once(tmp_path: Path) -> No
 
         # The gate is never opened: the running command (and the one queued behind it)
         # must end because the session went, not because the command finished.
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run, "wait forever")
                 await fake.exec_started.wait()
@@ -230,7 +231,7 @@ async def test_background_reaper_runs(tmp_path: Path) -> None:
         await runtime.create_session(spec("old"), T1)
         [session] = runtime.sessions(T1)
         clock.advance(5)
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await session.closed.wait()  # nothing but the reaper removes it
         assert runtime.sessions(T1) == []
         assert fake.stopped == [session.handle]
@@ -425,7 +426,7 @@ async def test_without_box_init_only_the_first_call_waits(tmp_path: Path) -> Non
         first = await runtime.exec(spec(cmd="echo first"), T1)  # waits once, then defaults
         # Had the wait been per call, this one would now wait an hour.
         runtime.config.init_wait_sec = 3600
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             second = await runtime.exec(spec(cmd="echo second"), T1)
         assert (first.stdout, second.stdout) == ("first\n", "second\n")
         assert not runtime.initialized.is_set()

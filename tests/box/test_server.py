@@ -24,6 +24,7 @@ from box_runtime.server import ServerOptions, StartupError, check_options
 from langbot_plugin.rpc import PermissionDeniedError, RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 from langbot_plugin.rpc.wire_errors import error_from_response, error_response
+from tests.support.waiting import PATIENCE
 
 from .helpers import CONTEXT, fake_runtime, served_box
 
@@ -197,7 +198,7 @@ async def test_a_delete_ends_a_running_exec_with_its_own_code(tmp_path: Path) ->
                 await client.exec(session_id="s1", cmd="wait never", timeout_sec=3600)
             caught.append(error.value)
 
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
                 await fake.exec_started.wait()

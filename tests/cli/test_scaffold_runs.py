@@ -20,6 +20,7 @@ from tests.cli.helpers import KINDS, child_env, lbp_command, ok
 from tests.e2e import processes as e2e
 from tests.runtime.peers import running_runtime
 from tests.support.loaded import loaded_plugin
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -196,7 +197,7 @@ async def test_a_scaffolded_plugin_serves_through_the_runtime(
             }
         finally:
             process.terminate()
-            with anyio.fail_after(10):
+            with anyio.fail_after(PATIENCE):
                 await process.wait()
 
 

@@ -22,6 +22,7 @@ from tests.e2e.processes import (
     wait_until,
 )
 from tests.support.pypi import local_index, package
+from tests.support.waiting import PATIENCE
 from tests.support.zips import patch_central
 
 pytestmark = pytest.mark.anyio
@@ -85,7 +86,7 @@ async def test_worker_crash_fails_the_call_and_the_worker_comes_back(tmp_path: P
         assert result.state == "running"
         pid = (await host.execute_command(command_context("probe pid"), scope=binding))[0]["text"]
 
-        with anyio.fail_after(10), pytest.raises(Exception) as info:  # noqa: PT011 - any transport error
+        with anyio.fail_after(PATIENCE), pytest.raises(Exception) as info:  # noqa: PT011 - any transport error
             await host.execute_command(command_context("probe crash"), scope=binding)
         assert "connection" in str(info.value).lower() or "closed" in str(info.value).lower()
 
@@ -109,7 +110,7 @@ async def test_a_running_call_fails_at_once_when_the_worker_is_killed(tmp_path: 
             (await host.execute_command(command_context("probe pid"), scope=binding))[0]["text"]
         )
         items: list[dict[str, object]] = []
-        with anyio.fail_after(20):
+        with anyio.fail_after(PATIENCE):
             async for item in host.run_runner(
                 "tester", "probe", "sleepy", run_context("x", "r2"), scope=binding
             ):

@@ -18,6 +18,7 @@ from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.workers import spawn_linked
 from tests.e2e.processes import LBP, host_for, lbp_rt
 from tests.support.slot_plugins import write_slot_plugin
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -94,7 +95,7 @@ async def test_stdio_prod_worker_registers_serves_and_ends_with_stdin(
                 "LANGBOT_PLUGIN_REGISTRATION_CAPABILITY": None,
             }
             session.close()  # closes our end of its stdin: the worker ends
-        with anyio.fail_after(20):
+        with anyio.fail_after(PATIENCE):
             assert await process.wait() == 0
         tg.cancel_scope.cancel()
     assert b"process label: tester/alpha" in b"".join(errors)
@@ -158,7 +159,7 @@ async def test_stdio_worker_serves_slots_of_its_folder_as_the_reference_shares_o
         described = await slots.GET_PLUGIN_SLOT_CONTAINER.call(session, context=second)
         assert described.plugin_container.identity == "tester/delta"
         session.close()
-        with anyio.fail_after(20):
+        with anyio.fail_after(PATIENCE):
             assert await process.wait() == 0
         tg.cancel_scope.cancel()
 

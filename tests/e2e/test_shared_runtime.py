@@ -17,6 +17,7 @@ from langbot_plugin.rpc import RPCError
 from tests.e2e.processes import host_for, lbp_rt, wait_until
 from tests.support.pypi import package
 from tests.support.slot_plugins import write_slot_plugin
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +103,7 @@ async def test_a_plugin_ending_the_process_brings_every_slot_back(tmp_path: Path
         two = await _install(host, write_slot_plugin(tmp_path, "two"))
         pid = (await _whoami(host, two))["pid"]
 
-        with anyio.fail_after(10), pytest.raises(RPCError):
+        with anyio.fail_after(PATIENCE), pytest.raises(RPCError):
             await _whoami(host, one, do="exit")
 
         async def back(binding: ActionScope) -> bool:

@@ -15,6 +15,7 @@ from langbot_plugin.host.paging import PageWindow
 from langbot_plugin.host.run_host import RunHost, StartedRun
 from tests.host.peers import OWNER, RESOURCES, code_of, payload, served
 from tests.host.test_run_host import Stream, delta, message, wire
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -90,7 +91,7 @@ async def test_stop_cancels_every_live_run_and_keeps_history_and_state() -> None
     async def drive(run: StartedRun) -> None:
         outcomes[run.run_id] = (await host.drive(run, streams[run.run_id]())).status
 
-    with anyio.fail_after(10):
+    with anyio.fail_after(PATIENCE):
         async with anyio.create_task_group() as tg:
             for run in (live, other):
                 tg.start_soon(drive, run)

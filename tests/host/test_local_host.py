@@ -16,6 +16,7 @@ from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.errors import RPCError
 from langbot_plugin.rpc.transport_memory import memory_pair
 from tests.runtime.peers import ScriptedPlugin, running_runtime
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -132,7 +133,7 @@ async def test_a_host_cancel_stops_the_runner_promptly() -> None:
             outcome = await local.run(
                 client, "tester", "echoplug", "echo", "forever", on_result=stop_after_three
             )
-            with anyio.fail_after(5):
+            with anyio.fail_after(PATIENCE):
                 await plugin.run_closed.wait()
     assert outcome.status == "cancelled"
     assert outcome.text == "..."

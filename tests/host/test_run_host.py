@@ -18,6 +18,7 @@ from langbot_plugin.host.run_host import RunHost, StartedRun
 from langbot_plugin.rpc.errors import ConnectionClosedError, RPCTimeoutError
 from tests.api.helpers import captured
 from tests.host.peers import payload, served, start
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -169,7 +170,7 @@ async def test_host_cancel_closes_the_stream_and_ends_the_run_cancelled() -> Non
             host.cancel(run.run_id, "user pressed stop")
 
         tg.start_soon(stop_when_started)
-        with anyio.fail_after(10):  # without the host's cancel watcher this would hang
+        with anyio.fail_after(PATIENCE):  # without the host's cancel watcher this would hang
             outcome = await host.drive(run, stream())
     assert outcome.status == "cancelled"
     assert outcome.error == {"error": "user pressed stop", "code": "cancelled", "retryable": False}

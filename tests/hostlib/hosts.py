@@ -120,7 +120,7 @@ class HostHandler(handler.Handler):
 
     async def handshake(self) -> None:
         with self.installation_scope(None):
-            assert await self.call_action(CommonAction.PING, {}, timeout=10) == {"message": "pong"}
+            assert await self.call_action(CommonAction.PING, {}, timeout=30) == {"message": "pong"}
             config = RuntimeConfig(
                 runtime_identity=RuntimeIdentity(
                     instance_uuid=INSTANCE, runtime_id=f"{INSTANCE}:plugin-runtime"
@@ -136,7 +136,7 @@ class HostHandler(handler.Handler):
             await self.call_action(
                 LangBotToRuntimeAction.SET_RUNTIME_CONFIG,
                 config.model_dump(exclude_none=True),
-                timeout=10,
+                timeout=30,
             )
 
 

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 
 async def _plugins(host: HostHandler) -> list[dict[str, Any]]:
     with host.installation_scope(bridge()):
-        result = await host.call_action(LangBotToRuntimeAction.LIST_PLUGINS, {}, timeout=10)
+        result = await host.call_action(LangBotToRuntimeAction.LIST_PLUGINS, {}, timeout=30)
     return result["plugins"]
 
 
@@ -58,7 +58,7 @@ async def test_a_host_handler_drives_a_debug_plugin_through_lbp_rt_over_stdio(
     async with spawn_runtime(tmp_path) as (host, controller, debug_port):
         assert controller.process is not None
         info = await host.call_action(
-            LangBotToRuntimeAction.GET_DEBUG_INFO, {}, timeout=10, action_context=WORKSPACE
+            LangBotToRuntimeAction.GET_DEBUG_INFO, {}, timeout=30, action_context=WORKSPACE
         )
         url = f"ws://127.0.0.1:{debug_port}/plugin/debug/ws"
         async with lbp_run(plugin, url, info["plugin_debug_key"]):
@@ -115,17 +115,17 @@ async def test_a_host_handler_drives_a_debug_plugin_through_lbp_rt_over_stdio(
 async def test_call_errors_come_back_as_the_host_library_classes(tmp_path: Path) -> None:
     async with spawn_runtime(tmp_path) as (host, _, _):
         with pytest.raises(ActionCallError) as refused:
-            await host.call_action(LangBotToRuntimeAction.PAGE_API, {}, timeout=10)
+            await host.call_action(LangBotToRuntimeAction.PAGE_API, {}, timeout=30)
         # the typed error the runtime sent is kept as the cause
         assert isinstance(refused.value.__cause__, Exception)
         with pytest.raises(ActionCallError) as unknown:
-            await host.call_action("no_such_action", {}, timeout=10)
+            await host.call_action("no_such_action", {}, timeout=30)
         assert isinstance(unknown.value.__cause__, ActionNotFoundError)
         assert "no_such_action" in unknown.value.message
         with pytest.raises(ActionCallTimeoutError):
             await host.call_action(CommonAction.PING, {}, timeout=0)
         # the link is still fine after all three
-        assert await host.call_action(CommonAction.PING, {}, timeout=10) == {"message": "pong"}
+        assert await host.call_action(CommonAction.PING, {}, timeout=30) == {"message": "pong"}
 
 
 async def test_a_runtime_that_dies_ends_run_and_fails_pending_calls(tmp_path: Path) -> None:
@@ -135,7 +135,7 @@ async def test_a_runtime_that_dies_ends_run_and_fails_pending_calls(tmp_path: Pa
         with anyio.fail_after(30):
             await host.disconnected.wait()
         with pytest.raises(ConnectionClosedError):
-            await host.call_action(CommonAction.PING, {}, timeout=10)
+            await host.call_action(CommonAction.PING, {}, timeout=30)
 
 
 async def test_the_ws_controller_dials_lbp_rt_with_its_token(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ async def test_the_ws_controller_dials_lbp_rt_with_its_token(tmp_path: Path) -> 
                 handler = Handler(connection)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(handler.run)
-                    answers.append(await handler.call_action(CommonAction.PING, {}, timeout=10))
+                    answers.append(await handler.call_action(CommonAction.PING, {}, timeout=30))
                     await handler.close()
 
             good = WebSocketClientController(

@@ -12,6 +12,7 @@ from langbot_plugin.rpc import ConnectionClosedError, RPCSession
 from langbot_plugin.rpc.request_tasks import RequestTasks
 from langbot_plugin.rpc.transport_memory import memory_pair
 from tests.rpc.test_session import Probe
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +89,7 @@ async def test_serve_returns_only_after_its_handlers_are_cancelled() -> None:
         await server.serve()
         cancelled_when_serve_returned.append(probe.cancelled.is_set())
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(PATIENCE):
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve)
             tg.start_soon(client.serve)

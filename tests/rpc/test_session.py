@@ -28,6 +28,7 @@ from langbot_plugin.rpc import (
     Transport,
 )
 from tests.conftest import raw_exchange
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -160,7 +161,7 @@ async def test_timeout_cancels_the_peer_handler(link: tuple[Transport, Transport
         with pytest.raises(RPCTimeoutError) as info:
             await client.call("hang", timeout=0.2)
         assert info.value.code == "timeout"
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await probe.cancelled.wait()
         assert await client.call("echo", {"still": "up"}) == {"still": "up"}
         assert not server.closed
@@ -175,7 +176,7 @@ async def test_caller_cancellation_cancels_the_peer_handler(
             tg.start_soon(client.call, "hang")
             await probe.started.wait()
             tg.cancel_scope.cancel()
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await probe.cancelled.wait()
 
 
@@ -186,7 +187,7 @@ async def test_abandoned_stream_closes_the_producer(link: tuple[Transport, Trans
             async for item in items:
                 if item["i"] == 3:
                     break
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await probe.closed.wait()
         assert await client.call("echo", {}) == {}
 
@@ -212,7 +213,7 @@ async def test_errors_keep_class_code_and_details(link: tuple[Transport, Transpo
 
 async def test_unary_action_called_as_stream_ends(link: tuple[Transport, Transport]) -> None:
     async with sessions(link, Probe()) as (client, _):
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             items = await client.stream("echo", {"x": 2}).collect()
         assert items == [{"x": 2}]
 
@@ -230,11 +231,11 @@ async def test_excess_requests_wait_in_order_and_only_overflow_is_refused(
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call, "block")
             tg.start_soon(client.call, "block")
-            with anyio.fail_after(5):  # both blocks admitted: the next request waits
+            with anyio.fail_after(PATIENCE):  # both blocks admitted: the next request waits
                 while server._active < 2:
                     await anyio.lowlevel.checkpoint()
             tg.start_soon(queued_echo)
-            with anyio.fail_after(5):
+            with anyio.fail_after(PATIENCE):
                 while len(server._waiting) < 1:
                     await anyio.lowlevel.checkpoint()
             with pytest.raises(TooManyRequestsError) as refused:
@@ -254,7 +255,7 @@ async def test_a_waiting_request_can_be_cancelled(link: tuple[Transport, Transpo
             await probe.started.wait()
             with pytest.raises(RPCTimeoutError):
                 await client.call("echo", {"never": "runs"}, timeout=0.2)  # queued, gives up
-            with anyio.fail_after(5):
+            with anyio.fail_after(PATIENCE):
                 while server._waiting and not server._waiting[0][2].scope.cancel_called:
                     await anyio.lowlevel.checkpoint()
             probe.release.set()
@@ -364,7 +365,7 @@ async def test_ack_with_a_foreign_context_is_not_accepted(
             )
         )
         indexes = []
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             while len(indexes) < 8:
                 item = await raw.receive.receive()
                 assert isinstance(item, str)
@@ -394,7 +395,7 @@ async def test_ack_with_a_foreign_context_is_not_accepted(
             ),
         )
         assert cancel["data"] == {"cancelled": True}
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await probe.closed.wait()
 
 
@@ -409,7 +410,7 @@ async def test_a_handler_losing_another_link_still_answers(
 ) -> None:
     """ConnectionClosedError from a different connection is an error to report, not our close."""
     async with sessions(link, Probe()) as (client, _):
-        with anyio.fail_after(5), pytest.raises(ConnectionClosedError, match="relied on"):
+        with anyio.fail_after(PATIENCE), pytest.raises(ConnectionClosedError, match="relied on"):
             await client.call("upstream_gone")
 
 
@@ -421,7 +422,7 @@ async def test_a_stream_requested_without_flow_control_still_streams_and_ends(
     async with RPCSession(server_t, Probe().routes(), name="server").running():
         await raw.send.send(json.dumps({"seq_id": 40, "action": "count", "data": {"n": 20}}))
         frames: list[dict[str, Any]] = []
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             while not frames or frames[-1]["chunk_status"] != "end":
                 item = await raw.receive.receive()
                 assert isinstance(item, str)

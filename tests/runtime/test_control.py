@@ -15,6 +15,7 @@ from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotReadyError
 from langbot_plugin.rpc.transport_ws import connect_ws
 from tests.runtime.peers import ScriptedPlugin, running_runtime
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +125,7 @@ async def test_debug_plugin_end_to_end() -> None:
             emitted = await host.emit_event({"event_name": "PersonMessageReceived", "event": {}})
             assert emitted.event_context["is_prevent_default"] is True
             assert len(emitted.emitted_plugins) == 1
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             await runtime.state.registry.wait_for(lambda registry: len(registry) == 0)
         assert await host.list_plugins() == []
 
@@ -190,7 +191,7 @@ async def test_host_cancel_closes_the_runners_generator() -> None:
                 if seen == 3:
                     break
             await run.aclose()
-            with anyio.fail_after(5):
+            with anyio.fail_after(PATIENCE):
                 await plugin.run_closed.wait()
 
 

@@ -12,6 +12,7 @@ import pytest
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from tests.conftest import free_port
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +44,7 @@ async def test_stdio_runtime_serves_the_handshake_and_exits_when_stdin_closes(
             assert len(key) >= 32
             big = "x" * 100_000  # crosses the 16 KiB framing threshold both ways
             assert await host.session.call("__ping", {"pad": big}) == {"message": "pong"}
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             code = await process.wait()
         assert code == 0
     finally:

@@ -12,11 +12,17 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-__all__ = ["wait_until"]
+__all__ = ["PATIENCE", "wait_until"]
+
+#: How long a test waits for something that should happen. Long enough that only a hang
+#: reaches it, even on a loaded 2-core CI machine (a short window there is a random red
+#: run); shorter than the suite's 60 s limit per test (tests/timeouts.py), so a hang
+#: fails at the wait it names.
+PATIENCE = 40.0
 
 
 async def wait_until(
-    check: Callable[[], bool | Awaitable[bool]], seconds: float = 20.0, interval: float = 0.05
+    check: Callable[[], bool | Awaitable[bool]], seconds: float = PATIENCE, interval: float = 0.05
 ) -> None:
     """Return once ``check()`` is true; fail with ``TimeoutError`` after ``seconds``."""
     with anyio.fail_after(seconds):

@@ -12,6 +12,7 @@ import pytest
 from langbot_plugin.worker.runs import run_agent
 from tests.api.runs import run_context
 from tests.support.loaded import loaded_plugin
+from tests.support.waiting import PATIENCE
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +23,7 @@ async def run(runner: str, *, deadline_in: float | None = 600.0) -> list[dict[st
     context = run_context(deadline_in=deadline_in).model_dump(mode="json")
     async with loaded_plugin(FAULTY) as loaded:
         # bounded: without the worker's own deadline the stuck runner would never end
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             items = [item.model_dump() async for item in run_agent(loaded, runner, context)]
         component = loaded.find(("AgentRunner",), runner)
         assert component is not None
@@ -55,7 +56,7 @@ async def warden(text: str) -> list[dict[str, Any]]:
     context = run_context().model_dump(mode="json")
     context["input"] = {"text": text, "contents": [{"type": "text", "text": text}]}
     async with loaded_plugin(WARDEN) as loaded:
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             return [i.model_dump() async for i in run_agent(loaded, "reach", context)]
 
 

@@ -41,7 +41,7 @@ async def daemon_running(
 ) -> AsyncGenerator[AgentRuntimeDaemonClient]:
     async with anyio.create_task_group() as tg:
         tg.start_soon(daemon.run_forever)
-        await hub.wait_for_daemon(daemon.daemon_id, timeout=10)
+        await hub.wait_for_daemon(daemon.daemon_id, timeout=30)
         yield daemon
         tg.cancel_scope.cancel()
 
@@ -50,7 +50,7 @@ class ToolUsingDaemon(AgentRuntimeDaemonClient):
     """Runs each job by calling the run's LangBot tools through its local MCP proxy."""
 
     async def run_job(self, job_id: str, payload: dict[str, Any]) -> None:
-        proxy = self.create_mcp_proxy(job_id, request_timeout=10)
+        proxy = self.create_mcp_proxy(job_id, request_timeout=30)
         proxy.start()
         try:
             config = proxy.mcp_server()
