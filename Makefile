@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
 ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
-.PHONY: install demo test lint typecheck check bench acceptance acceptance-box acceptance-mcp clean
+.PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box acceptance-mcp clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
 # a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
@@ -30,6 +30,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# The suite three times beside a CPU hog per core, as a busy CI machine runs it.
+test-under-load: install
+	.ci/under-load.sh
 
 lint: install
 	$(BIN)/ruff check langbot_plugin box_runtime tests bench examples

