@@ -48,6 +48,7 @@ from box_runtime.runtime import BoxRuntime
 from box_runtime.service import INSTANCE_ID_PATTERN, BoxService
 from langbot_plugin.rpc import PermissionDeniedError, RPCError, RPCSession
 from langbot_plugin.rpc.loopback import is_loopback
+from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
 from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
 
 __all__ = [
@@ -70,7 +71,7 @@ CONTROL_TOKEN_HEADER = "X-LangBot-Box-Control-Token"
 INSTANCE_HEADER = "X-LangBot-Instance-Id"
 WORKSPACE_HEADER = "X-LangBot-Workspace-Id"
 GENERATION_HEADER = "X-LangBot-Placement-Generation"
-MIN_TOKEN_CHARS = 32
+MIN_TOKEN_CHARS = TOKEN_MIN_LENGTH
 
 
 class StartupError(Exception):
@@ -91,10 +92,11 @@ class ServerOptions:
 
 def check_options(options: ServerOptions) -> None:
     token = options.token
-    if token and (len(token) < MIN_TOKEN_CHARS or any(ch.isspace() for ch in token)):
-        raise StartupError(
-            f"{CONTROL_TOKEN_ENV} must be at least {MIN_TOKEN_CHARS} characters without spaces"
-        )
+    if token:
+        try:
+            check_token(token, name=CONTROL_TOKEN_ENV)
+        except ValueError as exc:
+            raise StartupError(str(exc)) from None
     if not token and not is_loopback(options.host):
         raise StartupError(
             f"refusing to listen on {options.host} without a control token: set "

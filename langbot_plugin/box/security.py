@@ -16,6 +16,7 @@ from box_runtime.server import (
 )
 from box_runtime.service import INSTANCE_ID_PATTERN
 from box_runtime.storage import PROBE_PREFIX
+from langbot_plugin.rpc.tokens import check_token
 
 __all__ = [
     "BOX_CONTROL_TOKEN_ENV",
@@ -51,13 +52,7 @@ def normalize_instance_uuid(value: str) -> str:
 
 def validate_control_token(value: str) -> str:
     """``value`` stripped, if the Box would accept it as its control token."""
-    token = str(value or "").strip()
-    if len(token) < MIN_TOKEN_CHARS or any(ch.isspace() for ch in token):
-        raise ValueError(
-            f"{CONTROL_TOKEN_ENV} must be a non-whitespace secret of at least "
-            f"{MIN_TOKEN_CHARS} characters"
-        )
-    return token
+    return check_token(value, name=CONTROL_TOKEN_ENV)
 
 
 def validate_sandbox_security(spec: BoxSpec) -> None:

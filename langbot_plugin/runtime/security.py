@@ -8,7 +8,7 @@ imports these names to start a runtime and to check its own configuration.
 
 from __future__ import annotations
 
-import re
+from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
 
 __all__ = [
     "PLUGIN_DEBUG_KEY_ENV",
@@ -28,17 +28,9 @@ PLUGIN_DEBUG_KEY_HEADER = "X-LangBot-Plugin-Debug-Key"
 PLUGIN_RUNTIME_PROFILE_ENV = "LANGBOT_PLUGIN_RUNTIME_PROFILE"
 #: Where the reference keeps transferred files; read by hosts, files stay in memory here.
 PLUGIN_FILE_STORAGE_DIR_ENV = "LANGBOT_PLUGIN_FILE_STORAGE_DIR"
-RUNTIME_SECRET_MIN_LENGTH = 32
-
-_SECRET = re.compile(rf"^\S{{{RUNTIME_SECRET_MIN_LENGTH},}}$")
+RUNTIME_SECRET_MIN_LENGTH = TOKEN_MIN_LENGTH
 
 
 def validate_runtime_secret(value: str, *, name: str) -> str:
     """``value`` stripped if it is a usable secret; the error never shows the value."""
-    secret = str(value or "").strip()
-    if not _SECRET.fullmatch(secret):
-        raise ValueError(
-            f"{name} must be a non-whitespace secret of at least "
-            f"{RUNTIME_SECRET_MIN_LENGTH} characters"
-        )
-    return secret
+    return check_token(value, name=name)

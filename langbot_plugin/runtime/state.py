@@ -12,6 +12,7 @@ import anyio
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import RPCError
 from langbot_plugin.rpc.loopback import is_loopback
+from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
@@ -43,11 +44,14 @@ class RuntimeOptions:
     skip_deps_check: bool = False
 
     def check(self) -> None:
-        """Refuse an unauthenticated control port beyond loopback."""
-        if not self.stdio and not is_loopback(self.host) and not self.control_token:
+        """Refuse a token too weak to guard anything, and an unauthenticated control
+        port beyond loopback."""
+        if self.control_token:
+            self.control_token = check_token(self.control_token, name=CONTROL_TOKEN_ENV)
+        elif not self.stdio and not is_loopback(self.host):
             raise ValueError(
                 f"refusing to serve the control port on {self.host} without a token: set "
-                f"{CONTROL_TOKEN_ENV} (at least 32 characters) or bind 127.0.0.1"
+                f"{CONTROL_TOKEN_ENV} (at least {TOKEN_MIN_LENGTH} characters) or bind 127.0.0.1"
             )
 
 

@@ -118,3 +118,27 @@ async def test_both_daemons_log_alike_and_the_box_names_its_backend(
         logged = [line for line in lines.lines if line.strip()]
         assert logged, lines.text()
         assert all(LOG_LINE.match(line) for line in logged), lines.text()
+
+
+@pytest.mark.parametrize("daemon", ["rt", "box"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+@pytest.mark.parametrize("token", ["Zq7", "short token with spaces in it, long enough"])
+def test_a_weak_control_token_is_refused_by_both_daemons_alike(
+    daemon: str, host: str, token: str, tmp_path: Path
+) -> None:
+    # One rule (langbot_plugin.rpc.tokens): a token that guards nothing is a mistake
+    # wherever the daemon listens; lbp rt used to take a 1-character token beyond loopback.
+    variable = {
+        "rt": "LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN",
+        "box": "LANGBOT_BOX_CONTROL_TOKEN",
+    }[daemon]
+    args = rt_args(tmp_path) if daemon == "rt" else ["box"]
+    port = str(free_port())
+    done = lbp(
+        *args, "--host", host, "--ws-control-port", port, cwd=tmp_path,
+        env=child_env(extra={variable: token}),
+    )  # fmt: skip
+    assert done.code == 2, done.err
+    assert f"{variable} must be a non-whitespace secret of at least 32 characters" in done.err
+    assert token not in done.err  # the error never shows the secret
+    assert "Traceback" not in done.err
