@@ -14,7 +14,7 @@ import pytest
 from langbot_plugin.entities.io.errors import ActionCallError
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.io.connection import Connection, TransportConnection
-from langbot_plugin.runtime.io.handler import ActionResponse, Handler
+from langbot_plugin.runtime.io.handler import ActionResponse, Handler, ResponseWaiter
 
 
 class RecordingConnection(Connection):
@@ -47,10 +47,11 @@ def test_a_handler_is_built_without_an_event_loop_and_serves_in_the_loop_that_ru
         return ActionResponse.success({"echo": data["text"]})
 
     async def main() -> dict[str, object]:
+        answer: dict[str, object] = {}
         async with anyio.create_task_group() as tg:
             tg.start_soon(host.run)
             tg.start_soon(peer.run)
-            answer = await peer.call_action("echo", {"text": "hi"}, timeout=10)
+            answer.update(await peer.call_action("echo", {"text": "hi"}, timeout=10))
             await host.close()
             await peer.close()
         return answer
@@ -72,14 +73,16 @@ async def test_an_outbound_call_is_answered_through_resp_waiters() -> None:
         tg.start_soon(call)
         with anyio.fail_after(10):
             await connection.frame_sent.wait()
-        request = json.loads(connection.sent[0])
-        assert list(handler.resp_waiters) == [request["seq_id"]]
-        waiter = handler.resp_waiters[request["seq_id"]]
+        seq_id = json.loads(connection.sent[0])["seq_id"]
+        assert list(handler.resp_waiters) == [seq_id]
+        waiter = handler.resp_waiters[seq_id]
         assert not waiter.done()
         waiter.set_result(ActionResponse.success({"applied": True}))
+    seq_id = json.loads(connection.sent[0])["seq_id"]
+    waiter = ResponseWaiter(handler.session, seq_id)
     assert result == {"applied": True}
     assert waiter.done()
-    assert request["seq_id"] not in handler.resp_waiters
+    assert seq_id not in handler.resp_waiters
     with pytest.raises(asyncio.InvalidStateError):
         waiter.set_result(ActionResponse.success({}))
 
@@ -102,6 +105,7 @@ async def test_an_error_answered_through_resp_waiters_fails_the_call() -> None:
             await connection.frame_sent.wait()
         seq_id = json.loads(connection.sent[0])["seq_id"]
         handler.resp_waiters[seq_id].set_result(ActionResponse.error("refused by the test"))
+    seq_id = json.loads(connection.sent[0])["seq_id"]
     assert len(failures) == 1
     assert "refused by the test" in str(failures[0])
     with pytest.raises(KeyError):
