@@ -14,7 +14,6 @@ expects), not as the RPC core's generic ``invalid_params``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ from box_runtime.export_session import (
     remove_session_files,
     write_session_files,
 )
+from box_runtime.link_names import INSTANCE_ID_PATTERN
 from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import ManagedProcessInfo
@@ -53,7 +53,6 @@ from langbot_plugin.rpc.routes import preceded_by
 
 __all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer", "runtime_status"]
 
-INSTANCE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
 
 @dataclass(frozen=True, slots=True)
