@@ -75,7 +75,6 @@ __all__ = [
 logger = logging.getLogger("box_runtime.server")
 
 
-
 class StartupError(Exception):
     """The server refuses to start with these options (message says why)."""
 

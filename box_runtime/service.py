@@ -54,7 +54,6 @@ from langbot_plugin.rpc.routes import preceded_by
 __all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer", "runtime_status"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Peer:
     """What the runtime knows about one connection."""
