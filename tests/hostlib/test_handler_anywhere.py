@@ -15,6 +15,7 @@ from langbot_plugin.entities.io.errors import ActionCallError
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.io.connection import Connection, TransportConnection
 from langbot_plugin.runtime.io.handler import ActionResponse, Handler, ResponseWaiter
+from tests.support.waiting import PATIENCE
 
 
 class RecordingConnection(Connection):
@@ -51,7 +52,7 @@ def test_a_handler_is_built_without_an_event_loop_and_serves_in_the_loop_that_ru
         async with anyio.create_task_group() as tg:
             tg.start_soon(host.run)
             tg.start_soon(peer.run)
-            answer.update(await peer.call_action("echo", {"text": "hi"}, timeout=10))
+            answer.update(await peer.call_action("echo", {"text": "hi"}, timeout=PATIENCE))
             await host.close()
             await peer.close()
         return answer
@@ -67,11 +68,11 @@ async def test_an_outbound_call_is_answered_through_resp_waiters() -> None:
     result: dict[str, object] = {}
 
     async def call() -> None:
-        result.update(await handler.call_action("set_runtime_config", {"x": 1}, timeout=10))
+        result.update(await handler.call_action("set_runtime_config", {"x": 1}, timeout=PATIENCE))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(call)
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             await connection.frame_sent.wait()
         seq_id = json.loads(connection.sent[0])["seq_id"]
         assert list(handler.resp_waiters) == [seq_id]
@@ -95,13 +96,13 @@ async def test_an_error_answered_through_resp_waiters_fails_the_call() -> None:
 
     async def call() -> None:
         try:
-            await handler.call_action("set_runtime_config", {}, timeout=10)
+            await handler.call_action("set_runtime_config", {}, timeout=PATIENCE)
         except ActionCallError as exc:
             failures.append(exc)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(call)
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             await connection.frame_sent.wait()
         seq_id = json.loads(connection.sent[0])["seq_id"]
         handler.resp_waiters[seq_id].set_result(ActionResponse.error("refused by the test"))
