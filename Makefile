@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
 ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
-.PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box acceptance-mcp clean
+.PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box \
+	acceptance-mcp langbot-tests clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
 # a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
@@ -60,5 +61,10 @@ acceptance-box: install
 acceptance-mcp: install
 	NS=$${NS-lbacc-boxmcp} tests/acceptance/mcp_box/run.sh $(CURDIR)/.acceptance-mcp
 
+# LangBot's own tests (a checkout's tests/) in the released host's venv: first with the SDK
+# it pins, then with this package in its place. Skipped without LANGBOT_SRC.
+langbot-tests:
+	$(PYTHON) -m tests.langbot_suite.run $(LANGBOT_SRC) $(LANGBOT_TESTS_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp dist
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp .langbot-tests dist

@@ -20,6 +20,11 @@
   the session stops them first; closing the runtime stops every one of them.
 * With ``box.pool``, a new session adopts a warm sandbox when its request matches one
   (:mod:`box_runtime.pool`); closing the runtime drains the pool.
+
+Two hooks serve an embedder (``langbot_plugin.box.runtime``, the reference's in-process
+``BoxRuntime`` face): ``selector`` replaces the configured backend choice, and
+``mounts_checked_by_caller`` lets a caller that checked its host paths itself mount any
+path outside the deny list while no mount roots are configured.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -92,6 +97,8 @@ class BoxRuntime:
         environ: Mapping[str, str] | None = None,
         cwd: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        selector: Callable[[BoxConfig], Awaitable[Selection]] | None = None,
+        mounts_checked_by_caller: bool = False,
     ) -> None:
         self.settings = Settings(
             config=config,
@@ -100,6 +107,8 @@ class BoxRuntime:
         )
         self._clock = clock
         self._factories = dict(default_factories() if factories is None else factories)
+        self._selector = selector
+        self._mounts_checked_by_caller = mounts_checked_by_caller
         self._sessions: dict[SessionKey, Session] = {}
         self._creating: dict[SessionKey, anyio.Event] = {}
         self._selection: Selection | None = None
@@ -138,6 +147,12 @@ class BoxRuntime:
 
     async def configure(self, update: Mapping[str, Any]) -> None:
         """Deep-merge ``update`` (a ``box_init`` payload), validate it and apply it."""
+        self.apply_config(update)
+        await self._backend_selection()
+        self.pool.reconfigure()
+
+    def apply_config(self, update: Mapping[str, Any]) -> None:
+        """:meth:`configure` without its wait: a changed backend is chosen on next use."""
         preview = self.settings.preview(update)
         self.admission.check(preview)  # before anything changes
         if preview.backend == "host":
@@ -146,8 +161,6 @@ class BoxRuntime:
             self._selection_stale = True
         self.admission.apply(self.config)
         self.settings.initialized.set()
-        await self._backend_selection()
-        self.pool.reconfigure()
 
     # ------------------------------------------------------------------ backend
 
@@ -158,9 +171,12 @@ class BoxRuntime:
                 if selection is not None and selection.backend is not None:
                     await self.pool.drain()
                     await selection.backend.aclose()
-                selection = await select_backend(
-                    self.config, self._factories, listen_host=self.settings.listen_host
-                )
+                if self._selector is not None:
+                    selection = await self._selector(self.config)
+                else:
+                    selection = await select_backend(
+                        self.config, self._factories, listen_host=self.settings.listen_host
+                    )
                 self._selection, self._selection_stale = selection, False
                 if selection.backend is None:
                     logger.warning("Box: no usable sandbox backend: %s", selection.reason)
@@ -335,7 +351,7 @@ class BoxRuntime:
                 key,
                 sessions_root=os.path.join(self.settings.state_dir, "sessions"),
                 deployment_id=self.settings.deployment_id,
-                allowed_roots=self.settings.allowed_roots,
+                allowed_roots=self._mount_roots(),
                 extra_denied=backend.protected_paths(),
                 quota_mode=quota_mode,
                 filesystem_quota_unavailable=self._fs_quota_reason or None,
@@ -344,6 +360,12 @@ class BoxRuntime:
                 skills_root=self.settings.skills_root,
             )
         )
+
+    def _mount_roots(self) -> list[str]:
+        roots = self.settings.allowed_roots
+        if not roots and self._mounts_checked_by_caller:
+            return ["/"]  # the deny list still applies (check_mount)
+        return roots
 
     def _pool_templates(self) -> list[tuple[BoxSpec, int]]:
         """The warm sandboxes ``box.pool`` asks for, as resolved requests and counts."""

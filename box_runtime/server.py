@@ -43,12 +43,21 @@ from box_runtime.errors import (
     BoxSessionNotFoundError,
     BoxValidationError,
 )
+from box_runtime.link_names import (
+    CONTROL_TOKEN_ENV,
+    CONTROL_TOKEN_HEADER,
+    GENERATION_HEADER,
+    INSTANCE_HEADER,
+    INSTANCE_ID_PATTERN,
+    TRUSTED_INSTANCE_ENV,
+    WORKSPACE_HEADER,
+)
 from box_runtime.process_models import DEFAULT_PROCESS_ID
 from box_runtime.runtime import BoxRuntime
-from box_runtime.service import INSTANCE_ID_PATTERN, BoxService
+from box_runtime.service import BoxService
 from langbot_plugin.rpc import PermissionDeniedError, RPCError, RPCSession
 from langbot_plugin.rpc.loopback import is_loopback
-from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
+from langbot_plugin.rpc.tokens import check_token
 from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
 
 __all__ = [
@@ -64,14 +73,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("box_runtime.server")
-
-CONTROL_TOKEN_ENV = "LANGBOT_BOX_CONTROL_TOKEN"
-TRUSTED_INSTANCE_ENV = "LANGBOT_BOX_TRUSTED_INSTANCE_UUID"
-CONTROL_TOKEN_HEADER = "X-LangBot-Box-Control-Token"
-INSTANCE_HEADER = "X-LangBot-Instance-Id"
-WORKSPACE_HEADER = "X-LangBot-Workspace-Id"
-GENERATION_HEADER = "X-LangBot-Placement-Generation"
-MIN_TOKEN_CHARS = TOKEN_MIN_LENGTH
 
 
 class StartupError(Exception):

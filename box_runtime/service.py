@@ -14,7 +14,6 @@ expects), not as the RPC core's generic ``invalid_params``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ from box_runtime.export_session import (
     remove_session_files,
     write_session_files,
 )
+from box_runtime.link_names import INSTANCE_ID_PATTERN
 from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import ManagedProcessInfo
@@ -51,9 +51,7 @@ from langbot_plugin.rpc import (
 )
 from langbot_plugin.rpc.routes import preceded_by
 
-__all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer"]
-
-INSTANCE_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+__all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer", "runtime_status"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +62,18 @@ class Peer:
 
 
 class BoxService:
-    """Serves the Box actions for any number of connections on one runtime."""
+    """Serves the Box actions for any number of connections on one runtime.
 
-    def __init__(self, runtime: BoxRuntime) -> None:
+    ``generations``: the placement generation last seen per ``(instance, workspace)``;
+    services that share one dict share one fence (the reference's ``BoxGenerationFence``).
+    """
+
+    def __init__(
+        self, runtime: BoxRuntime, *, generations: dict[tuple[str, str], int] | None = None
+    ) -> None:
         self.runtime = runtime
         self._peers: dict[RPCSession, Peer] = {}
-        self._generations: dict[tuple[str, str], int] = {}
+        self._generations = {} if generations is None else generations
         self.skills = SkillActions(lambda: runtime.settings.skills_root, self._tenant)
         self.dispatcher = self._build_dispatcher()
 
@@ -163,7 +167,7 @@ class BoxService:
         current = self._generations.get((instance, workspace))
         if current is not None and generation < current:
             raise PermissionDeniedError(
-                f"stale placement generation {generation} (current {current})",
+                f"Stale Box placement generation {generation} (current {current})",
                 details={"current": current, "requested": generation},
             )
 
@@ -218,34 +222,7 @@ class BoxService:
 
     async def status(self, params: Empty, ctx: RequestContext) -> p.BoxStatus:
         del params
-        tenant = await self._tenant(ctx)
-        runtime = self.runtime
-        config = runtime.config
-        limits = config.limits
-        used = len(runtime.sessions(tenant))
-        return p.BoxStatus(
-            backend=await runtime.backend_info(),
-            active_sessions=used,
-            managed_processes=runtime.processes.running_count(lambda key: key.tenant == tenant),
-            session_ttl_sec=config.sessions.ttl_sec,
-            limits={
-                "max_sessions": limits.max_sessions,
-                "max_managed_processes": limits.max_managed_processes,
-                "max_completed_processes": limits.max_completed_processes,
-                "max_admission_records": limits.max_admission_records,
-                "max_rpc_file_bytes": limits.max_rpc_file_bytes,
-            },
-            capacity=p.Capacity(
-                limit=limits.max_sessions,
-                used=used,
-                remaining=max(0, limits.max_sessions - runtime.count()),
-            ),
-            profile=config.local.profile,
-            initialized=runtime.initialized.is_set(),
-            pool=runtime.pool.status(
-                config.local.profile, config.pool.size + sum(config.pool.images.values())
-            ),
-        )
+        return await runtime_status(self.runtime, await self._tenant(ctx))
 
     async def exec(self, spec: BoxSpec, ctx: RequestContext) -> BoxExecutionResult:
         return await self.runtime.exec(spec, await self._tenant(ctx))
@@ -451,6 +428,36 @@ class BoxService:
                 route = preceded_by(route, self._admitted)
             routes[name] = _box_validation(route)
         return routes
+
+
+async def runtime_status(runtime: BoxRuntime, tenant: Tenant | None) -> p.BoxStatus:
+    """``box_status`` as ``tenant`` sees the runtime (``None``: the context-free namespace)."""
+    config = runtime.config
+    limits = config.limits
+    used = len(runtime.sessions(tenant))
+    return p.BoxStatus(
+        backend=await runtime.backend_info(),
+        active_sessions=used,
+        managed_processes=runtime.processes.running_count(lambda key: key.tenant == tenant),
+        session_ttl_sec=config.sessions.ttl_sec,
+        limits={
+            "max_sessions": limits.max_sessions,
+            "max_managed_processes": limits.max_managed_processes,
+            "max_completed_processes": limits.max_completed_processes,
+            "max_admission_records": limits.max_admission_records,
+            "max_rpc_file_bytes": limits.max_rpc_file_bytes,
+        },
+        capacity=p.Capacity(
+            limit=limits.max_sessions,
+            used=used,
+            remaining=max(0, limits.max_sessions - runtime.count()),
+        ),
+        profile=config.local.profile,
+        initialized=runtime.initialized.is_set(),
+        pool=runtime.pool.status(
+            config.local.profile, config.pool.size + sum(config.pool.images.values())
+        ),
+    )
 
 
 #: The sandbox actions that need a live admission grant in managed mode.

@@ -352,6 +352,7 @@ def make_plan(
         home_dir=home_dir,
         quota_enforcement=enforcement,
         max_file_bytes=quota_bytes if enforcement == "watch" else None,
+        request=spec,
         # No "langbot.box=true": the reference runtime's startup cleanup removes every
         # container carrying it, which would take ours down when both share an engine.
         labels={

@@ -18,11 +18,11 @@ import stat
 from dataclasses import dataclass
 
 from box_runtime.errors import BoxReadinessError, BoxValidationError
+from box_runtime.link_names import PROBE_PREFIX
 from box_runtime.safe_fs import open_dir, open_dir_at
 
 __all__ = ["PROBE_PREFIX", "TreeSize", "measure_tree", "verify_shared_workspace"]
 
-PROBE_PREFIX = ".langbot-box-volume-probe-"
 _PROBE_NAME = re.compile(rf"^{re.escape(PROBE_PREFIX)}[0-9a-f]{{32}}$")
 _MAX_PROBE_BYTES = 1024
 

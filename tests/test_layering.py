@@ -10,6 +10,12 @@ a layer above its own (or a sibling daemon package) fails here.
 ``entities.io``, ``box``, ``skill_store``, ``certification``, ``assets``): faces over
 ``rpc``, ``protocol`` and ``box_runtime``, beside the daemons, never importing them nor
 imported by them, so a host that loads it loads no daemon code.
+
+One documented exception: the Box runtime's faces at the reference's paths
+(``langbot_plugin.box.backend``, ``.runtime``, ``.server``, ``.nsjail_backend``,
+``.e2b_backend``, ``.host_backend``) are the in-process ``BoxRuntime`` and so load the
+Box's daemon modules. They are leaves: no other module of ``langbot_plugin.box`` imports
+them or a daemon module, so a host that only talks to a Box loads none of it.
 """
 
 from __future__ import annotations
@@ -41,6 +47,25 @@ HOSTLIB = (
     "langbot_plugin.certification",
     "langbot_plugin.assets",
 )
+#: The exception (see the module docstring): faces that load the Box's daemon modules.
+BOX_RUNTIME_FACES = frozenset(
+    f"langbot_plugin.box.{name}"
+    for name in ("backend", "runtime", "server", "nsjail_backend", "e2b_backend", "host_backend")
+)
+#: The Box's daemon modules (everything that runs sessions), by prefix.
+BOX_DAEMON = tuple(
+    f"box_runtime.{name}"
+    for name in (
+        "runtime", "service", "server", "sessions", "backends", "processes", "managed_process",
+        "relay", "pool", "settings", "storage", "quota", "admission", "skills", "cli", "image",
+    )
+)  # fmt: skip
+
+
+def _is_daemon(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in BOX_DAEMON)
+
+
 # Modules directly under langbot_plugin/ that are not layers: the version module sits at the
 # bottom, the author test harness and the demo at the top.
 TOP_LEVEL_RANK = {"__init__": 0, "testing": 5, "demo": 5, "__main__": 5}
@@ -102,6 +127,12 @@ def problems_of(root: Path) -> list[str]:
                 if t_owner == "langbot_plugin" and t_sub not in ("rpc", "protocol"):
                     problems.append(f"{where} (box_runtime may use only rpc and protocol)")
                 continue
+            if (
+                module.startswith("langbot_plugin.box.")
+                and module not in BOX_RUNTIME_FACES
+                and (target in BOX_RUNTIME_FACES or _is_daemon(target))
+            ):
+                problems.append(f"{where} (only the Box runtime faces load the daemon)")
             if t_owner == "box_runtime" and sub not in ("cli", "demo", "testing", "dev", "hostlib"):
                 problems.append(
                     f"{where} (only the CLI, dev, the harness and the host library use box_runtime)"
@@ -149,6 +180,12 @@ def test_relative_imports_resolve(tmp_path: Path, module: str, source: str, expe
         ("langbot_plugin.runtime.control", "langbot_plugin.runtime.io.handler", False),
         ("langbot_plugin.entities.io.context", "langbot_plugin.cli", False),
         ("langbot_plugin.api.proxies.base", "langbot_plugin.box.client", False),
+        ("langbot_plugin.box.runtime", "box_runtime.runtime", True),
+        ("langbot_plugin.box.server", "box_runtime.service", True),
+        ("langbot_plugin.box.client", "box_runtime.runtime", False),
+        ("langbot_plugin.box.security", "box_runtime.server", False),
+        ("langbot_plugin.box.client", "langbot_plugin.box.runtime", False),
+        ("box_runtime.runtime", "langbot_plugin.box.backend", False),
     ],
 )
 def test_the_host_library_is_its_own_layer(

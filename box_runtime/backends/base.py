@@ -29,6 +29,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from box_runtime.errors import BoxBackendUnavailableError, BoxValidationError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
+from box_runtime.models import BoxSpec
 from box_runtime.quota import QuotaEnforcement
 from box_runtime.security import CollectedOutput
 
@@ -85,6 +86,9 @@ class SandboxPlan:
     quota_enforcement: QuotaEnforcement = "none"
     #: A per-file size cap for every sandbox process (``watch`` enforcement).
     max_file_bytes: int | None = None
+    #: The resolved request the plan was made from (a backend written against the
+    #: reference's interface, adapted by ``langbot_plugin.box.backend``, receives it).
+    request: BoxSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,8 @@ class SpawnedProcess(abc.ABC):
 class SandboxBackend(abc.ABC):
     """One sandbox technology. Instances are created per runtime and reused."""
 
-    name: ClassVar[str]
+    #: The backend's name (a class attribute; an adapter may set it per instance).
+    name: str
     #: Whether ``SandboxPlan.image`` means anything (nsjail runs the host's files).
     custom_images: ClassVar[bool] = True
     #: Set by a backend that is not a sandbox (``host``): what the log and the backend

@@ -55,8 +55,9 @@ class BoxRuntimeClient(abc.ABC):
     @abc.abstractmethod
     async def get_backend_info(self) -> dict[str, Any]: ...
 
-    @abc.abstractmethod
-    async def get_storage_analysis(self, action_context: Context = None) -> dict[str, Any]: ...
+    async def get_storage_analysis(self, action_context: Context = None) -> dict[str, Any]:
+        """Optional (a client of its own may leave it out, as the reference's may)."""
+        raise NotImplementedError
 
     @abc.abstractmethod
     async def delete_session(self, session_id: str, action_context: Context = None) -> None: ...
@@ -89,18 +90,19 @@ class BoxRuntimeClient(abc.ABC):
     @abc.abstractmethod
     async def init(self, config: dict[str, Any]) -> None: ...
 
-    @abc.abstractmethod
-    async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]: ...
+    async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]:
+        """Optional, as in the reference."""
+        raise NotImplementedError
 
-    @abc.abstractmethod
-    async def upsert_sandbox_admission_grant(
-        self, grant: SandboxAdmissionGrant
-    ) -> dict[str, Any]: ...
+    async def upsert_sandbox_admission_grant(self, grant: SandboxAdmissionGrant) -> dict[str, Any]:
+        """Optional, as in the reference."""
+        raise NotImplementedError
 
-    @abc.abstractmethod
     async def revoke_sandbox_admission_grant(
         self, revocation: SandboxAdmissionRevocation
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Optional, as in the reference."""
+        raise NotImplementedError
 
 
 class ActionRPCBoxClient(BoxRuntimeClient):

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from box_runtime.errors import BoxValidationError
-from box_runtime.models import BoxSpec
-from box_runtime.security import check_sandbox_mount_paths, denied_reason, real_path
-from box_runtime.server import (
+from box_runtime.link_names import (
     CONTROL_TOKEN_ENV,
     CONTROL_TOKEN_HEADER,
     GENERATION_HEADER,
     INSTANCE_HEADER,
+    INSTANCE_ID_PATTERN,
     MIN_TOKEN_CHARS,
+    PROBE_PREFIX,
     TRUSTED_INSTANCE_ENV,
     WORKSPACE_HEADER,
 )
-from box_runtime.service import INSTANCE_ID_PATTERN
-from box_runtime.storage import PROBE_PREFIX
+from box_runtime.models import BoxSpec
+from box_runtime.security import check_sandbox_mount_paths, denied_reason, real_path
 from langbot_plugin.rpc.tokens import check_token
 
 __all__ = [

@@ -281,6 +281,21 @@ class RPCSession:
         ack = {"seq_id": seq, "index": index}
         await self._send(Request(self._take_seq(), STREAM_ACK, ack, context).to_wire())
 
+    def waiting_calls(self) -> list[int]:
+        """Sequence numbers of our unary calls still waiting for their answer."""
+        return [seq for seq, inbox in self._pending.items() if isinstance(inbox, Reply)]
+
+    def deliver(self, response: Response) -> bool:
+        """Route ``response`` as if the peer had sent it; False when no call waits for it.
+
+        A host's own tests answer an outbound call this way (the reference exposes its
+        response futures as ``Handler.resp_waiters``).
+        """
+        if response.seq_id not in self._pending:
+            return False
+        self._route_response(response)
+        return True
+
     # ------------------------------------------------------------------ calling
 
     async def call(

@@ -224,7 +224,7 @@ async def test_generation_fence(tmp_path: Path) -> None:
         newer = client.with_context({**CONTEXT, "placement_generation": 2})
         assert await newer.list_sessions() == []
         assert first.backend_session_id in fake.stopped
-        with pytest.raises(PermissionDeniedError, match="stale"):
+        with pytest.raises(PermissionDeniedError, match="Stale Box placement generation"):
             await client.list_sessions()
 
 

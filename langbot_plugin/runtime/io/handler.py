@@ -20,15 +20,31 @@ the error codes. This module adds only the reference's names and its envelope sc
 ``handler.actions`` is a plain dict read on every request, so a host may wrap or replace
 an entry after registering it. Received files are kept in memory by the session
 (:meth:`Handler.read_local_file` hands one out once).
+
+A handler can be built anywhere, without a running event loop (the host builds its
+subclass in plain code): its session is created on first use (:meth:`run`, a call), in
+the loop that uses it. :attr:`Handler.resp_waiters` is the reference's map of each
+outbound unary call waiting for its answer (``seq_id`` -> a waiter whose ``set_result``
+answers the call as the peer would); a subclass serves its own table of routes instead
+of ``handler.actions`` by overriding :meth:`Handler.dispatcher`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+)
 from typing import Any, Protocol
 
 import anyio
@@ -46,9 +62,10 @@ from langbot_plugin.entities.io.errors import (
     ConnectionClosedError,
 )
 from langbot_plugin.entities.io.resp import ActionResponse, ChunkStatus
+from langbot_plugin.rpc.envelope import Response
 from langbot_plugin.rpc.errors import InvalidParamsError, RemoteError, RPCError, RPCTimeoutError
 from langbot_plugin.rpc.files import FileStore
-from langbot_plugin.rpc.routes import RequestContext, Route
+from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.session import RPCSession
 from langbot_plugin.rpc.transport import ReceivedItem, Transport
 from langbot_plugin.runtime.io.connection import Connection, TransportConnection
@@ -60,6 +77,7 @@ __all__ = [
     "ActionResponse",
     "ChunkStatus",
     "Handler",
+    "ResponseWaiter",
 ]
 
 logger = logging.getLogger("langbot_plugin.runtime.io")
@@ -151,6 +169,48 @@ def _transport_of(connection: Connection) -> Transport:
     return Transport(receive=_ConnectionReceiver(connection), send=_ConnectionSender(connection))
 
 
+class ResponseWaiter:
+    """One outbound unary call waiting for its answer (the reference's response future)."""
+
+    __slots__ = ("_session", "seq_id")
+
+    def __init__(self, session: RPCSession, seq_id: int) -> None:
+        self._session = session
+        self.seq_id = seq_id
+
+    def done(self) -> bool:
+        return self.seq_id not in self._session.waiting_calls()
+
+    def set_result(self, response: ActionResponse) -> None:
+        """Answer the call with ``response``, as if the peer had sent it."""
+        answer = Response(
+            self.seq_id, code=response.code, message=response.message, data=response.data
+        )
+        if not self._session.deliver(answer):
+            raise asyncio.InvalidStateError(f"call {self.seq_id} is no longer waiting")
+
+
+class _ResponseWaiters(Mapping[int, ResponseWaiter]):
+    """``seq_id`` -> :class:`ResponseWaiter` of the session's waiting unary calls."""
+
+    def __init__(self, session: RPCSession | None) -> None:
+        self._session = session
+
+    def _seqs(self) -> list[int]:
+        return [] if self._session is None else self._session.waiting_calls()
+
+    def __getitem__(self, seq_id: int) -> ResponseWaiter:
+        if self._session is None or seq_id not in self._seqs():
+            raise KeyError(seq_id)
+        return ResponseWaiter(self._session, seq_id)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._seqs())
+
+    def __len__(self) -> int:
+        return len(self._seqs())
+
+
 class _Actions:
     """The session's dispatcher: routes each request to ``handler.actions``."""
 
@@ -213,14 +273,31 @@ class Handler:
         self._current_action_context: contextvars.ContextVar[ActionEnvelopeContext | None] = (
             contextvars.ContextVar(f"{type(self).__name__}_{id(self)}_context", default=None)
         )
-        files = FileStore() if max_file_bytes is None else FileStore(max_file_bytes=max_file_bytes)
-        self.session = RPCSession(
-            _transport_of(connection),
-            _Actions(self),
-            name=self.name,
-            default_timeout=None,
-            files=files,
-        )
+        self._max_file_bytes = max_file_bytes
+        self._session: RPCSession | None = None
+
+    @property
+    def session(self) -> RPCSession:
+        """The connection's RPC session, created on first use (in the loop that runs it)."""
+        if self._session is None:
+            limit = self._max_file_bytes
+            self._session = RPCSession(
+                _transport_of(self.conn),
+                self.dispatcher(),
+                name=self.name,
+                default_timeout=None,
+                files=FileStore() if limit is None else FileStore(max_file_bytes=limit),
+            )
+        return self._session
+
+    def dispatcher(self) -> Dispatcher:
+        """What serves the peer's requests: ``handler.actions`` (a subclass may override)."""
+        return _Actions(self)
+
+    @property
+    def resp_waiters(self) -> Mapping[int, ResponseWaiter]:
+        """``seq_id`` -> the waiter of each outbound unary call still waiting for its answer."""
+        return _ResponseWaiters(self._session)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -244,7 +321,7 @@ class Handler:
 
     @property
     def closed(self) -> bool:
-        return self.session.closed
+        return self._session is not None and self._session.closed
 
     # ------------------------------------------------------------------ serving
 
