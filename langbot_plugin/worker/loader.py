@@ -55,8 +55,11 @@ KIND_BASES: dict[str, type[BaseComponent]] = {
 
 def _load(root: Path) -> PluginPackage:
     """Read the folder, with ``spec.pages`` filled from its Page components (as ``lbp build``
-    does), so a plugin run with ``lbp run`` reports the same pages as its package."""
+    does), so a plugin run with ``lbp run`` reports the same pages as its package. What
+    discovery skipped is logged, one warning per file."""
     package = load_plugin(root)
+    for warning in package.warnings:
+        logger.warning("%s: %s", package.identity, warning)
     populate_pages(package)
     return package
 
