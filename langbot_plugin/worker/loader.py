@@ -131,6 +131,7 @@ class LoadedPlugin:
         """Import the plugin class and every component class; :class:`ManifestError` if any fails.
 
         Nothing is instantiated; :meth:`initialize` later finds the modules imported.
+        The plugin is then ``mounted`` (what it registers with, as the reference's).
         """
         execution = self.package.manifest.execution
         if execution is None:
@@ -141,6 +142,8 @@ class LoadedPlugin:
             path, entry = component.manifest.module_path, component.manifest.execution
             if base is not None and path is not None and entry is not None:
                 self._import(path, entry.python.attr, base)
+        if self.status == "unmounted":
+            self.status = "mounted"
 
     # ----------------------------------------------------------------- lifecycle
 
