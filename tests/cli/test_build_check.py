@@ -91,7 +91,7 @@ def test_every_problem_gets_its_own_line(full_plugin: Path) -> None:
 
 def test_check_only_writes_nothing(full_plugin: Path) -> None:
     out = ok("build", "--check", cwd=full_plugin)
-    assert out.startswith("ok: tester/demo 0.1.0, 7 components, ")
+    assert out.startswith("ok: tester/demo 0.1.0, 8 components, ")
     assert not (full_plugin / "dist").exists()
 
 
@@ -118,7 +118,7 @@ def test_a_manifest_without_spec_is_skipped_with_a_warning(
         f"lbp build: warning: {TOOL_YAML}:2: not a component manifest (it has no spec); skipped\n"
     )
     if check_only:
-        assert done.out.startswith("ok: tester/demo 0.1.0, 6 components, ")
+        assert done.out.startswith("ok: tester/demo 0.1.0, 7 components, ")
 
 
 def test_a_runner_without_spec_is_refused(full_plugin: Path) -> None:
