@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 PROG = "lbp build"
@@ -48,12 +49,14 @@ def main(argv: list[str]) -> int:
         if args.check:
             plan = check_package(root, output)
             package = plan.package
+            _warn(package.warnings)
             sys.stdout.write(
                 f"ok: {package.identity} {package.version}, {len(package.components)} "
                 f"components, {len(plan.files) + 1} files to package\n"
             )
             return 0
         result = build_package(root, output)
+        _warn(result.warnings)
         if args.verbose:
             for name in result.files:
                 sys.stdout.write(f"  + {name}\n")
@@ -64,3 +67,8 @@ def main(argv: list[str]) -> int:
         return 0
 
     return guarded(PROG, body)
+
+
+def _warn(warnings: Sequence[object]) -> None:
+    """What the runtime skips too: a line each on stderr, ``lbp build: warning: ...``."""
+    sys.stderr.write("".join(f"{PROG}: warning: {warning}\n" for warning in warnings))

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from langbot_plugin.cli.scaffold import ComponentKind
 
 PROG = "lbp comp"
-KIND_NAMES = "EventListener, Tool, Command, KnowledgeEngine, Parser, Page, AgentRunner"
+KIND_NAMES = "EventListener, Tool, Command, KnowledgeEngine, Parser, Page, AgentRunner, Runner"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,8 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description=(
             "Add a component: writes components/<folder>/<name>.yaml and its code, and makes "
-            "manifest.yaml list the folder. Kinds: " + KIND_NAMES + " (Runner is accepted "
-            "for AgentRunner)."
+            "manifest.yaml list the folder. Kinds: " + KIND_NAMES + " (AgentRunner writes "
+            "the 0.5 API's runner, Runner the 0.7 API's)."
         ),
     )
     parser.add_argument("kind", help="component kind")
@@ -76,8 +76,10 @@ def _comp(args: argparse.Namespace) -> int:
         raise CliError(problem)
     _refuse_duplicate(root, kind.kind, name)
     label: str = args.label or label_of(name)
-    description: str = args.description or ask.ask(
-        "Description", "--description", default=kind.description
+    description: str = args.description or (
+        ask.ask("Description", "--description", default=kind.description)
+        if kind.asks_description
+        else kind.description
     )
 
     written = _write_component(root, kind, name, label, description)
@@ -98,7 +100,8 @@ def _refuse_duplicate(root: Path, kind: str, name: str) -> None:
         package = load_plugin(root)
     except ManifestError as exc:
         raise CliError(f"the plugin does not load as it is: {exc}") from None
-    for component in package.of_kind(kind):
+    runners = ("AgentRunner", "Runner")  # two names of one kind: their names share a space
+    for component in package.of_kind(*(runners if kind in runners else (kind,))):
         if component.name == name:
             raise CliError(f"a {kind} named {name!r} already exists ({component.rel_path})")
 
@@ -124,6 +127,7 @@ def _write_component(
         raise CliError(f"{shown} already exists; choose another name")
     cls = class_name(name, kind.suffix, kind.imported)
     values = {
+        "kind": kind.kind,
         "name": name,
         "class_name": cls,
         "label_yaml": yaml_str(label),
@@ -139,11 +143,11 @@ def _write_component(
             write_new(init, "")
             written.append(init)
     for ext, path in zip(kind.templates, outputs, strict=True):
-        write_new(path, render(f"components/{kind.folder}/component.{ext}.tmpl", values))
+        write_new(path, render(kind.template(ext), values))
         written.append(path)
     test = root / "tests" / f"test_{name}.py"
     if not test.exists():  # a test of the same name the author wrote stays theirs
-        write_new(test, render(f"tests/{kind.folder}.py.tmpl", values))
+        write_new(test, render(kind.test_template, values))
         written.append(test)
     return written
 

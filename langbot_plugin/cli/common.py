@@ -91,8 +91,8 @@ class Prompter:
 
     Prompts go to stderr and answers are read from stdin one line each, so answers can
     be piped in (``printf 'me\\n...' | lbp init``). An invalid answer is explained and
-    asked again; the end of stdin is an error naming the flag that would have avoided
-    the question.
+    asked again; the end of stdin takes the default shown in brackets, and is an error
+    naming the flag that would have avoided the question when there is none.
     """
 
     def __init__(self, prog: str, interactive: bool) -> None:
@@ -118,6 +118,8 @@ class Prompter:
             line = sys.stdin.readline()
             if not line:
                 sys.stderr.write("\n")
+                if default:  # the shown default is the answer, as the reference takes it
+                    return default
                 raise CliError(f"no answer for {label.lower()!r} (stdin closed); pass {flag}")
             answer = line.strip() or (default or "")
             if not answer:

@@ -85,6 +85,8 @@ class BuildResult:
     path: Path
     files: list[str] = field(default_factory=list[str])
     skipped: list[str] = field(default_factory=list[str])
+    #: What the runtime will skip too (not a refusal; ``lbp build`` prints them).
+    warnings: list[Problem] = field(default_factory=list[Problem])
 
 
 def _always_excluded(name: str) -> bool:
@@ -293,4 +295,9 @@ def build_package(root: Path, output_dir: Path) -> BuildResult:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    return BuildResult(path=target, files=[MANIFEST_FILE, *files], skipped=plan.skipped)
+    return BuildResult(
+        path=target,
+        files=[MANIFEST_FILE, *files],
+        skipped=plan.skipped,
+        warnings=package.warnings,
+    )

@@ -43,10 +43,22 @@ class ComponentKind:
     imported: frozenset[str]  # names the Python template imports (a class may not shadow them)
     description: str = ""  # default description: what the scaffolded code does
     default_name: str | None = None
+    asks_description: bool = True  # prompt for one (the reference asks for none for a Page)
+    #: another kind's folder whose templates this one reuses, all but its code (``py``)
+    shares: str | None = None
 
     @property
     def directory(self) -> str:
         return f"components/{self.folder}"
+
+    def template(self, ext: str) -> str:
+        """The template of the component's ``ext`` file."""
+        source = self.folder if ext == "py" or self.shares is None else self.shares
+        return f"components/{source}/component.{ext}.tmpl"
+
+    @property
+    def test_template(self) -> str:
+        return f"tests/{self.shares or self.folder}.py.tmpl"
 
 
 KINDS: dict[str, ComponentKind] = {
@@ -111,6 +123,7 @@ KINDS: dict[str, ComponentKind] = {
             ("yaml", "py", "html"),
             frozenset({"Page", "PageRequest", "PageResponse"}),
             "Shows what the plugin reports",
+            asks_description=False,
         ),
         ComponentKind(
             "AgentRunner",
@@ -120,11 +133,17 @@ KINDS: dict[str, ComponentKind] = {
             frozenset({"AgentRunner", "AgentRunContext", "AgentRunResult", "Message"}),
             "Answers with the user's own words",
         ),
+        ComponentKind(  # the 0.7 API's runner, as the reference 0.7 CLI writes it
+            "Runner",
+            "runner",
+            "Runner",
+            ("yaml", "py"),
+            frozenset({"Runner", "RunnerContext", "RunnerResult", "Message"}),
+            "Answers with the user's own words",
+            shares="agent_runner",
+        ),
     )
 }
-
-#: Other spellings accepted on the command line (0.7 calls runners ``Runner``).
-ALIASES = {"runner": "AgentRunner"}
 
 
 def find_kind(text: str) -> ComponentKind:
@@ -133,8 +152,6 @@ def find_kind(text: str) -> ComponentKind:
     for name, kind in KINDS.items():
         if name.lower() == wanted:
             return kind
-    if wanted in ALIASES:
-        return KINDS[ALIASES[wanted]]
     raise CliError(f"unknown component kind {text!r}; choose one of: {', '.join(KINDS)}")
 
 

@@ -44,7 +44,7 @@ from langbot_plugin.protocol.host_link import (
     INITIALIZE_PLUGIN_SETTINGS,
     PluginSettingsParams,
 )
-from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.protocol.scope import ActionScope, bridge_binding
 from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route
 from langbot_plugin.rpc.errors import NotSupportedError
@@ -213,7 +213,22 @@ class LocalHost:
         return Empty()
 
     async def _get_settings(self, p: PluginSettingsParams, ctx: RequestContext) -> PluginSettings:
-        return self.settings.get(f"{p.plugin_author}/{p.plugin_name}", PluginSettings())
+        """The plugin's row; asked under an installation binding of its own (an installed
+        copy beside a debug one), that installation's row, as the host keeps one row per
+        installation (the reference runtime checks that the two agree)."""
+        row = self.settings.get(f"{p.plugin_author}/{p.plugin_name}", PluginSettings())
+        try:
+            scope = ActionScope.from_context(ctx.context)
+        except ValidationError:
+            return row
+        bridge, asked = bridge_binding(scope), scope.installation_uuid
+        if (
+            asked is None
+            or bridge is None
+            or asked in (row.installation_uuid, bridge.installation_uuid)
+        ):
+            return row
+        return row.model_copy(update={"installation_uuid": asked})
 
     async def _version(self, p: Params, ctx: RequestContext) -> messaging.LangBotVersion:
         return messaging.LangBotVersion(version=self.version, api_features=[])

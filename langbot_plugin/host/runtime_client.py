@@ -90,7 +90,7 @@ class PluginRuntimeClient:
         await ctl.SET_RUNTIME_CONFIG.call(self.session, cfg, timeout=10)
         await self.list_plugins()
         await ctl.RECONCILE_PLUGIN_INSTALLATIONS.call(
-            self.session, ctl.ReconcileParams(), timeout=300
+            self.session, ctl.ReconcileParams(installations=[]), timeout=300
         )
 
     def _context(self, scope: ActionScope | None) -> dict[str, Any]:

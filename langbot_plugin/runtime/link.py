@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import re
 
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginSettings
@@ -20,6 +19,7 @@ from langbot_plugin.protocol.host_link import (
     INITIALIZE_PLUGIN_SETTINGS,
     PluginSettingsParams,
 )
+from langbot_plugin.protocol.identities import identity_problem
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import Empty
 from langbot_plugin.rpc import (
@@ -41,7 +41,6 @@ __all__ = ["PluginLink"]
 
 logger = logging.getLogger("langbot_plugin.runtime.link")
 
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 HOST_WAIT_SECONDS = 30.0
 
 
@@ -85,8 +84,8 @@ class PluginLink:
             )
         container = params.plugin_container
         for label, value in (("author", container.author), ("name", container.name)):
-            if not _NAME.match(value):
-                raise InvalidParamsError(f"plugin {label} {value!r} must be 1-128 of [A-Za-z0-9_-]")
+            if reason := identity_problem(value):
+                raise InvalidParamsError(f"plugin {label} {value!r} {reason}")
         for unknown in unknown_components(container):
             logger.warning(
                 "debug plugin %s/%s: %s is not a component kind this runtime serves; "

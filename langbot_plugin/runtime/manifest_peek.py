@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import yaml
 
+from langbot_plugin.protocol.identities import identity_problem
 from langbot_plugin.runtime.artifacts import ArtifactError
 
 __all__ = ["read_identity", "read_version"]
-
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 def _metadata(folder: Path) -> dict[str, object]:
@@ -35,8 +33,6 @@ def read_identity(folder: Path) -> str:
     metadata = _metadata(folder)
     author, name = str(metadata.get("author", "")), str(metadata.get("name", ""))
     for label, value in (("author", author), ("name", name)):
-        if not _NAME.match(value):
-            raise ArtifactError(
-                f"manifest metadata.{label} {value!r} must be 1-128 of [A-Za-z0-9_-]"
-            )
+        if reason := identity_problem(value):
+            raise ArtifactError(f"manifest metadata.{label} {value!r} {reason}")
     return f"{author}/{name}"

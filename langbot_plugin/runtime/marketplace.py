@@ -20,7 +20,9 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
+from langbot_plugin.protocol.identities import identity_problem
 from langbot_plugin.rpc.errors import InvalidParamsError, RPCError
 
 __all__ = [
@@ -36,7 +38,7 @@ __all__ = [
 DEFAULT_CLOUD_SERVICE_URL = "https://space.langbot.app"
 MAX_PACKAGE_BYTES = 64 * 1024 * 1024
 _PROGRESS_EVERY = 1024 * 1024
-_PART = re.compile(r"^[A-Za-z0-9_.+-]{1,128}$")
+_VERSION = re.compile(r"^[A-Za-z0-9_.+-]{1,128}$")
 
 
 class MarketplaceError(RPCError):
@@ -53,15 +55,18 @@ class PluginRef:
 
     @classmethod
     def from_install_info(cls, info: dict[str, Any]) -> PluginRef:
-        parts: list[str] = []
-        for key in ("plugin_author", "plugin_name", "plugin_version"):
-            value = info.get(key)
-            if not isinstance(value, str) or not _PART.match(value) or value in (".", ".."):
-                raise InvalidParamsError(
-                    f"install_info.{key} must be 1-128 of [A-Za-z0-9_.+-], not {value!r}"
-                )
-            parts.append(value)
-        return cls(*parts)
+        """The plugin named by ``install_info``: author and name as any plugin's
+        (:func:`~langbot_plugin.protocol.identities.identity_problem`), a plain version."""
+        author, name = (info.get(key) for key in ("plugin_author", "plugin_name"))
+        for key, value in (("plugin_author", author), ("plugin_name", name)):
+            if reason := identity_problem(value):
+                raise InvalidParamsError(f"install_info.{key} {value!r} {reason}")
+        version = info.get("plugin_version")
+        if not isinstance(version, str) or not _VERSION.match(version) or version in (".", ".."):
+            raise InvalidParamsError(
+                f"install_info.plugin_version must be 1-128 of [A-Za-z0-9_.+-], not {version!r}"
+            )
+        return cls(str(author), str(name), version)
 
     @property
     def identity(self) -> str:
@@ -97,7 +102,8 @@ async def download_package(
     """Stream the package, yielding progress about every MiB and the bytes at the end."""
     import aiohttp
 
-    url = f"{base_url}/api/v1/marketplace/plugins/download/{ref.author}/{ref.name}/{ref.version}"
+    path = "/".join(quote(part, safe="") for part in (ref.author, ref.name, ref.version))
+    url = f"{base_url}/api/v1/marketplace/plugins/download/{path}"
     started = time.monotonic()
     body = bytearray()
     try:

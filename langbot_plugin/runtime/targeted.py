@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from langbot_plugin.api.definition.components.manifest import I18nString
 from langbot_plugin.protocol import component_calls as calls
 from langbot_plugin.protocol import plugin_components as comp
 from langbot_plugin.protocol.component_calls import TARGETED, PluginTarget, Targeted
@@ -87,8 +88,24 @@ def add_targeted(table: ActionTable, state: RuntimeState) -> None:
         table.add_route(row.host, _route(row, state))
 
 
-def _label(component: ManifestDump) -> Any:
-    return component.metadata.get("label") or {"en_US": component.name}
+def _i18n(value: object, fallback: str) -> dict[str, str | None]:
+    """An I18n text as the reference lists it: each locale it knows, ``None`` where unset
+    (a plain string is the English text; ``fallback`` when there is none)."""
+    texts = cast(dict[object, object], value) if isinstance(value, dict) else {}
+    given = {str(k): v for k, v in texts.items() if isinstance(v, str)}
+    if not isinstance(value, dict) and value:
+        given["en_US"] = str(value)
+    text = I18nString.model_validate({"en_US": fallback, **given})
+    return text.model_dump(include=set(I18nString.model_fields))
+
+
+def _texts(component: ManifestDump) -> dict[str, Any]:
+    """``name`` (the label, as the host shows it) and ``description`` of a listing."""
+    metadata = component.metadata
+    return {
+        "name": _i18n(metadata.get("label"), component.name),
+        "description": _i18n(metadata.get("description"), ""),
+    }
 
 
 def _engine_entry(
@@ -100,8 +117,7 @@ def _engine_entry(
         "plugin_author": handle.author,
         "plugin_name": handle.name,
         "engine_name": component.name,
-        "name": _label(component),
-        "description": component.metadata.get("description"),
+        **_texts(component),
         "capabilities": config.get("capabilities") or ["doc_ingestion"],
         "creation_schema": {"schema": spec.get("creation_schema") or []},
         "retrieval_schema": {"schema": spec.get("retrieval_schema") or []},
@@ -128,9 +144,8 @@ def add_listings(table: ActionTable, state: RuntimeState) -> None:
                 "plugin_id": h.identity,
                 "plugin_author": h.author,
                 "plugin_name": h.name,
-                "name": c.name,
-                "label": _label(c),
-                "description": c.metadata.get("description"),
+                "parser_name": c.name,
+                **_texts(c),
                 "supported_mime_types": c.spec.get("supported_mime_types") or [],
             }
             for h in ready(ctx)

@@ -55,8 +55,11 @@ KIND_BASES: dict[str, type[BaseComponent]] = {
 
 def _load(root: Path) -> PluginPackage:
     """Read the folder, with ``spec.pages`` filled from its Page components (as ``lbp build``
-    does), so a plugin run with ``lbp run`` reports the same pages as its package."""
+    does), so a plugin run with ``lbp run`` reports the same pages as its package. What
+    discovery skipped is logged, one warning per file."""
     package = load_plugin(root)
+    for warning in package.warnings:
+        logger.warning("%s: %s", package.identity, warning)
     populate_pages(package)
     return package
 
@@ -128,6 +131,7 @@ class LoadedPlugin:
         """Import the plugin class and every component class; :class:`ManifestError` if any fails.
 
         Nothing is instantiated; :meth:`initialize` later finds the modules imported.
+        The plugin is then ``mounted`` (what it registers with, as the reference's).
         """
         execution = self.package.manifest.execution
         if execution is None:
@@ -138,6 +142,8 @@ class LoadedPlugin:
             path, entry = component.manifest.module_path, component.manifest.execution
             if base is not None and path is not None and entry is not None:
                 self._import(path, entry.python.attr, base)
+        if self.status == "unmounted":
+            self.status = "mounted"
 
     # ----------------------------------------------------------------- lifecycle
 

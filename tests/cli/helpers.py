@@ -12,7 +12,16 @@ from pathlib import Path
 
 LBP_SCRIPT = Path(sys.executable).with_name("lbp")
 
-KINDS = ("EventListener", "Tool", "Command", "KnowledgeEngine", "Parser", "Page", "AgentRunner")
+KINDS = (
+    "EventListener",
+    "Tool",
+    "Command",
+    "KnowledgeEngine",
+    "Parser",
+    "Page",
+    "AgentRunner",
+    "Runner",
+)
 
 
 def lbp_command(*args: str) -> list[str]:

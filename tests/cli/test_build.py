@@ -145,7 +145,7 @@ def test_ignored_code_is_an_error(plugin: Path) -> None:
     ("edit", "message"),
     [
         ({"version": ""}, "metadata.version '' must be set"),
-        ({"author": "a b"}, "metadata.author 'a b' may only use"),
+        ({"author": "a/b"}, "metadata.author 'a/b' must not contain '/'"),
         ({"name": None}, "metadata.name is required"),
     ],
 )

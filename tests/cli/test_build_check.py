@@ -91,7 +91,7 @@ def test_every_problem_gets_its_own_line(full_plugin: Path) -> None:
 
 def test_check_only_writes_nothing(full_plugin: Path) -> None:
     out = ok("build", "--check", cwd=full_plugin)
-    assert out.startswith("ok: tester/demo 0.1.0, 7 components, ")
+    assert out.startswith("ok: tester/demo 0.1.0, 8 components, ")
     assert not (full_plugin / "dist").exists()
 
 
@@ -105,13 +105,33 @@ def test_an_entry_class_without_a_base_is_refused(full_plugin: Path) -> None:
     )
 
 
-def test_an_incomplete_component_manifest_is_not_skipped(full_plugin: Path) -> None:
-    path = full_plugin / TOOL_YAML
-    text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("spec:", "notspec:", 1), encoding="utf-8")
+@pytest.mark.parametrize("check_only", [False, True], ids=["build", "check"])
+def test_a_manifest_without_spec_is_skipped_with_a_warning(
+    full_plugin: Path, check_only: bool
+) -> None:
+    """As the reference: a YAML file without ``spec`` is not a component manifest; the
+    plugin's other components load, and the author sees which file was skipped."""
+    _replace(full_plugin / TOOL_YAML, "spec:", "notspec:")
+    done = lbp("build", *(["--check"] if check_only else []), cwd=full_plugin)
+    assert done.code == 0, done.err
+    assert done.err == (
+        f"lbp build: warning: {TOOL_YAML}:2: not a component manifest (it has no spec); skipped\n"
+    )
+    if check_only:
+        assert done.out.startswith("ok: tester/demo 0.1.0, 7 components, ")
+
+
+def test_a_runner_without_spec_is_refused(full_plugin: Path) -> None:
+    """The reference refuses it too: a Runner must say what it is used for."""
+    path = full_plugin / "components/agent_runner/agentrunner.yaml"
+    _replace(path, "kind: AgentRunner", "kind: Runner")
+    _replace(path, "spec:", "notspec:")
     done = lbp("build", "--check", cwd=full_plugin)
     assert done.code == 2
-    assert done.err == f"lbp build: {TOOL_YAML}:2: a component manifest needs spec\n"
+    assert done.err == (
+        "lbp build: components/agent_runner/agentrunner.yaml:2: "
+        "a Runner manifest needs spec.usages\n"
+    )
 
 
 def test_two_components_of_one_kind_and_name_are_refused(full_plugin: Path) -> None:

@@ -20,6 +20,7 @@ FOLDERS = {
     "Parser": "parser",
     "Page": "pages",
     "AgentRunner": "agent_runner",
+    "Runner": "runner",
 }
 
 
@@ -61,23 +62,54 @@ def test_a_page_has_code_and_html(plugin: Path) -> None:
 
 
 def test_all_kinds_in_one_plugin_and_a_second_component_of_a_kind(plugin: Path) -> None:
+    names = dict.fromkeys(KINDS, "first") | {"Runner": "first_runner"}
     for kind in KINDS:
-        ok("comp", kind, "first", "-y", cwd=plugin)
+        ok("comp", kind, names[kind], "-y", cwd=plugin)
     ok("comp", "Tool", "second", "-y", cwd=plugin)
     package = load_plugin(plugin)
     assert sorted((c.kind, c.name) for c in package.components) == sorted(
-        [(k, "first") for k in KINDS] + [("Tool", "second")]
+        [*names.items(), ("Tool", "second")]
     )
+    # a Runner and an AgentRunner are one kind: their names must differ
+    done = lbp("comp", "Runner", "first", "-y", cwd=plugin)
+    assert done.code == 2
+    assert "a Runner named 'first' already exists (components/agent_runner/first.yaml)" in done.err
     manifest = yaml.safe_load((plugin / "manifest.yaml").read_text())
     assert list(manifest["spec"]["components"]) == list(KINDS)
     assert manifest["spec"]["components"]["Tool"]["fromDirs"] == [{"path": "components/tools/"}]
 
 
-def test_runner_alias_and_case_insensitive_kind(plugin: Path) -> None:
+def test_runner_is_the_07_kind_and_kinds_are_case_insensitive(plugin: Path) -> None:
     ok("comp", "runner", "agent", "-y", cwd=plugin)
+    ok("comp", "agentrunner", "old_style", "-y", cwd=plugin)
     ok("comp", "tool", "lookup", "-y", cwd=plugin)
-    kinds = sorted(c.kind for c in load_plugin(plugin).components)
-    assert kinds == ["AgentRunner", "Tool"]
+    found = sorted((c.kind, c.rel_path) for c in load_plugin(plugin).components)
+    assert found == [
+        ("AgentRunner", "components/agent_runner/old_style.yaml"),
+        ("Runner", "components/runner/agent.yaml"),
+        ("Tool", "components/tools/lookup.yaml"),
+    ]
+    new = (plugin / "components/runner/agent.py").read_text()
+    assert "from langbot_plugin.api.definition.components.runner.runner import Runner" in new
+    assert "class AgentRunner(Runner):" in new
+    old = (plugin / "components/agent_runner/old_style.py").read_text()
+    assert "components.agent_runner.runner import AgentRunner" in old
+    assert "RunnerContext" not in old
+
+
+def test_a_closed_stdin_takes_the_shown_default(plugin: Path) -> None:
+    done = lbp("comp", "Tool", "weather", cwd=plugin, stdin="")
+    assert done.code == 0, done.err
+    assert "Description [Counts the characters and words of a text]: " in done.err
+    data = yaml.safe_load((plugin / "components/tools/weather.yaml").read_text())
+    assert data["metadata"]["description"] == {"en_US": "Counts the characters and words of a text"}
+
+
+def test_a_page_asks_only_for_its_name(plugin: Path) -> None:
+    done = lbp("comp", "Page", cwd=plugin, stdin="dash\n")
+    assert done.code == 0, done.err
+    assert "Description" not in done.err
+    assert (plugin / "components/pages/dash.html").is_file()
 
 
 def test_event_listener_has_a_default_name(plugin: Path) -> None:

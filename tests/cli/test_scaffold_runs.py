@@ -70,15 +70,7 @@ async def test_every_scaffolded_component_initializes_and_works(full_plugin: Pat
     async with loaded_plugin(full_plugin, {"greeting": "hi"}) as loaded:
         assert loaded.status == "initialized"
         instances: dict[str, Any] = {c.kind: c.instance for c in loaded.components}
-        assert set(instances) == {
-            "EventListener",
-            "Tool",
-            "Command",
-            "KnowledgeEngine",
-            "Parser",
-            "Page",
-            "AgentRunner",
-        }
+        assert set(instances) == set(KINDS)
         assert all(instance is not None for instance in instances.values())
 
         page = await instances["Page"].handle_api(PageRequest(endpoint="/status", method="GET"))
@@ -165,24 +157,15 @@ async def test_a_scaffolded_plugin_serves_through_the_runtime(
             (plugin,) = await host.list_plugins()
             assert (plugin.author, plugin.name, plugin.status) == ("tester", "demo", "initialized")
             kinds = sorted(c.manifest.kind for c in plugin.components)
-            assert kinds == sorted(
-                [
-                    "EventListener",
-                    "Tool",
-                    "Command",
-                    "KnowledgeEngine",
-                    "Parser",
-                    "Page",
-                    "AgentRunner",
-                ]
-            )
+            assert kinds == sorted(KINDS)
 
-            (runner,) = await host.list_runners()
-            assert runner["runner_name"] == "agentrunner"
-            run = captured_run_context("hello")
-            items = [i async for i in host.run_runner("tester", "demo", "agentrunner", run)]
-            assert items[-1]["type"] == "run.completed"
-            assert items[-1]["data"]["message"]["content"] == "you said: hello"
+            runners = sorted(r["runner_name"] for r in await host.list_runners())
+            assert runners == ["agentrunner", "runner"]  # the 0.5 and the 0.7 scaffold
+            for name in runners:
+                run = captured_run_context("hello")
+                items = [i async for i in host.run_runner("tester", "demo", name, run)]
+                assert items[-1]["type"] == "run.completed"
+                assert items[-1]["data"]["message"]["content"] == "you said: hello"
 
             replies = await host.execute_command(command_context("command", "echo", "a", "b"))
             assert [r["text"] for r in replies] == ["a b"]

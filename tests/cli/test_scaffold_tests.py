@@ -34,7 +34,7 @@ def test_the_scaffolded_tests_pass(full_plugin: Path) -> None:
     assert tests == sorted(["test_plugin.py", *(f"test_{k.lower()}.py" for k in KINDS)])
     done = pytest_in(full_plugin)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "12 passed" in done.stdout, done.stdout
+    assert "14 passed" in done.stdout, done.stdout
 
 
 def test_they_fail_when_the_plugin_answers_otherwise(full_plugin: Path) -> None:

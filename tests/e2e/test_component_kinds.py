@@ -136,7 +136,10 @@ async def test_every_kind_answers_through_the_runtime(tmp_path: Path) -> None:
         parsers = (await host.session.call("list_parsers", {}, context=binding.as_context()))[
             "parsers"
         ]
-        assert [p["name"] for p in parsers] == ["reverse", "upper"]
+        assert [(p["parser_name"], p["name"]["en_US"]) for p in parsers] == [
+            ("reverse", "Reverse"),
+            ("upper", "Upper"),
+        ]
         key = await host.session.send_file(b"hello", context=binding.as_context())
         parsed = await call(
             host,

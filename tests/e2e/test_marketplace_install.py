@@ -9,6 +9,7 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from aiohttp import web
@@ -16,6 +17,7 @@ from aiohttp import web
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.rpc import RPCError
+from tests.compat.runtimes import PLUGINS
 from tests.e2e.processes import WORKSPACE, lbp_rt
 from tests.support.http import serving_app
 from tests.support.pypi import package
@@ -38,7 +40,7 @@ async def marketplace(packages: dict[tuple[str, str, str], bytes]) -> AsyncItera
         )
         if key not in packages:
             return web.json_response({"code": -1, "msg": "not found"}, status=404)
-        raise web.HTTPFound(f"/files/{'-'.join(key)}.lbpkg")
+        raise web.HTTPFound(f"/files/{quote('-'.join(key))}.lbpkg")
 
     async def file(request: web.Request) -> web.Response:
         author, name, version = request.match_info["file"].removesuffix(".lbpkg").split("-")
@@ -105,3 +107,32 @@ async def test_a_marketplace_package_is_downloaded_verified_and_served(tmp_path:
                 pass
         assert refused.value.code == "not_supported"
         assert [p.identity for p in await host.list_plugins()] == ["tester/alpha"]
+
+
+async def test_an_author_with_a_space_is_downloaded_and_installed(tmp_path: Path) -> None:
+    """The reference accepts ``LangBot Developer``; its download URL is quoted."""
+    served = {("LangBot Developer", "waifu_bot", "0.2.0"): package(PLUGINS / "spaced")}
+    async with (
+        marketplace(served) as url,
+        lbp_rt(tmp_path) as runtime,
+        PluginRuntimeClient.connect(
+            runtime.control_url, LocalHost(), workspace=WORKSPACE, handshake=False
+        ) as host,
+    ):
+        await host.handshake(
+            ctl.RuntimeConfig(
+                runtime_identity={"instance_uuid": WORKSPACE.instance_uuid},
+                cloud_service_url=url,
+            )
+        )
+        steps = await install(
+            host,
+            plugin_author="LangBot Developer",
+            plugin_name="waifu_bot",
+            plugin_version="0.2.0",
+        )
+        assert steps[-1]["current_action"] == "plugin installed"
+        assert [p.identity for p in await host.list_plugins()] == ["LangBot Developer/waifu_bot"]
+        with pytest.raises(RPCError) as hostile:
+            await install(host, plugin_author="a/b", plugin_name="x", plugin_version="1.0")
+        assert hostile.value.code == "invalid_params"

@@ -78,6 +78,7 @@ async def test_stdio_prod_worker_registers_serves_and_ends_with_stdin(
             [params] = registered
             assert (params.prod_mode, params.registration_capability) == (True, CAPABILITY)
             assert params.plugin_container.identity == "tester/alpha"
+            assert params.plugin_container.status == "mounted"  # as the reference registers
 
             await plug.INITIALIZE_PLUGIN.call(session, {"plugin_settings": {}})
             answer: dict[str, Any] = (

@@ -3,12 +3,18 @@
 ``spec.components`` maps a group name to ``{fromDirs: [{path, maxDepth}], fromFiles:
 [path]}``; every YAML found there that is a manifest becomes a component, whatever
 the group is called (its own ``kind`` decides what it is). Files are read in path
-order, each once. Nothing is skipped silently: a path leaving the plugin folder,
-unreadable YAML, an unknown ``kind``, a bad ``metadata.version``, a component without
-a name or without code is a :class:`Problem` naming the file and line.
-:func:`read_plugin` collects every problem; :func:`load_plugin` raises them as one
-:class:`ManifestError`. ``lbp build``, ``lbp run``, the worker and the runtime's
-install path all read plugins through here.
+order, each once. A component manifest is a mapping with ``apiVersion``, ``kind``,
+``metadata`` and ``spec`` (the reference's rule); any other YAML file there is not one
+and is skipped, with a warning naming the file and line when it looks like one (it
+names a ``kind``: an event listener's ``default.yaml`` without ``spec``, as in some of
+LangBot's own demo plugins). Nothing else is skipped: a path leaving the plugin folder,
+unreadable YAML, an unknown ``kind``, a ``kind: Runner`` without ``spec`` (the
+reference refuses it too), a bad ``metadata.version``, an identity that is unsafe as a
+folder name or storage key, a component without a name or without code is a
+:class:`Problem` naming the file and line. :func:`read_plugin` collects every problem
+(and the warnings, in :attr:`PluginPackage.warnings`); :func:`load_plugin` raises the
+problems as one :class:`ManifestError`. ``lbp build``, ``lbp run``, the worker and the
+runtime's install path all read plugins through here.
 """
 
 from __future__ import annotations
@@ -28,11 +34,11 @@ from langbot_plugin.api.definition.components.manifest import (
     is_manifest,
 )
 from langbot_plugin.api.definition.yaml_document import Problem, YamlDocument, read_yaml_document
+from langbot_plugin.protocol.identities import identity_problem
 from langbot_plugin.rpc.errors import RPCError
 
 __all__ = [
     "COMPONENT_KINDS",
-    "IDENTITY_RULE",
     "MANIFEST_FILE",
     "PLUGIN_KIND",
     "VERSION_RULE",
@@ -57,8 +63,6 @@ COMPONENT_KINDS = (
     "Runner",
     "Tool",
 )
-#: ``metadata.author`` and ``metadata.name`` of a plugin (what the runtime accepts).
-IDENTITY_RULE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 #: ``metadata.version``: digits and dots, then an optional pre-release or build tag
 #: (``0.1.0``, ``1.2``, ``2.0.0-beta.1``, ``1.0.0rc1``, ``1.0.0+local``).
 VERSION_RULE = re.compile(r"^\d+(\.\d+)*([-+.]?[0-9A-Za-z]+)*$")
@@ -94,6 +98,8 @@ class PluginPackage:
     root: Path
     manifest: ComponentManifest
     components: list[ComponentManifest] = field(default_factory=list[ComponentManifest])
+    #: What was skipped and why (not a problem: the plugin loads without it).
+    warnings: list[Problem] = field(default_factory=list[Problem])
 
     @property
     def author(self) -> str:
@@ -205,14 +211,8 @@ def _check_plugin_manifest(doc: YamlDocument, problems: list[Problem]) -> None:
         value = metadata.get(key)
         if value is None or not str(value).strip():
             problems.append(doc.problem(f"metadata.{key} is required", "metadata"))
-        elif not IDENTITY_RULE.match(str(value)):
-            problems.append(
-                doc.problem(
-                    f"metadata.{key} {str(value)!r} may only use letters, digits, '_' and '-'",
-                    "metadata",
-                    key,
-                )
-            )
+        elif reason := identity_problem(str(value)):
+            problems.append(doc.problem(f"metadata.{key} {str(value)!r} {reason}", "metadata", key))
     version = metadata.get("version")
     if version is not None and str(version).strip() and not VERSION_RULE.match(str(version)):
         problems.append(
@@ -232,15 +232,20 @@ def _check_plugin_manifest(doc: YamlDocument, problems: list[Problem]) -> None:
     _check_execution(doc, ComponentManifest(manifest=data, rel_path=MANIFEST_FILE), problems)
 
 
-def _read_component(doc: YamlDocument, problems: list[Problem]) -> ComponentManifest | None:
+def _read_component(
+    doc: YamlDocument, problems: list[Problem], warnings: list[Problem]
+) -> ComponentManifest | None:
     """The component in ``doc``, or ``None`` for a YAML file that is not a manifest."""
     data = doc.data
     if not isinstance(data, dict):
         return None
     if not is_manifest(data):
-        if "kind" in data and "apiVersion" in data:  # meant as a manifest, but incomplete
-            missing = ", ".join(key for key in REQUIRED_KEYS if key not in data)
-            problems.append(doc.problem(f"a component manifest needs {missing}", "kind"))
+        missing = ", ".join(key for key in REQUIRED_KEYS if key not in data)
+        if data.get("kind") == "Runner" and "spec" not in data:
+            problems.append(doc.problem("a Runner manifest needs spec.usages", "kind"))
+        elif "kind" in data:  # looks like a manifest, but the reference does not load it
+            message = f"not a component manifest (it has no {missing}); skipped"
+            warnings.append(doc.problem(message, "kind"))
         return None
     if data["kind"] not in COMPONENT_KINDS:
         problems.append(_unknown_kind(doc, data["kind"], COMPONENT_KINDS))
@@ -282,6 +287,7 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
     plugin = ComponentManifest(owner="builtin", manifest=doc.data, rel_path=MANIFEST_FILE)
     plugin.bind_plugin_root(root)
     components: list[ComponentManifest] = []
+    warnings: list[Problem] = []
     seen: dict[tuple[str, str], str] = {}
     for path in _candidates(root, doc, problems):
         rel = path.relative_to(root).as_posix()
@@ -289,7 +295,7 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
         if isinstance(component_doc, Problem):
             problems.append(component_doc)
             continue
-        component = _read_component(component_doc, problems)
+        component = _read_component(component_doc, problems, warnings)
         if component is None:
             continue
         key = (_same_kind(component.kind), component.name)
@@ -304,7 +310,8 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
             continue
         seen[key] = rel
         components.append(component.bind_plugin_root(root))
-    return PluginPackage(root=root, manifest=plugin, components=components), problems
+    package = PluginPackage(root=root, manifest=plugin, components=components, warnings=warnings)
+    return package, problems
 
 
 def load_plugin(root: Path) -> PluginPackage:

@@ -12,6 +12,7 @@ folder (:attr:`ComponentManifest.plugin_root`), so
 from __future__ import annotations
 
 import posixpath
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 REQUIRED_KEYS = ("apiVersion", "kind", "metadata", "spec")
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def is_manifest(data: object) -> bool:
@@ -88,9 +90,18 @@ class PythonExecution(BaseModel):
     @field_validator("path")
     @classmethod
     def _relative(cls, value: str) -> str:
-        cleaned = value[2:] if value.startswith("./") else value
-        normalized = posixpath.normpath(cleaned)
-        if posixpath.isabs(normalized) or normalized.startswith(".."):
+        """A path relative to the manifest's folder, ``/``-separated: refuses the empty
+        path, NUL, absolute paths, drive letters (``C:/x.py``, ``c:x.py``) and ``..``
+        leaving the plugin."""
+        portable = value.replace("\\", "/")
+        if not portable.strip():
+            raise ValueError("execution path is empty")
+        if "\x00" in portable:
+            raise ValueError(f"execution path {value!r} contains NUL")
+        if _DRIVE.match(portable):
+            raise ValueError(f"execution path {value!r} names a drive; it must be relative")
+        normalized = posixpath.normpath(portable.removeprefix("./"))
+        if posixpath.isabs(normalized) or normalized.split("/")[0] == "..":
             raise ValueError(f"execution path {value!r} must stay inside the plugin")
         return normalized
 
@@ -168,6 +179,17 @@ class MetadataView(dict[str, Any]):
         return value
 
 
+def _inside_plugin(root: Path, module_path: str) -> str:
+    """``module_path`` relative to ``root`` (a manifest named by an absolute path gives
+    an absolute one); ``ManifestError`` when it is outside the plugin folder."""
+    target = (root / module_path).resolve()
+    if not target.is_relative_to(root):
+        from langbot_plugin.api.definition.discovery import ManifestError
+
+        raise ManifestError(f"{module_path} escapes the plugin directory {root}")
+    return target.relative_to(root).as_posix()
+
+
 class ComponentManifest(ManifestDump):
     """A manifest with typed views of its parts (and, when read from a plugin folder,
     that folder)."""
@@ -196,7 +218,8 @@ class ComponentManifest(ManifestDump):
         execution, relative = self.execution, self.module_path
         if execution is None or relative is None:
             raise ValueError(f"{self.rel_path or 'the manifest'} has no execution.python")
-        root = self._plugin_root or Path.cwd()
+        root = (self._plugin_root or Path.cwd()).resolve()
+        relative = _inside_plugin(root, relative)
         found = import_attribute(root, relative, execution.python.attr, keep_on_path=False)
         if not isinstance(found, type):
             raise TypeError(f"{relative}: {execution.python.attr} is not a class")
