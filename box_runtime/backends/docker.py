@@ -69,7 +69,7 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.export import ExportedFile, ExportLimits, Identity, SandboxFiles
-from box_runtime.security import OutputCollector
+from box_runtime.output import OutputCollector
 from box_runtime.task_groups import single_error
 
 __all__ = ["DockerBackend"]

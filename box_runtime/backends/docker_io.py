@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from box_runtime.output import OutputCollector
 from box_runtime.safe_fs import open_dir
-from box_runtime.security import OutputCollector
 
 __all__ = [
     "EXEC_WRAPPER",

@@ -18,6 +18,7 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.output import clip_marker
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
@@ -166,7 +167,10 @@ async def test_ten_megabytes_of_output_keep_head_and_tail(runtime: BoxRuntime) -
     assert result.stdout_truncated
     assert result.stdout_bytes == 10_000_000 + len("HEAD\n\nTAIL\n")
     assert result.stdout.startswith("HEAD\nxxx")
-    assert result.stdout.endswith("xxx\nTAIL\n")
+    total = 10_000_000 + len("HEAD\n\nTAIL\n")
+    assert result.stdout.endswith(
+        "xxx\nTAIL\n" + clip_marker(runtime.config.output.max_bytes, total)
+    )
     assert len(result.stdout.encode()) < runtime.config.output.max_bytes + 200
     assert result.exit_code == 0
 
@@ -327,7 +331,7 @@ async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: 
 def test_no_agent_means_none(tmp_path: Path) -> None:
     from box_runtime.backends.docker_agent import run_via_agent
     from box_runtime.backends.docker_io import Abort
-    from box_runtime.security import OutputCollector
+    from box_runtime.output import OutputCollector
 
     ran = run_via_agent(
         str(tmp_path),

@@ -19,6 +19,7 @@ from box_runtime.client import BoxClient
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.output import clip_marker
 from box_runtime.runtime import BoxRuntime
 from tests.support.waiting import wait_until
 
@@ -200,7 +201,8 @@ async def test_ten_megabytes_of_output(runtime: BoxRuntime) -> None:
     result = await runtime.exec(spec("head -c 10000000 /dev/zero | tr '\\0' y; echo END"), None)
     assert result.stdout_bytes == 10_000_004
     assert result.stdout_truncated
-    assert result.stdout.endswith("yyyEND\n")
+    marker = clip_marker(runtime.config.output.max_bytes, 10_000_004)
+    assert result.stdout.endswith("yyyEND\n" + marker)
 
 
 @pytest.mark.nsjail

@@ -21,7 +21,9 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.managed_process import STDERR_PREVIEW_BYTES
 from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.output import clip_marker
 from box_runtime.process_models import ManagedProcessSpec, ManagedProcessStatus
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import SessionKey, Tenant
@@ -31,6 +33,7 @@ from tests.box.helpers import (
     read_files_of,
     remove_files_of,
 )
+from tests.support.waiting import wait_until
 
 from .candidates import CANDIDATES, Candidate
 
@@ -145,14 +148,20 @@ async def test_a_timeout_kills_the_command_and_keeps_the_session(box: Box) -> No
 
 async def test_output_beyond_the_limit_keeps_head_and_tail(box: Box) -> None:
     size = 10_000_000
-    command = f"echo HEAD; {box.candidate.dialect.many_bytes(size)}; echo; echo TAIL"
+    many = box.candidate.dialect.many_bytes(size)
+    command = f"echo HEAD; {many}; echo; echo TAIL; {many} >&2"
     result = await box.runtime.exec(spec(command), T)
     assert result.exit_code == 0
     assert result.stdout_truncated
-    assert result.stdout_bytes == size + len("HEAD\n\nTAIL\n")
+    total = size + len("HEAD\n\nTAIL\n")
+    assert result.stdout_bytes == total
+    limit = box.runtime.config.output.max_bytes
+    # The released host recognises a cut only by this line at the very end.
     assert result.stdout.startswith("HEAD\nxxx")
-    assert result.stdout.endswith("xxx\nTAIL\n")
-    assert len(result.stdout.encode()) < box.runtime.config.output.max_bytes + 200
+    assert result.stdout.endswith(f"xxx\nTAIL\n{clip_marker(limit, total)}")
+    assert len(result.stdout.encode()) < limit + 200
+    assert result.stderr_truncated
+    assert result.stderr.endswith(f"xxx{clip_marker(limit, size)}")
 
 
 async def test_sessions_do_not_share_files(box: Box) -> None:
@@ -187,6 +196,17 @@ async def test_a_managed_process_speaks_over_its_stdio(box: Box) -> None:
     await box.runtime.stop_managed_process("mcp", "p1", T)
     info = box.runtime.managed_process("mcp", "p1", T).info()
     assert info.status is ManagedProcessStatus.EXITED
+
+
+async def test_a_cut_stderr_preview_ends_with_the_clip_marker(box: Box) -> None:
+    await box.runtime.create_session(spec("", "mcp", persistent=False), T)
+    command, *args = box.candidate.dialect.noisy_program(10_000)
+    process_spec = ManagedProcessSpec(process_id="p1", command=command, args=args)
+    process, _ = await box.runtime.start_managed_process("mcp", process_spec, T)
+    marker = clip_marker(STDERR_PREVIEW_BYTES, 10_001)
+    await wait_until(lambda: process.info().stderr_preview.endswith(marker), 30)
+    assert process.info().stderr_preview.startswith("... [")
+    await box.runtime.stop_managed_process("mcp", "p1", T)
 
 
 async def test_explicit_export_reads_and_removes_what_the_sandbox_wrote(box: Box) -> None:
