@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -244,8 +244,11 @@ async def box_process(
     *args: str,
     port: int | None = None,
     stderr: int | IO[bytes] = subprocess.DEVNULL,
+    environ: Mapping[str, str] | None = None,
 ) -> AsyncGenerator[tuple[Process, int]]:
     """A served ``lbp box`` child (``config`` as ``LANGBOT_BOX_CONFIG``), once it listens.
+
+    ``environ``: variables added to this process's environment for the child.
 
     Yields the process and its port. The body may end it itself (a signal, then a
     wait); a Box still running when the body ends is killed. That matters when the body
@@ -253,7 +256,7 @@ async def box_process(
     the test's time limit would report that wait instead of the real error.
     """
     chosen = free_port() if port is None else port
-    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    env = {**os.environ, **(environ or {}), "LANGBOT_BOX_CONFIG": json.dumps(config)}
     command = [*BOX_COMMAND, "--ws-control-port", str(chosen), *args]
     async with await anyio.open_process(command, env=env, stderr=stderr) as process:
         try:
