@@ -70,6 +70,7 @@ from box_runtime.errors import (
 )
 from box_runtime.export import ExportedFile, ExportLimits, Identity, SandboxFiles
 from box_runtime.output import OutputCollector
+from box_runtime.portable import effective_uid
 from box_runtime.task_groups import single_error
 
 __all__ = ["DockerBackend"]
@@ -286,7 +287,7 @@ class DockerBackend(SandboxBackend):
 
     def _chown_for_user(self, plan: SandboxPlan) -> None:
         user = self._config.user
-        if not user or os.geteuid() != 0:
+        if not user or effective_uid() != 0:
             return
         uid_text, _, gid_text = user.partition(":")
         if not uid_text.isdigit() or (gid_text and not gid_text.isdigit()):
