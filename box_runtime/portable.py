@@ -15,12 +15,16 @@ module where a POSIX-only backend needs it:
 * :func:`missing_modules`: which of some modules this system lacks, for a backend
   that needs them to say why it cannot serve;
 * :func:`effective_uid`: the process's effective uid, ``None`` where the system has
-  no uids (Windows' ``os`` has no ``geteuid``).
+  no uids (Windows' ``os`` has no ``geteuid``);
+* the ``os.open`` flags Windows lacks (:data:`NOFOLLOW`, :data:`NONBLOCK`,
+  :data:`CLOEXEC`, :data:`DIRECTORY`: 0 there) and :func:`open_no_link`, which refuses
+  a final symbolic link with ``O_NOFOLLOW`` or, without it, by looking first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 from collections.abc import Generator
@@ -28,17 +32,27 @@ from types import ModuleType
 from typing import IO
 
 __all__ = [
+    "CLOEXEC",
+    "DIRECTORY",
+    "NOFOLLOW",
+    "NONBLOCK",
     "POSIX_ONLY",
     "effective_uid",
     "enlarge_pipe",
     "file_lock",
     "missing_modules",
+    "open_no_link",
     "optional_module",
 ]
 
 #: The modules this project never imports at module level.
 POSIX_ONLY = ("fcntl", "grp", "pwd", "resource", "termios")
 _F_SETPIPE_SZ = 1031  # Linux fcntl
+NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
+_BINARY: int = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
 def optional_module(name: str) -> ModuleType | None:
@@ -80,3 +94,17 @@ def effective_uid() -> int | None:
     """``os.geteuid()``, or ``None`` where the system has no uids."""
     geteuid = getattr(os, "geteuid", None)
     return None if geteuid is None else int(geteuid())
+
+
+def open_no_link(path: str, flags: int, mode: int = 0o777) -> int:
+    """``os.open(path, flags, mode)`` for raw bytes, refusing a symbolic link as the last
+    component.
+
+    Where ``O_NOFOLLOW`` is missing (Windows, where making a link takes a privilege) the
+    path is looked at first.
+    """
+    if NOFOLLOW:
+        return os.open(path, flags | NOFOLLOW | _BINARY, mode)
+    if os.path.islink(path):
+        raise OSError(errno.ELOOP, "a symbolic link is refused", path)
+    return os.open(path, flags | _BINARY, mode)

@@ -35,6 +35,8 @@ for name in {list(HIDDEN)!r}:
     raise SystemExit(f"{{name}} was not hidden")
 if hasattr(os, "geteuid"):
     raise SystemExit("os.geteuid was not hidden")
+if os.environ["LBP_TEST_WINDOWS_OS"] == "1" and hasattr(os, "O_NOFOLLOW"):
+    raise SystemExit("os.O_NOFOLLOW was not hidden")
 """
 
 IMPORT_EVERYTHING = (
@@ -71,10 +73,10 @@ print([s["description"] for s in scoped.list_skills()])
 )
 
 
-def run_hidden(program: str, *args: str) -> str:
+def run_hidden(program: str, *args: str, windows_os: bool = False) -> str:
     done = subprocess.run(
         [sys.executable, "-c", program, *args],
-        env=hidden_posix_env(),
+        env=hidden_posix_env(windows_os=windows_os),
         capture_output=True,
         text=True,
         check=False,
@@ -84,14 +86,17 @@ def run_hidden(program: str, *args: str) -> str:
     return done.stdout
 
 
-def test_every_module_imports_without_the_posix_only_modules() -> None:
-    report = json.loads(run_hidden(IMPORT_EVERYTHING))
+@pytest.mark.parametrize("windows_os", [False, True], ids=["posix-modules", "windows-os"])
+def test_every_module_imports_without_the_posix_only_modules(windows_os: bool) -> None:
+    report = json.loads(run_hidden(IMPORT_EVERYTHING, windows_os=windows_os))
     assert report["failed"] == {}
     assert report["count"] > 300  # both packages were walked
 
 
-def test_the_skill_store_works_without_flock(tmp_path: Path) -> None:
-    assert run_hidden(SKILL_STORE, str(tmp_path / "skills")).strip() == "['hello']"
+@pytest.mark.parametrize("windows_os", [False, True], ids=["posix-modules", "windows-os"])
+def test_the_skill_store_works_without_flock(tmp_path: Path, windows_os: bool) -> None:
+    skills = str(tmp_path / "skills")
+    assert run_hidden(SKILL_STORE, skills, windows_os=windows_os).strip() == "['hello']"
 
 
 @pytest.mark.anyio
