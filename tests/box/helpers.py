@@ -21,7 +21,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from box_runtime.backends.base import SandboxBackend
+from box_runtime.backends.base import Mount, SandboxBackend, SandboxPlan
 from box_runtime.backends.fake import FakeBackend
 from box_runtime.export import ExportedFile, RunLedger
 from box_runtime.export_session import read_session_files, remove_session_files
@@ -360,3 +360,28 @@ def skill_mount(runtime: BoxRuntime, name: str = "tool") -> dict[str, str]:
         "mount_path": f"/workspace/.skills/{name}",
         "mode": "rw",
     }
+
+
+def sandbox_plan(tmp: str, **fields: Any) -> SandboxPlan:
+    """A backend's plan with its folders below ``tmp`` (override any field)."""
+    values: dict[str, Any] = {
+        "name": "n",
+        "key_hash": "k",
+        "session_id": "s",
+        "deployment_id": "d",
+        "image": "host",
+        "network": False,
+        "cpus": 1.5,
+        "memory_mb": 256,
+        "pids_limit": 32,
+        "read_only_rootfs": True,
+        "persistent": False,
+        "mounts": (Mount(f"{tmp}/ws", "/workspace", False), Mount("/data/ro", "/ro", True)),
+        "mount_path": "/workspace",
+        "session_dir": tmp,
+        "workspace_owned": True,
+        "tmp_dir": f"{tmp}/tmp",
+        "home_dir": f"{tmp}/home",
+    }
+    values.update(fields)
+    return SandboxPlan(**values)

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.backends.docker_user import BOX_OWNED
 from box_runtime.client import BoxClient
 from box_runtime.errors import (
     BoxMountDeniedError,
@@ -442,7 +443,7 @@ async def test_storage_analysis_sees_inside_the_container(runtime: BoxRuntime) -
 async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
     runtime: BoxRuntime,
 ) -> None:
-    """Root-owned 0600 output, exact bytes, no link or FIFO followed, compare-and-delete."""
+    """The sandbox user's 0600 output, exact bytes, no link or FIFO followed, compare-and-delete."""
     from box_runtime.errors import BoxExportRefusedError
     from box_runtime.export import read_files
 
@@ -460,7 +461,7 @@ async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
         runtime, "s1", T, ["/workspace/outbox/r.bin", "/tmp/report.txt"], None
     )
     assert [f.sha256 for f in batch] == digests
-    assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, 0, 0)
+    assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, *BOX_OWNED)
     assert batch[1].data == b"report\n"
     for path, reason in (
         ("/workspace/outbox/link", "symlink"),

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
+from box_runtime.backends.base import ExecRequest
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
 from box_runtime.client import BoxClient
@@ -32,6 +32,7 @@ from .helpers import (
     require_nsjail,
     skill_mount,
 )
+from .helpers import sandbox_plan as plan
 
 pytestmark = pytest.mark.anyio
 
@@ -59,30 +60,6 @@ async def runtime(state: Path) -> AsyncGenerator[BoxRuntime]:
 
 def spec(cmd: str, session_id: str = "s1", **fields: Any) -> BoxSpec:
     return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
-
-
-def plan(tmp: str, **fields: Any) -> SandboxPlan:
-    values: dict[str, Any] = {
-        "name": "n",
-        "key_hash": "k",
-        "session_id": "s",
-        "deployment_id": "d",
-        "image": "host",
-        "network": False,
-        "cpus": 1.5,
-        "memory_mb": 256,
-        "pids_limit": 32,
-        "read_only_rootfs": True,
-        "persistent": False,
-        "mounts": (Mount(f"{tmp}/ws", "/workspace", False), Mount("/data/ro", "/ro", True)),
-        "mount_path": "/workspace",
-        "session_dir": tmp,
-        "workspace_owned": True,
-        "tmp_dir": f"{tmp}/tmp",
-        "home_dir": f"{tmp}/home",
-    }
-    values.update(fields)
-    return SandboxPlan(**values)
 
 
 REQUEST = ExecRequest("echo hi", "/workspace", {"A": "1"}, 7.5, 1000, 0.6)

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.backends.docker_user import BOX_OWNED
 from box_runtime.managed_process import STDERR_PREVIEW_BYTES
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.output import clip_marker
@@ -219,6 +220,48 @@ async def test_explicit_export_reads_and_removes_what_the_sandbox_wrote(box: Box
     assert removed == [(path, None) for path in paths]
     gone = await box.runtime.exec(spec("cat /workspace/out.txt"), T)
     assert gone.exit_code != 0
+
+
+def containers_only(box: Box) -> None:
+    if box.candidate.backend not in ("docker", "podman"):
+        pytest.skip(f"{box.candidate.id} runs no container (docker.user does not apply)")
+
+
+async def test_a_container_runs_as_nobody_in_a_workspace_the_box_made(box: Box) -> None:
+    containers_only(box)
+    result = await box.runtime.exec(
+        spec("id -u; id -g; mkdir /workspace/d; echo x > /workspace/d/f"), T
+    )
+    assert (result.stdout, result.exit_code) == (f"{BOX_OWNED[0]}\n{BOX_OWNED[1]}\n", 0), (
+        result.stderr
+    )
+    (session,) = box.runtime.sessions(T)
+    made = os.stat(os.path.join(session.workspace_dir, "d", "f"))
+    assert (made.st_uid, made.st_gid) == BOX_OWNED
+
+
+@pytest.mark.parametrize("owner", [(1234, 2345), (0, 0)], ids=["user", "root"])
+async def test_a_container_runs_as_the_owner_of_a_host_workspace(
+    box: Box, state: Path, owner: tuple[int, int]
+) -> None:
+    # What the released host does there: its attachments, written as itself, mode 0600
+    # in a 0700 folder; the sandbox must read them and write beside them.
+    containers_only(box)
+    workspace = state / "mounts" / "tenant"
+    inbox = workspace / "inbox" / "q1"
+    inbox.mkdir(parents=True)
+    (inbox / "in.txt").write_text("from the host")
+    (inbox / "in.txt").chmod(0o600)
+    for path in (workspace, workspace / "inbox", inbox, inbox / "in.txt"):
+        os.chown(path, *owner)
+        if path.is_dir():
+            path.chmod(0o700)
+    command = "id -u; cat /workspace/inbox/q1/in.txt; mkdir -p /workspace/outbox; echo out > /workspace/outbox/o"
+    result = await box.runtime.exec(spec(command, host_path=str(workspace)), T)
+    assert result.stdout == f"{owner[0]}\nfrom the host", result.stderr
+    assert result.exit_code == 0, result.stderr
+    made = os.stat(workspace / "outbox" / "o")
+    assert (made.st_uid, made.st_gid) == owner
 
 
 async def test_the_memory_limit_holds(box: Box) -> None:
