@@ -181,12 +181,17 @@ def host_reason() -> str | None:
 
 
 def require(backend: str) -> None:
-    """Skip (or fail, when required) unless ``backend`` (docker, nsjail, host, e2b) runs here."""
+    """Skip (or fail, when required) unless ``backend`` (docker, podman, nsjail, host, e2b)
+    runs here."""
     if backend == "docker":
         require_docker()
-    elif backend in ("host", "e2b"):
+    elif backend in ("host", "e2b", "podman"):
         if backend == "host":
             reason, variable = host_reason(), "LBP_REQUIRE_HOST"
+        elif backend == "podman":
+            from tests.box.conformance.candidates import podman_reason
+
+            reason, variable = podman_reason(), "LBP_REQUIRE_PODMAN"
         else:
             from tests.support.e2b_standin.thread import standin_reason
 

@@ -8,7 +8,6 @@ An engine is made unreachable by pointing its address at a socket that does not 
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from box_runtime.client import BoxClient
 from box_runtime.models import BoxSpec
 from box_runtime.runtime import BoxRuntime
-from tests.box.conformance.candidates import BUSYBOX, PODMAN_SOCKET, podman_reason
+from tests.box.conformance.candidates import BUSYBOX, PODMAN_SOCKET
 from tests.box.helpers import box_process, jail_state, remove_containers, require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -31,14 +30,6 @@ NOWHERE = "unix:///nonexistent/engine.sock"
 @pytest.fixture
 def state() -> Iterator[Path]:
     yield from jail_state("lbp-choice-")
-
-
-def require_podman() -> None:
-    reason = podman_reason()
-    if reason is not None:
-        if os.environ.get("LBP_REQUIRE_PODMAN") == "1":
-            pytest.fail(f"LBP_REQUIRE_PODMAN=1 but {reason}")
-        pytest.skip(reason)
 
 
 def local(state: Path, *, docker: str = "", podman: str = "") -> dict[str, Any]:
@@ -56,7 +47,7 @@ def local(state: Path, *, docker: str = "", podman: str = "") -> dict[str, Any]:
 async def test_local_takes_podman_when_docker_is_unreachable(
     state: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    require_podman()
+    require("podman")
     caplog.set_level(logging.INFO, logger="box_runtime")
     runtime = BoxRuntime(config=local(state, docker=NOWHERE), environ={}, cwd=str(state))
     async with runtime.running():
@@ -98,7 +89,7 @@ async def test_local_falls_to_nsjail_and_says_why_both_engines_were_skipped(
 
 
 async def test_readyz_and_status_name_the_choice_and_the_skipped_engine(state: Path) -> None:
-    require_podman()
+    require("podman")
     async with (
         box_process(local(state, docker=NOWHERE)) as (_, port),
         httpx.AsyncClient() as http,
