@@ -43,8 +43,8 @@ async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
         )
         return
     logger.info(
-        "Box: %s would serve sessions; LangBot's box_init may choose another",
-        selection.describe(),
+        "Box: %s; LangBot's box_init may choose another",
+        selection.describe("{name} would serve sessions"),
     )
     if selection.backend.unsandboxed_warning:
         logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)

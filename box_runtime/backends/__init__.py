@@ -89,11 +89,12 @@ class Selection:
             f"no backend named {self.requested!r}"
         )
 
-    def describe(self) -> str:
-        """One line for the log: what was asked for, what serves, what was skipped and why."""
+    def describe(self, serves: str = "using {name}") -> str:
+        """One line for the log: what was asked for, what serves (``serves``, formatted
+        with the backend's ``name``), and what was skipped and why."""
         if self.backend is None:
             return f"box.backend {self.requested}: no usable backend ({self.reason})"
-        line = f"box.backend {self.requested}: using {self.backend.name}"
+        line = f"box.backend {self.requested}: {serves.format(name=self.backend.name)}"
         if self.reasons:
             skipped = "; ".join(f"{name} skipped: {why}" for name, why in self.reasons.items())
             line += f" ({skipped})"

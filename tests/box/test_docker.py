@@ -316,6 +316,30 @@ async def test_orphan_cleanup_removes_only_this_deployments_leftovers(
         client.close()
 
 
+async def test_the_default_image_runs_as_nobody_with_a_writable_home(
+    state: Path, deployment: str
+) -> None:
+    """``lbp box image build``'s image settings, on the test image's root filesystem
+    (the Debian build itself needs a mirror): not root even with ``docker.user: ""``."""
+    from box_runtime.image import build_commands
+
+    tag = f"lbp-test-default-{deployment}:latest"
+    _, importer = build_commands(tag=tag, suite="bookworm", include=[], mirror="", docker="docker")
+    source = (await anyio.run_process(["docker", "create", BUSYBOX, "true"])).stdout.strip()
+    try:
+        exported = await anyio.run_process(["docker", "export", source.decode()])
+        await anyio.run_process(importer, input=exported.stdout)
+        config = docker_config(state, deployment, docker={"user": ""})
+        config["local"]["image"] = tag
+        box = BoxRuntime(config=config, environ={}, cwd=str(state))
+        async with box.running():
+            result = await box.exec(spec("id -u; echo $HOME; touch ~/.cache-ok && echo ok"), T)
+        assert result.stdout == "65534\n/tmp\nok\n", result.stderr
+    finally:
+        await anyio.run_process(["docker", "rm", "-f", source.decode()], check=False)
+        await anyio.run_process(["docker", "rmi", "-f", tag], check=False)
+
+
 async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: str) -> None:
     async with box_process(docker_config(state, deployment)) as (process, port):
         async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
