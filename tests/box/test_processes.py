@@ -144,7 +144,7 @@ async def test_stderr_preview_shows_what_the_process_wrote(tmp_path: Path) -> No
         process, _ = await runtime.start_managed_process(
             "mcp-shared", proc("stderr", "starting up"), T1
         )
-        await wait_until(lambda: "starting up" in process.info().stderr_preview, 5, 0.01)
+        await wait_until(lambda: "starting up" in process.info().stderr_preview, interval=0.01)
 
 
 async def test_stop_closes_stdin_first(tmp_path: Path) -> None:

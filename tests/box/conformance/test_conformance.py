@@ -205,7 +205,7 @@ async def test_a_cut_stderr_preview_ends_with_the_clip_marker(box: Box) -> None:
     process_spec = ManagedProcessSpec(process_id="p1", command=command, args=args)
     process, _ = await box.runtime.start_managed_process("mcp", process_spec, T)
     marker = clip_marker(STDERR_PREVIEW_BYTES, 10_001)
-    await wait_until(lambda: process.info().stderr_preview.endswith(marker), 30)
+    await wait_until(lambda: process.info().stderr_preview.endswith(marker))
     assert process.info().stderr_preview.startswith("... [")
     await box.runtime.stop_managed_process("mcp", "p1", T)
 
