@@ -34,20 +34,17 @@ async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
     if runtime.initialized.is_set():
         return
     config = runtime.config
-    order = ", then ".join(LOCAL_ORDER)
-    wanted = f"{config.backend} ({order})" if config.backend == "local" else config.backend
+    if config.backend == "local":
+        logger.info("Box: box.backend local probes %s", ", then ".join(LOCAL_ORDER))
     selection = await select_backend(config, default_factories(), listen_host=options.host)
     if selection.backend is None:
         logger.warning(
-            "Box: backend %s: none usable yet (%s); LangBot's box_init may configure another",
-            wanted,
-            selection.reason,
+            "Box: %s yet; LangBot's box_init may configure another", selection.describe()
         )
         return
     logger.info(
-        "Box: backend %s: %s would serve sessions; LangBot's box_init may choose another",
-        wanted,
-        selection.backend.name,
+        "Box: %s; LangBot's box_init may choose another",
+        selection.describe("{name} would serve sessions"),
     )
     if selection.backend.unsandboxed_warning:
         logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)

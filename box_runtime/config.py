@@ -106,8 +106,10 @@ class LocalConfig(_Section):
 
 class DockerConfig(_Section):
     cpu_limit_enabled: bool = True
-    #: Run sandbox processes as this user (``"65534:65534"``); empty keeps the image's user.
-    user: str = ""
+    #: The user sandbox processes run as: ``auto`` (a non-root numeric user that can use
+    #: the workspace, see ``backends/docker_user.py``), ``uid[:gid]``, a user name, or
+    #: ``""`` for the image's own user.
+    user: str = "auto"
     #: Run docker-init as PID 1 so orphaned processes are reaped.
     init: bool = True
     #: The network a session with ``network: on`` joins.

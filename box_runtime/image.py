@@ -3,7 +3,8 @@
 ``mmdebstrap`` builds a minimal Debian root filesystem (``--variant=apt`` plus
 ``python3`` and any ``--include`` packages) and streams it as a tarball straight into
 ``docker import``; no registry is involved. Progress (mmdebstrap's own lines and a
-running byte count) goes to stderr.
+running byte count) goes to stderr. The image runs as ``nobody`` (65534) with ``HOME``
+in ``/tmp``, as the Box's sandboxes do by default.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates", "procps")
 _ENV = (
     "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "ENV LANG=C.UTF-8",
+    # Not root, as the Box runs its sandboxes (docker.user: auto); /tmp is the one
+    # folder every user can write under a read-only root, so caches go there.
+    "ENV HOME=/tmp",
+    "USER 65534:65534",
     "WORKDIR /workspace",
 )
 

@@ -23,13 +23,14 @@ from collections.abc import Sequence
 
 from box_runtime.errors import BoxQuotaExceededError, BoxValidationError
 from box_runtime.export import LIMITS, SandboxFiles
+from box_runtime.portable import CLOEXEC, NOFOLLOW, effective_uid
 from box_runtime.safe_fs import open_dir, open_dir_at
 
 __all__ = ["INBOX", "check_import", "write_files"]
 
 #: Where imported files go in a sandbox.
 INBOX = "/workspace/inbox"
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC
 _DIR_MODE = 0o755
 _FILE_MODE = 0o644
 
@@ -76,7 +77,7 @@ def check_import(directory: str, files: Sequence[tuple[str, int]]) -> None:
 
 def _owner(files: SandboxFiles) -> tuple[int, int] | None:
     identity = files.identity
-    if identity is None or identity.uid < 0 or os.geteuid() != 0:
+    if identity is None or identity.uid < 0 or effective_uid() != 0:
         return None
     gid = min(identity.gids) if identity.gids else identity.uid
     return identity.uid, gid

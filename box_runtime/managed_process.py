@@ -32,6 +32,7 @@ from box_runtime.framing import (
     error_frame,
     response_id_of,
 )
+from box_runtime.output import clipped_text
 from box_runtime.process_models import ManagedProcessInfo, ManagedProcessSpec, ManagedProcessStatus
 from box_runtime.sessions import SessionKey
 
@@ -40,6 +41,7 @@ __all__ = [
     "OUTPUT_LINGER_SEC",
     "QUEUE_BYTES",
     "QUEUE_ITEMS",
+    "STDERR_PREVIEW_BYTES",
     "STDIN_GRACE_SEC",
     "TERM_GRACE_SEC",
     "Attachment",
@@ -59,38 +61,42 @@ OUTPUT_LINGER_SEC = 1.0
 QUEUE_BYTES = 1024 * 1024
 QUEUE_ITEMS = 256
 READ_BYTES = 256 * 1024
-STDERR_PREVIEW_CHARS = 4000
+STDERR_PREVIEW_BYTES = 4000
 
 
 class StderrTail:
-    """The last bytes of a stream, shown as text starting at a line boundary."""
+    """The last ``limit`` bytes of a stream, shown as text starting at a line boundary.
 
-    def __init__(self, chars: int = STDERR_PREVIEW_CHARS) -> None:
-        self.chars = chars
-        self._keep = chars * 4  # bytes: a UTF-8 character takes at most four
+    A cut preview says so as every cut output of the Box does
+    (:func:`~box_runtime.output.clipped_text`): how much is missing before it, and the
+    clip marker at the end.
+    """
+
+    def __init__(self, limit: int = STDERR_PREVIEW_BYTES) -> None:
+        self.limit = limit
+        self.total = 0
         self._data = bytearray()
-        self._cut = False
 
     def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
         self._data += chunk
-        if len(self._data) > 2 * self._keep:
-            del self._data[: len(self._data) - self._keep]
-            self._cut = True
+        if len(self._data) > 2 * self.limit:
+            del self._data[: len(self._data) - self.limit]
 
     def note(self, line: str) -> None:
         """Add a line of the runtime's own (marked as such)."""
         if self._data and not self._data.endswith(b"\n"):
-            self._data += b"\n"
+            self.feed(b"\n")
         self.feed(f"[lbp box] {line}\n".encode())
 
     def text(self) -> str:
-        text = self._data.decode("utf-8", "replace")
-        if len(text) > self.chars or self._cut:
-            text = text[-self.chars :]
-            newline = text.find("\n")
-            if 0 <= newline < len(text) - 1:
-                text = text[newline + 1 :]
-        return text
+        if self.total <= self.limit:
+            return self._data.decode("utf-8", "replace")
+        kept = bytes(self._data[-self.limit :])
+        newline = kept.find(b"\n")
+        if 0 <= newline < len(kept) - 1:
+            kept = kept[newline + 1 :]
+        return clipped_text(b"", kept, self.limit, self.total)
 
 
 @dataclass(slots=True, eq=False)

@@ -127,7 +127,9 @@ class BackendInfo(Result):
     """The selected backend; ``name`` is ``None`` when none is usable (``reason`` says why).
 
     ``unsafe_direct_execution`` (the reference's name) is true for a backend that is not a
-    sandbox (``host``); ``warning`` then says so in words.
+    sandbox (``host``); ``warning`` then says so in words. ``requested`` is
+    ``box.backend`` (``local`` probes several) and ``skipped`` why each backend probed
+    before this one was not used (ours; the reference sends neither).
     """
 
     name: str | None
@@ -135,6 +137,8 @@ class BackendInfo(Result):
     reason: str | None = None
     unsafe_direct_execution: bool = False
     warning: str | None = None
+    requested: str | None = None
+    skipped: dict[str, str] = Field(default_factory=dict[str, str])
 
 
 class Capacity(Result):

@@ -35,6 +35,7 @@ import subprocess
 from typing import Literal
 
 from box_runtime.errors import BoxValidationError
+from box_runtime.portable import effective_uid
 
 __all__ = [
     "VOLUME_DIR",
@@ -63,7 +64,7 @@ def _tool(name: str) -> str | None:
 
 def filesystem_quota_unavailable() -> str | None:
     """Why a loop-mounted quota filesystem cannot be made here, or ``None``."""
-    if os.geteuid() != 0:
+    if effective_uid() != 0:
         return "the Box does not run as root (loop mounts need it)"
     if not os.path.exists("/dev/loop-control"):
         return "no loop devices (/dev/loop-control is missing)"

@@ -179,9 +179,9 @@ class BoxRuntime:
                     )
                 self._selection, self._selection_stale = selection, False
                 if selection.backend is None:
-                    logger.warning("Box: no usable sandbox backend: %s", selection.reason)
+                    logger.warning("Box: %s", selection.describe())
                 else:
-                    logger.info("Box: using the %s backend", selection.backend.name)
+                    logger.info("Box: %s", selection.describe())
                     if selection.backend.unsandboxed_warning:
                         logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)
                     self.settings.protect(selection.backend.protected_paths())
@@ -233,8 +233,15 @@ class BoxRuntime:
     async def backend_info(self) -> BackendInfo:
         selection = await self._backend_selection()
         backend = selection.backend
+        chosen = BackendInfo(
+            name=None,
+            available=False,
+            reason=selection.reason,
+            requested=selection.requested,
+            skipped=dict(selection.reasons),
+        )
         if backend is None:
-            return BackendInfo(name=None, available=False, reason=selection.reason)
+            return chosen
         try:
             reason = await backend.probe()
         except Exception as exc:
@@ -242,12 +249,14 @@ class BoxRuntime:
         if reason is not None and not self._sessions:
             self._selection_stale = True  # try the candidates again next time
         warning = backend.unsandboxed_warning
-        return BackendInfo(
-            name=backend.name,
-            available=reason is None,
-            reason=reason,
-            unsafe_direct_execution=warning is not None,
-            warning=warning,
+        return chosen.model_copy(
+            update={
+                "name": backend.name,
+                "available": reason is None,
+                "reason": reason,
+                "unsafe_direct_execution": warning is not None,
+                "warning": warning,
+            }
         )
 
     # ------------------------------------------------------------------ sessions

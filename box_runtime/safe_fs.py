@@ -10,24 +10,33 @@ reader), and what was opened is checked with ``fstat`` before it is used.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable
 
+from box_runtime.portable import CLOEXEC, DIRECTORY, NOFOLLOW, NONBLOCK
+
 __all__ = ["DIR_FLAGS", "FILE_FLAGS", "open_dir", "open_dir_at", "open_file_at", "walk_to"]
 
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | DIRECTORY | NOFOLLOW | CLOEXEC
+FILE_FLAGS = os.O_RDONLY | NOFOLLOW | NONBLOCK | CLOEXEC
+
+
+def _at(name: str, flags: int, parent: int) -> int:
+    if not NOFOLLOW:  # no link-free walk here (Windows): refuse rather than follow links
+        raise OSError(errno.EOPNOTSUPP, "link-free file access needs O_NOFOLLOW", name)
+    return os.open(name, flags, dir_fd=parent)
 
 
 def open_dir_at(parent: int, name: str) -> int:
     """The directory ``name`` in ``parent``; refuses a symlink (``ELOOP``/``ENOTDIR``)."""
-    return os.open(name, DIR_FLAGS, dir_fd=parent)
+    return _at(name, DIR_FLAGS, parent)
 
 
 def open_dir(root: str, *parts: str) -> int:
     """A directory fd: ``root`` (trusted, opened normally), then each part without links."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open(root, os.O_RDONLY | DIRECTORY | CLOEXEC)
     return walk_to(fd, parts)
 
 
@@ -48,7 +57,7 @@ def open_file_at(parent: int, name: str) -> tuple[int, os.stat_result]:
     Raises ``OSError`` (``ELOOP`` for a symlink) or ``IsADirectoryError`` /
     ``ValueError`` when the entry is not a regular file (a FIFO, a device, a socket).
     """
-    fd = os.open(name, FILE_FLAGS, dir_fd=parent)
+    fd = _at(name, FILE_FLAGS, parent)
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)

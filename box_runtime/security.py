@@ -18,11 +18,6 @@ Environment
     own environment reaches a sandbox only for names on the operator's passthrough
     allowlist, and never for the runtime's own secrets.
 
-Output
-    :class:`OutputCollector` keeps the first ``head_ratio`` and the last part of a
-    stream within a byte budget while the stream flows, so a command printing
-    gigabytes costs a bounded amount of memory. The cut is marked in the text.
-
 Quotas
     :func:`check_quota` raises :class:`~box_runtime.errors.BoxQuotaExceededError`
     whose details carry the quota's name, ``limit`` and ``actual`` value.
@@ -34,7 +29,6 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError, BoxValidationError
 
@@ -44,7 +38,6 @@ __all__ = [
     "NEVER_PASSED_ENV",
     "RESERVED_SANDBOX_PATHS",
     "SUBTREE_DENIED",
-    "OutputCollector",
     "check_env",
     "check_mount",
     "check_quota",
@@ -255,91 +248,3 @@ def check_quota(quota: str, limit: int | float, actual: int | float, *, unit: st
             f"quota {quota} exceeded: {actual}{suffix} used, limit {limit}{suffix}",
             details={"quota": quota, "limit": limit, "actual": actual, "unit": unit},
         )
-
-
-# --------------------------------------------------------------------------- output
-
-
-def _trim_incomplete_tail(data: bytes) -> bytes:
-    """Drop a UTF-8 sequence cut at the end of ``data``."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 == 0x80:  # continuation byte: keep looking for the lead byte
-            continue
-        if byte & 0xE0 == 0xC0:
-            needed = 2
-        elif byte & 0xF0 == 0xE0:
-            needed = 3
-        elif byte & 0xF8 == 0xF0:
-            needed = 4
-        else:
-            needed = 1
-        return data[:-back] if needed > back else data
-    return data
-
-
-def _trim_incomplete_head(data: bytes) -> bytes:
-    """Drop continuation bytes at the start of ``data`` (the rest of a cut sequence)."""
-    start = 0
-    while start < min(3, len(data)) and data[start] & 0xC0 == 0x80:
-        start += 1
-    return data[start:]
-
-
-@dataclass(slots=True)
-class CollectedOutput:
-    """A stream's kept text, whether bytes were cut, and its full size in bytes."""
-
-    text: str
-    truncated: bool
-    total_bytes: int
-
-
-class OutputCollector:
-    """Keeps the head and tail of a byte stream within ``limit`` bytes while it flows."""
-
-    __slots__ = ("_head", "_tail", "head_limit", "limit", "tail_limit", "total")
-
-    def __init__(self, limit: int, head_ratio: float = 0.6) -> None:
-        if limit < 0 or not 0.0 <= head_ratio <= 1.0:
-            raise ValueError("limit must be >= 0 and head_ratio within [0, 1]")
-        self.limit = limit
-        self.head_limit = int(limit * head_ratio)
-        self.tail_limit = limit - self.head_limit
-        self._head = bytearray()
-        self._tail = bytearray()
-        self.total = 0
-
-    def feed(self, data: bytes | bytearray | memoryview) -> None:
-        size = len(data)
-        if not size:
-            return
-        self.total += size
-        view = memoryview(data)
-        room = self.head_limit - len(self._head)
-        if room > 0:
-            self._head += view[:room]
-            view = view[room:]
-        if len(view) and self.tail_limit:
-            if len(view) >= self.tail_limit:
-                self._tail[:] = view[len(view) - self.tail_limit :]
-            else:
-                self._tail += view
-                # Trim in batches, not on every feed, so a long stream stays linear.
-                if len(self._tail) > 2 * self.tail_limit:
-                    del self._tail[: len(self._tail) - self.tail_limit]
-
-    def result(self) -> CollectedOutput:
-        tail = bytes(self._tail[-self.tail_limit :]) if self.tail_limit else b""
-        if self.total <= self.limit:
-            return CollectedOutput(
-                (bytes(self._head) + tail).decode("utf-8", errors="replace"), False, self.total
-            )
-        head = _trim_incomplete_tail(bytes(self._head))
-        tail = _trim_incomplete_head(tail)
-        omitted = self.total - len(head) - len(tail)
-        notice = f"\n\n... [{omitted} bytes truncated; {self.total} bytes in total] ...\n\n"
-        text = (
-            head.decode("utf-8", errors="replace") + notice + tail.decode("utf-8", errors="replace")
-        )
-        return CollectedOutput(text, True, self.total)

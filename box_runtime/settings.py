@@ -20,6 +20,7 @@ import anyio
 
 from box_runtime.config import BoxConfig, merge_config, unknown_keys
 from box_runtime.errors import BoxValidationError
+from box_runtime.portable import effective_uid
 from box_runtime.security import normalize_allowed_roots, real_path
 
 __all__ = ["BACKEND_KEYS", "Settings"]
@@ -122,7 +123,7 @@ class Settings:
         configured = self.config.deployment_id or self.environ.get("LANGBOT_BOX_DEPLOYMENT_ID", "")
         if configured:
             return configured
-        seed = f"{real_path(self.cwd)}:{os.getuid()}"
+        seed = f"{real_path(self.cwd)}:{effective_uid()}"
         return hashlib.sha256(seed.encode()).hexdigest()[:12]
 
     @property
@@ -132,7 +133,8 @@ class Settings:
             return real_path(config.state_dir, base=self.cwd)
         if config.local.host_root:
             return os.path.join(real_path(config.local.host_root, base=self.cwd), ".lbp-box")
-        return os.path.join(tempfile.gettempdir(), f"lbp-box-{os.getuid()}")
+        uid = effective_uid()
+        return os.path.join(tempfile.gettempdir(), "lbp-box" if uid is None else f"lbp-box-{uid}")
 
     @property
     def skills_root(self) -> str:

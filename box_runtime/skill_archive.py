@@ -24,6 +24,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 
+from box_runtime.portable import open_no_link
 from box_runtime.skill_package import SkillError
 
 __all__ = ["ARCHIVE_LIMITS", "ArchiveLimits", "SkillArchiveError", "extract_archive"]
@@ -143,7 +144,7 @@ def extract_archive(data: bytes, target: str, limits: ArchiveLimits = ARCHIVE_LI
 def _extract_one(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> None:
     written = 0
     mode = 0o755 if (info.external_attr >> 16) & 0o111 else 0o644
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    fd = open_no_link(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with archive.open(info) as source:
             while True:

@@ -30,6 +30,7 @@ from typing import Any, cast
 import yaml
 
 from box_runtime.errors import BoxValidationError
+from box_runtime.portable import CLOEXEC, NONBLOCK, open_no_link
 
 __all__ = [
     "ENTRY_FILES",
@@ -147,7 +148,7 @@ def build_skill_md(metadata: dict[str, Any], instructions: str) -> str:
 def read_text(path: str, *, subject: str) -> str:
     """A UTF-8 text file of at most 1 MiB, read without following a final link."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_no_link(path, os.O_RDONLY | NONBLOCK | CLOEXEC)
     except OSError as exc:
         raise SkillError(f"{subject} cannot be read: {exc.strerror}") from None
     try:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import json
 import os
 import tempfile
@@ -41,6 +40,7 @@ from collections.abc import Generator
 from typing import Any, cast
 
 from box_runtime import skill_uploads
+from box_runtime.portable import file_lock
 from box_runtime.skill_package import (
     SkillError,
     build_manifest,
@@ -155,12 +155,12 @@ class SkillStore:
     @contextlib.contextmanager
     def locked(self) -> Generator[None]:
         os.makedirs(self._store("locks"), exist_ok=True)
-        with _PROCESS_LOCK, open(self._store("locks", "store.lock"), "a+b") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+        with (
+            _PROCESS_LOCK,
+            open(self._store("locks", "store.lock"), "a+b") as lock,
+            file_lock(lock),
+        ):
+            yield
 
     # ------------------------------------------------------------------ reading
 

@@ -168,7 +168,7 @@ async def drive_box(workdir: Path, lbp: list[str]) -> None:
             await box.init({"backend": "nsjail"})  # needs no image
             info = await box.backend_info()
             if not info.available:
-                await box.init({"backend": "local"})  # probes Docker, then nsjail
+                await box.init({"backend": "local"})  # probes Docker, then Podman, then nsjail
                 info = await box.backend_info()
             if not info.available:
                 say(f"no sandbox backend works here ({info.reason}); skipping the sandbox part")

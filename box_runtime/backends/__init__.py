@@ -1,8 +1,10 @@
 """Sandbox backends behind one interface, and how the runtime picks one.
 
-Selection (seed 001's order): an explicit ``box.backend`` wins (``docker``,
-``podman``, ``nsjail``, ``e2b``, ``host``); ``local`` probes Docker, then nsjail, and
-takes the first usable one (Podman and E2B are never probed: an operator names them).
+Selection: an explicit ``box.backend`` wins (``docker``, ``podman``, ``nsjail``,
+``e2b``, ``host``); ``local`` probes Docker, then Podman's socket, then nsjail, and takes
+the first usable one (E2B is never probed: an operator names it). :class:`Selection`
+keeps why each candidate before the chosen one was skipped; the runtime logs it and
+reports it in ``box_get_backend_info``, ``box_status`` and ``/readyz``.
 ``host`` runs commands unsandboxed: it is never probed, and serves only when
 :mod:`.host_policy` allows it (``box.host.allow_unsandboxed: true``, a loopback-only
 Box, an unprivileged user). Backends are created through factories so tests can
@@ -30,7 +32,7 @@ __all__ = [
 BackendFactory = Callable[[BoxConfig], SandboxBackend]
 
 #: The order ``box.backend: local`` probes in.
-LOCAL_ORDER = ("docker", "nsjail")
+LOCAL_ORDER = ("docker", "podman", "nsjail")
 
 
 def _docker(config: BoxConfig) -> SandboxBackend:
@@ -86,6 +88,17 @@ class Selection:
         return "; ".join(f"{name}: {why}" for name, why in self.reasons.items()) or (
             f"no backend named {self.requested!r}"
         )
+
+    def describe(self, serves: str = "using {name}") -> str:
+        """One line for the log: what was asked for, what serves (``serves``, formatted
+        with the backend's ``name``), and what was skipped and why."""
+        if self.backend is None:
+            return f"box.backend {self.requested}: no usable backend ({self.reason})"
+        line = f"box.backend {self.requested}: {serves.format(name=self.backend.name)}"
+        if self.reasons:
+            skipped = "; ".join(f"{name} skipped: {why}" for name, why in self.reasons.items())
+            line += f" ({skipped})"
+        return line
 
 
 async def select_backend(

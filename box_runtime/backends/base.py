@@ -30,8 +30,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from box_runtime.errors import BoxBackendUnavailableError, BoxValidationError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.models import BoxSpec
+from box_runtime.output import CollectedOutput
 from box_runtime.quota import QuotaEnforcement
-from box_runtime.security import CollectedOutput
 
 __all__ = [
     "ExecOutcome",

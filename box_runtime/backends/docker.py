@@ -3,8 +3,8 @@
 A session is one long-lived container (``sleep infinity`` under docker-init) created
 locked down: no network unless asked (``network_mode=none``), every capability
 dropped, ``no-new-privileges``, a read-only root with a tmpfs ``/tmp``, CPU, memory
-(swap included) and pid limits, an optional non-root user, and labels naming the
-deployment, so startup cleanup removes only this deployment's leftovers.
+(swap included) and pid limits, a non-root user (:mod:`.docker_user`), and labels
+naming the deployment, so startup cleanup removes only this deployment's leftovers.
 
 An exec is one ``exec_create`` + ``exec_start`` + ``exec_inspect``, all in one worker
 thread: no container inspect per exec (the container's init pid is looked up once per
@@ -61,6 +61,7 @@ from box_runtime.backends.docker_io import (
     open_fifos,
     pump_fifos,
 )
+from box_runtime.backends.docker_user import hand_over, run_as
 from box_runtime.config import DockerConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
@@ -69,7 +70,8 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.export import ExportedFile, ExportLimits, Identity, SandboxFiles
-from box_runtime.security import OutputCollector
+from box_runtime.output import OutputCollector
+from box_runtime.portable import effective_uid
 from box_runtime.task_groups import single_error
 
 __all__ = ["DockerBackend"]
@@ -178,7 +180,14 @@ class DockerBackend(SandboxBackend):
     def _start_blocking(self, plan: SandboxPlan) -> str:
         api = self._client()
         config = self._config
-        self._chown_for_user(plan)
+        user = run_as(config.user, plan, box_uid=effective_uid())
+        hand_over(user, plan)
+        logger.info(
+            "Box: session %s runs as %s (%s)",
+            plan.session_id,
+            user.user or "the image's user",
+            user.why,
+        )
         host_config = api.create_host_config(
             mounts=[
                 DockerMount(m.sandbox_path, m.host_path, type="bind", read_only=m.read_only)
@@ -204,7 +213,7 @@ class DockerBackend(SandboxBackend):
             "labels": dict(plan.labels),
             "host_config": host_config,
             "working_dir": plan.mount_path,
-            "user": config.user or None,
+            "user": user.user or None,
             "hostname": "box",
             "detach": True,
         }
@@ -283,20 +292,6 @@ class DockerBackend(SandboxBackend):
             return str(existing["Id"])
         self._remove_quietly(existing["Id"])
         return None
-
-    def _chown_for_user(self, plan: SandboxPlan) -> None:
-        user = self._config.user
-        if not user or os.geteuid() != 0:
-            return
-        uid_text, _, gid_text = user.partition(":")
-        if not uid_text.isdigit() or (gid_text and not gid_text.isdigit()):
-            return  # a user name: the image resolves it, we cannot chown for it
-        uid, gid = int(uid_text), int(gid_text or uid_text)
-        targets = [plan.tmp_dir, plan.home_dir]
-        if plan.workspace_owned:
-            targets.append(plan.mounts[0].host_path)
-        for target in targets:
-            os.chown(target, uid, gid)
 
     def _remove_quietly(self, container: str) -> None:
         """Remove a container; one already gone (or being removed: 409) is no error."""

@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping
 
 from box_runtime.backends.docker_io import Abort, make_pipe, open_dir
-from box_runtime.security import OutputCollector
+from box_runtime.output import OutputCollector
 
 __all__ = ["AGENT_DIR", "AGENT_SCRIPT", "AgentRun", "agent_script_text", "run_via_agent"]
 

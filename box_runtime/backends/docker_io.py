@@ -18,7 +18,6 @@ recording its process group, so a timeout kills exactly that command's group.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import selectors
 import socket
@@ -28,8 +27,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from box_runtime.output import OutputCollector
+from box_runtime.portable import enlarge_pipe
 from box_runtime.safe_fs import open_dir
-from box_runtime.security import OutputCollector
 
 __all__ = [
     "EXEC_WRAPPER",
@@ -60,7 +60,6 @@ KILL_SCRIPT = (
 )
 _READ_BYTES = 256 * 1024
 _PIPE_BYTES = 1024 * 1024
-_F_SETPIPE_SZ = 1031  # Linux fcntl
 
 
 class Abort:
@@ -209,8 +208,7 @@ def make_pipe(directory: int, name: str) -> tuple[int, int]:
     except OSError:
         os.close(reader)
         raise
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(reader, _F_SETPIPE_SZ, _PIPE_BYTES)
+    enlarge_pipe(reader, _PIPE_BYTES)
     return reader, writer
 
 

@@ -49,7 +49,7 @@ from box_runtime.backends.e2b_sync import Manifest, SyncLimits, pull, push
 from box_runtime.config import DEFAULT_IMAGE, E2BConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
-from box_runtime.security import OutputCollector
+from box_runtime.output import OutputCollector
 
 __all__ = ["E2BBackend", "shell_command"]
 

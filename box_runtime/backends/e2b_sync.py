@@ -31,6 +31,7 @@ from typing import Protocol
 import anyio
 
 from box_runtime.errors import BoxValidationError
+from box_runtime.portable import NONBLOCK, open_no_link
 
 __all__ = ["Manifest", "RemoteEntry", "RemoteFiles", "SyncLimits", "pull", "push", "scan_host"]
 
@@ -117,7 +118,7 @@ def _read_host(root: str, rels: Iterable[str]) -> list[tuple[str, bytes]]:
     for rel in rels:
         path = os.path.join(root, *rel.split("/"))
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = open_no_link(path, os.O_RDONLY | NONBLOCK)
         except OSError:
             continue  # gone or replaced by a link since the scan
         with os.fdopen(fd, "rb") as file:

@@ -39,7 +39,7 @@ from box_runtime.backends.base import (
 )
 from box_runtime.backends.fake_process import FakeProcess
 from box_runtime.errors import BoxSandboxGoneError, BoxValidationError
-from box_runtime.security import OutputCollector
+from box_runtime.output import OutputCollector
 
 __all__ = ["FakeBackend", "FakeExec"]
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
@@ -31,8 +31,6 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from box_runtime.backends.pipes import PipeReceiveStream
 
 __all__ = ["HostChild", "Rlimits", "start_child"]
-
-_UNLIMITED = resource.RLIM_INFINITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +44,8 @@ class Rlimits:
     nofile: int
 
     def pairs(self) -> list[tuple[int, int]]:
+        import resource  # POSIX only, as is this backend (host_policy refuses elsewhere)
+
         limits = [
             (resource.RLIMIT_FSIZE, self.file_bytes),
             (resource.RLIMIT_NOFILE, self.nofile),
@@ -60,11 +60,12 @@ class Rlimits:
         return limits
 
 
-def _preexec(pairs: list[tuple[int, int]]) -> None:
-    """Runs in the child, after the user switch: only C-level calls, no allocation-heavy work."""
+def _preexec(pairs: list[tuple[int, int]], resource: ModuleType) -> None:
+    """Runs in the child, after the user switch: only C-level calls, no allocation-heavy work
+    (``resource`` is imported by the parent: nothing is imported between fork and exec)."""
     for kind, value in pairs:
         _soft, hard = resource.getrlimit(kind)
-        capped = value if hard == _UNLIMITED else min(value, hard)
+        capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(kind, (capped, capped))
 
 
@@ -81,6 +82,8 @@ def start_child(
     stderr: int,
 ) -> HostChild:
     """Fork ``argv`` as described in the module docstring; ``uid=None``: no switch."""
+    import resource
+
     pairs = limits.pairs()
     switch: dict[str, object] = {}
     if uid is not None:
@@ -97,7 +100,7 @@ def start_child(
         close_fds=True,
         # Safe with threads here: the child calls only getrlimit/setrlimit (no lock
         # another thread could hold) between fork and exec.
-        preexec_fn=lambda: _preexec(pairs),  # noqa: PLW1509
+        preexec_fn=lambda: _preexec(pairs, resource),  # noqa: PLW1509
         **switch,  # type: ignore[arg-type]
     )
     return HostChild(popen)

@@ -5,6 +5,7 @@ sandbox. It serves only when every one of these holds, checked when the Box star
 (``lbp box`` refuses to start), at each ``box_init`` (the call fails) and at backend
 selection (no backend is selected):
 
+* the system is POSIX, with the ``pwd`` and ``resource`` modules (users and limits);
 * ``box.backend`` is ``host`` *and* ``box.host.allow_unsandboxed`` is true (probing,
   ``box.backend: local``, never picks it);
 * the Box listens on a loopback address only;
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from box_runtime.config import BoxConfig, HostConfig
 from box_runtime.errors import BoxHostBackendRefusedError
+from box_runtime.portable import missing_modules
 from langbot_plugin.rpc.loopback import is_loopback
 
 __all__ = ["NOT_A_SANDBOX", "HostIdentity", "check_host_backend", "resolve_identity"]
@@ -65,7 +67,7 @@ def _refused(reason: str, message: str) -> BoxHostBackendRefusedError:
 
 def _user(text: str) -> tuple[int, int]:
     """``(uid, gid)`` of ``name``, ``uid`` or ``uid:gid``."""
-    import pwd  # POSIX only: the rest of the Box imports this module everywhere
+    import pwd  # POSIX only (check_host_backend refuses first where it is missing)
 
     name, _, group = text.strip().partition(":")
     if name.isdigit():
@@ -118,6 +120,14 @@ def resolve_identity(config: HostConfig, *, euid: int | None = None) -> HostIden
 
 def check_host_backend(config: BoxConfig, listen_host: str | None) -> HostIdentity:
     """Raise unless the host backend may serve under ``config``; its identity if so."""
+    missing = missing_modules("pwd", "resource")
+    if os.name != "posix" or missing:
+        lacking = ", ".join(missing) or "POSIX"
+        raise _refused(
+            "not_posix",
+            f"it switches users and sets limits the POSIX way (no {lacking} module on this "
+            "system); use docker, podman or e2b here",
+        )
     if not config.host.allow_unsandboxed:
         raise _refused(
             "not_opted_in",

@@ -29,7 +29,7 @@ from box_runtime.backends.base import ExecRequest, ProcessRequest
 from box_runtime.backends.jail_process import JailProcess
 from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream, pipe_pair
 from box_runtime.errors import BoxBackendUnavailableError
-from box_runtime.security import OutputCollector
+from box_runtime.output import OutputCollector
 
 __all__ = [
     "WRAPPER",

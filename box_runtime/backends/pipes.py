@@ -11,16 +11,15 @@ without yielding, a read of data already there does not wait.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from box_runtime.portable import enlarge_pipe
+
 __all__ = ["PipeReceiveStream", "PipeSendStream", "pipe_pair"]
 
-_F_SETPIPE_SZ = 1031  # Linux fcntl
 PIPE_BYTES = 1024 * 1024
 
 
@@ -33,8 +32,7 @@ def pipe_pair(*, child_reads: bool) -> tuple[int, int]:
     read_end, write_end = os.pipe()
     ours, theirs = (write_end, read_end) if child_reads else (read_end, write_end)
     os.set_blocking(ours, False)
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(ours, _F_SETPIPE_SZ, PIPE_BYTES)
+    enlarge_pipe(ours, PIPE_BYTES)
     return ours, theirs
 
 

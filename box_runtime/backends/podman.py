@@ -32,15 +32,17 @@ from box_runtime.backends.base import SandboxPlan
 from box_runtime.backends.docker import DockerBackend
 from box_runtime.backends.docker_connect import client_kwargs
 from box_runtime.config import PodmanConfig
+from box_runtime.portable import effective_uid
 
 __all__ = ["PodmanBackend", "default_socket"]
 
 
-def default_socket(environ: Mapping[str, str], euid: int) -> str:
-    """Where Podman's API socket is when nothing is configured."""
+def default_socket(environ: Mapping[str, str], euid: int | None) -> str:
+    """Where Podman's API socket is when nothing is configured (``euid``: ``None`` where
+    the system has no uids; then the rootful socket, which a probe finds missing)."""
     if environ.get("CONTAINER_HOST"):
         return environ["CONTAINER_HOST"]
-    if euid == 0:
+    if euid is None or euid == 0:
         return "unix:///run/podman/podman.sock"
     runtime_dir = environ.get("XDG_RUNTIME_DIR") or f"/run/user/{euid}"
     return f"unix://{runtime_dir}/podman/podman.sock"
@@ -57,7 +59,7 @@ class PodmanBackend(DockerBackend):
         self._environ = os.environ if environ is None else environ
 
     def _connection(self) -> dict[str, Any]:
-        default = default_socket(self._environ, os.geteuid())
+        default = default_socket(self._environ, effective_uid())
         return client_kwargs(self._podman, default_url=default)
 
     def _ulimits(self, plan: SandboxPlan) -> list[dict[str, Any]]:

@@ -143,16 +143,27 @@ class RPCError(Exception):
         overrides this)."""
         return cls(message, details=details, code=code, retryable=retryable)
 
+    #: A record a subclass assigned to :attr:`error` itself.
+    _assigned_error: ErrorInfo | None = None
+
     @property
     def error(self) -> ErrorInfo:
         """The error as data: ``code``, ``message``, ``retryable``, ``details``."""
         from langbot_plugin.rpc.error_info import ErrorInfo
 
+        if self._assigned_error is not None:
+            return self._assigned_error
         if isinstance(self._record, ErrorInfo):
             return self._record
         return ErrorInfo(
             code=self.code, message=self.message, retryable=self.retryable, details=self.details
         )
+
+    @error.setter
+    def error(self, record: ErrorInfo) -> None:
+        # The reference's exceptions are plain ones: a subclass may set ``self.error``
+        # (the released host's ``BoxExportError`` does, before it calls ``__init__``).
+        self._assigned_error = record
 
     @property
     def wire_type(self) -> str:

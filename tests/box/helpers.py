@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -21,7 +21,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from box_runtime.backends.base import SandboxBackend
+from box_runtime.backends.base import Mount, SandboxBackend, SandboxPlan
 from box_runtime.backends.fake import FakeBackend
 from box_runtime.export import ExportedFile, RunLedger
 from box_runtime.export_session import read_session_files, remove_session_files
@@ -181,12 +181,17 @@ def host_reason() -> str | None:
 
 
 def require(backend: str) -> None:
-    """Skip (or fail, when required) unless ``backend`` (docker, nsjail, host, e2b) runs here."""
+    """Skip (or fail, when required) unless ``backend`` (docker, podman, nsjail, host, e2b)
+    runs here."""
     if backend == "docker":
         require_docker()
-    elif backend in ("host", "e2b"):
+    elif backend in ("host", "e2b", "podman"):
         if backend == "host":
             reason, variable = host_reason(), "LBP_REQUIRE_HOST"
+        elif backend == "podman":
+            from tests.box.conformance.candidates import podman_reason
+
+            reason, variable = podman_reason(), "LBP_REQUIRE_PODMAN"
         else:
             from tests.support.e2b_standin.thread import standin_reason
 
@@ -244,8 +249,11 @@ async def box_process(
     *args: str,
     port: int | None = None,
     stderr: int | IO[bytes] = subprocess.DEVNULL,
+    environ: Mapping[str, str] | None = None,
 ) -> AsyncGenerator[tuple[Process, int]]:
     """A served ``lbp box`` child (``config`` as ``LANGBOT_BOX_CONFIG``), once it listens.
+
+    ``environ``: variables added to this process's environment for the child.
 
     Yields the process and its port. The body may end it itself (a signal, then a
     wait); a Box still running when the body ends is killed. That matters when the body
@@ -253,7 +261,7 @@ async def box_process(
     the test's time limit would report that wait instead of the real error.
     """
     chosen = free_port() if port is None else port
-    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    env = {**os.environ, **(environ or {}), "LANGBOT_BOX_CONFIG": json.dumps(config)}
     command = [*BOX_COMMAND, "--ws-control-port", str(chosen), *args]
     async with await anyio.open_process(command, env=env, stderr=stderr) as process:
         try:
@@ -357,3 +365,28 @@ def skill_mount(runtime: BoxRuntime, name: str = "tool") -> dict[str, str]:
         "mount_path": f"/workspace/.skills/{name}",
         "mode": "rw",
     }
+
+
+def sandbox_plan(tmp: str, **fields: Any) -> SandboxPlan:
+    """A backend's plan with its folders below ``tmp`` (override any field)."""
+    values: dict[str, Any] = {
+        "name": "n",
+        "key_hash": "k",
+        "session_id": "s",
+        "deployment_id": "d",
+        "image": "host",
+        "network": False,
+        "cpus": 1.5,
+        "memory_mb": 256,
+        "pids_limit": 32,
+        "read_only_rootfs": True,
+        "persistent": False,
+        "mounts": (Mount(f"{tmp}/ws", "/workspace", False), Mount("/data/ro", "/ro", True)),
+        "mount_path": "/workspace",
+        "session_dir": tmp,
+        "workspace_owned": True,
+        "tmp_dir": f"{tmp}/tmp",
+        "home_dir": f"{tmp}/home",
+    }
+    values.update(fields)
+    return SandboxPlan(**values)

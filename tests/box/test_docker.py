@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.backends.docker_user import BOX_OWNED
 from box_runtime.client import BoxClient
 from box_runtime.errors import (
     BoxMountDeniedError,
@@ -18,6 +19,7 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.output import clip_marker
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
@@ -166,7 +168,10 @@ async def test_ten_megabytes_of_output_keep_head_and_tail(runtime: BoxRuntime) -
     assert result.stdout_truncated
     assert result.stdout_bytes == 10_000_000 + len("HEAD\n\nTAIL\n")
     assert result.stdout.startswith("HEAD\nxxx")
-    assert result.stdout.endswith("xxx\nTAIL\n")
+    total = 10_000_000 + len("HEAD\n\nTAIL\n")
+    assert result.stdout.endswith(
+        "xxx\nTAIL\n" + clip_marker(runtime.config.output.max_bytes, total)
+    )
     assert len(result.stdout.encode()) < runtime.config.output.max_bytes + 200
     assert result.exit_code == 0
 
@@ -311,6 +316,30 @@ async def test_orphan_cleanup_removes_only_this_deployments_leftovers(
         client.close()
 
 
+async def test_the_default_image_runs_as_nobody_with_a_writable_home(
+    state: Path, deployment: str
+) -> None:
+    """``lbp box image build``'s image settings, on the test image's root filesystem
+    (the Debian build itself needs a mirror): not root even with ``docker.user: ""``."""
+    from box_runtime.image import build_commands
+
+    tag = f"lbp-test-default-{deployment}:latest"
+    _, importer = build_commands(tag=tag, suite="bookworm", include=[], mirror="", docker="docker")
+    source = (await anyio.run_process(["docker", "create", BUSYBOX, "true"])).stdout.strip()
+    try:
+        exported = await anyio.run_process(["docker", "export", source.decode()])
+        await anyio.run_process(importer, input=exported.stdout)
+        config = docker_config(state, deployment, docker={"user": ""})
+        config["local"]["image"] = tag
+        box = BoxRuntime(config=config, environ={}, cwd=str(state))
+        async with box.running():
+            result = await box.exec(spec("id -u; echo $HOME; touch ~/.cache-ok && echo ok"), T)
+        assert result.stdout == "65534\n/tmp\nok\n", result.stderr
+    finally:
+        await anyio.run_process(["docker", "rm", "-f", source.decode()], check=False)
+        await anyio.run_process(["docker", "rmi", "-f", tag], check=False)
+
+
 async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: str) -> None:
     async with box_process(docker_config(state, deployment)) as (process, port):
         async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
@@ -327,7 +356,7 @@ async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: 
 def test_no_agent_means_none(tmp_path: Path) -> None:
     from box_runtime.backends.docker_agent import run_via_agent
     from box_runtime.backends.docker_io import Abort
-    from box_runtime.security import OutputCollector
+    from box_runtime.output import OutputCollector
 
     ran = run_via_agent(
         str(tmp_path),
@@ -438,7 +467,7 @@ async def test_storage_analysis_sees_inside_the_container(runtime: BoxRuntime) -
 async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
     runtime: BoxRuntime,
 ) -> None:
-    """Root-owned 0600 output, exact bytes, no link or FIFO followed, compare-and-delete."""
+    """The sandbox user's 0600 output, exact bytes, no link or FIFO followed, compare-and-delete."""
     from box_runtime.errors import BoxExportRefusedError
     from box_runtime.export import read_files
 
@@ -456,7 +485,7 @@ async def test_explicit_export_reads_what_the_sandbox_wrote_and_nothing_else(
         runtime, "s1", T, ["/workspace/outbox/r.bin", "/tmp/report.txt"], None
     )
     assert [f.sha256 for f in batch] == digests
-    assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, 0, 0)
+    assert (batch[0].mode, batch[0].uid, batch[0].gid) == (0o600, *BOX_OWNED)
     assert batch[1].data == b"report\n"
     for path, reason in (
         ("/workspace/outbox/link", "symlink"),

@@ -123,14 +123,15 @@ async def test_probing_never_picks_the_host_backend(state: Path) -> None:
         {
             "backend": "local",
             "host": {"allow_unsandboxed": True},
-            # Neither Docker nor nsjail can serve: only the host backend could.
+            # Neither Docker, Podman nor nsjail can serve: only the host backend could.
             "docker": {"base_url": f"unix://{state}/no-such-docker.sock"},
+            "podman": {"base_url": f"unix://{state}/no-such-podman.sock"},
             "nsjail": {"binary": str(state / "no-such-nsjail")},
         }
     )
     selection = await select_backend(box, default_factories(), listen_host="127.0.0.1")
     assert selection.backend is None
-    assert set(selection.reasons) == {"docker", "nsjail"}
+    assert set(selection.reasons) == {"docker", "podman", "nsjail"}
 
 
 # --------------------------------------------------------------------------- refusals

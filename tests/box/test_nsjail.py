@@ -12,13 +12,14 @@ from typing import Any
 import anyio
 import pytest
 
-from box_runtime.backends.base import ExecRequest, Mount, SandboxPlan
+from box_runtime.backends.base import ExecRequest
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
 from box_runtime.client import BoxClient
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.output import clip_marker
 from box_runtime.runtime import BoxRuntime
 from tests.support.waiting import wait_until
 
@@ -31,6 +32,7 @@ from .helpers import (
     require_nsjail,
     skill_mount,
 )
+from .helpers import sandbox_plan as plan
 
 pytestmark = pytest.mark.anyio
 
@@ -58,30 +60,6 @@ async def runtime(state: Path) -> AsyncGenerator[BoxRuntime]:
 
 def spec(cmd: str, session_id: str = "s1", **fields: Any) -> BoxSpec:
     return BoxSpec.model_validate({"session_id": session_id, "cmd": cmd, **fields})
-
-
-def plan(tmp: str, **fields: Any) -> SandboxPlan:
-    values: dict[str, Any] = {
-        "name": "n",
-        "key_hash": "k",
-        "session_id": "s",
-        "deployment_id": "d",
-        "image": "host",
-        "network": False,
-        "cpus": 1.5,
-        "memory_mb": 256,
-        "pids_limit": 32,
-        "read_only_rootfs": True,
-        "persistent": False,
-        "mounts": (Mount(f"{tmp}/ws", "/workspace", False), Mount("/data/ro", "/ro", True)),
-        "mount_path": "/workspace",
-        "session_dir": tmp,
-        "workspace_owned": True,
-        "tmp_dir": f"{tmp}/tmp",
-        "home_dir": f"{tmp}/home",
-    }
-    values.update(fields)
-    return SandboxPlan(**values)
 
 
 REQUEST = ExecRequest("echo hi", "/workspace", {"A": "1"}, 7.5, 1000, 0.6)
@@ -200,7 +178,8 @@ async def test_ten_megabytes_of_output(runtime: BoxRuntime) -> None:
     result = await runtime.exec(spec("head -c 10000000 /dev/zero | tr '\\0' y; echo END"), None)
     assert result.stdout_bytes == 10_000_004
     assert result.stdout_truncated
-    assert result.stdout.endswith("yyyEND\n")
+    marker = clip_marker(runtime.config.output.max_bytes, 10_000_004)
+    assert result.stdout.endswith("yyyEND\n" + marker)
 
 
 @pytest.mark.nsjail

@@ -137,21 +137,14 @@ async def test_an_exited_process_reports_its_status_and_starts_afresh(tmp_path: 
         assert len(fake.processes) == 2
 
 
-async def test_stderr_preview_is_bounded(tmp_path: Path) -> None:
+async def test_stderr_preview_shows_what_the_process_wrote(tmp_path: Path) -> None:
     runtime, _ = fake_runtime(tmp_path)
     async with runtime.running():
         await session(runtime)
         process, _ = await runtime.start_managed_process(
             "mcp-shared", proc("stderr", "starting up"), T1
         )
-        await wait_until(lambda: "starting up" in process.info().stderr_preview, 5, 0.01)
-    tail = processes_module.StderrTail(chars=100)
-    for index in range(1000):
-        tail.feed(f"line {index}\n".encode())
-    text = tail.text()
-    assert len(text) <= 100
-    assert text.endswith("line 999\n")
-    assert text.startswith("line ")  # starts at a line boundary
+        await wait_until(lambda: "starting up" in process.info().stderr_preview, interval=0.01)
 
 
 async def test_stop_closes_stdin_first(tmp_path: Path) -> None:

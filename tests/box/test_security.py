@@ -1,4 +1,4 @@
-"""The pure security rules: mount allowlist and deny set, env checks, quotas, output cuts."""
+"""The pure security rules: mount allowlist and deny set, env checks, quotas."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError, BoxValidationError
 from box_runtime.security import (
-    OutputCollector,
     check_env,
     check_mount,
     check_quota,
@@ -175,67 +174,3 @@ def test_quota_reports_limit_and_actual() -> None:
         "unit": "bytes",
     }
     assert "150 bytes used, limit 100 bytes" in error.message
-
-
-def test_output_below_the_limit_is_kept_whole() -> None:
-    collector = OutputCollector(100)
-    for piece in (b"hello ", b"world", b"\n"):
-        collector.feed(piece)
-    result = collector.result()
-    assert (result.text, result.truncated, result.total_bytes) == ("hello world\n", False, 12)
-
-
-def test_output_exactly_at_the_limit_is_kept_whole() -> None:
-    collector = OutputCollector(10)
-    collector.feed(b"0123456789")
-    assert collector.result().text == "0123456789"
-    assert not collector.result().truncated
-
-
-def test_long_output_keeps_60_percent_head_and_40_percent_tail() -> None:
-    collector = OutputCollector(1000)
-    data = bytes(range(48, 58)) * 100_000  # one million digits
-    for start in range(0, len(data), 4096):
-        collector.feed(data[start : start + 4096])
-    result = collector.result()
-    assert result.truncated
-    assert result.total_bytes == len(data)
-    head, _, rest = result.text.partition("\n\n... [")
-    notice, _, tail = rest.partition("] ...\n\n")
-    assert head == data[:600].decode()
-    assert tail == data[-400:].decode()
-    assert notice == f"{len(data) - 1000} bytes truncated; {len(data)} bytes in total"
-
-
-def test_tail_is_right_when_fed_in_one_big_piece() -> None:
-    collector = OutputCollector(10, head_ratio=0.5)
-    collector.feed(b"abcdefghijklmnopqrstuvwxyz")
-    text = collector.result().text
-    assert text.startswith("abcde")
-    assert text.endswith("vwxyz")
-
-
-def test_cut_multibyte_characters_are_dropped_not_mangled() -> None:
-    collector = OutputCollector(8, head_ratio=0.5)
-    collector.feed("éééééééééé".encode())  # 20 bytes, 2 per character
-    text = collector.result().text
-    assert "\ufffd" not in text
-    assert text.startswith("éé")
-    assert text.endswith("éé")
-
-
-def test_head_only_and_tail_only_ratios() -> None:
-    head_only = OutputCollector(4, head_ratio=1.0)
-    head_only.feed(b"abcdefgh")
-    assert head_only.result().text.startswith("abcd")
-    tail_only = OutputCollector(4, head_ratio=0.0)
-    tail_only.feed(b"abcdefgh")
-    assert tail_only.result().text.endswith("efgh")
-
-
-def test_memory_stays_bounded() -> None:
-    collector = OutputCollector(1000)
-    for _ in range(10_000):
-        collector.feed(b"x" * 1000)
-    assert len(collector._head) <= 600  # pyright: ignore[reportPrivateUsage]
-    assert len(collector._tail) <= 2 * 400  # pyright: ignore[reportPrivateUsage]

@@ -59,6 +59,9 @@ async def test_status_has_the_shape_the_host_reads(tmp_path: Path) -> None:
         "reason": None,
         "unsafe_direct_execution": False,
         "warning": None,
+        # Ours, beside what the host reads: what was asked for and what was skipped.
+        "requested": "fake",
+        "skipped": {},
     }
     assert data["active_sessions"] == 0
     assert data["managed_processes"] == 0

@@ -106,9 +106,11 @@ async def test_both_daemons_log_alike_and_the_box_names_its_backend(
     ):
         await rt_lines.wait_for("plugin runtime up: ")
         await box_lines.wait_for(r"Box: listening on 127\.0\.0\.1:")
-        backend = await box_lines.wait_for(r"Box: backend local \(docker, then nsjail\): ")
+        await box_lines.wait_for(r"Box: box\.backend local probes docker, then podman, then nsjail")
+        backend = await box_lines.wait_for(r"Box: box\.backend local: ")
         assert re.search(
-            r"(docker|nsjail) would serve sessions|none usable yet", box_lines.lines[backend]
+            r"(docker|podman|nsjail) would serve sessions|no usable backend .* yet",
+            box_lines.lines[backend],
         )
         async with aiohttp.ClientSession() as http:
             for port in (rt_port, box_port):

@@ -208,3 +208,22 @@ def test_the_skill_store_as_the_host_repository_calls_it(tmp_path: Path) -> None
         scoped.update_skill("greet", {"description": "late"}, base_revision=revision)
     other = store.scoped(skill_namespace("instance-1", "workspace-2"))
     assert other.list_skills() == []
+
+
+def test_a_box_error_subclass_may_set_its_error_record_as_the_host_does() -> None:
+    # pkg/box/export_errors.py: BoxExportError(BoxValidationError) sets self.error (an
+    # AgentAPIError) and then calls __init__ with its text; the reference's errors are
+    # plain exceptions, so that assignment must work on ours too.
+    from langbot_plugin.api.entities.builtin.runner.errors import AgentAPIError
+    from langbot_plugin.box.errors import BoxValidationError
+
+    class BoxExportError(BoxValidationError):
+        def __init__(self, error: AgentAPIError) -> None:
+            self.error = error
+            super().__init__("LANGBOT_EXPORT_V1:" + error.model_dump_json())
+
+    record = AgentAPIError(code="box.export.transport_truncated", message="too big")
+    exc = BoxExportError(record)
+    assert exc.error is record
+    assert str(exc).startswith('LANGBOT_EXPORT_V1:{"code":"box.export.transport_truncated"')
+    assert BoxValidationError("plain").error.code == "box_validation"

@@ -45,14 +45,23 @@ class Dialect:
     many_bytes: Callable[[int], str]
     #: A managed process that writes every stdin line back on stdout.
     echo_program: tuple[str, ...]
+    #: A managed process that writes ``n`` bytes of ``e`` and a newline on stderr,
+    #: then behaves like ``echo_program``.
+    noisy_program: Callable[[int], tuple[str, ...]]
 
 
 SHELL = Dialect(
     lambda name: f'[ -n "${{{name}+set}}" ] && echo "${name}"',
     lambda n: f"head -c {n} /dev/zero | tr '\\0' x",
     ("cat",),
+    lambda n: ("sh", "-c", f"head -c {n} /dev/zero | tr '\\0' e >&2; echo >&2; exec cat"),
 )
-FAKE = Dialect(lambda name: f"printenv {name}", lambda n: f"bytes {n}", ("echo",))
+FAKE = Dialect(
+    lambda name: f"printenv {name}",
+    lambda n: f"bytes {n}",
+    ("echo",),
+    lambda n: ("stderr", "e" * n),
+)
 
 
 def _engine_api(**kwargs: Any) -> Any:

@@ -21,7 +21,10 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.backends.docker_user import BOX_OWNED
+from box_runtime.managed_process import STDERR_PREVIEW_BYTES
 from box_runtime.models import BoxExecutionStatus, BoxSpec
+from box_runtime.output import clip_marker
 from box_runtime.process_models import ManagedProcessSpec, ManagedProcessStatus
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import SessionKey, Tenant
@@ -31,6 +34,7 @@ from tests.box.helpers import (
     read_files_of,
     remove_files_of,
 )
+from tests.support.waiting import wait_until
 
 from .candidates import CANDIDATES, Candidate
 
@@ -145,14 +149,20 @@ async def test_a_timeout_kills_the_command_and_keeps_the_session(box: Box) -> No
 
 async def test_output_beyond_the_limit_keeps_head_and_tail(box: Box) -> None:
     size = 10_000_000
-    command = f"echo HEAD; {box.candidate.dialect.many_bytes(size)}; echo; echo TAIL"
+    many = box.candidate.dialect.many_bytes(size)
+    command = f"echo HEAD; {many}; echo; echo TAIL; {many} >&2"
     result = await box.runtime.exec(spec(command), T)
     assert result.exit_code == 0
     assert result.stdout_truncated
-    assert result.stdout_bytes == size + len("HEAD\n\nTAIL\n")
+    total = size + len("HEAD\n\nTAIL\n")
+    assert result.stdout_bytes == total
+    limit = box.runtime.config.output.max_bytes
+    # The released host recognises a cut only by this line at the very end.
     assert result.stdout.startswith("HEAD\nxxx")
-    assert result.stdout.endswith("xxx\nTAIL\n")
-    assert len(result.stdout.encode()) < box.runtime.config.output.max_bytes + 200
+    assert result.stdout.endswith(f"xxx\nTAIL\n{clip_marker(limit, total)}")
+    assert len(result.stdout.encode()) < limit + 200
+    assert result.stderr_truncated
+    assert result.stderr.endswith(f"xxx{clip_marker(limit, size)}")
 
 
 async def test_sessions_do_not_share_files(box: Box) -> None:
@@ -189,6 +199,17 @@ async def test_a_managed_process_speaks_over_its_stdio(box: Box) -> None:
     assert info.status is ManagedProcessStatus.EXITED
 
 
+async def test_a_cut_stderr_preview_ends_with_the_clip_marker(box: Box) -> None:
+    await box.runtime.create_session(spec("", "mcp", persistent=False), T)
+    command, *args = box.candidate.dialect.noisy_program(10_000)
+    process_spec = ManagedProcessSpec(process_id="p1", command=command, args=args)
+    process, _ = await box.runtime.start_managed_process("mcp", process_spec, T)
+    marker = clip_marker(STDERR_PREVIEW_BYTES, 10_001)
+    await wait_until(lambda: process.info().stderr_preview.endswith(marker))
+    assert process.info().stderr_preview.startswith("... [")
+    await box.runtime.stop_managed_process("mcp", "p1", T)
+
+
 async def test_explicit_export_reads_and_removes_what_the_sandbox_wrote(box: Box) -> None:
     write = box.path("echo out > /workspace/out.txt; echo t > /tmp/t.txt")
     assert (await box.runtime.exec(spec(write), T)).exit_code == 0
@@ -199,6 +220,48 @@ async def test_explicit_export_reads_and_removes_what_the_sandbox_wrote(box: Box
     assert removed == [(path, None) for path in paths]
     gone = await box.runtime.exec(spec("cat /workspace/out.txt"), T)
     assert gone.exit_code != 0
+
+
+def containers_only(box: Box) -> None:
+    if box.candidate.backend not in ("docker", "podman"):
+        pytest.skip(f"{box.candidate.id} runs no container (docker.user does not apply)")
+
+
+async def test_a_container_runs_as_nobody_in_a_workspace_the_box_made(box: Box) -> None:
+    containers_only(box)
+    result = await box.runtime.exec(
+        spec("id -u; id -g; mkdir /workspace/d; echo x > /workspace/d/f"), T
+    )
+    assert (result.stdout, result.exit_code) == (f"{BOX_OWNED[0]}\n{BOX_OWNED[1]}\n", 0), (
+        result.stderr
+    )
+    (session,) = box.runtime.sessions(T)
+    made = os.stat(os.path.join(session.workspace_dir, "d", "f"))
+    assert (made.st_uid, made.st_gid) == BOX_OWNED
+
+
+@pytest.mark.parametrize("owner", [(1234, 2345), (0, 0)], ids=["user", "root"])
+async def test_a_container_runs_as_the_owner_of_a_host_workspace(
+    box: Box, state: Path, owner: tuple[int, int]
+) -> None:
+    # What the released host does there: its attachments, written as itself, mode 0600
+    # in a 0700 folder; the sandbox must read them and write beside them.
+    containers_only(box)
+    workspace = state / "mounts" / "tenant"
+    inbox = workspace / "inbox" / "q1"
+    inbox.mkdir(parents=True)
+    (inbox / "in.txt").write_text("from the host")
+    (inbox / "in.txt").chmod(0o600)
+    for path in (workspace, workspace / "inbox", inbox, inbox / "in.txt"):
+        os.chown(path, *owner)
+        if path.is_dir():
+            path.chmod(0o700)
+    command = "id -u; cat /workspace/inbox/q1/in.txt; mkdir -p /workspace/outbox; echo out > /workspace/outbox/o"
+    result = await box.runtime.exec(spec(command, host_path=str(workspace)), T)
+    assert result.stdout == f"{owner[0]}\nfrom the host", result.stderr
+    assert result.exit_code == 0, result.stderr
+    made = os.stat(workspace / "outbox" / "o")
+    assert (made.st_uid, made.st_gid) == owner
 
 
 async def test_the_memory_limit_holds(box: Box) -> None:

@@ -1,0 +1,105 @@
+"""``box.backend: local`` probes Docker, then Podman's socket, then nsjail, on the real
+engines, and says which it chose and why it skipped the others (log, backend info,
+``box_status`` and ``/readyz``).
+
+An engine is made unreachable by pointing its address at a socket that does not exist.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from box_runtime.client import BoxClient
+from box_runtime.models import BoxSpec
+from box_runtime.runtime import BoxRuntime
+from tests.box.conformance.candidates import BUSYBOX, PODMAN_SOCKET
+from tests.box.helpers import box_process, jail_state, remove_containers, require
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+NOWHERE = "unix:///nonexistent/engine.sock"
+
+
+@pytest.fixture
+def state() -> Iterator[Path]:
+    yield from jail_state("lbp-choice-")
+
+
+def local(state: Path, *, docker: str = "", podman: str = "") -> dict[str, Any]:
+    """``backend: local`` with each engine's address ("": its default)."""
+    return {
+        "backend": "local",
+        "deployment_id": "ch" + secrets.token_hex(4),
+        "state_dir": str(state / "state"),
+        "local": {"image": BUSYBOX},
+        "docker": {"base_url": docker, "pull_missing_images": False},
+        "podman": {"base_url": podman or f"unix://{PODMAN_SOCKET}", "pull_missing_images": False},
+    }
+
+
+async def test_local_takes_podman_when_docker_is_unreachable(
+    state: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    require("podman")
+    caplog.set_level(logging.INFO, logger="box_runtime")
+    runtime = BoxRuntime(config=local(state, docker=NOWHERE), environ={}, cwd=str(state))
+    async with runtime.running():
+        info = await runtime.backend_info()
+        assert (info.name, info.available, info.requested) == ("podman", True, "local")
+        assert list(info.skipped) == ["docker"]
+        assert "/nonexistent/engine.sock" in info.skipped["docker"]
+        result = await runtime.exec(BoxSpec(session_id="s1", cmd="echo on podman"), None)
+        assert result.stdout == "on podman\n", result.stderr
+    chosen = [r.getMessage() for r in caplog.records if "box.backend local" in r.getMessage()]
+    assert chosen, caplog.text
+    assert chosen[0].startswith("Box: box.backend local: using podman (docker skipped: ")
+
+
+async def test_local_takes_docker_first(state: Path) -> None:
+    require("docker")
+    config = local(state)
+    runtime = BoxRuntime(config=config, environ={}, cwd=str(state))
+    try:
+        async with runtime.running():
+            info = await runtime.backend_info()
+            assert (info.name, info.skipped) == ("docker", {})
+            await runtime.exec(BoxSpec(session_id="s1", cmd="true"), None)
+    finally:
+        remove_containers(config["deployment_id"])
+
+
+async def test_local_falls_to_nsjail_and_says_why_both_engines_were_skipped(
+    state: Path,
+) -> None:
+    require("nsjail")
+    config = local(state, docker=NOWHERE, podman=NOWHERE)
+    runtime = BoxRuntime(config=config, environ={}, cwd=str(state))
+    async with runtime.running():
+        info = await runtime.backend_info()
+        assert info.name == "nsjail"
+        assert list(info.skipped) == ["docker", "podman"]
+        assert info.skipped["podman"].startswith("no Podman engine reachable")
+
+
+async def test_readyz_and_status_name_the_choice_and_the_skipped_engine(state: Path) -> None:
+    require("podman")
+    async with (
+        box_process(local(state, docker=NOWHERE)) as (_, port),
+        httpx.AsyncClient() as http,
+        BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client,
+    ):
+        answer = await http.get(f"http://127.0.0.1:{port}/readyz", timeout=60)
+        status = await client.status()
+    body = answer.json()
+    assert answer.status_code == 200, body
+    assert body["backend"]["name"] == "podman"
+    assert body["backend"]["requested"] == "local"
+    assert "docker" in body["backend"]["skipped"]
+    assert status.backend.skipped == body["backend"]["skipped"]
