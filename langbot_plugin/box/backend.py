@@ -45,8 +45,8 @@ from box_runtime.models import (
     BoxSessionInfo,
     BoxSpec,
 )
+from box_runtime.output import CollectedOutput, OutputCollector
 from box_runtime.runtime import BoxRuntime as CoreRuntime
-from box_runtime.security import CollectedOutput, OutputCollector
 from box_runtime.sessions import SessionKey
 
 __all__ = [
