@@ -157,6 +157,8 @@ def build_args(
         args += ["-R", path]
     for mount in plan.mounts:
         args += ["-R" if mount.read_only else "-B", f"{mount.host_path}:{mount.sandbox_path}"]
+    for artifact in request.artifacts:  # this command's content-addressed mounts
+        args += ["-R", f"{artifact.host_path}:{artifact.sandbox_path}"]
     args += ["-B", f"{plan.tmp_dir}:/tmp"]
     args += ["-B", f"{plan.home_dir}:{JAIL_HOME}"]
     for name, value in command_env(home=JAIL_HOME, tmp="/tmp", env=request.env).items():

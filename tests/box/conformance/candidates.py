@@ -45,14 +45,22 @@ class Dialect:
     many_bytes: Callable[[int], str]
     #: A managed process that writes every stdin line back on stdout.
     echo_program: tuple[str, ...]
+    #: A managed process that writes a file, then every stdin line back on stdout.
+    cat_program: Callable[[str], tuple[str, ...]]
 
 
 SHELL = Dialect(
     lambda name: f'[ -n "${{{name}+set}}" ] && echo "${name}"',
     lambda n: f"head -c {n} /dev/zero | tr '\\0' x",
     ("cat",),
+    lambda path: ("sh", "-c", f"cat {path}; exec cat"),
 )
-FAKE = Dialect(lambda name: f"printenv {name}", lambda n: f"bytes {n}", ("echo",))
+FAKE = Dialect(
+    lambda name: f"printenv {name}",
+    lambda n: f"bytes {n}",
+    ("echo",),
+    lambda path: ("cat", path),
+)
 
 
 def _engine_api(**kwargs: Any) -> Any:
