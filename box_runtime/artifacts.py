@@ -274,16 +274,10 @@ class ArtifactStore:
                 continue
             _remove_sealed(path)
             count, used = count - 1, used - sizes[hex_digest]
-        if count + incoming > MAX_ARTIFACTS or used + incoming_bytes > MAX_STORE_BYTES:
-            raise BoxQuotaExceededError(
-                f"a session holds at most {MAX_ARTIFACTS} content-addressed mounts and "
-                f"{MAX_STORE_BYTES} bytes of them, all in use now",
-                details={
-                    "quota": "artifact_bytes",
-                    "limit": MAX_STORE_BYTES,
-                    "actual": used + incoming_bytes,
-                },
-            )
+        if count + incoming > MAX_ARTIFACTS:
+            raise _full("artifact_count", MAX_ARTIFACTS, count + incoming)
+        if used + incoming_bytes > MAX_STORE_BYTES:
+            raise _full("artifact_bytes", MAX_STORE_BYTES, used + incoming_bytes)
 
     def _copy(self, source: ArtifactSource, manifest: dict[str, Any]) -> None:
         staging = tempfile.mkdtemp(prefix=".staging-", dir=self.root)
@@ -325,6 +319,15 @@ class ArtifactStore:
                 raise _refused("unavailable", source, "its verified copy is gone")
             found.append(Artifact(source.hex, path, source.mount_path))
         return tuple(found)
+
+
+def _full(quota: str, limit: int, actual: int) -> BoxQuotaExceededError:
+    return BoxQuotaExceededError(
+        f"a session holds at most {MAX_ARTIFACTS} content-addressed mounts and "
+        f"{MAX_STORE_BYTES} bytes of them; the ones in use now leave no room ({quota}: "
+        f"{actual} > {limit})",
+        details={"quota": quota, "limit": limit, "actual": actual},
+    )
 
 
 def _copy_entry(root_fd: int, entry: dict[str, Any], staging: str, source: ArtifactSource) -> None:

@@ -9,8 +9,8 @@
 * ``stubborn``: ignores the end of stdin and SIGTERM, exits 137 on SIGKILL;
 * ``reply ID SIZE``: writes one JSON-RPC response of about SIZE bytes with that id,
   then behaves like ``echo``;
-* ``cat PATH``: writes the file PATH of one of its content-addressed mounts, then
-  behaves like ``echo``.
+* ``cat PATH``: writes the file PATH of one of its content-addressed mounts at its
+  start and again for every stdin line; exits 0 at the end of stdin.
 
 Every process keeps the signals it got in :attr:`FakeProcess.signals`.
 """
@@ -91,7 +91,10 @@ class FakeProcess(SpawnedProcess):
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                await self._stdout_writer.send(line + b"\n")
+                if self.program == "cat":
+                    await self._stdout_writer.send(await self._artifact_file(self.request.argv[1]))
+                else:
+                    await self._stdout_writer.send(line + b"\n")
 
     async def wait(self) -> int | None:
         await self._exited.wait()

@@ -45,7 +45,7 @@ class Dialect:
     many_bytes: Callable[[int], str]
     #: A managed process that writes every stdin line back on stdout.
     echo_program: tuple[str, ...]
-    #: A managed process that writes a file, then every stdin line back on stdout.
+    #: A managed process that writes a file at its start and again for every stdin line.
     cat_program: Callable[[str], tuple[str, ...]]
 
 
@@ -53,7 +53,7 @@ SHELL = Dialect(
     lambda name: f'[ -n "${{{name}+set}}" ] && echo "${name}"',
     lambda n: f"head -c {n} /dev/zero | tr '\\0' x",
     ("cat",),
-    lambda path: ("sh", "-c", f"cat {path}; exec cat"),
+    lambda path: ("sh", "-c", f"cat {path}; while read -r _; do cat {path}; done"),
 )
 FAKE = Dialect(
     lambda name: f"printenv {name}",

@@ -293,10 +293,10 @@ async def test_a_managed_process_sees_the_artifacts_its_session_was_created_with
     with anyio.fail_after(30):
         assert await process.outbox.get() == "for the process"
     # A command of the session that brings no mounts while the process runs does not
-    # take the process's away.
+    # take the process's away: it reads the file again for each line it gets.
     assert (await box.runtime.exec(spec("echo plain", "mcp"), T)).stdout == "plain\n"
-    line = b"still here\n"
+    line = b"again\n"
     await process.inbox.put(line, len(line))
     with anyio.fail_after(30):
-        assert await process.outbox.get() == "still here"
+        assert await process.outbox.get() == "for the process"
     await box.runtime.stop_managed_process("mcp", "p1", T)
