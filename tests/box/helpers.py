@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -328,7 +328,7 @@ async def delete_while_a_command_runs(
     return codes
 
 
-def jail_state(prefix: str) -> Iterator[Path]:
+def jail_state(prefix: str) -> Generator[Path]:
     """A scratch directory a jail user can pass through (for a fixture to yield from).
 
     Not pytest's tmp_path: its parents are private (0700), and the jail user must be
