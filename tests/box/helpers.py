@@ -244,6 +244,9 @@ async def box_process(
     *args: str,
     port: int | None = None,
     stderr: int | IO[bytes] = subprocess.DEVNULL,
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
 ) -> AsyncGenerator[tuple[Process, int]]:
     """A served ``lbp box`` child (``config`` as ``LANGBOT_BOX_CONFIG``), once it listens.
 
@@ -251,11 +254,14 @@ async def box_process(
     wait); a Box still running when the body ends is killed. That matters when the body
     fails: anyio's ``Process.aclose`` would wait for a process that goes on serving, and
     the test's time limit would report that wait instead of the real error.
+    ``command`` replaces ``lbp box`` (another Box: the reference's, which needs a ``cwd``
+    outside this checkout: ``-m`` puts the working directory first on ``sys.path``),
+    ``env`` adds to the environment.
     """
     chosen = free_port() if port is None else port
-    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-    command = [*BOX_COMMAND, "--ws-control-port", str(chosen), *args]
-    async with await anyio.open_process(command, env=env, stderr=stderr) as process:
+    environment = {**os.environ, **(env or {}), "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    argv = [*(command or BOX_COMMAND), "--ws-control-port", str(chosen), *args]
+    async with await anyio.open_process(argv, env=environment, stderr=stderr, cwd=cwd) as process:
         try:
             await wait_for_port(chosen)
             yield process, chosen
