@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
 ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
-.PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box acceptance-mcp clean
+.PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box acceptance-mcp acceptance-skills clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
 # a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
@@ -60,5 +60,10 @@ acceptance-box: install
 acceptance-mcp: install
 	NS=$${NS-lbacc-boxmcp} tests/acceptance/mcp_box/run.sh $(CURDIR)/.acceptance-mcp
 
+# Skills in the Box with the real host: uploaded, activated by the model, used by exec,
+# a second skill, a new revision; BACKEND=docker (default) or nsjail.
+acceptance-skills: install
+	NS=$${NS-lbacc-skills} BACKEND=$${BACKEND-docker} tests/acceptance/skills_box/run.sh $(CURDIR)/.acceptance-skills
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp dist
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp .acceptance-skills dist
