@@ -33,6 +33,7 @@ from tests.box.helpers import (
     remove_files_of,
 )
 from tests.box.revisions import Revision, publish_revision
+from tests.support.waiting import PATIENCE
 
 from .candidates import CANDIDATES, SHELL, Candidate
 
@@ -290,13 +291,13 @@ async def test_a_managed_process_sees_the_artifacts_its_session_was_created_with
     program = box.candidate.dialect.cat_program(f"{revision.path}/SKILL.md")
     process_spec = ManagedProcessSpec(process_id="p1", command=program[0], args=list(program[1:]))
     process, _ = await box.runtime.start_managed_process("mcp", process_spec, T)
-    with anyio.fail_after(30):
+    with anyio.fail_after(PATIENCE):
         assert await process.outbox.get() == "for the process"
     # A command of the session that brings no mounts while the process runs does not
     # take the process's away: it reads the file again for each line it gets.
     assert (await box.runtime.exec(spec("echo plain", "mcp"), T)).stdout == "plain\n"
     line = b"again\n"
     await process.inbox.put(line, len(line))
-    with anyio.fail_after(30):
+    with anyio.fail_after(PATIENCE):
         assert await process.outbox.get() == "for the process"
     await box.runtime.stop_managed_process("mcp", "p1", T)
