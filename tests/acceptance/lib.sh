@@ -38,12 +38,14 @@ wait_for() {  # wait_for SECONDS CMD...
   for ((k=0; k<n; k++)); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done; return 1
 }
 
-# The scripted model (fake_llm.py), our `lbp rt` and our `lbp box` (extra env: BOX_ENV).
+# The scripted model (fake_llm.py), our `lbp rt` and our `lbp box` (extra env: BOX_ENV;
+# BOX_CMD replaces the Box's command line, e.g. with the reference SDK's `lbp box`).
 start_model_runtime_box() {
+  local box_cmd=${BOX_CMD:-$LBP box --host 127.0.0.1 --ws-control-port 5410 --log-level debug}
   start "$WORKDIR" "$WORKDIR/fake_llm.log" "$PY" "$ACCEPTANCE/fake_llm.py" 18081 "$WORKDIR/llm_requests.jsonl"
   start "$WORKDIR/rt" "$WORKDIR/rt.log" "$LBP" rt
   start "$WORKDIR/box" "$WORKDIR/box.log" env LANGBOT_BOX_DEPLOYMENT_ID="$DEPLOYMENT" "${BOX_ENV[@]}" \
-    "$LBP" box --host 127.0.0.1 --ws-control-port 5410 --log-level debug
+    $box_cmd
   wait_for 30 $NSX bash -c 'exec 3<>/dev/tcp/127.0.0.1/5400' || { log "FAIL runtime did not listen on 5400"; exit 1; }
   wait_for 30 $NSX curl -sf http://127.0.0.1:5410/healthz || { log "FAIL box did not answer /healthz"; exit 1; }
 }

@@ -17,7 +17,9 @@
 # Env: BACKEND (docker, the default, or nsjail), NS (network namespace, default
 #      lbacc-skills; empty runs without one), HOST_VENV (the host's venv),
 #      IMAGE (the Docker sandbox image, default lbp-test-python:latest), KEEP=N keeps
-#      everything up N seconds.
+#      everything up N seconds, BOX_CMD another Box's command line (the reference's:
+#      "$REF/bin/lbp box --host 127.0.0.1 --ws-control-port 5410", with an `nsjail` on
+#      PATH for BACKEND=nsjail).
 # The shared steps are ../lib.sh. Exit 0 = every check passed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
