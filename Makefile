@@ -7,7 +7,7 @@ ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
 ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
 .PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box \
-	acceptance-mcp langbot-tests clean
+	acceptance-mcp acceptance-skills langbot-tests clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
 # a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
@@ -61,10 +61,15 @@ acceptance-box: install
 acceptance-mcp: install
 	NS=$${NS-lbacc-boxmcp} tests/acceptance/mcp_box/run.sh $(CURDIR)/.acceptance-mcp
 
+# Skills in the Box with the real host: uploaded, activated by the model, used by exec,
+# a second skill, a new revision; BACKEND=docker (default) or nsjail.
+acceptance-skills: install
+	NS=$${NS-lbacc-skills} BACKEND=$${BACKEND-docker} tests/acceptance/skills_box/run.sh $(CURDIR)/.acceptance-skills
+
 # LangBot's own tests (a checkout's tests/) in the released host's venv: first with the SDK
 # it pins, then with this package in its place. Skipped without LANGBOT_SRC.
 langbot-tests:
 	$(PYTHON) -m tests.langbot_suite.run $(LANGBOT_SRC) $(LANGBOT_TESTS_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp .langbot-tests dist
+	rm -rf $(VENV) .pytest_cache .ruff_cache $(ACC_WORKDIR) .acceptance-mcp .acceptance-skills .langbot-tests dist

@@ -9,6 +9,10 @@ turns it into a wire error and the caller re-raises the same class from the code
     │   ├── BoxQuotaExceededError     box_quota_exceeded      details carry ``limit`` and ``actual``
     │   ├── BoxExportRefusedError     box_export_refused      a selected file cannot be exported
     │   │                                                     (missing, a link, not regular, ...)
+    │   ├── BoxArtifactRefusedError   box_artifact_refused    a content-addressed mount cannot be
+    │   │   │                                                 verified (``details.reason``)
+    │   │   └── BoxArtifactDigestError  box_artifact_digest_mismatch  its manifest is not the
+    │   │                                                     ``content_digest`` it claims
     │   └── BoxHostBackendRefusedError  box_host_backend_refused  the unsandboxed ``host``
     │                                                         backend is not allowed here
     ├── BoxBackendUnavailableError    box_backend_unavailable no usable sandbox backend
@@ -40,6 +44,8 @@ from langbot_plugin.rpc.errors import RPCError
 
 __all__ = [
     "BoxAdmissionError",
+    "BoxArtifactDigestError",
+    "BoxArtifactRefusedError",
     "BoxBackendUnavailableError",
     "BoxCapacityExceededError",
     "BoxError",
@@ -100,6 +106,29 @@ class BoxExportRefusedError(BoxValidationError):
     """
 
     code = "box_export_refused"
+
+
+class BoxArtifactRefusedError(BoxValidationError):
+    """A content-addressed mount (under ``/opt/langbot-artifacts``) cannot be made visible.
+
+    ``details.reason`` is one of ``manifest_invalid`` (not a ``sha256-tree-v1`` manifest
+    within the limits), ``content_changed`` (a file is missing or differs from its
+    manifest entry), ``unavailable`` (the package or manifest cannot be read) and
+    ``digest_mismatch`` (:class:`BoxArtifactDigestError`); ``details.mount_path`` names
+    the mount. Reference peers see a ``BoxValidationError``.
+    """
+
+    code = "box_artifact_refused"
+
+    @property
+    def wire_type(self) -> str:
+        return "BoxValidationError"
+
+
+class BoxArtifactDigestError(BoxArtifactRefusedError):
+    """The manifest of a content-addressed mount does not hash to its ``content_digest``."""
+
+    code = "box_artifact_digest_mismatch"
 
 
 class BoxHostBackendRefusedError(BoxValidationError):

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from box_runtime.artifacts import split_mounts
 from box_runtime.backends.base import ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.models import BoxSpec
 from box_runtime.pool_models import PoolSpecStatus, PoolStatus
@@ -60,10 +61,11 @@ def signature(spec: BoxSpec) -> Signature:
 
 
 def adoptable(spec: BoxSpec) -> bool:
-    """A request a warm sandbox can serve: nothing in it is bound at create time."""
+    """A request a warm sandbox can serve: nothing in it is bound at create time
+    (content-addressed mounts are not: each command brings its own)."""
     return (
         spec.host_path is None
-        and not spec.extra_mounts
+        and not split_mounts(spec.extra_mounts)[0]
         and not spec.persistent
         and spec.workspace_quota_mb == 0
     )

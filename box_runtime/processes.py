@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from box_runtime.artifacts import Artifact
 from box_runtime.backends.base import ProcessRequest, SandboxBackend
 from box_runtime.config import LimitsConfig
 from box_runtime.errors import (
@@ -101,8 +102,15 @@ class ProcessTable:
         backend: SandboxBackend,
         spec: ManagedProcessSpec,
         env: Mapping[str, str],
+        *,
+        artifacts: tuple[Artifact, ...] = (),
+        on_exit: Callable[[], None] | None = None,
     ) -> tuple[ManagedProcess, bool]:
-        """The process for ``spec`` (started, or reused when it runs): ``(process, reused)``."""
+        """The process for ``spec`` (started, or reused when it runs): ``(process, reused)``.
+
+        A started process sees ``artifacts`` for its whole life; ``on_exit`` runs once it
+        ended (not for a reused one).
+        """
         key, process_id = session.key, spec.process_id
         while True:
             pending = self._starting.get((key, process_id))
@@ -141,11 +149,12 @@ class ProcessTable:
                 cwd=spec.cwd,
                 env=dict(env),
                 memory_mb=spec.memory_mb,
+                artifacts=artifacts,
             )
             spawned = await backend.spawn(session.plan, session.handle, request)
             process = ManagedProcess(key, spec, spawned)
             self._processes.setdefault(key, {})[process_id] = process
-            tg.start_soon(self._supervise, process)
+            tg.start_soon(self._supervise, process, on_exit)
         finally:
             del self._starting[(key, process_id)]
             done.set()
@@ -157,8 +166,12 @@ class ProcessTable:
         )
         return process, False
 
-    async def _supervise(self, process: ManagedProcess) -> None:
-        await process.supervise()
+    async def _supervise(self, process: ManagedProcess, on_exit: Callable[[], None] | None) -> None:
+        try:
+            await process.supervise()
+        finally:
+            if on_exit is not None:
+                on_exit()
         self._exited.append(process)
         self._trim_exited()
 

@@ -29,6 +29,7 @@ path outside the deny list while no mount roots are configured.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -41,6 +42,7 @@ import anyio
 
 from box_runtime import quota_watch
 from box_runtime.admission import Admission, admitted_spec, canonical_workspace
+from box_runtime.artifacts import ArtifactSource, check_sources, is_artifact
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.backends.host_policy import check_host_backend
@@ -314,8 +316,26 @@ class BoxRuntime:
 
     async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
         resolved = await self._resolve(spec, tenant)
+        sources = await self._artifact_sources(resolved)
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
+        await session.artifacts.verify(sources)  # a bad one is refused here, not later
+        # What a managed process started from now on sees.
+        session.artifact_sources = sources
         return self.session_info(session)
+
+    async def _artifact_sources(self, spec: BoxSpec) -> tuple[ArtifactSource, ...]:
+        """The request's content-addressed mounts, their sources checked (per command)."""
+        if not any(is_artifact(mount) for mount in spec.extra_mounts):
+            return ()
+        backend = await self.backend()
+        return await anyio.to_thread.run_sync(
+            lambda: check_sources(
+                spec.extra_mounts,
+                self.settings.allowed_roots,
+                extra_denied=backend.protected_paths(),
+                skills_root=self.settings.skills_root,
+            )
+        )
 
     async def _get_or_create(self, spec: BoxSpec, key: SessionKey) -> Session:
         while True:
@@ -367,6 +387,7 @@ class BoxRuntime:
                 # A managed session's host_path is the runtime's canonical workspace.
                 host_path_owned=self.admission.required,
                 skills_root=self.settings.skills_root,
+                artifact_view=backend.artifact_view,
             )
         )
 
@@ -525,6 +546,7 @@ class BoxRuntime:
         backend = await self.backend()
         if not resolved.cmd:
             raise BoxValidationError("cmd must not be empty")
+        sources = await self._artifact_sources(resolved)
         session = await self._get_or_create(resolved, self._key(resolved.session_id, tenant))
         env = {**passthrough_env(config.env_passthrough, self.settings.environ), **resolved.env}
         request = ExecRequest(
@@ -537,7 +559,13 @@ class BoxRuntime:
         )
         async with session.use(self._clock, "before its command started"):
             started = time.perf_counter()
-            outcome = await self._run_command(session, backend, request)
+            store = session.artifacts
+            artifacts = await store.acquire(sources, view=backend.artifact_view)
+            try:
+                request = dataclasses.replace(request, artifacts=artifacts)
+                outcome = await self._run_command(session, backend, request)
+            finally:
+                store.release(a.hex for a in artifacts)
             duration_ms = int((time.perf_counter() - started) * 1000)
             quota = await quota_watch.report(session, max_entries=self._max_entries)
         stderr = outcome.stderr.text
@@ -642,13 +670,34 @@ class BoxRuntime:
         backend = await self.backend()
         env = {**passthrough_env(config.env_passthrough, self.settings.environ)}
         env.update(check_env(spec.env))
+        store = session.artifacts
+        # The process sees the content-addressed mounts of the session's latest create.
+        artifacts = await store.acquire(session.artifact_sources, view=backend.artifact_view)
+        hexes = [artifact.hex for artifact in artifacts]
+
+        async def start() -> tuple[ManagedProcess, bool]:
+            return await self.processes.start(
+                session,
+                backend,
+                spec,
+                env,
+                artifacts=artifacts,
+                on_exit=lambda: store.release(hexes),
+            )
+
         try:
-            started = await self.processes.start(session, backend, spec, env)
-        except BoxSandboxGoneError:
-            logger.warning("Box: the sandbox of session %s vanished; recreating it", session_id)
-            await self.processes.stop_session(session.key)
-            session.handle = await backend.start(session.plan)
-            started = await self.processes.start(session, backend, spec, env)
+            try:
+                started = await start()
+            except BoxSandboxGoneError:
+                logger.warning("Box: the sandbox of session %s vanished; recreating it", session_id)
+                await self.processes.stop_session(session.key)
+                session.handle = await backend.start(session.plan)
+                started = await start()
+        except BaseException:
+            store.release(hexes)
+            raise
+        if started[1]:  # an existing process was reused: it holds what it started with
+            store.release(hexes)
         session.touch(self._clock())
         if session.closing:
             await started[0].stop()

@@ -12,15 +12,18 @@ Blocking; call these in a worker thread.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from typing import cast
 
+from box_runtime.mounts import detach, mounts_below
 from box_runtime.quota import unmount_volume
 
 __all__ = ["MARKER", "read_marker", "remove_session_dir", "sweep", "write_marker"]
 
 MARKER = "session.json"
+logger = logging.getLogger("box_runtime")
 
 
 def write_marker(
@@ -56,8 +59,21 @@ def read_marker(session_dir: str) -> dict[str, object] | None:
 
 
 def remove_session_dir(session_dir: str) -> None:
-    """Delete a session's runtime-owned directory, unmounting its quota volume first."""
+    """Delete a session's runtime-owned directory, unmounting what is mounted below it.
+
+    The quota volume first (its own way), then anything else (an idmapped workspace);
+    a directory that still has a mount below it is left in place, never deleted
+    through the mount.
+    """
     unmount_volume(session_dir)
+    for point in mounts_below(session_dir):
+        try:
+            detach(point)
+        except OSError as exc:
+            logger.warning("Box: could not unmount %s: %s", point, exc)
+    if mounts_below(session_dir):
+        logger.warning("Box: %s keeps a mount; not removing it", session_dir)
+        return
     shutil.rmtree(session_dir, ignore_errors=True)
 
 

@@ -24,6 +24,7 @@ from typing import Literal
 
 import anyio
 
+from box_runtime.artifacts import VIEW_DIR, ArtifactSource, ArtifactStore, split_mounts
 from box_runtime.backends.base import Mount, SandboxPlan
 from box_runtime.config import DEFAULT_IMAGE, BoxConfig
 from box_runtime.errors import (
@@ -34,6 +35,7 @@ from box_runtime.errors import (
 )
 from box_runtime.export import RunLedger
 from box_runtime.models import (
+    ARTIFACT_MOUNT_ROOT,
     BUILTIN_PROFILES,
     PROFILE_FIELDS,
     BoxHostMountMode,
@@ -128,6 +130,14 @@ class Session:
     running: anyio.CancelScope | None = None
     #: Explicit exports per run (cumulative limits); dropped with the session.
     exports: dict[str, RunLedger] = field(default_factory=dict[str, RunLedger])
+    #: Verified copies of content-addressed mounts, in the session directory.
+    artifacts: ArtifactStore = field(init=False)
+    #: The content-addressed mounts of the latest ``box_create_session``: what a
+    #: managed process started afterwards sees.
+    artifact_sources: tuple[ArtifactSource, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.artifacts = ArtifactStore(self.plan.session_dir)
 
     def touch(self, mono: float) -> None:
         self.last_used_mono = mono
@@ -228,7 +238,8 @@ def assert_compatible(existing: BoxSpec, requested: BoxSpec) -> None:
     if _mount_set(existing) != _mount_set(requested):
         raise BoxSessionConflictError(
             f"session {requested.session_id} already exists with other extra_mounts; "
-            "mounts are fixed when a session is created",
+            "mounts are fixed when a session is created (content-addressed mounts under "
+            f"{ARTIFACT_MOUNT_ROOT} are the exception: each command brings its own)",
             details={"field": "extra_mounts"},
         )
 
@@ -238,7 +249,9 @@ def _show(value: object) -> object:
 
 
 def _mount_set(spec: BoxSpec) -> set[tuple[str, str, str]]:
-    return {(m.host_path, m.mount_path, m.mode.value) for m in spec.extra_mounts}
+    """The session's fixed extra mounts (content-addressed ones belong to one command)."""
+    fixed, _ = split_mounts(spec.extra_mounts)
+    return {(m.host_path, m.mount_path, m.mode.value) for m in fixed}
 
 
 def make_plan(
@@ -253,6 +266,7 @@ def make_plan(
     filesystem_quota_unavailable: str | None = None,
     host_path_owned: bool = False,
     skills_root: str = "",
+    artifact_view: bool = False,
 ) -> tuple[SandboxPlan, str]:
     """Check every mount, create the session's directories; return the plan and workspace.
 
@@ -262,12 +276,16 @@ def make_plan(
     so a backend may hand it to the sandbox user like a session workspace.
     ``skills_root``: the skill store, which extra mounts may use (read-only, always)
     and a workspace may not be.
+    ``artifact_view``: the backend mounts the session's artifact view read-only at
+    ``/opt/langbot-artifacts`` (see :mod:`box_runtime.artifacts`). Content-addressed
+    mounts are never part of the plan: each command brings its own.
     Blocking (filesystem work): run it in a worker thread.
     """
     digest = key.digest
     session_dir = os.path.join(sessions_root, digest)
     mounts: list[Mount] = []
-    check_sandbox_mount_paths([spec.mount_path, *(m.mount_path for m in spec.extra_mounts)])
+    fixed, _ = split_mounts(spec.extra_mounts)
+    check_sandbox_mount_paths([spec.mount_path, *(m.mount_path for m in fixed)])
     if spec.host_path is not None and spec.host_path_mode is not BoxHostMountMode.NONE:
         # Check before creating anything, then again once the directory exists, so a
         # symlink planted in between cannot redirect the mount.
@@ -285,7 +303,7 @@ def make_plan(
         in_session_dir = owned = True
         read_only = False
     for index, extra in enumerate(spec.extra_mounts):
-        if extra.mode is BoxHostMountMode.NONE:
+        if extra.mode is BoxHostMountMode.NONE or extra not in fixed:
             continue
         real = check_mount(
             extra.host_path,
@@ -332,6 +350,10 @@ def make_plan(
     if in_session_dir:
         workspace = os.path.join(base, "workspace")
     mounts.insert(0, Mount(workspace, spec.mount_path, read_only))
+    if artifact_view:
+        view = os.path.join(session_dir, VIEW_DIR)
+        os.makedirs(view, mode=0o755, exist_ok=True)
+        mounts.append(Mount(view, ARTIFACT_MOUNT_ROOT, True))
     plan = SandboxPlan(
         name=f"lbbox-{deployment_id}-{digest}",
         key_hash=digest,

@@ -20,7 +20,6 @@ import collections
 import contextlib
 import datetime as dt
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -31,6 +30,7 @@ import yaml
 
 from box_runtime.errors import BoxValidationError
 from box_runtime.portable import CLOEXEC, NONBLOCK, open_no_link
+from box_runtime.tree_manifest import MANIFEST_ALGORITHM, manifest_digest
 
 __all__ = [
     "ENTRY_FILES",
@@ -61,7 +61,6 @@ __all__ = [
     "within",
 ]
 
-MANIFEST_ALGORITHM = "sha256-tree-v1"
 ENTRY_FILES = ("SKILL.md", "skill.md")
 #: Directories a package may carry but that are not part of a revision.
 SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules"})
@@ -265,8 +264,7 @@ def build_manifest(package_root: str) -> tuple[str, dict[str, Any]]:
                 }
             )
     manifest = {"algorithm": MANIFEST_ALGORITHM, "files": files, "total_bytes": total}
-    canonical = json.dumps(manifest, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return f"sha256:{hashlib.sha256(canonical.encode()).hexdigest()}", manifest
+    return manifest_digest(manifest), manifest
 
 
 def inside_package(package: str, path: str, *, directory: bool) -> tuple[str, str]:

@@ -109,7 +109,7 @@ async def test_lbp_box_serves_docker_without_the_posix_only_modules(tmp_path: Pa
     extra = {"PYTHONPATH": hidden_posix_env()["PYTHONPATH"]}
     try:
         async with (
-            box_process(config, environ=extra) as (_, port),
+            box_process(config, env=extra) as (_, port),
             BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client,
         ):
             host = {"backend": "host", "host": {"allow_unsandboxed": True}}

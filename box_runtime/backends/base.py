@@ -27,6 +27,7 @@ from typing import ClassVar
 
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from box_runtime.artifacts import Artifact
 from box_runtime.errors import BoxBackendUnavailableError, BoxValidationError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.models import BoxSpec
@@ -99,6 +100,10 @@ class ExecRequest:
     timeout_sec: float
     output_limit: int
     head_ratio: float
+    #: Content-addressed mounts of this command only (verified copies; see
+    #: :mod:`box_runtime.artifacts`). A backend with :attr:`SandboxBackend.artifact_view`
+    #: finds them in the session's view instead.
+    artifacts: tuple[Artifact, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,8 @@ class ProcessRequest:
     env: Mapping[str, str]
     #: Memory limit of the process in MiB; 0 means the sandbox's own limit.
     memory_mb: int = 0
+    #: Content-addressed mounts the process sees for its whole life.
+    artifacts: tuple[Artifact, ...] = ()
 
 
 class SpawnedProcess(abc.ABC):
@@ -164,6 +171,10 @@ class SandboxBackend(abc.ABC):
     #: Set by a backend that is not a sandbox (``host``): what the log and the backend
     #: info say about it.
     unsandboxed_warning: ClassVar[str | None] = None
+    #: Whether the sandbox is one long-lived filesystem that mounts the session's
+    #: artifact view (``SandboxPlan.mounts`` then holds it, read-only, at
+    #: ``/opt/langbot-artifacts``) rather than mounting each command's artifacts itself.
+    artifact_view: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def probe(self) -> str | None:

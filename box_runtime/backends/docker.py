@@ -101,6 +101,7 @@ def _unix_socket_unreachable(kwargs: dict[str, Any]) -> str | None:
 
 class DockerBackend(SandboxBackend):
     name = "docker"
+    artifact_view = True
     #: How the engine is named in error messages (a Podman subclass says "podman").
     engine_name: ClassVar[str] = "docker"
     engine_label: ClassVar[str] = "Docker"
@@ -280,10 +281,13 @@ class DockerBackend(SandboxBackend):
         except BoxSandboxGoneError:
             return None
         labels = existing.get("Config", {}).get("Labels") or {}
+        targets = {str(m.get("Destination")) for m in existing.get("Mounts") or []}
         if (
             plan.persistent
             and labels.get("langbot.box.key") == plan.key_hash
             and labels.get("langbot.box.persistent") == "true"
+            # A container made before the artifact view existed is made again.
+            and all(m.sandbox_path in targets for m in plan.mounts)
         ):
             if not existing.get("State", {}).get("Running"):
                 with self._engine("start", existing["Id"]):

@@ -75,6 +75,9 @@ class _Live:
 
     sandbox: AsyncSandbox
     files: SandboxFileOps
+    #: The same as root: read-only mounts are written as root, so the user cannot
+    #: change them.
+    root_files: SandboxFileOps
     extended_at: float
     manifests: dict[str, Manifest] = field(default_factory=dict[str, Manifest])
     sync: anyio.Lock = field(default_factory=anyio.Lock)
@@ -82,6 +85,7 @@ class _Live:
 
 class E2BBackend(SandboxBackend):
     name = "e2b"
+    artifact_view = True
 
     def __init__(
         self,
@@ -139,9 +143,11 @@ class E2BBackend(SandboxBackend):
                 allow_internet_access=plan.network,
                 **self._opts(),
             )
+        timeout = self._config.request_timeout_sec
         live = _Live(
             sandbox,
-            SandboxFileOps(sandbox, self._config.user, self._config.request_timeout_sec),
+            SandboxFileOps(sandbox, self._config.user, timeout),
+            SandboxFileOps(sandbox, "root", timeout),
             self._clock(),
         )
         try:
@@ -155,12 +161,14 @@ class E2BBackend(SandboxBackend):
         return sandbox.sandbox_id
 
     async def _prepare(self, live: _Live, plan: SandboxPlan) -> None:
-        """Make the mount points (as root), hand them to the user, push their files."""
+        """Make the mount points (as root), hand the writable ones to the user, push their
+        files (a read-only mount's as root: the user can read them, not change them)."""
         user = self._config.user
         paths = " ".join(shlex.quote(m.sandbox_path) for m in plan.mounts)
         script = f'for p in {paths}; do mkdir -p -- "$p" || exit 1; done'
-        if user != "root":
-            script += f"; chown {shlex.quote(user)}: -- {paths}"
+        writable = " ".join(shlex.quote(m.sandbox_path) for m in plan.mounts if not m.read_only)
+        if user != "root" and writable:
+            script += f"; chown {shlex.quote(user)}: -- {writable}"
         with sdk_errors("prepare the sandbox", live.sandbox.sandbox_id):
             try:
                 await live.sandbox.commands.run(script, user="root", timeout=60)
@@ -214,7 +222,8 @@ class E2BBackend(SandboxBackend):
         async with live.sync:
             for mount in plan.mounts:
                 manifest = live.manifests.setdefault(mount.sandbox_path, Manifest())
-                await push(live.files, mount.host_path, mount.sandbox_path, manifest, self._limits)
+                files = live.root_files if mount.read_only else live.files
+                await push(files, mount.host_path, mount.sandbox_path, manifest, self._limits)
 
     async def _pull(self, live: _Live, plan: SandboxPlan) -> None:
         async with live.sync:

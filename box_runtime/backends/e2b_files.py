@@ -12,11 +12,13 @@ that is not a regular file.
 from __future__ import annotations
 
 import hashlib
+import logging
 import posixpath
+import shlex
 from typing import Any
 
 import anyio
-from e2b import AsyncSandbox, EntryInfo, FileType
+from e2b import AsyncSandbox, CommandExitException, EntryInfo, FileType
 from e2b.exceptions import NotFoundException
 
 from box_runtime.backends.e2b_errors import sdk_errors
@@ -25,6 +27,8 @@ from box_runtime.errors import BoxExportRefusedError, BoxQuotaExceededError
 from box_runtime.export import ExportedFile, ExportLimits, over_limit, refused
 
 __all__ = ["SandboxFileOps", "export", "remove_if_unchanged"]
+
+logger = logging.getLogger("box_runtime.e2b")
 
 
 def _stamp(entry: EntryInfo) -> tuple[int, int]:
@@ -99,6 +103,16 @@ class SandboxFileOps:
                 path, format="bytes", user=self._user, request_timeout=self._timeout
             )
         return bytes(data)
+
+    async def make_executable(self, paths: list[str]) -> None:
+        command = "chmod a+x -- " + " ".join(shlex.quote(path) for path in paths)
+        with sdk_errors("set executable bits", self._id):
+            try:
+                await self._sandbox.commands.run(
+                    command, user=self._user, timeout=60, request_timeout=self._timeout
+                )
+            except CommandExitException as exc:
+                logger.warning("Box e2b: executable bits not set: %s", exc.stderr.strip()[-300:])
 
     async def remove(self, path: str) -> None:
         with sdk_errors("remove a file", self._id):

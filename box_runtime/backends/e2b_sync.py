@@ -76,6 +76,10 @@ class RemoteFiles(Protocol):
 
     async def remove(self, path: str) -> None: ...
 
+    async def make_executable(self, paths: list[str]) -> None:
+        """Set the executable bits of files just uploaded (uploads carry no mode)."""
+        ...
+
 
 @dataclass
 class Manifest:
@@ -113,8 +117,9 @@ def scan_host(root: str, limits: SyncLimits) -> dict[str, Stamp]:
     return found
 
 
-def _read_host(root: str, rels: Iterable[str]) -> list[tuple[str, bytes]]:
-    out: list[tuple[str, bytes]] = []
+def _read_host(root: str, rels: Iterable[str]) -> list[tuple[str, bytes, bool]]:
+    """``(rel, content, executable)`` of each file still there."""
+    out: list[tuple[str, bytes, bool]] = []
     for rel in rels:
         path = os.path.join(root, *rel.split("/"))
         try:
@@ -122,7 +127,8 @@ def _read_host(root: str, rels: Iterable[str]) -> list[tuple[str, bytes]]:
         except OSError:
             continue  # gone or replaced by a link since the scan
         with os.fdopen(fd, "rb") as file:
-            out.append((rel, file.read()))
+            executable = bool(os.fstat(file.fileno()).st_mode & 0o111)
+            out.append((rel, file.read(), executable))
     return out
 
 
@@ -137,9 +143,17 @@ async def push(
         return 0
     contents = await anyio.to_thread.run_sync(_read_host, host_root, changed)
     if contents:
-        await files.upload([(posixpath.join(remote_root, rel), data) for rel, data in contents])
+        await files.upload([(posixpath.join(remote_root, rel), data) for rel, data, _ in contents])
+        executables = [posixpath.join(remote_root, rel) for rel, _, x in contents if x]
+        if executables:
+            await files.make_executable(executables)
+    # A top-level directory gone from the host goes whole (not file by file, which
+    # would leave it behind empty).
+    gone = await anyio.to_thread.run_sync(_gone_directories, host_root, removed)
+    for top in gone:
+        await files.remove(posixpath.join(remote_root, top))
     for rel in removed:
-        if rel in manifest.remote:
+        if rel in manifest.remote and rel.split("/", 1)[0] not in gone:
             await files.remove(posixpath.join(remote_root, rel))
     manifest.host = current
     manifest.sent += len(contents) + len(removed)
@@ -148,9 +162,9 @@ async def push(
     # The sandbox's stamps of what was just written (so the next pull skips them): a
     # stat each for a few files, one listing of the tree for many.
     if len(contents) <= STAT_AT_MOST:
-        written = [posixpath.join(remote_root, rel) for rel, _ in contents]
+        written = [posixpath.join(remote_root, rel) for rel, _, _ in contents]
         stamps = await files.stamps(written)
-        for rel, _ in contents:
+        for rel, _, _ in contents:
             stamp = stamps.get(posixpath.join(remote_root, rel))
             if stamp is None:
                 manifest.remote.pop(rel, None)
@@ -160,6 +174,11 @@ async def push(
         listing = await files.listing(remote_root)
         manifest.remote = _remote_files(listing or [])
     return len(contents)
+
+
+def _gone_directories(host_root: str, removed: list[str]) -> list[str]:
+    tops = {rel.split("/", 1)[0] for rel in removed if "/" in rel}
+    return sorted(top for top in tops if not os.path.lexists(os.path.join(host_root, top)))
 
 
 def _remote_files(listing: list[RemoteEntry]) -> dict[str, Stamp]:

@@ -23,6 +23,7 @@ Managed processes are the in-memory programs of :mod:`.fake_process`, kept in
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from box_runtime.backends.base import (
 )
 from box_runtime.backends.fake_process import FakeProcess
 from box_runtime.errors import BoxSandboxGoneError, BoxValidationError
+from box_runtime.models import ARTIFACT_MOUNT_ROOT
 from box_runtime.output import OutputCollector
 
 __all__ = ["FakeBackend", "FakeExec"]
@@ -170,7 +172,7 @@ class FakeBackend(SandboxBackend):
     ) -> int:
         status = 0
         await anyio.to_thread.run_sync(
-            lambda: os.makedirs(_host_path(plan, request.workdir, "."), exist_ok=True)
+            lambda: os.makedirs(_host_path(plan, request, "."), exist_ok=True)
         )
         for part in request.command.split("; "):
             command, target, append = _redirection(part.strip())
@@ -182,9 +184,13 @@ class FakeBackend(SandboxBackend):
             status = await self._one(plan, request, command, out, stderr)
             if target not in (None, "&2"):
                 data = out.result().text.encode()
-                path = _host_path(plan, request.workdir, target)
-                async with await anyio.open_file(path, "ab" if append else "wb") as file:
-                    await file.write(data)
+                try:
+                    path = _host_path(plan, request, target, write=True)
+                    async with await anyio.open_file(path, "ab" if append else "wb") as file:
+                        await file.write(data)
+                except OSError as exc:
+                    stderr.feed(f"fake: {target}: {exc.strerror}\n".encode())
+                    status = 1
         return status
 
     async def _one(
@@ -197,11 +203,11 @@ class FakeBackend(SandboxBackend):
     ) -> int:
         verb, _, arg = command.partition(" ")
         if verb in ("touch", "cat"):
-            path = _host_path(plan, request.workdir, arg)
-            if verb == "touch":
-                await anyio.Path(path).touch()
-                return 0
             try:
+                path = _host_path(plan, request, arg, write=verb == "touch")
+                if verb == "touch":
+                    await anyio.Path(path).touch()
+                    return 0
                 stdout.feed(await anyio.Path(path).read_bytes())
             except OSError as exc:
                 stderr.feed(f"cat: {arg}: {exc.strerror}\n".encode())
@@ -250,15 +256,23 @@ def _redirection(command: str) -> tuple[str, str | None, bool]:
     return command, None, False
 
 
-def _host_path(plan: SandboxPlan, workdir: str, path: str) -> str:
-    """The host file behind a sandbox path (the workspace or ``/tmp``); else refused."""
-    full = os.path.normpath(os.path.join(workdir, path))
-    for sandbox_root, host_root in (
-        (plan.mount_path, plan.mounts[0].host_path),
-        ("/tmp", plan.tmp_dir),
-    ):
+def _host_path(plan: SandboxPlan, request: ExecRequest, path: str, *, write: bool = False) -> str:
+    """The host file behind a sandbox path (the workspace, ``/tmp`` or one of the
+    command's content-addressed mounts, which are read-only); else refused."""
+    full = os.path.normpath(os.path.join(request.workdir, path))
+    workspace = plan.mounts[0]
+    roots = [
+        (plan.mount_path, workspace.host_path, workspace.read_only),
+        ("/tmp", plan.tmp_dir, False),
+    ]
+    roots += [(a.sandbox_path, a.host_path, True) for a in request.artifacts]
+    for sandbox_root, host_root, read_only in roots:
         if full == sandbox_root or full.startswith(sandbox_root.rstrip("/") + "/"):
+            if write and read_only:
+                raise PermissionError(errno.EROFS, "Read-only file system")
             return os.path.join(host_root, os.path.relpath(full, sandbox_root))
+    if full.startswith(ARTIFACT_MOUNT_ROOT + "/"):  # a command that brought no such mount
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
     raise BoxValidationError(f"the fake backend has no file {full}")
 
 

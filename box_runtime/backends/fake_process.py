@@ -8,7 +8,9 @@
 * ``term``: ignores the end of stdin, exits 143 on SIGTERM;
 * ``stubborn``: ignores the end of stdin and SIGTERM, exits 137 on SIGKILL;
 * ``reply ID SIZE``: writes one JSON-RPC response of about SIZE bytes with that id,
-  then behaves like ``echo``.
+  then behaves like ``echo``;
+* ``cat PATH``: writes the file PATH of one of its content-addressed mounts at its
+  start and again for every stdin line; exits 0 at the end of stdin.
 
 Every process keeps the signals it got in :attr:`FakeProcess.signals`.
 """
@@ -55,6 +57,8 @@ class FakeProcess(SpawnedProcess):
             if self.program == "reply":
                 head = f'{{"jsonrpc":"2.0","id":{int(argv[1])},"result":"'.encode()
                 await self._stdout_writer.send(head + b"x" * int(argv[2]) + b'"}\n')
+            if self.program == "cat":
+                await self._stdout_writer.send(await self._artifact_file(argv[1]))
             async with anyio.create_task_group() as tg:
 
                 async def end_on_exit() -> None:
@@ -63,12 +67,19 @@ class FakeProcess(SpawnedProcess):
 
                 tg.start_soon(end_on_exit)
                 await self._echo()
-                if self.program in ("echo", "stderr", "reply"):
+                if self.program in ("echo", "stderr", "reply", "cat"):
                     self._exit(0)
                 await self._exited.wait()
         finally:
             await self._stdout_writer.aclose()
             await self._stderr_writer.aclose()
+
+    async def _artifact_file(self, path: str) -> bytes:
+        for artifact in self.request.artifacts:
+            if path.startswith(artifact.sandbox_path + "/"):
+                relative = path.removeprefix(artifact.sandbox_path + "/")
+                return await anyio.Path(artifact.host_path, relative).read_bytes()
+        return f"cat: {path}: No such file or directory\n".encode()
 
     async def _echo(self) -> None:
         pending = b""
@@ -80,7 +91,10 @@ class FakeProcess(SpawnedProcess):
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                await self._stdout_writer.send(line + b"\n")
+                if self.program == "cat":
+                    await self._stdout_writer.send(await self._artifact_file(self.request.argv[1]))
+                else:
+                    await self._stdout_writer.send(line + b"\n")
 
     async def wait(self) -> int | None:
         await self._exited.wait()

@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping
 import anyio
 from anyio.abc import Process
 
+from box_runtime.artifacts import Artifact
 from box_runtime.backends.base import (
     ExecOutcome,
     ExecRequest,
@@ -79,10 +80,12 @@ _SHELL = "/bin/sh"
 
 
 class PathMap:
-    """A session's sandbox paths and their real directories (the longest path first)."""
+    """A session's sandbox paths and their real directories (the longest path first),
+    with one command's content-addressed mounts."""
 
-    def __init__(self, plan: SandboxPlan) -> None:
+    def __init__(self, plan: SandboxPlan, artifacts: tuple[Artifact, ...] = ()) -> None:
         pairs = {posixpath.normpath(m.sandbox_path): m.host_path for m in plan.mounts}
+        pairs.update((a.sandbox_path, a.host_path) for a in artifacts)
         self.pairs = sorted(pairs.items(), key=lambda item: len(item[0]), reverse=True)
         self.own = (plan.session_dir, *(host for _, host in self.pairs))
         alternatives = "|".join(re.escape(path) for path, _ in self.pairs)
@@ -209,7 +212,7 @@ class HostBackend(SandboxBackend):
     def _argv_env(
         self, plan: SandboxPlan, request: ExecRequest
     ) -> tuple[list[str], dict[str, str]]:
-        paths = PathMap(plan)
+        paths = PathMap(plan, request.artifacts)
         workdir = paths.directory(request.workdir)
         env: Mapping[str, str] = {
             "LANGBOT_BOX_WORKSPACE": plan.mounts[0].host_path,

@@ -145,6 +145,7 @@ def process_command(request: ProcessRequest) -> ExecRequest:
         timeout_sec=1,
         output_limit=0,
         head_ratio=0.0,
+        artifacts=request.artifacts,
     )
 
 

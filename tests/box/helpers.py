@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -249,7 +249,9 @@ async def box_process(
     *args: str,
     port: int | None = None,
     stderr: int | IO[bytes] = subprocess.DEVNULL,
-    environ: Mapping[str, str] | None = None,
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
 ) -> AsyncGenerator[tuple[Process, int]]:
     """A served ``lbp box`` child (``config`` as ``LANGBOT_BOX_CONFIG``), once it listens.
 
@@ -259,11 +261,14 @@ async def box_process(
     wait); a Box still running when the body ends is killed. That matters when the body
     fails: anyio's ``Process.aclose`` would wait for a process that goes on serving, and
     the test's time limit would report that wait instead of the real error.
+    ``command`` replaces ``lbp box`` (another Box: the reference's, which needs a ``cwd``
+    outside this checkout: ``-m`` puts the working directory first on ``sys.path``),
+    ``env`` adds to the environment.
     """
     chosen = free_port() if port is None else port
-    env = {**os.environ, **(environ or {}), "LANGBOT_BOX_CONFIG": json.dumps(config)}
-    command = [*BOX_COMMAND, "--ws-control-port", str(chosen), *args]
-    async with await anyio.open_process(command, env=env, stderr=stderr) as process:
+    environment = {**os.environ, **(env or {}), "LANGBOT_BOX_CONFIG": json.dumps(config)}
+    argv = [*(command or BOX_COMMAND), "--ws-control-port", str(chosen), *args]
+    async with await anyio.open_process(argv, env=environment, stderr=stderr, cwd=cwd) as process:
         try:
             await wait_for_port(chosen)
             yield process, chosen
@@ -336,7 +341,7 @@ async def delete_while_a_command_runs(
     return codes
 
 
-def jail_state(prefix: str) -> Iterator[Path]:
+def jail_state(prefix: str) -> Generator[Path]:
     """A scratch directory a jail user can pass through (for a fixture to yield from).
 
     Not pytest's tmp_path: its parents are private (0700), and the jail user must be

@@ -95,7 +95,7 @@ async def run_with_our_box(
                 *command,
             ]
         try:
-            async with box_process(config, "--host", "127.0.0.1", environ=environ) as (box, port):
+            async with box_process(config, "--host", "127.0.0.1", env=environ) as (box, port):
                 full = {
                     "endpoint": f"ws://127.0.0.1:{port}",
                     "token": token,

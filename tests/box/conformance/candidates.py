@@ -48,6 +48,8 @@ class Dialect:
     #: A managed process that writes ``n`` bytes of ``e`` and a newline on stderr,
     #: then behaves like ``echo_program``.
     noisy_program: Callable[[int], tuple[str, ...]]
+    #: A managed process that writes a file at its start and again for every stdin line.
+    cat_program: Callable[[str], tuple[str, ...]]
 
 
 SHELL = Dialect(
@@ -55,12 +57,14 @@ SHELL = Dialect(
     lambda n: f"head -c {n} /dev/zero | tr '\\0' x",
     ("cat",),
     lambda n: ("sh", "-c", f"head -c {n} /dev/zero | tr '\\0' e >&2; echo >&2; exec cat"),
+    lambda path: ("sh", "-c", f"cat {path}; while read -r _; do cat {path}; done"),
 )
 FAKE = Dialect(
     lambda name: f"printenv {name}",
     lambda n: f"bytes {n}",
     ("echo",),
     lambda n: ("stderr", "e" * n),
+    lambda path: ("cat", path),
 )
 
 

@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from box_runtime.backends.docker_user import BOX_OWNED
+from box_runtime.errors import BoxArtifactDigestError, BoxArtifactRefusedError
 from box_runtime.managed_process import STDERR_PREVIEW_BYTES
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.output import clip_marker
@@ -34,9 +35,10 @@ from tests.box.helpers import (
     read_files_of,
     remove_files_of,
 )
-from tests.support.waiting import wait_until
+from tests.box.revisions import Revision, publish_revision
+from tests.support.waiting import PATIENCE, wait_until
 
-from .candidates import CANDIDATES, Candidate
+from .candidates import CANDIDATES, SHELL, Candidate
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -274,3 +276,90 @@ async def test_the_memory_limit_holds(box: Box) -> None:
     assert "200000000" not in result.stdout
     after = await box.runtime.exec(spec("echo alive", memory_mb=64), T)
     assert after.stdout == "alive\n"
+
+
+# ---------------------------------------------------------------- content-addressed mounts
+
+
+def revisions(box: Box) -> Path:
+    """Where the suite publishes skill revisions, as the host's skill store lays them out."""
+    return Path(box.runtime.settings.state_dir).parent / "mounts" / "skills"
+
+
+async def test_content_addressed_mounts_come_and_go_with_each_command(box: Box) -> None:
+    """The released host's skill flow in one session: activate, add, new revision, drop."""
+    root = revisions(box)
+    a1 = publish_revision(root, {"SKILL.md": "alpha one\n", "run.sh": ("echo ran alpha\n", True)})
+    b1 = publish_revision(root, {"SKILL.md": "beta one\n"})
+    a2 = publish_revision(root, {"SKILL.md": "alpha two\n", "run.sh": ("echo ran alpha2\n", True)})
+    first = await box.runtime.create_session(spec(""), T)
+
+    async def run(command: str, *mounts: Revision) -> tuple[int | None, str]:
+        extra = [m.mount() for m in mounts]
+        result = await box.runtime.exec(spec(command, extra_mounts=extra), T)
+        return result.exit_code, result.stdout
+
+    def cat(revision: Revision) -> str:
+        return f"cat {revision.path}/SKILL.md"
+
+    # Activated: visible at its mount path, read-only, its executables executable.
+    assert await run(cat(a1), a1) == (0, "alpha one\n")
+    assert (await run(f"echo x > {a1.path}/SKILL.md", a1))[0] != 0
+    assert (await run(f"echo x > {a1.path}/new.txt", a1))[0] != 0
+    if box.candidate.dialect is SHELL:
+        assert await run(f"{a1.path}/run.sh", a1) == (0, "ran alpha\n")
+    # A second skill: both.
+    assert await run(f"{cat(a1)}; {cat(b1)}", a1, b1) == (0, "alpha one\nbeta one\n")
+    # A new revision of the first: the new one, and the old one is not there.
+    assert await run(cat(a2), a2, b1) == (0, "alpha two\n")
+    assert (await run(cat(a1), a2, b1))[0] != 0
+    # Dropped: a command that brings none sees none; the session is the same throughout.
+    assert (await run(cat(a2)))[0] != 0
+    assert await run("echo plain") == (0, "plain\n")
+    assert box.runtime.get_session("s1", T).backend_session_id == first.backend_session_id
+    assert len(box.runtime.sessions(T)) == 1
+
+
+async def test_a_content_addressed_mount_is_verified_against_its_manifest(box: Box) -> None:
+    root = revisions(box)
+    good = publish_revision(root, {"SKILL.md": "good\n"})
+    other = publish_revision(root, {"SKILL.md": "other\n"})
+    await box.runtime.create_session(spec(""), T)
+    # A digest its manifest does not hash to (the other revision's manifest).
+    forged = good.mount(manifest_path=str(other.manifest))
+    with pytest.raises(BoxArtifactDigestError) as mismatch:
+        await box.runtime.exec(spec(f"cat {good.path}/SKILL.md", extra_mounts=[forged]), T)
+    assert mismatch.value.code == "box_artifact_digest_mismatch"
+    assert mismatch.value.details["reason"] == "digest_mismatch"
+    # A package whose files changed after publication.
+    changed = publish_revision(root, {"SKILL.md": "before\n"})
+    (changed.package / "SKILL.md").chmod(0o644)
+    (changed.package / "SKILL.md").write_text("after!\n")
+    with pytest.raises(BoxArtifactRefusedError) as refused:
+        await box.runtime.exec(spec("echo never", extra_mounts=[changed.mount()]), T)
+    assert refused.value.code == "box_artifact_refused"
+    assert refused.value.details["reason"] == "content_changed"
+    # Neither was made visible, and the session goes on.
+    ok = await box.runtime.exec(spec(f"cat {good.path}/SKILL.md", extra_mounts=[good.mount()]), T)
+    assert (ok.exit_code, ok.stdout) == (0, "good\n")
+
+
+async def test_a_managed_process_sees_the_artifacts_its_session_was_created_with(
+    box: Box,
+) -> None:
+    revision = publish_revision(revisions(box), {"SKILL.md": "for the process\n"})
+    created = spec("", "mcp", extra_mounts=[revision.mount()])
+    await box.runtime.create_session(created, T)
+    program = box.candidate.dialect.cat_program(f"{revision.path}/SKILL.md")
+    process_spec = ManagedProcessSpec(process_id="p1", command=program[0], args=list(program[1:]))
+    process, _ = await box.runtime.start_managed_process("mcp", process_spec, T)
+    with anyio.fail_after(PATIENCE):
+        assert await process.outbox.get() == "for the process"
+    # A command of the session that brings no mounts while the process runs does not
+    # take the process's away: it reads the file again for each line it gets.
+    assert (await box.runtime.exec(spec("echo plain", "mcp"), T)).stdout == "plain\n"
+    line = b"again\n"
+    await process.inbox.put(line, len(line))
+    with anyio.fail_after(PATIENCE):
+        assert await process.outbox.get() == "for the process"
+    await box.runtime.stop_managed_process("mcp", "p1", T)
