@@ -74,4 +74,5 @@ async def test_podman_is_selectable_and_says_why_it_is_not_usable(tmp_path: Path
     assert selection.backend is None
     assert "no Podman engine reachable" in selection.reasons["podman"]
     local = await select_backend(BoxConfig.model_validate({"backend": "local"}), {})
-    assert "podman" not in local.reasons  # never probed
+    # local tries Docker, then Podman's socket, then nsjail, in that order
+    assert list(local.reasons) == ["docker", "podman", "nsjail"]
