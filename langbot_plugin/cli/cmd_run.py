@@ -201,4 +201,6 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(str(exc), USAGE) from None
     except KeyRefusedError as exc:
         raise CliError(f"the runtime refused this plugin's debug key: {exc}", FAILURE) from None
+    except ReloadError as exc:  # the plugin's own code raised while it started
+        raise CliError(str(exc.problems[0]), USAGE, [str(p) for p in exc.problems]) from None
     return 0

@@ -18,7 +18,12 @@ a run result type      the result as the host normalized it: ``type``,
 ``host.call``          any other call the plugin made to the host: ``action``
 ``command.reply``      ``command``, ``text`` (one per reply of a command)
 ``tool.reply``         ``name``, ``result`` (a ``/tool`` call from the session)
-``event.reply``        ``name``, ``result`` (an ``/event`` emitted by the session)
+``event.reply``        ``name``, ``result`` (an ``/event`` emitted by the session),
+                       ``replies`` (the texts its listeners replied), ``failed``
+                       (the plugins whose listener raised)
+``call.failed``        a tool, command or listener raised: ``kind``, ``name``,
+                       ``code``, ``error``, and where the plugin raised when
+                       known: ``where`` (``file:line``), ``traceback`` (its frames)
 ``plugin.ready``       ``identity``, ``runners``, ``tools``, ``commands``
 ``plugin.reloaded``    the same, after a save that loads
 ``plugin.broken``      ``text``: the readable block of what is wrong
@@ -37,9 +42,9 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["DevEvent", "EventHub", "Listener", "LogRecordParser"]
+__all__ = ["DevEvent", "EventHub", "Listener", "LogRecordParser", "failed", "where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,30 @@ class DevEvent:
 
 
 Listener = Callable[[DevEvent], Awaitable[None] | None]
+
+
+class _Failure(Protocol):
+    @property
+    def code(self) -> str: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
+
+
+def where(details: dict[str, Any] | None) -> str | None:
+    """``file:line`` of the plugin's code that raised, from an error's details."""
+    details = details or {}
+    file, line = details.get("file"), details.get("line")
+    return f"{file}:{line}" if file and line else None
+
+
+def failed(kind: str, name: str, error: _Failure) -> dict[str, Any]:
+    """The data of a ``call.failed`` event for an RPC error or a listener's failure."""
+    message = getattr(error, "message", None) or getattr(error, "error", "")
+    data: dict[str, Any] = {"kind": kind, "name": name, "code": error.code, "error": message}
+    if where(error.details):
+        data["where"] = where(error.details)
+        data["traceback"] = str(error.details.get("traceback") or "")
+    return data
 
 
 class EventHub:

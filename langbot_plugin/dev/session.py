@@ -34,8 +34,8 @@ import json
 import secrets
 import shutil
 import sys
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Self
 
@@ -44,7 +44,7 @@ import anyio
 from langbot_plugin.api.entities.builtin.command.context import typed_command
 from langbot_plugin.dev.errors import DevError
 from langbot_plugin.dev.event_fields import event_fields
-from langbot_plugin.dev.events import EventHub
+from langbot_plugin.dev.events import EventHub, failed
 from langbot_plugin.dev.host_side import (
     Announcing,
     component_name,
@@ -60,6 +60,7 @@ from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.scripted import HostModel, HostTool
+from langbot_plugin.rpc import RPCError
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir
@@ -416,7 +417,9 @@ class DevSession:
         )
         name = context["command"]
         replies: list[str] = []
-        for item in await self.client.execute_command(context):
+        async with self._reporting("command", name):
+            items = await self.client.execute_command(context)
+        for item in items:
             shown = str(item.get("text") or "")
             if not shown and item.get("image_url"):
                 shown = f"[image {item['image_url']}]"
@@ -427,9 +430,10 @@ class DevSession:
     async def call_tool(self, name: str, parameters: dict[str, Any]) -> Any:
         """Call the plugin's tool ``name`` as LangBot's tool loader does."""
         await self.wait_ready()
-        result = await self.client.call_tool(
-            name, parameters, session=self._session_info(), query_id=self._next_query()
-        )
+        async with self._reporting("tool", name):
+            result = await self.client.call_tool(
+                name, parameters, session=self._session_info(), query_id=self._next_query()
+            )
         await self.events.emit("tool.reply", {"name": name, "result": result})
         return result
 
@@ -443,10 +447,31 @@ class DevSession:
             "event_name": name,
             "event": {**fields, "event_name": name},
         }
+        before = len(self.host.queries.sent)
         result = await self.client.emit_event(context)
         answer = result.event_context
-        await self.events.emit("event.reply", {"name": name, "result": answer})
+        replies = [sent.text for sent in self.host.queries.sent[before:]]
+        for failure in result.failures:
+            await self.events.emit("call.failed", failed("listener", name, failure))
+        await self.events.emit(
+            "event.reply",
+            {
+                "name": name,
+                "result": answer,
+                "replies": replies,
+                "failed": [f.plugin for f in result.failures],
+            },
+        )
         return answer
+
+    @asynccontextmanager
+    async def _reporting(self, kind: str, name: str) -> AsyncGenerator[None]:
+        """A failed call is also a ``call.failed`` event (with where the plugin raised)."""
+        try:
+            yield
+        except RPCError as exc:
+            await self.events.emit("call.failed", failed(kind, name, exc))
+            raise
 
     async def reset(self) -> str:
         """Start a new conversation (history and conversation state start empty)."""

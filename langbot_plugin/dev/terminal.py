@@ -108,6 +108,17 @@ class TerminalView:
         if data.get("status") != "completed":
             error = data.get("error") or {}
             self._line(f"  ✗ run {data.get('status')}: {error.get('code')}: {error.get('error')}")
+            self._traceback((error.get("details") or {}).get("traceback"))
+
+    def _traceback(self, text: Any) -> None:
+        """Where the plugin's own code raised, indented under the failure."""
+        if text:
+            self._line("\n".join(f"    {line}" for line in str(text).splitlines()))
+
+    def _on_call_failed(self, data: dict[str, Any]) -> None:
+        at = f" at {data['where']}" if data.get("where") else ""
+        self._line(f"  ✗ {data['kind']} {data['name']} raised{at}: {data['error']}")
+        self._traceback(data.get("traceback"))
 
     def _on_tool_call_started(self, data: dict[str, Any]) -> None:
         payload = data.get("data") or {}
@@ -149,9 +160,14 @@ class TerminalView:
     def _on_event_reply(self, data: dict[str, Any]) -> None:
         result = data.get("result") or {}
         flags = [k for k in ("is_prevent_default", "is_prevent_postorder") if result.get(k)]
+        verb = "failed in a listener" if data.get("failed") else "delivered"
         self._line(
-            f"  event {data.get('name')} delivered{' (' + ', '.join(flags) + ')' if flags else ''}"
+            f"  event {data.get('name')} {verb}{' (' + ', '.join(flags) + ')' if flags else ''}"
         )
+        for text in data.get("replies") or []:
+            self._end()
+            self.out.write(f"{self.prompt}{text}\n")
+            self.out.flush()
 
     def _on_plugin_ready(self, data: dict[str, Any]) -> None:
         runner = data.get("runner") or "none"
@@ -180,6 +196,8 @@ class TerminalView:
         text = str(data.get("text"))
         if (level == "ERROR" and "cannot be loaded" in text) or text.startswith("lbp run: "):
             return  # shown as plugin.broken, or as lbp dev's own error
+        if logger == "langbot_plugin.runtime.dispatch" and " failed on " in text:
+            return  # a listener that raised: shown as call.failed
         ours = logger.startswith("langbot_plugin.")
         if self.verbose or level in ("WARNING", "ERROR", "CRITICAL", "OUTPUT") or not ours:
             where = f"{data.get('source')}" + (f" {level.lower()}" if level != "OUTPUT" else "")
@@ -234,6 +252,6 @@ async def chat(session: DevSession, *, prompt: str = "you> ", json_lines: bool =
             return
         if result.help:
             talk.write(HELP + "\n")
-        elif not result.ok and result.error and (json_lines or not result.error.startswith("run ")):
+        elif not result.ok and result.error and (json_lines or not result.shown):
             talk.write(f"  ✗ {result.error}\n")
         talk.flush()

@@ -11,7 +11,8 @@ Routes:
   it happens (``DevEvent.to_json``).
 - ``POST /api/input`` with ``{"line": "..."}``: one input line, as typed in the
   terminal (a message, ``!command``, ``/tool``, ``/event``, ``/reset``); answers
-  ``{"ok": bool, "error": str | null}`` when it is done.
+  ``{"ok": bool, "error": str | null, "shown": bool, "help": bool}`` when it is done
+  (``shown``: the failure was also an event the page shows).
 
 The server binds 127.0.0.1 only and answers only requests whose ``Host`` is this
 address (a page from another site cannot reach it through DNS rebinding), and takes
@@ -183,4 +184,6 @@ class DevWeb:
             result = await handle_line(self.session, line)
         if result.quit:
             return web.json_response({"ok": False, "error": "/quit works in the terminal only"})
-        return web.json_response({"ok": result.ok, "error": result.error, "help": result.help})
+        return web.json_response(
+            {"ok": result.ok, "error": result.error, "shown": result.shown, "help": result.help}
+        )

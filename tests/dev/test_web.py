@@ -150,7 +150,12 @@ async def test_the_page_answers_its_own_origin_only(tmp_path: Path) -> None:
             assert response.status == 404
 
         async with http.post(url + "api/input", json={"line": "!hello web"}) as response:
-            assert await response.json() == {"ok": True, "error": None, "help": False}
+            assert await response.json() == {
+                "ok": True,
+                "error": None,
+                "shown": False,
+                "help": False,
+            }
         async with http.post(url + "api/input", json={"line": "/nope"}) as response:
             answer = await response.json()
         assert answer["ok"] is False

@@ -25,6 +25,13 @@ function say(cls, text) {
   return node;
 }
 
+// A failure in the chat: its line, and where the plugin's own code raised.
+function sayFailure(text, trace) {
+  const node = say("error", text);
+  if (trace) node.appendChild(el("pre", "trace", trace));
+  return node;
+}
+
 function pretty(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
@@ -95,7 +102,7 @@ const handlers = {
     if (bubble) bubble.classList.remove("streaming");
     if (d.status !== "completed") {
       const err = d.error || {};
-      say("error", "run " + d.status + ": " + (err.code || "") + ": " + (err.error || ""));
+      sayFailure("run " + d.status + ": " + (err.code || "") + ": " + (err.error || ""), (err.details || {}).traceback);
     }
     const usage = usageText(d.usage);
     row("run.ended", d.status === "completed" ? "usage" : "bad", d.status + (usage ? " · usage: " + usage : ""), undefined, e.run_id);
@@ -109,7 +116,15 @@ const handlers = {
   "host.call": (d, e) => row("host.call", "usage", d.action + (d.model ? " " + d.model + " (" + d.messages + " messages)" : ""), undefined, e.run_id),
   "command.reply": (d) => { say("bot", d.text); row("command.reply", "", "!" + d.command + " → " + d.text); },
   "tool.reply": (d) => { say("bot", pretty(d.result)); row("tool.reply", "tool", d.name + " → " + JSON.stringify(d.result), d.result); },
-  "event.reply": (d) => { say("note", "event " + d.name + " delivered"); row("event.reply", "", d.name, d.result); },
+  "event.reply": (d) => {
+    say("note", "event " + d.name + ((d.failed || []).length ? " failed in a listener" : " delivered"));
+    for (const text of d.replies || []) say("bot", text);
+    row("event.reply", (d.failed || []).length ? "bad" : "", d.name + ((d.replies || []).length ? " → " + d.replies.join(" / ") : ""), d.result);
+  },
+  "call.failed": (d) => {
+    sayFailure(d.kind + " " + d.name + " raised" + (d.where ? " at " + d.where : "") + ": " + d.error, d.traceback);
+    row("call.failed", "bad", d.kind + " " + d.name + (d.where ? " at " + d.where : "") + ": " + d.error, d.traceback);
+  },
   "log": (d) => {
     const item = el("li", "log " + d.level, "[" + d.source + "] " + (d.level === "OUTPUT" ? "" : d.level.toLowerCase() + " ") + d.text);
     logs.appendChild(item);
@@ -140,7 +155,7 @@ async function submit(line) {
   });
   const answer = await response.json();
   if (answer.help) say("note", "text · !command args · /tool NAME {json} · /event NAME {json} · /reset");
-  if (!answer.ok && answer.error && !answer.error.startsWith("run ")) $("hint").textContent = answer.error;
+  if (!answer.ok && answer.error && !answer.shown) $("hint").textContent = answer.error;
 }
 
 $("composer").addEventListener("submit", (event) => {
