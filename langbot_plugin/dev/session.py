@@ -171,6 +171,7 @@ class DevSession:
                 debug_port=free_port(),
                 control_token=secrets.token_urlsafe(32),
                 data_dir=self.state_dir / "runtime",
+                handle_signals=False,  # lbp dev's own: it stops everything it started
             )
         )
         self._runtime = runtime

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from langbot_plugin.dev.events import DevEvent
 from langbot_plugin.dev.inputs import HELP, handle_line
@@ -49,19 +53,49 @@ class TerminalView:
     verbose: bool = False
     prompt: str = "bot> "
     closed: bool = False
+    #: The chat's prompt while it waits for a line: output that arrives meanwhile (a
+    #: reload, a log line) is written on a line of its own and the prompt drawn again.
+    waiting: str | None = None
     _shown: str = ""
     _open: bool = False
+    _prompt_shown: bool = False
+    _interrupted: bool = False
+
+    def show_prompt(self, prompt: str) -> None:
+        """Draw the chat's prompt; it waits for a line until :meth:`took_line`."""
+        self.out.write(prompt)
+        self.out.flush()
+        self.waiting, self._prompt_shown = prompt, True
+
+    def took_line(self) -> None:
+        """The user ended a line: the cursor is at the start of a new one."""
+        self.waiting, self._prompt_shown, self._interrupted = None, False, False
 
     def _line(self, text: str) -> None:
         self._end()
         self.info.write(f"{text}\n")
         self.info.flush()
 
+    def _reply(self, text: str) -> None:
+        self._end()
+        self.out.write(f"{self.prompt}{text}\n")
+        self.out.flush()
+
     def _end(self) -> None:
+        """Start a line of output: after an answer being streamed, or over the prompt."""
         if self._open:
             self.out.write("\n")
             self.out.flush()
             self._open = False
+        if self._prompt_shown:  # erase it on a terminal; elsewhere leave it on its line
+            self.out.write("\r\x1b[K" if self.out.isatty() else "\n")
+            self.out.flush()
+            self._prompt_shown, self._interrupted = False, True
+
+    def _redraw(self) -> None:
+        if self._interrupted and self.waiting is not None and not self._open:
+            self.show_prompt(self.waiting)
+            self._interrupted = False
 
     def _answer(self, text: str) -> None:
         """Show the answer so far (cumulative): print what is new."""
@@ -81,6 +115,7 @@ class TerminalView:
         if handler is not None and not self.closed:
             try:
                 handler(event.data)
+                self._redraw()
             except BrokenPipeError:  # the reader went away (| head): stop writing
                 self.closed = True
 
@@ -148,14 +183,10 @@ class TerminalView:
         self._line(f"  ⧉ state {payload.get('scope')}.{payload.get('key')} = {value}")
 
     def _on_command_reply(self, data: dict[str, Any]) -> None:
-        self._end()
-        self.out.write(f"{self.prompt}{data.get('text')}\n")
-        self.out.flush()
+        self._reply(str(data.get("text")))
 
     def _on_tool_reply(self, data: dict[str, Any]) -> None:
-        self._end()
-        self.out.write(f"{self.prompt}{_short(data.get('result'), 4000)}\n")
-        self.out.flush()
+        self._reply(_short(data.get("result"), 4000))
 
     def _on_event_reply(self, data: dict[str, Any]) -> None:
         result = data.get("result") or {}
@@ -165,9 +196,7 @@ class TerminalView:
             f"  event {data.get('name')} {verb}{' (' + ', '.join(flags) + ')' if flags else ''}"
         )
         for text in data.get("replies") or []:
-            self._end()
-            self.out.write(f"{self.prompt}{text}\n")
-            self.out.flush()
+            self._reply(str(text))
 
     def _on_plugin_ready(self, data: dict[str, Any]) -> None:
         runner = data.get("runner") or "none"
@@ -232,17 +261,62 @@ async def run_messages(session: DevSession, messages: list[str]) -> bool:
     return ok
 
 
-async def chat(session: DevSession, *, prompt: str = "you> ", json_lines: bool = False) -> None:
+def _read_lines(send: MemoryObjectSendStream[str]) -> None:
+    """Hand stdin's lines to the chat, one when it asks (a daemon thread: a blocked
+    read never keeps ``lbp dev`` from ending)."""
+    token = anyio.lowlevel.current_token()
+
+    def reader() -> None:
+        while True:
+            line = sys.stdin.readline()
+            try:
+                anyio.from_thread.run(send.send, line, token=token)
+            except (RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the chat (or the whole program) is over
+            if not line:
+                return
+
+    threading.Thread(target=reader, name="lbp-dev-stdin", daemon=True).start()
+
+
+async def chat(
+    session: DevSession,
+    *,
+    prompt: str = "you> ",
+    json_lines: bool = False,
+    view: TerminalView | None = None,
+) -> None:
     """The interactive chat: read lines until ``/quit`` or the end of input. With
-    ``json_lines`` stdout carries only the events (no prompt; errors go to stderr)."""
+    ``json_lines`` stdout carries only the events (no prompt; errors go to stderr).
+    ``view`` (the session's terminal view) draws the prompt and redraws it after
+    output that arrives while it waits."""
     talk = sys.stderr if json_lines else sys.stdout
     if not json_lines:
         talk.write(INTRO)
+    send, lines = anyio.create_memory_object_stream[str]()
+    _read_lines(send)
+    with lines:
+        await _chat(session, lines, talk, prompt=prompt, json_lines=json_lines, view=view)
+
+
+async def _chat(
+    session: DevSession,
+    lines: MemoryObjectReceiveStream[str],
+    talk: TextIO,
+    *,
+    prompt: str,
+    json_lines: bool,
+    view: TerminalView | None,
+) -> None:
     while True:
-        if not json_lines:
+        if view is not None:
+            view.show_prompt(prompt)
+        elif not json_lines:
             talk.write(prompt)
             talk.flush()
-        line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        line = await lines.receive()
+        if view is not None:
+            view.took_line()
         if not line:
             if not json_lines:
                 talk.write("\n")
