@@ -6,6 +6,8 @@ hub and sees the same events in the same order. The kinds:
 =====================  ==========================================================
 kind                   data
 =====================  ==========================================================
+``user.input``         ``line``: what the user typed (a message, ``!command``,
+                       ``/tool``, ``/event``, ``/reset``), before it is handled
 ``run.started``        ``text``, ``runner``, ``conversation_id``
 a run result type      the result as the host normalized it: ``type``,
 (``message.delta``,    ``sequence``, ``data``, ``usage``, ``text`` (for a delta the
@@ -24,7 +26,9 @@ a run result type      the result as the host normalized it: ``type``,
 ``call.failed``        a tool, command or listener raised: ``kind``, ``name``,
                        ``code``, ``error``, and where the plugin raised when
                        known: ``where`` (``file:line``), ``traceback`` (its frames)
-``plugin.ready``       ``identity``, ``runners``, ``tools``, ``commands``
+``page.call``          a ``langbot.api`` call of a previewed page: ``page``,
+                       ``method``, ``endpoint``, ``answer``
+``plugin.ready``       ``identity``, ``runners``, ``tools``, ``commands``, ``pages``
 ``plugin.reloaded``    the same, after a save that loads
 ``plugin.broken``      ``text``: the readable block of what is wrong
 ``plugin.exited``      ``code``: the plugin's process ended while the session ran

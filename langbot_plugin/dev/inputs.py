@@ -32,6 +32,10 @@ HELP = """\
   /quit                leave (Ctrl-D works too)"""
 
 
+#: Lines that ask ``lbp dev`` itself for something: not a ``user.input`` event.
+QUIET_LINES = frozenset({"/quit", "/exit", "/help", "/?"})
+
+
 @dataclass(frozen=True, slots=True)
 class LineResult:
     """What a line did: ``ok`` false when it failed (a failed run included), ``error``
@@ -67,6 +71,8 @@ async def handle_line(session: DevSession, line: str) -> LineResult:
     text = line.strip()
     if not text:
         return LineResult()
+    if text not in QUIET_LINES:  # every view shows what was asked (a page reload too)
+        await session.events.emit("user.input", {"line": text})
     try:
         if text in ("/quit", "/exit"):
             return LineResult(quit=True)

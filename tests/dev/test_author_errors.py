@@ -21,7 +21,7 @@ pytestmark = pytest.mark.timeout(180)
 
 RAISER = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "raiser"
 INNERMOST = 'File "components/helpers.py", line 5, in divide'
-LINES = ["hi", "!split", '/tool ratio {"a": 1, "b": 0}', '/event PersonNormalMessageReceived {}']
+LINES = ["hi", "!split", '/tool ratio {"a": 1, "b": 0}', "/event PersonNormalMessageReceived {}"]
 CALLERS = {
     "runner": 'File "components/runner.py", line 14, in run',
     "command": 'File "components/command.py", line 15, in split',

@@ -60,7 +60,21 @@ function usageText(usage) {
     .map(([k, v]) => k.replace(/_tokens$/, "") + " " + v).join(", ");
 }
 
+function setPages(pages) {
+  const list = $("pages");
+  list.textContent = "";
+  for (const page of pages || []) {
+    const link = el("a", "", (page.label && (page.label.en_US || Object.values(page.label)[0])) || page.id);
+    link.href = "/pages/" + encodeURIComponent(page.id) + "/";
+    link.target = "_blank";
+    link.dataset.page = page.id;
+    list.appendChild(link);
+  }
+  list.hidden = !list.children.length;
+}
+
 function setSession(info) {
+  if (info.pages) setPages(info.pages);
   $("identity").textContent = info.identity || "";
   $("runner").textContent = info.runner || "none";
   $("model").textContent = info.model || "-";
@@ -84,6 +98,8 @@ function streamTo(runId, text) {
 
 const handlers = {
   "session": (d) => setSession(d),
+  "user.input": (d) => { if (d.line !== "/reset") say("user", d.line); },
+  "page.call": (d) => row("page.call", d.answer && d.answer.error ? "bad" : "", d.page + ": " + d.method + " " + d.endpoint + " → " + JSON.stringify(d.answer && d.answer.error ? d.answer.error : (d.answer || {}).data), d.answer),
   "plugin.ready": (d) => { setSession(d); setStatus("running", "online"); row("plugin.ready", "", d.identity); },
   "plugin.reloaded": (d) => { setSession(d); setStatus("reloaded", "online"); row("plugin.reloaded", "", d.identity); say("note", "↻ reloaded " + d.identity); },
   "plugin.broken": (d) => { setStatus("broken save", "broken"); row("plugin.broken", "bad", d.text.split("\n")[0], d.text); say("error", d.text); },
@@ -141,7 +157,13 @@ function onEvent(event) {
 
 function connect() {
   const ws = new WebSocket("ws://" + location.host + "/api/events");
-  ws.onopen = () => setStatus("connected", "online");
+  ws.onopen = () => {
+    // The server sends its recent events again: start from a clean page (a reload or a
+    // reconnect shows the conversation once, the user's own messages included).
+    chat.textContent = ""; timeline.textContent = ""; logs.textContent = "";
+    bubble = null; shownRun = null;
+    setStatus("connected", "online");
+  };
   ws.onmessage = (message) => onEvent(JSON.parse(message.data));
   ws.onclose = () => { setStatus("offline", "broken"); setTimeout(connect, 1000); };
 }
@@ -163,8 +185,7 @@ $("composer").addEventListener("submit", (event) => {
   const line = $("input").value.trim();
   if (!line) return;
   $("input").value = "";
-  if (!line.startsWith("/")) say("user", line);
-  submit(line);
+  submit(line);  // the bubble comes back as a user.input event, as for the terminal's lines
 });
 $("reset").addEventListener("click", () => submit("/reset"));
 $("clear-timeline").addEventListener("click", () => { timeline.textContent = ""; });
