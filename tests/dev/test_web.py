@@ -266,6 +266,10 @@ async def test_a_plugin_page_is_previewed_and_talks_to_its_handle_api(tmp_path: 
         relayed = await page.evaluate("window.relayed")
         assert relayed == [["GET", "/notes"], ["POST", "/notes"], ["POST", "/notes"]]
         await page.screenshot(path=str(ARTIFACTS / "dev-web-page.png"), full_page=True)
+    # the timeline names what the plugin called, not the runtime's storage actions
+    host_calls = [e.data for e in session.events.recent if e.kind == "host.call"]
+    assert {"action": "set_plugin_storage", "key": "notes"} in host_calls
+    assert not [c for c in host_calls if "binary" in c["action"]], host_calls
     calls = [e.data for e in session.events.recent if e.kind == "page.call"]
     assert [c["answer"] for c in calls][-1] == {"data": None, "error": "a note needs some text"}
     storage = session.host.storage

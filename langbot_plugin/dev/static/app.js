@@ -129,7 +129,7 @@ const handlers = {
   "tool.call": (d, e) => row("tool.call", "tool", "host tool " + d.name + "(" + JSON.stringify(d.arguments || {}) + ")", d.arguments, e.run_id),
   "tool.result": (d, e) => row("tool.result", "error" in d ? "bad" : "tool", d.name + " → " + JSON.stringify("error" in d ? d.error : d.result), "error" in d ? d.error : d.result, e.run_id),
   "state.updated": (d, e) => row("state.updated", "state", d.data.scope + "." + d.data.key + " = " + JSON.stringify(d.data.value), d.data, e.run_id),
-  "host.call": (d, e) => row("host.call", "usage", d.action + (d.model ? " " + d.model + " (" + d.messages + " messages)" : ""), undefined, e.run_id),
+  "host.call": (d, e) => row("host.call", "usage", d.action + (d.key ? " " + d.key : "") + (d.model ? " " + d.model + " (" + d.messages + " messages)" : ""), undefined, e.run_id),
   "command.reply": (d) => { say("bot", d.text); row("command.reply", "", "!" + d.command + " → " + d.text); },
   "tool.reply": (d) => { say("bot", pretty(d.result)); row("tool.reply", "tool", d.name + " → " + JSON.stringify(d.result), d.result); },
   "event.reply": (d) => {
