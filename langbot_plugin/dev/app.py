@@ -50,6 +50,8 @@ class DevApp:
     json_lines: bool = False
     verbose: bool = False
     web_port: int | None = None
+    #: ``--record FILE``: keep the exchange there (dev/recording.py).
+    record: Path | None = None
 
     async def run(self, messages: list[str] | None) -> bool:
         """Run the session until it is done or SIGTERM/SIGINT arrives; then stop what it
@@ -82,6 +84,9 @@ class DevApp:
 
     async def _run(self, messages: list[str] | None) -> bool:
         state = (self.state_dir or self.root / DEFAULT_STATE_DIR).resolve()
+        if self.record is not None:  # from empty storage and state, as its replay will
+            state, self.fresh = state / "recording", True
+            state.mkdir(parents=True, exist_ok=True)
         async with AsyncExitStack() as stack:
             tools: list[HostTool] = []
             if self.box is not None:
@@ -111,6 +116,10 @@ class DevApp:
                 quiet = messages is not None
                 view = TerminalView(info=sys.stderr if quiet else sys.stdout, verbose=self.verbose)
                 session.events.subscribe(view)
+            if self.record is not None:
+                from langbot_plugin.dev.recording import recording_to
+
+                await stack.enter_async_context(recording_to(self.record, session))
             try:
                 await stack.enter_async_context(session)
             except DevError as exc:

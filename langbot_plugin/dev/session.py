@@ -34,7 +34,7 @@ import json
 import secrets
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Self
@@ -59,6 +59,7 @@ from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.scripted import HostModel, HostTool
+from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir
@@ -87,6 +88,7 @@ class DevSession(SessionCalls):
         host_tools: Sequence[HostTool] = (),
         lbp_command: Sequence[str] | None = None,
         ready_seconds: float = READY_SECONDS,
+        exchange: Callable[[Dispatcher], Dispatcher] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.model: HostModel = model or echo_model()
@@ -100,6 +102,8 @@ class DevSession(SessionCalls):
             lbp_command or [sys.executable, "-m", "langbot_plugin.cli.__init__"]
         )
         self.ready_seconds = ready_seconds
+        #: Wraps the host the runtime talks to (a recorder, a replayer: host.exchange).
+        self.exchange = exchange
         self.events = EventHub()
         self.author = ""
         self.name = ""
@@ -179,8 +183,11 @@ class DevSession(SessionCalls):
         await runtime.wait_started()
         host_side, runtime_side = memory_pair()
         tg.start_soon(runtime.serve_control, runtime_side, "lbp-dev")
+        host: Dispatcher = Announcing(self.local, self.events)
+        if self.exchange is not None:
+            host = self.exchange(host)
         self._client = await self._stack.enter_async_context(
-            PluginRuntimeClient.over(host_side, Announcing(self.local, self.events))
+            PluginRuntimeClient.over(host_side, host)
         )
         key = await self._client.get_debug_key()
         url = f"ws://127.0.0.1:{runtime.options.debug_port}/plugin/debug/ws"

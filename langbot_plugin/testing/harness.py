@@ -47,6 +47,7 @@ from langbot_plugin.testing.replies import AgentReply, EmittedEvent
 from langbot_plugin.testing.scripted import ScriptedLLM
 
 if TYPE_CHECKING:  # the Box client is imported only by tests that start a Box
+    from langbot_plugin.dev.recording import ReplayReport
     from langbot_plugin.testing.box import BoxSandbox
 
 __all__ = ["PluginHarness"]
@@ -338,6 +339,31 @@ class PluginHarness(ComponentCalls):
         if key is None:
             raise HarnessError(f"state scope {scope!r} needs an identity this chat has not")
         return await self.host.runs.state.snapshot(key)
+
+    # ------------------------------------------------------------------ recordings
+
+    @staticmethod
+    async def replay(
+        plugin_dir: str | os.PathLike[str], recording: str | os.PathLike[str]
+    ) -> ReplayReport:
+        """Run the plugin in ``plugin_dir`` against a recording of ``lbp dev --record``:
+        the recorded inputs again, each call to the host answered from the recording.
+        ``report.ok`` when every call and reply is as recorded; else
+        ``report.describe()`` names the first call (or reply) that differs::
+
+            report = await PluginHarness.replay(".", "tests/recordings/add.jsonl")
+            assert report.ok, report.describe()
+        """
+        import anyio
+
+        from langbot_plugin.dev.recording import replay
+        from langbot_plugin.host.exchange import Recording, RecordingError
+
+        try:
+            loaded = await anyio.to_thread.run_sync(Recording.load, Path(recording))
+        except RecordingError as exc:
+            raise HarnessError(str(exc)) from None
+        return await replay(Path(plugin_dir), loaded)  # the session resolves the folder
 
     # ------------------------------------------------------------------ commands, tools, events
 
