@@ -6,8 +6,10 @@ STAMP := $(VENV)/.installed-stamp
 ACCEPTANCE ?= ../shared/tools/real-langbot/acceptance.sh
 ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
-.PHONY: install demo test test-under-load lint typecheck check bench acceptance acceptance-box \
-	acceptance-mcp acceptance-skills langbot-tests clean
+DIST ?= dist
+
+.PHONY: install demo test test-under-load lint typecheck check bench dist acceptance \
+	acceptance-box acceptance-mcp acceptance-skills langbot-tests clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
 # a first `make install` (about a minute) never sits silent. pipefail keeps pip's exit code.
@@ -25,6 +27,16 @@ $(STAMP): pyproject.toml
 	@echo "ready: $(VENV) (activate with '. $(VENV)/bin/activate'; run 'lbp --help')"
 
 install: $(STAMP)
+
+$(BIN)/python:
+	$(MAKE) install
+
+# A wheel of this checkout, to install elsewhere: pip install dist/langbot_plugin-*.whl
+# (built offline by the venv's own hatchling; BIN=... uses another environment's).
+dist: | $(BIN)/python
+	$(BIN)/python -m pip wheel --disable-pip-version-check --no-deps --no-build-isolation \
+		--no-index -q -w $(DIST) .
+	@ls $(DIST)/langbot_plugin-*.whl
 
 demo: install
 	$(BIN)/lbp demo

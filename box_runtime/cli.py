@@ -4,7 +4,7 @@ default image build.
 The command line itself (flags, log levels, one-line errors and exit codes) is the
 CLI's, in :mod:`langbot_plugin.cli.cmd_box`; this module only needs the Box runtime.
 
-    lbp box [-s] [--host 127.0.0.1] [--ws-control-port 5410] [--log-level info]
+    lbp box [-s] [--host 127.0.0.1] [--ws-control-port 5410] [--backend NAME] [--log-level info]
     lbp box image build [--tag NAME] [--suite bookworm] [--include PKG,...] [--mirror URL]
 """
 
@@ -43,18 +43,22 @@ async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
         )
         return
     logger.info(
-        "Box: %s; LangBot's box_init may choose another",
+        "Box: %s; %s",
         selection.describe("{name} would serve sessions"),
+        "kept by --backend"
+        if runtime.settings.pinned_backend
+        else "LangBot's box_init may choose another",
     )
     if selection.backend.unsandboxed_warning:
         logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)
     await selection.backend.aclose()
 
 
-async def serve_box(host: str, port: int, stdio: bool) -> None:
-    """Run the Box until a signal or the end of stdin; raises ``StartupError``/``BoxError``."""
+async def serve_box(host: str, port: int, stdio: bool, backend: str | None = None) -> None:
+    """Run the Box until a signal or the end of stdin; raises ``StartupError``/``BoxError``.
+    ``backend`` (``lbp box --backend``) pins the sandbox backend over any config."""
     options = options_from_env(host, port, stdio)
-    runtime = BoxRuntime()
+    runtime = BoxRuntime(backend=backend)
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(announce_backend, runtime, options)

@@ -72,6 +72,7 @@ from box_runtime.sessions import (
     SessionKey,
     Tenant,
     assert_compatible,
+    default_image,
     deleted_error,
     make_plan,
     resolve_spec,
@@ -101,11 +102,13 @@ class BoxRuntime:
         clock: Callable[[], float] = time.monotonic,
         selector: Callable[[BoxConfig], Awaitable[Selection]] | None = None,
         mounts_checked_by_caller: bool = False,
+        backend: str | None = None,
     ) -> None:
         self.settings = Settings(
             config=config,
             environ=os.environ if environ is None else environ,
             cwd=cwd or os.getcwd(),
+            backend=backend,
         )
         self._clock = clock
         self._factories = dict(default_factories() if factories is None else factories)
@@ -250,6 +253,8 @@ class BoxRuntime:
             reason = f"probe failed: {exc}"
         if reason is not None and not self._sessions:
             self._selection_stale = True  # try the candidates again next time
+        elif reason is None and backend.custom_images:
+            reason = await backend.image_problem(default_image(self.config))
         warning = backend.unsandboxed_warning
         return chosen.model_copy(
             update={
@@ -286,7 +291,17 @@ class BoxRuntime:
         return self.session_info(session)
 
     async def _resolve(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSpec:
-        """The request with the profile applied, then (managed mode) the admission policy."""
+        """The request with the profile applied, then (managed mode) the admission policy.
+
+        Before any ``box_init``, a request whose image the engine does not have (nor can
+        pull) fails at once with that reason rather than after the wait for one."""
+        if self.settings.awaiting_init:
+            backend = await self.backend()
+            if backend.custom_images:
+                image = spec.image or default_image(self.config)
+                problem = await backend.image_problem(image, pull=True)
+                if problem is not None:
+                    raise BoxValidationError(problem)
         config = await self.settings.ready()
         backend = await self.backend()
         resolved = resolve_spec(spec, config, custom_images=backend.custom_images)

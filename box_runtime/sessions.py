@@ -57,6 +57,7 @@ __all__ = [
     "SessionKey",
     "Tenant",
     "assert_compatible",
+    "default_image",
     "deleted_error",
     "make_plan",
     "resolve_spec",
@@ -193,6 +194,12 @@ def deleted_error(session: Session, when: str) -> BoxSessionDeletedError:
         f"session {session.key.session_id} was deleted {when}",
         details={"session_id": session.key.session_id},
     )
+
+
+def default_image(config: BoxConfig) -> str:
+    """The image of a request that names none: the profile's, ``local.image``, else ours."""
+    profile = BUILTIN_PROFILES[config.local.profile]
+    return str(profile.image) or config.local.image or DEFAULT_IMAGE
 
 
 def resolve_spec(spec: BoxSpec, config: BoxConfig, *, custom_images: bool = True) -> BoxSpec:

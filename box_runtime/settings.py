@@ -4,6 +4,8 @@ Holds the raw (merged) ``box`` config and its validated model, resolves the path
 it against the runtime's working directory (allowed mount roots, the state and default
 workspace directories) and knows the deployment id. Sources, in order: defaults,
 ``LANGBOT_BOX_CONFIG``, an explicit config (tests, embedders), then each ``box_init``.
+A backend chosen on the command line (``lbp box --backend NAME``) is pinned: it wins
+over every source, and a ``box_init`` that asks for another is logged and overruled.
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ class Settings:
         config: Mapping[str, Any] | None,
         environ: Mapping[str, str],
         cwd: str,
+        backend: str | None = None,
     ) -> None:
+        #: The backend the operator chose on the command line (see the module docstring).
+        self.pinned_backend = backend
         self.environ = dict(environ)
         self.cwd = cwd
         self.raw: dict[str, Any] = {}
@@ -68,13 +73,24 @@ class Settings:
         if not self.raw:
             self.apply({})
 
+    def _pinned(self, update: Mapping[str, Any], *, note: bool = False) -> Mapping[str, Any]:
+        pinned = self.pinned_backend
+        if pinned is None:
+            return update
+        asked = update.get("backend")
+        if note and asked not in (None, pinned):
+            logger.info(
+                "Box config: backend %s asked for; lbp box --backend keeps %s", asked, pinned
+            )
+        return {**update, "backend": pinned}
+
     def preview(self, update: Mapping[str, Any]) -> BoxConfig:
         """The configuration ``update`` would bring, validated but not adopted."""
-        return merge_config(self.raw, update)[1]
+        return merge_config(self.raw, self._pinned(update))[1]
 
     def apply(self, update: Mapping[str, Any]) -> bool:
         """Merge, validate and adopt ``update``; True when backend settings changed."""
-        raw, config = merge_config(self.raw, update)
+        raw, config = merge_config(self.raw, self._pinned(update, note=True))
         allowed = self._allowed(config)
         changed = any(
             config.model_dump().get(key) != self.config.model_dump().get(key)
@@ -96,6 +112,11 @@ class Settings:
         if not roots and host_root:
             roots = [host_root]
         return normalize_allowed_roots(roots, base=self.cwd, extra_denied=self.protected)
+
+    @property
+    def awaiting_init(self) -> bool:
+        """Whether the next business action would wait for a first ``box_init``."""
+        return not (self.initialized.is_set() or self._settled.is_set())
 
     async def ready(self) -> BoxConfig:
         """The config, after waiting (bounded, once) for a first ``box_init``.

@@ -180,6 +180,13 @@ class SandboxBackend(abc.ABC):
     async def probe(self) -> str | None:
         """``None`` when usable, else a short reason why not."""
 
+    async def image_problem(self, image: str, *, pull: bool = False) -> str | None:
+        """Why sandboxes of ``image`` cannot start here (an engine without that image),
+        or ``None``; with ``pull`` a backend that may fetch a missing image tries now.
+        Backends without images have no such problem."""
+        del image, pull
+        return None
+
     @abc.abstractmethod
     async def start(self, plan: SandboxPlan) -> str:
         """Create (or adopt a persistent) sandbox; return its backend id."""

@@ -175,6 +175,26 @@ class DockerBackend(SandboxBackend):
     def protected_paths(self) -> tuple[str, ...]:
         return self._protected
 
+    async def image_problem(self, image: str, *, pull: bool = False) -> str | None:
+        def check() -> str | None:
+            try:
+                with self._engine("inspect image"):
+                    self._client().inspect_image(image)
+                return None
+            except ImageMissingError:
+                pass
+            except BoxError as exc:
+                return exc.message
+            if not (pull and self._config.pull_missing_images):
+                return self._missing_image(image)
+            try:
+                self._pull(image)
+            except BoxError as exc:
+                return exc.message
+            return None
+
+        return cast(str | None, await self._run(check))
+
     async def start(self, plan: SandboxPlan) -> str:
         return cast(str, await self._run(self._start_blocking, plan))
 

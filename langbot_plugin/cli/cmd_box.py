@@ -1,7 +1,9 @@
-"""``lbp box``: run the Box sandbox runtime, or build its default sandbox image.
+"""``lbp box``: run the Box sandbox runtime, build its default sandbox image, or use a
+running Box from the command line.
 
-    lbp box [-s] [--host 127.0.0.1] [--ws-control-port 5410] [--log-level info]
+    lbp box [-s] [--host 127.0.0.1] [--ws-control-port 5410] [--backend NAME] [--log-level info]
     lbp box image build [--tag NAME] [--suite bookworm] [--include PKG,...] [--mirror URL]
+    lbp box exec|ls|sessions|status|rm ...   (langbot_plugin.cli.box_client)
 
 The same rules as ``lbp rt``: one log vocabulary and format
 (:mod:`langbot_plugin.cli.daemon`), every error on one line, exit 2 for bad input (a
@@ -25,7 +27,14 @@ commands:
   lbp box               run the Box runtime (this page's options)
   lbp box image build   build the default sandbox image offline
                         (see 'lbp box image build --help')
+a client of a running Box (each with --url, default ws://127.0.0.1:5410/rpc/ws):
+  lbp box exec -- CMD   run a command in a session (--session, --image, --timeout)
+  lbp box ls [PATH]     list a folder of a session's workspace
+  lbp box sessions      list the client's sessions
+  lbp box status        the backend in use and what the Box holds
+  lbp box rm SESSION    delete a session
 """
+BACKENDS = ("local", "docker", "podman", "nsjail", "e2b", "host")
 
 
 def _server_parser() -> argparse.ArgumentParser:
@@ -59,6 +68,13 @@ def _server_parser() -> argparse.ArgumentParser:
         default=5410,
         metavar="PORT",
         help="port of /rpc/ws, /healthz, /readyz (default 5410)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=None,
+        help="the sandbox backend, kept whatever a config or the host's box_init says "
+        "(default: LANGBOT_BOX_CONFIG's backend, else local: Docker, then nsjail)",
     )
     add_log_level(parser)
     return parser
@@ -107,7 +123,7 @@ def _run_server(args: argparse.Namespace) -> int:
     from box_runtime.server import StartupError
 
     try:
-        anyio.run(serve_box, args.host, args.ws_control_port, args.stdio)
+        anyio.run(serve_box, args.host, args.ws_control_port, args.stdio, args.backend)
     except StartupError as exc:
         cause = exc.__cause__
         if isinstance(cause, OSError):
@@ -137,8 +153,11 @@ def _run_image(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str]) -> int:
+    from langbot_plugin.cli.box_client import CLIENT_COMMANDS, client_main
     from langbot_plugin.cli.common import guarded
 
+    if argv and argv[0] in CLIENT_COMMANDS:
+        return client_main(argv[0], argv[1:])
     if argv and argv[0] == "image":
         parser = _image_parser()
         args = parser.parse_args(argv[1:])

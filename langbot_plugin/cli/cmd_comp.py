@@ -42,9 +42,16 @@ def main(argv: list[str]) -> int:
     return guarded(PROG, lambda: _comp(args))
 
 
-def _check_name(value: str) -> str | None:
-    from langbot_plugin.cli.common import COMPONENT_NAME_RULE
+def _check_name(value: str, kind: str = "") -> str | None:
+    from langbot_plugin.cli.common import COMMAND_NAME_RULE, COMPONENT_NAME_RULE
 
+    if kind == "Command":  # what users type after '!': hyphens read well there
+        if COMMAND_NAME_RULE.match(value):
+            return None
+        return (
+            f"command name {value!r} must start with a lowercase letter and use only "
+            "lowercase letters, digits, '_' and '-'"
+        )
     if COMPONENT_NAME_RULE.match(value):
         return None
     return (
@@ -71,8 +78,13 @@ def _comp(args: argparse.Namespace) -> int:
     ask = Prompter(PROG, interactive=not args.non_interactive)
     name = positional or flag
     if name is None:
-        name = ask.ask(f"{kind.kind} name", "a name", default=kind.default_name, check=_check_name)
-    if problem := _check_name(name):
+        name = ask.ask(
+            f"{kind.kind} name",
+            "a name",
+            default=kind.default_name,
+            check=lambda value: _check_name(value, kind.kind),
+        )
+    if problem := _check_name(name, kind.kind):
         raise CliError(problem)
     _refuse_duplicate(root, kind.kind, name)
     label: str = args.label or label_of(name)
@@ -120,7 +132,8 @@ def _write_component(
     )
 
     folder = root / kind.directory
-    outputs = [folder / f"{name}.{ext}" for ext in kind.templates]
+    stem = name.replace("-", "_")  # a command "my-cmd" lives in my_cmd.py
+    outputs = [folder / f"{stem}.{ext}" for ext in kind.templates]
     existing = [p for p in outputs if p.exists()]
     if existing:
         shown = ", ".join(p.relative_to(root).as_posix() for p in existing)
@@ -129,6 +142,7 @@ def _write_component(
     values = {
         "kind": kind.kind,
         "name": name,
+        "file": stem,
         "class_name": cls,
         "label_yaml": yaml_str(label),
         "description_yaml": yaml_str(description),
@@ -145,7 +159,7 @@ def _write_component(
     for ext, path in zip(kind.templates, outputs, strict=True):
         write_new(path, render(kind.template(ext), values))
         written.append(path)
-    test = root / "tests" / f"test_{name}.py"
+    test = root / "tests" / f"test_{stem}.py"
     if not test.exists():  # a test of the same name the author wrote stays theirs
         write_new(test, render(kind.test_template, values))
         written.append(test)

@@ -89,6 +89,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="where storage and runner state persist (<plugin>/.lbp-dev)",
     )
     parser.add_argument("--fresh", action="store_true", help="clear the state folder first")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="keep the whole exchange with the host in FILE (inputs, every host call and "
+        "its answer, the replies); starts from empty storage and state",
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="run the plugin against a recording: its inputs again, every host call "
+        "answered from it; report the first call or reply that differs (exit 1)",
+    )
     parser.add_argument("--no-reload", action="store_true", help="do not reload on save")
     add_log_level(parser)
     return parser
@@ -148,6 +164,10 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.message and args.web:
         raise CliError("--message and --web exclude each other", USAGE)
+    if args.replay is not None:
+        if args.message or args.web or args.record is not None:
+            raise CliError("--replay runs alone (no --message, --web or --record)", USAGE)
+        return _replay(root, args.replay, verbose=args.log_level == "debug", json_lines=args.json)
     model = _model(args)
     config = _config(args.config)
     import anyio
@@ -166,9 +186,36 @@ def _run(args: argparse.Namespace) -> int:
         json_lines=args.json,
         verbose=args.log_level == "debug",
         web_port=args.port if args.web else None,
+        record=args.record,
     )
     try:
         ok = anyio.run(app.run, args.message)
     except DevAppError as exc:
         raise CliError(exc.message, USAGE if exc.usage else FAILURE, exc.lines) from None
     return 0 if ok else FAILURE
+
+
+def _replay(root: Path, path: Path, *, verbose: bool, json_lines: bool) -> int:
+    import sys
+
+    import anyio
+
+    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
+    from langbot_plugin.dev.errors import DevError
+    from langbot_plugin.dev.recording import replay
+    from langbot_plugin.dev.terminal import JsonView, TerminalView
+    from langbot_plugin.host.exchange import Recording, RecordingError
+
+    try:
+        recording = Recording.load(path)
+    except RecordingError as exc:
+        raise CliError(str(exc), USAGE) from None
+    view = JsonView() if json_lines else TerminalView(info=sys.stderr, verbose=verbose)
+    try:
+        report = anyio.run(lambda: replay(root, recording, listeners=[view]))
+    except DevError as exc:
+        raise CliError(exc.message, USAGE if exc.usage else FAILURE, exc.lines) from None
+    if report.ok:
+        sys.stderr.write(f"{PROG}: {report.describe()}\n")
+        return 0
+    raise CliError(f"replay of {path}: {report.describe()}", FAILURE)

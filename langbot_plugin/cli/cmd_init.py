@@ -7,6 +7,9 @@ import sys
 from pathlib import Path
 
 PROG = "lbp init"
+#: The locales LangBot's UI shows a plugin's label and description in (the form
+#: starts each with the English text; translate them in manifest.yaml).
+LOCALES = ("en_US", "zh_Hans", "th_TH", "vi_VN", "es_ES")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,7 +100,8 @@ def _init(args: argparse.Namespace) -> int:
     sys.stdout.write(
         f"created plugin {author}/{name} in {where}\n"
         f"next: cd {where}; lbp comp <Kind> (EventListener, Tool, Command, KnowledgeEngine, "
-        "Parser, Page, AgentRunner); pytest; lbp run; lbp build\n"
+        "Parser, Page, AgentRunner); pytest; lbp dev (try it here, no LangBot); lbp run "
+        "(in your LangBot); lbp build\n"
     )
     return 0
 
@@ -125,8 +129,8 @@ def _write_plugin(
             "name": name,
             "version": version,
             "repository": "",
-            "label": {"en_US": label},
-            "description": {"en_US": description},
+            "label": dict.fromkeys(LOCALES, label),
+            "description": dict.fromkeys(LOCALES, description),
             "icon": "assets/icon.svg",
         },
         "spec": {"config": [], "components": {}},
@@ -149,6 +153,8 @@ def _write_plugin(
         ".gitignore": "plugin/gitignore.tmpl",
         "assets/icon.svg": "plugin/icon.svg.tmpl",
         ".vscode/launch.json": "plugin/vscode-launch.json.tmpl",
+        ".github/workflows/release.yml": "plugin/release.yml.tmpl",
+        "readme/README_zh_Hans.md": "plugin/README_zh_Hans.md.tmpl",
         "pytest.ini": "plugin/pytest.ini.tmpl",
         "tests/test_plugin.py": "tests/plugin.py.tmpl",
     }

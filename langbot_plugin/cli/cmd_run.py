@@ -149,6 +149,12 @@ def _run_production(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
+def _key_problem(key: str) -> str:
+    if any(c.isspace() for c in key):
+        return "it contains a space"
+    return f"{len(key)} characters, too short"
+
+
 def _run(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import setup_logging
@@ -187,9 +193,11 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(f"{source}: {problem}", USAGE)
     key = (args.plugin_debug_key or os.environ.get("PLUGIN_DEBUG_KEY") or "").strip()
     if len(key) < 32 or any(c.isspace() for c in key):
+        what = "missing" if not key else f"malformed ({_key_problem(key)})"
         raise CliError(
-            "PLUGIN_DEBUG_KEY is missing or malformed; copy the key from LangBot's plugin "
-            "debug page into .env (or pass --plugin-debug-key)",
+            f"PLUGIN_DEBUG_KEY is {what}: copy the current key from LangBot > Extensions > "
+            "Debug Info (it is rotated every two hours) into .env as PLUGIN_DEBUG_KEY=<key> "
+            "(or pass --plugin-debug-key); a key is one word of at least 32 characters",
             USAGE,
         )
     if source == "the default":
@@ -201,4 +209,6 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(str(exc), USAGE) from None
     except KeyRefusedError as exc:
         raise CliError(f"the runtime refused this plugin's debug key: {exc}", FAILURE) from None
+    except ReloadError as exc:  # the plugin's own code raised while it started
+        raise CliError(str(exc.problems[0]), USAGE, [str(p) for p in exc.problems]) from None
     return 0

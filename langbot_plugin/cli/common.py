@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTHOR_RULE",
+    "COMMAND_NAME_RULE",
     "COMPONENT_NAME_RULE",
     "FAILURE",
     "PLUGIN_NAME_RULE",
@@ -40,6 +41,8 @@ AUTHOR_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
 PLUGIN_NAME_RULE = AUTHOR_RULE
 #: Component names: a lowercase letter, then lowercase letters, digits and ``_``.
 COMPONENT_NAME_RULE = re.compile(r"^[a-z][0-9a-z_]*$")
+#: A command's name may also use hyphens (``!check-in``).
+COMMAND_NAME_RULE = re.compile(r"^[a-z][0-9a-z_-]*$")
 
 
 class CliError(Exception):

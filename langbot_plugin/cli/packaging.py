@@ -39,6 +39,7 @@ __all__ = [
     "HOST_MAX_ENTRIES",
     "HOST_MAX_ENTRY_BYTES",
     "HOST_MAX_TOTAL_BYTES",
+    "ROOT_EXCLUDED",
     "BuildPlan",
     "BuildResult",
     "build_package",
@@ -69,6 +70,9 @@ ALWAYS_EXCLUDED = (
     ".DS_Store",
     ".lbp-dev",
 )
+#: Folders at the top of the plugin never packaged: what lbp init writes for the
+#: author's repository (tests, CI, editor settings), not for LangBot.
+ROOT_EXCLUDED = ("tests", ".github", ".vscode", ".idea")
 #: Kept despite matching ALWAYS_EXCLUDED (templates of secrets, not secrets).
 ALWAYS_KEPT = (".env.example", ".env.sample", ".env.template")
 
@@ -113,6 +117,7 @@ def plan_files(root: Path, exclude_dirs: tuple[Path, ...] = ()) -> tuple[list[st
             path = here / name
             if (
                 _always_excluded(name)
+                or (not base and name in ROOT_EXCLUDED)
                 or ignorer.ignored(relative, is_dir=True)
                 or path.resolve() in excluded
             ):

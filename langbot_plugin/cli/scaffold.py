@@ -152,7 +152,11 @@ def find_kind(text: str) -> ComponentKind:
     for name, kind in KINDS.items():
         if name.lower() == wanted:
             return kind
-    raise CliError(f"unknown component kind {text!r}; choose one of: {', '.join(KINDS)}")
+    import difflib
+
+    close = difflib.get_close_matches(wanted, [k.lower() for k in KINDS], n=1, cutoff=0.6)
+    hint = next((f" (did you mean {k}?)" for k in KINDS if close and k.lower() == close[0]), "")
+    raise CliError(f"unknown component kind {text!r}{hint}; choose one of: {', '.join(KINDS)}")
 
 
 def _camel(name: str) -> str:

@@ -4,10 +4,12 @@
 (:mod:`langbot_plugin.dev.box`), the :class:`~langbot_plugin.dev.session.DevSession`,
 subscribes the terminal or JSON view, and then runs ``--message`` lines, the
 interactive chat, or the web page (with the chat beside it when stdin is a terminal).
+SIGTERM and SIGINT end it: everything it started is stopped in order first.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -48,10 +50,43 @@ class DevApp:
     json_lines: bool = False
     verbose: bool = False
     web_port: int | None = None
+    #: ``--record FILE``: keep the exchange there (dev/recording.py).
+    record: Path | None = None
 
     async def run(self, messages: list[str] | None) -> bool:
-        """Run the session; ``False`` when a ``--message`` failed."""
+        """Run the session until it is done or SIGTERM/SIGINT arrives; then stop what it
+        started (the plugin's process, the runtime, a Box) and return. ``False`` when
+        a ``--message`` failed."""
+        outcome = True
+        refused: DevAppError | None = None
+        async with anyio.create_task_group() as tg:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for received in signals:
+                        sys.stderr.write(f"lbp dev: {signal.Signals(received).name}; stopping\n")
+                        tg.cancel_scope.cancel()
+                        return
+
+            async def session() -> None:
+                nonlocal outcome, refused
+                try:
+                    outcome = await self._run(messages)
+                except DevAppError as exc:  # raised below, not as a task group's error
+                    refused = exc
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_on_signal)
+            tg.start_soon(session)
+        if refused is not None:
+            raise refused
+        return outcome
+
+    async def _run(self, messages: list[str] | None) -> bool:
         state = (self.state_dir or self.root / DEFAULT_STATE_DIR).resolve()
+        if self.record is not None:  # from empty storage and state, as its replay will
+            state, self.fresh = state / "recording", True
+            state.mkdir(parents=True, exist_ok=True)
         async with AsyncExitStack() as stack:
             tools: list[HostTool] = []
             if self.box is not None:
@@ -74,13 +109,17 @@ class DevApp:
                 hot_reload=self.hot_reload,
                 host_tools=tools,
             )
+            view: TerminalView | None = None
             if self.json_lines:
                 session.events.subscribe(JsonView())
             else:
                 quiet = messages is not None
-                session.events.subscribe(
-                    TerminalView(info=sys.stderr if quiet else sys.stdout, verbose=self.verbose)
-                )
+                view = TerminalView(info=sys.stderr if quiet else sys.stdout, verbose=self.verbose)
+                session.events.subscribe(view)
+            if self.record is not None:
+                from langbot_plugin.dev.recording import recording_to
+
+                await stack.enter_async_context(recording_to(self.record, session))
             try:
                 await stack.enter_async_context(session)
             except DevError as exc:
@@ -99,5 +138,5 @@ class DevApp:
                 sys.stdout.flush()
                 if not sys.stdin.isatty():
                     await anyio.sleep_forever()
-            await chat(session, json_lines=self.json_lines)
+            await chat(session, json_lines=self.json_lines, view=view)
             return True

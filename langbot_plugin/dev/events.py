@@ -6,6 +6,8 @@ hub and sees the same events in the same order. The kinds:
 =====================  ==========================================================
 kind                   data
 =====================  ==========================================================
+``user.input``         ``line``: what the user typed (a message, ``!command``,
+                       ``/tool``, ``/event``, ``/reset``), before it is handled
 ``run.started``        ``text``, ``runner``, ``conversation_id``
 a run result type      the result as the host normalized it: ``type``,
 (``message.delta``,    ``sequence``, ``data``, ``usage``, ``text`` (for a delta the
@@ -18,8 +20,15 @@ a run result type      the result as the host normalized it: ``type``,
 ``host.call``          any other call the plugin made to the host: ``action``
 ``command.reply``      ``command``, ``text`` (one per reply of a command)
 ``tool.reply``         ``name``, ``result`` (a ``/tool`` call from the session)
-``event.reply``        ``name``, ``result`` (an ``/event`` emitted by the session)
-``plugin.ready``       ``identity``, ``runners``, ``tools``, ``commands``
+``event.reply``        ``name``, ``result`` (an ``/event`` emitted by the session),
+                       ``replies`` (the texts its listeners replied), ``failed``
+                       (the plugins whose listener raised)
+``call.failed``        a tool, command or listener raised: ``kind``, ``name``,
+                       ``code``, ``error``, and where the plugin raised when
+                       known: ``where`` (``file:line``), ``traceback`` (its frames)
+``page.call``          a ``langbot.api`` call of a previewed page: ``page``,
+                       ``method``, ``endpoint``, ``answer``
+``plugin.ready``       ``identity``, ``runners``, ``tools``, ``commands``, ``pages``
 ``plugin.reloaded``    the same, after a save that loads
 ``plugin.broken``      ``text``: the readable block of what is wrong
 ``plugin.exited``      ``code``: the plugin's process ended while the session ran
@@ -37,9 +46,9 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["DevEvent", "EventHub", "Listener", "LogRecordParser"]
+__all__ = ["DevEvent", "EventHub", "Listener", "LogRecordParser", "failed", "where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +65,30 @@ class DevEvent:
 
 
 Listener = Callable[[DevEvent], Awaitable[None] | None]
+
+
+class _Failure(Protocol):
+    @property
+    def code(self) -> str: ...
+    @property
+    def details(self) -> dict[str, Any]: ...
+
+
+def where(details: dict[str, Any] | None) -> str | None:
+    """``file:line`` of the plugin's code that raised, from an error's details."""
+    details = details or {}
+    file, line = details.get("file"), details.get("line")
+    return f"{file}:{line}" if file and line else None
+
+
+def failed(kind: str, name: str, error: _Failure) -> dict[str, Any]:
+    """The data of a ``call.failed`` event for an RPC error or a listener's failure."""
+    message = getattr(error, "message", None) or getattr(error, "error", "")
+    data: dict[str, Any] = {"kind": kind, "name": name, "code": error.code, "error": message}
+    if where(error.details):
+        data["where"] = where(error.details)
+        data["traceback"] = str(error.details.get("traceback") or "")
+    return data
 
 
 class EventHub:

@@ -6,7 +6,7 @@
 - :func:`watched`: a host tool that reports each call and its result as ``tool.call``
   and ``tool.result`` events.
 - :class:`Announcing`: the local host as the runtime sees it, a ``host.call`` event per
-  call the plugin makes.
+  call the plugin makes, named as the plugin API names it (:func:`api_name`).
 - :func:`runtime_logs`: the in-process runtime's warnings as ``log`` events.
 """
 
@@ -29,12 +29,17 @@ from langbot_plugin.dev.events import EventHub
 from langbot_plugin.host import LocalHost
 from langbot_plugin.host.run_context import make_resources
 from langbot_plugin.host.scripted import HostTool
-from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, INITIALIZE_PLUGIN_SETTINGS
+from langbot_plugin.protocol.host_link import (
+    FORWARDED,
+    GET_PLUGIN_SETTINGS,
+    INITIALIZE_PLUGIN_SETTINGS,
+)
 from langbot_plugin.rpc import RequestContext, Route
 from langbot_plugin.rpc.routes import preceded_by
 
 __all__ = [
     "Announcing",
+    "api_name",
     "component_name",
     "runner_config",
     "runner_resources",
@@ -113,6 +118,21 @@ def watched(tool: HostTool, events: EventHub) -> HostTool:
     return tool
 
 
+#: The runtime -> host actions that serve several plugin API calls, back to those names:
+#: (host action, storage owner) -> the name the plugin called (``set_plugin_storage``...).
+_API_NAMES = {
+    (row.host_spec.name, row.owner.value): row.action
+    for row in FORWARDED.values()
+    if row.target is not None and row.owner is not None
+}
+
+
+def api_name(action: str, data: dict[str, Any]) -> str:
+    """The plugin API's name for a call the host received: the runtime renames the
+    storage calls (``get_plugin_storage`` reaches the host as ``get_binary_storage``)."""
+    return _API_NAMES.get((action, str(data.get("owner_type"))), action)
+
+
 class Announcing:
     """The local host as the runtime sees it, with a ``host.call`` event per call."""
 
@@ -129,7 +149,9 @@ class Announcing:
     async def _note(self, ctx: RequestContext) -> None:
         data = ctx.data
         run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else None
-        shown: dict[str, Any] = {"action": ctx.request.action}
+        shown: dict[str, Any] = {"action": api_name(ctx.request.action, data)}
+        if isinstance(data.get("key"), str) and data["key"]:
+            shown["key"] = data["key"]
         if "llm_model_uuid" in data:
             shown["model"] = data["llm_model_uuid"]
             shown["messages"] = len(data.get("messages") or [])

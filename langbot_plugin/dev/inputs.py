@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
+from langbot_plugin.dev.events import where
 from langbot_plugin.dev.session import DevError, DevSession
 from langbot_plugin.rpc import RPCError
 
@@ -31,13 +32,20 @@ HELP = """\
   /quit                leave (Ctrl-D works too)"""
 
 
+#: Lines that ask ``lbp dev`` itself for something: not a ``user.input`` event.
+QUIET_LINES = frozenset({"/quit", "/exit", "/help", "/?"})
+
+
 @dataclass(frozen=True, slots=True)
 class LineResult:
     """What a line did: ``ok`` false when it failed (a failed run included), ``error``
-    says why in one line; ``quit`` when the user asked to leave."""
+    says why in one line (``shown`` when a view has shown it already); ``quit`` when
+    the user asked to leave."""
 
     ok: bool = True
     error: str | None = None
+    #: The session's views already showed the failure (a ``call.failed`` event).
+    shown: bool = False
     quit: bool = False
     help: bool = False
 
@@ -63,6 +71,8 @@ async def handle_line(session: DevSession, line: str) -> LineResult:
     text = line.strip()
     if not text:
         return LineResult()
+    if text not in QUIET_LINES:  # every view shows what was asked (a page reload too)
+        await session.events.emit("user.input", {"line": text})
     try:
         if text in ("/quit", "/exit"):
             return LineResult(quit=True)
@@ -78,6 +88,9 @@ async def handle_line(session: DevSession, line: str) -> LineResult:
         if text.startswith("/event"):
             name, params = _name_and_json(text[6:], "event")
             await session.emit_event(name, params)
+            replies = [e for e in session.events.recent if e.kind == "event.reply"]
+            if replies and replies[-1].data.get("failed"):
+                return LineResult(False, f"a listener of {name} raised", shown=True)
             return LineResult()
         if text.startswith("/") and not text.startswith("//"):
             word = text.split()[0]
@@ -89,8 +102,14 @@ async def handle_line(session: DevSession, line: str) -> LineResult:
     except (DevError, ValueError) as exc:
         return LineResult(False, str(exc))
     except RPCError as exc:
-        return LineResult(False, f"{exc.code}: {exc.message}")
+        at = where(exc.details)
+        recent = session.events.recent
+        shown = bool(recent) and recent[-1].kind == "call.failed"
+        return LineResult(
+            False, f"{exc.code}: {exc.message}" + (f" (at {at})" if at else ""), shown
+        )
     if outcome.status != "completed":
         error = outcome.error or {}
-        return LineResult(False, f"run {outcome.status}: {error.get('code')}: {error.get('error')}")
+        text = f"run {outcome.status}: {error.get('code')}: {error.get('error')}"
+        return LineResult(False, text, shown=True)
     return LineResult()

@@ -34,16 +34,15 @@ import json
 import secrets
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Self
 
 import anyio
 
-from langbot_plugin.api.entities.builtin.command.context import typed_command
+from langbot_plugin.dev.calls import SessionCalls
 from langbot_plugin.dev.errors import DevError
-from langbot_plugin.dev.event_fields import event_fields
 from langbot_plugin.dev.events import EventHub
 from langbot_plugin.dev.host_side import (
     Announcing,
@@ -60,6 +59,7 @@ from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.scripted import HostModel, HostTool
+from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir
@@ -72,7 +72,7 @@ DEFAULT_STATE_DIR = ".lbp-dev"
 READY_SECONDS = 60.0
 
 
-class DevSession:
+class DevSession(SessionCalls):
     """Host machinery, runtime and one plugin folder, driven as a chat (module docstring)."""
 
     def __init__(
@@ -88,6 +88,7 @@ class DevSession:
         host_tools: Sequence[HostTool] = (),
         lbp_command: Sequence[str] | None = None,
         ready_seconds: float = READY_SECONDS,
+        exchange: Callable[[Dispatcher], Dispatcher] | None = None,
     ) -> None:
         self.root = root.resolve()
         self.model: HostModel = model or echo_model()
@@ -101,12 +102,15 @@ class DevSession:
             lbp_command or [sys.executable, "-m", "langbot_plugin.cli.__init__"]
         )
         self.ready_seconds = ready_seconds
+        #: Wraps the host the runtime talks to (a recorder, a replayer: host.exchange).
+        self.exchange = exchange
         self.events = EventHub()
         self.author = ""
         self.name = ""
         self.runners: list[dict[str, Any]] = []
         self.tools: list[dict[str, Any]] = []
         self.commands: list[dict[str, Any]] = []
+        self.pages: list[dict[str, Any]] = []
         self.runner: str | None = None
         self.conversation_id = ""
         self._stack = AsyncExitStack()
@@ -170,6 +174,7 @@ class DevSession:
                 debug_port=free_port(),
                 control_token=secrets.token_urlsafe(32),
                 data_dir=self.state_dir / "runtime",
+                handle_signals=False,  # lbp dev's own: it stops everything it started
             )
         )
         self._runtime = runtime
@@ -178,8 +183,11 @@ class DevSession:
         await runtime.wait_started()
         host_side, runtime_side = memory_pair()
         tg.start_soon(runtime.serve_control, runtime_side, "lbp-dev")
+        host: Dispatcher = Announcing(self.local, self.events)
+        if self.exchange is not None:
+            host = self.exchange(host)
         self._client = await self._stack.enter_async_context(
-            PluginRuntimeClient.over(host_side, Announcing(self.local, self.events))
+            PluginRuntimeClient.over(host_side, host)
         )
         key = await self._client.get_debug_key()
         url = f"ws://127.0.0.1:{runtime.options.debug_port}/plugin/debug/ws"
@@ -233,6 +241,9 @@ class DevSession:
         if handle is None:
             raise DevError("the plugin is not registered", usage=False)
         self.author, self.name = handle.author, handle.name
+        spec = handle.container.manifest.manifest.get("spec")
+        pages = spec.get("pages") if isinstance(spec, dict) else None
+        self.pages = [p for p in pages or [] if isinstance(p, dict) and p.get("id")]
         self.runners = await client.list_runners()
         self.tools = await client.list_tools()
         self.commands = await client.list_commands()
@@ -257,6 +268,7 @@ class DevSession:
             "runner": self.runner,
             "tools": [component_name(t) for t in self.tools],
             "commands": [component_name(c) for c in self.commands],
+            "pages": [{"id": p["id"], "label": p.get("label") or {}} for p in self.pages],
             "host_tools": [t.name for t in self.extra_tools],
             "conversation_id": self.conversation_id,
             "model": self.model.model_uuid,
@@ -403,50 +415,6 @@ class DevSession:
             run_id,
         )
         return outcome
-
-    async def command(self, text: str) -> list[str]:
-        """Run ``!text`` (``name args...``); the texts of its replies."""
-        await self.wait_ready()
-        text = text.strip()
-        if not text:
-            raise DevError("a command needs a name, e.g. !hello")
-        # Split as the host splits it: two spaces make an empty parameter there too.
-        context = typed_command(
-            text, session=self._session_info(), privilege=2, query_id=self._next_query()
-        )
-        name = context["command"]
-        replies: list[str] = []
-        for item in await self.client.execute_command(context):
-            shown = str(item.get("text") or "")
-            if not shown and item.get("image_url"):
-                shown = f"[image {item['image_url']}]"
-            replies.append(shown)
-            await self.events.emit("command.reply", {"command": name, "text": shown})
-        return replies
-
-    async def call_tool(self, name: str, parameters: dict[str, Any]) -> Any:
-        """Call the plugin's tool ``name`` as LangBot's tool loader does."""
-        await self.wait_ready()
-        result = await self.client.call_tool(
-            name, parameters, session=self._session_info(), query_id=self._next_query()
-        )
-        await self.events.emit("tool.reply", {"name": name, "result": result})
-        return result
-
-    async def emit_event(self, name: str, data: dict[str, Any]) -> dict[str, Any]:
-        """Emit event ``name`` to the plugin's listeners; ``data`` are its fields, the
-        chat's own filled in (:func:`~langbot_plugin.dev.event_fields.event_fields`)."""
-        fields = event_fields(name, data)
-        await self.wait_ready()
-        context = {
-            "query_id": self._next_query(),
-            "event_name": name,
-            "event": {**fields, "event_name": name},
-        }
-        result = await self.client.emit_event(context)
-        answer = result.event_context
-        await self.events.emit("event.reply", {"name": name, "result": answer})
-        return answer
 
     async def reset(self) -> str:
         """Start a new conversation (history and conversation state start empty)."""

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from langbot_plugin.dev.events import DevEvent
 from langbot_plugin.dev.inputs import HELP, handle_line
@@ -49,19 +53,49 @@ class TerminalView:
     verbose: bool = False
     prompt: str = "bot> "
     closed: bool = False
+    #: The chat's prompt while it waits for a line: output that arrives meanwhile (a
+    #: reload, a log line) is written on a line of its own and the prompt drawn again.
+    waiting: str | None = None
     _shown: str = ""
     _open: bool = False
+    _prompt_shown: bool = False
+    _interrupted: bool = False
+
+    def show_prompt(self, prompt: str) -> None:
+        """Draw the chat's prompt; it waits for a line until :meth:`took_line`."""
+        self.out.write(prompt)
+        self.out.flush()
+        self.waiting, self._prompt_shown = prompt, True
+
+    def took_line(self) -> None:
+        """The user ended a line: the cursor is at the start of a new one."""
+        self.waiting, self._prompt_shown, self._interrupted = None, False, False
 
     def _line(self, text: str) -> None:
         self._end()
         self.info.write(f"{text}\n")
         self.info.flush()
 
+    def _reply(self, text: str) -> None:
+        self._end()
+        self.out.write(f"{self.prompt}{text}\n")
+        self.out.flush()
+
     def _end(self) -> None:
+        """Start a line of output: after an answer being streamed, or over the prompt."""
         if self._open:
             self.out.write("\n")
             self.out.flush()
             self._open = False
+        if self._prompt_shown:  # erase it on a terminal; elsewhere leave it on its line
+            self.out.write("\r\x1b[K" if self.out.isatty() else "\n")
+            self.out.flush()
+            self._prompt_shown, self._interrupted = False, True
+
+    def _redraw(self) -> None:
+        if self._interrupted and self.waiting is not None and not self._open:
+            self.show_prompt(self.waiting)
+            self._interrupted = False
 
     def _answer(self, text: str) -> None:
         """Show the answer so far (cumulative): print what is new."""
@@ -81,6 +115,7 @@ class TerminalView:
         if handler is not None and not self.closed:
             try:
                 handler(event.data)
+                self._redraw()
             except BrokenPipeError:  # the reader went away (| head): stop writing
                 self.closed = True
 
@@ -108,6 +143,17 @@ class TerminalView:
         if data.get("status") != "completed":
             error = data.get("error") or {}
             self._line(f"  ✗ run {data.get('status')}: {error.get('code')}: {error.get('error')}")
+            self._traceback((error.get("details") or {}).get("traceback"))
+
+    def _traceback(self, text: Any) -> None:
+        """Where the plugin's own code raised, indented under the failure."""
+        if text:
+            self._line("\n".join(f"    {line}" for line in str(text).splitlines()))
+
+    def _on_call_failed(self, data: dict[str, Any]) -> None:
+        at = f" at {data['where']}" if data.get("where") else ""
+        self._line(f"  ✗ {data['kind']} {data['name']} raised{at}: {data['error']}")
+        self._traceback(data.get("traceback"))
 
     def _on_tool_call_started(self, data: dict[str, Any]) -> None:
         payload = data.get("data") or {}
@@ -137,21 +183,20 @@ class TerminalView:
         self._line(f"  ⧉ state {payload.get('scope')}.{payload.get('key')} = {value}")
 
     def _on_command_reply(self, data: dict[str, Any]) -> None:
-        self._end()
-        self.out.write(f"{self.prompt}{data.get('text')}\n")
-        self.out.flush()
+        self._reply(str(data.get("text")))
 
     def _on_tool_reply(self, data: dict[str, Any]) -> None:
-        self._end()
-        self.out.write(f"{self.prompt}{_short(data.get('result'), 4000)}\n")
-        self.out.flush()
+        self._reply(_short(data.get("result"), 4000))
 
     def _on_event_reply(self, data: dict[str, Any]) -> None:
         result = data.get("result") or {}
         flags = [k for k in ("is_prevent_default", "is_prevent_postorder") if result.get(k)]
+        verb = "failed in a listener" if data.get("failed") else "delivered"
         self._line(
-            f"  event {data.get('name')} delivered{' (' + ', '.join(flags) + ')' if flags else ''}"
+            f"  event {data.get('name')} {verb}{' (' + ', '.join(flags) + ')' if flags else ''}"
         )
+        for text in data.get("replies") or []:
+            self._reply(str(text))
 
     def _on_plugin_ready(self, data: dict[str, Any]) -> None:
         runner = data.get("runner") or "none"
@@ -180,6 +225,8 @@ class TerminalView:
         text = str(data.get("text"))
         if (level == "ERROR" and "cannot be loaded" in text) or text.startswith("lbp run: "):
             return  # shown as plugin.broken, or as lbp dev's own error
+        if logger == "langbot_plugin.runtime.dispatch" and " failed on " in text:
+            return  # a listener that raised: shown as call.failed
         ours = logger.startswith("langbot_plugin.")
         if self.verbose or level in ("WARNING", "ERROR", "CRITICAL", "OUTPUT") or not ours:
             where = f"{data.get('source')}" + (f" {level.lower()}" if level != "OUTPUT" else "")
@@ -214,17 +261,62 @@ async def run_messages(session: DevSession, messages: list[str]) -> bool:
     return ok
 
 
-async def chat(session: DevSession, *, prompt: str = "you> ", json_lines: bool = False) -> None:
+def _read_lines(send: MemoryObjectSendStream[str]) -> None:
+    """Hand stdin's lines to the chat, one when it asks (a daemon thread: a blocked
+    read never keeps ``lbp dev`` from ending)."""
+    token = anyio.lowlevel.current_token()
+
+    def reader() -> None:
+        while True:
+            line = sys.stdin.readline()
+            try:
+                anyio.from_thread.run(send.send, line, token=token)
+            except (RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the chat (or the whole program) is over
+            if not line:
+                return
+
+    threading.Thread(target=reader, name="lbp-dev-stdin", daemon=True).start()
+
+
+async def chat(
+    session: DevSession,
+    *,
+    prompt: str = "you> ",
+    json_lines: bool = False,
+    view: TerminalView | None = None,
+) -> None:
     """The interactive chat: read lines until ``/quit`` or the end of input. With
-    ``json_lines`` stdout carries only the events (no prompt; errors go to stderr)."""
+    ``json_lines`` stdout carries only the events (no prompt; errors go to stderr).
+    ``view`` (the session's terminal view) draws the prompt and redraws it after
+    output that arrives while it waits."""
     talk = sys.stderr if json_lines else sys.stdout
     if not json_lines:
         talk.write(INTRO)
+    send, lines = anyio.create_memory_object_stream[str]()
+    _read_lines(send)
+    with lines:
+        await _chat(session, lines, talk, prompt=prompt, json_lines=json_lines, view=view)
+
+
+async def _chat(
+    session: DevSession,
+    lines: MemoryObjectReceiveStream[str],
+    talk: TextIO,
+    *,
+    prompt: str,
+    json_lines: bool,
+    view: TerminalView | None,
+) -> None:
     while True:
-        if not json_lines:
+        if view is not None:
+            view.show_prompt(prompt)
+        elif not json_lines:
             talk.write(prompt)
             talk.flush()
-        line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+        line = await lines.receive()
+        if view is not None:
+            view.took_line()
         if not line:
             if not json_lines:
                 talk.write("\n")
@@ -234,6 +326,6 @@ async def chat(session: DevSession, *, prompt: str = "you> ", json_lines: bool =
             return
         if result.help:
             talk.write(HELP + "\n")
-        elif not result.ok and result.error and (json_lines or not result.error.startswith("run ")):
+        elif not result.ok and result.error and (json_lines or not result.shown):
             talk.write(f"  ✗ {result.error}\n")
         talk.flush()

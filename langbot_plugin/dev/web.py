@@ -6,12 +6,18 @@ Routes:
   ``langbot_plugin/dev/static``; no build step).
 - ``GET /api/v1/plugins/_sdk/page-sdk.js``: the page SDK
   (:mod:`langbot_plugin.assets`), where LangBot serves it to plugin pages.
-- ``GET /api/session``: the plugin, its runners, tools and commands, the conversation.
+- ``GET /pages/<id>/``: a preview of the plugin's page ``<id>``: its HTML in a frame,
+  with LangBot's part played around it (theme and language, and each ``langbot.api``
+  call relayed to ``POST /api/pages/<id>``, the plugin's ``handle_api``);
+  ``GET /pages/<id>/files/<path>`` serves the files of the page's folder.
+- ``GET /api/session``: the plugin, its runners, tools, commands and pages, the
+  conversation.
 - ``GET /api/events``: a WebSocket; it sends the recent events, then each event as
   it happens (``DevEvent.to_json``).
 - ``POST /api/input`` with ``{"line": "..."}``: one input line, as typed in the
   terminal (a message, ``!command``, ``/tool``, ``/event``, ``/reset``); answers
-  ``{"ok": bool, "error": str | null}`` when it is done.
+  ``{"ok": bool, "error": str | null, "shown": bool, "help": bool}`` when it is done
+  (``shown``: the failure was also an event the page shows).
 
 The server binds 127.0.0.1 only and answers only requests whose ``Host`` is this
 address (a page from another site cannot reach it through DNS rebinding), and takes
@@ -22,11 +28,15 @@ from __future__ import annotations
 
 import errno
 import json
+import mimetypes
 import os
+import posixpath
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Any
+from pathlib import PurePosixPath
+from typing import Any, cast
+from urllib.parse import quote
 
 import anyio
 from aiohttp import WSMsgType, web
@@ -34,7 +44,8 @@ from aiohttp import WSMsgType, web
 from langbot_plugin.assets import PAGE_SDK_ROUTE, page_sdk_script
 from langbot_plugin.dev.events import DevEvent
 from langbot_plugin.dev.inputs import handle_line
-from langbot_plugin.dev.session import DevSession
+from langbot_plugin.dev.session import DevError, DevSession
+from langbot_plugin.rpc import RPCError
 
 __all__ = ["DevWeb", "WebBindError"]
 
@@ -69,6 +80,9 @@ class DevWeb:
         self.app.router.add_get("/", self._index)
         self.app.router.add_get("/static/{name}", self._static)
         self.app.router.add_get(PAGE_SDK_ROUTE, self._page_sdk)
+        self.app.router.add_get("/pages/{page_id}/", self._page)
+        self.app.router.add_get("/pages/{page_id}/files/{path:.+}", self._page_file)
+        self.app.router.add_post("/api/pages/{page_id}", self._page_api)
         self.app.router.add_get("/api/session", self._info)
         self.app.router.add_get("/api/events", self._events)
         self.app.router.add_post("/api/input", self._input)
@@ -130,6 +144,57 @@ class DevWeb:
             body=page_sdk_script(), content_type="application/javascript", charset="utf-8"
         )
 
+    # ------------------------------------------------------------------ the plugin's pages
+
+    def _page_entry(self, request: web.Request) -> dict[str, Any]:
+        page_id = request.match_info["page_id"]
+        entry = next((p for p in self.session.pages if p.get("id") == page_id), None)
+        if entry is None:
+            raise web.HTTPNotFound(text=f"the plugin has no page {page_id!r}\n")
+        return entry
+
+    async def _page(self, request: web.Request) -> web.Response:
+        """The page in a frame, with LangBot's part played around it (static/page.html)."""
+        entry = self._page_entry(request)
+        name = posixpath.basename(str(entry["path"]))
+        source = {"id": entry["id"], "src": f"/pages/{quote(str(entry['id']))}/files/{name}"}
+        html = _asset("page.html").decode("utf-8").replace("/*PAGE*/null", json.dumps(source))
+        return web.Response(text=html, content_type="text/html", charset="utf-8")
+
+    async def _page_file(self, request: web.Request) -> web.Response:
+        """A file of the page's folder (its HTML, scripts, i18n), as LangBot serves it."""
+        entry = self._page_entry(request)
+        root = self.session.root
+        folder = (root / posixpath.dirname(str(entry["path"]))).resolve()
+        wanted = PurePosixPath(request.match_info["path"])
+        path = (folder / wanted).resolve()
+        inside = path.is_relative_to(folder) and path.is_relative_to(root)
+        if ".." in wanted.parts or not inside or not path.is_file():
+            raise web.HTTPNotFound()
+        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return web.Response(body=await anyio.Path(path).read_bytes(), content_type=kind)
+
+    async def _page_api(self, request: web.Request) -> web.Response:
+        """A ``langbot.api`` call of the page, to the plugin's ``handle_api``."""
+        entry = self._page_entry(request)
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.json_response({"error": "the body is not JSON"}, status=400)
+        if not isinstance(body, dict) or not isinstance(body.get("endpoint"), str):
+            return web.json_response({"error": 'expected {"endpoint": ...}'}, status=400)
+        asked = cast(dict[str, Any], body)
+        try:
+            answer = await self.session.page_api(
+                str(entry["id"]),
+                asked["endpoint"],
+                str(asked.get("method") or "POST"),
+                asked.get("body"),
+            )
+        except (RPCError, DevError) as exc:
+            return web.json_response({"error": str(exc)})
+        return web.json_response(answer)
+
     async def _info(self, request: web.Request) -> web.Response:
         return web.json_response(self.session.describe())
 
@@ -183,4 +248,6 @@ class DevWeb:
             result = await handle_line(self.session, line)
         if result.quit:
             return web.json_response({"ok": False, "error": "/quit works in the terminal only"})
-        return web.json_response({"ok": result.ok, "error": result.error, "help": result.help})
+        return web.json_response(
+            {"ok": result.ok, "error": result.error, "shown": result.shown, "help": result.help}
+        )

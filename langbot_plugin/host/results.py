@@ -29,7 +29,9 @@ reason is kept in :attr:`ResultNormalizer.dropped`). The rules:
   (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``finish_reason: no_reply``
   is a runner's explicit "nothing to say".
 * **Terminal states.** ``run.completed`` -> ``completed``, ``run.failed`` -> ``failed``
-  (or ``cancelled`` when its code is ``cancelled``). Items after the terminal one are
+  (or ``cancelled`` when its code is ``cancelled``); a ``run.failed`` item's own
+  ``details`` (where the plugin's code raised) join :attr:`ResultNormalizer.error`.
+  Items after the terminal one are
   dropped. :meth:`ResultNormalizer.close` ends a run that stopped without one
   (stream closed, cancelled, timed out) with a synthesized ``run.failed``.
 """
@@ -226,7 +228,12 @@ class ResultNormalizer:
             payload = RunFailedPayload.model_validate(failed)
         else:
             self._output.see(kind, data)
-        return self._known(base, payload)
+        accepted = self._known(base, payload)
+        details = raw.get("details")
+        if isinstance(payload, RunFailedPayload) and self.error is not None and details:
+            # Ours, beside data: where the plugin's code raised (worker.author_trace).
+            self.error["details"] = details if isinstance(details, dict) else {}
+        return accepted
 
     def _oversized(self, data: dict[str, Any], kind: str, seq: int) -> bool:
         size = len(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))

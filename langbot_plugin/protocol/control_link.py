@@ -51,6 +51,7 @@ __all__ = [
     "HostRunRunnerParams",
     "InstallParams",
     "LifecycleRef",
+    "ListenerFailure",
     "PluginInfoResult",
     "PluginLogs",
     "PluginLogsParams",
@@ -181,10 +182,21 @@ class HostEmitEventParams(ScopedListParams):
     event_context: dict[str, Any]
 
 
+class ListenerFailure(Result):
+    """A plugin whose listener raised; the event went on to the next plugin."""
+
+    plugin: str
+    code: str
+    error: str
+    details: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+
 class HostEmitEventResult(Result):
     emitted_plugins: list[PluginContainer] = Field(default_factory=list[PluginContainer])
     response_sources: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
     event_context: dict[str, Any]
+    #: Ours (the released host reads only the keys above): listeners that raised.
+    failures: list[ListenerFailure] = Field(default_factory=list[ListenerFailure])
 
 
 class CommandReturnItem(Result):

@@ -75,7 +75,7 @@ from langbot_plugin.rpc.stream_call import (
     UseDefault,
 )
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
-from langbot_plugin.rpc.wire_errors import error_from_response, error_response
+from langbot_plugin.rpc.wire_errors import attached_details, error_from_response, error_response
 
 __all__ = ["DEFAULT_TIMEOUT", "RPCSession"]
 
@@ -511,7 +511,9 @@ class RPCSession:
                 except Exception as exc:
                     if isinstance(exc, ConnectionClosedError) and self.closed:
                         return  # our own link is gone: nobody to answer
-                    if not isinstance(exc, RPCError):
+                    if attached_details(exc):  # explained to the caller (wire_errors)
+                        logger.debug("%s: action %s failed: %r", self.name, request.action, exc)
+                    elif not isinstance(exc, RPCError):
                         logger.exception("%s: action %s failed", self.name, request.action)
                     await self._respond_quietly(error_response(seq, exc))
         finally:

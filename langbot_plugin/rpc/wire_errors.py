@@ -5,19 +5,40 @@
 ``data.details`` and ``data.retryable`` for ours), with secrets redacted
 (:mod:`langbot_plugin.rpc.redaction`); :func:`error_from_response` turns
 such a frame back into the registered class.
+
+A handler that knows more about an exception than its class says (the worker knows
+where in the plugin's own code it was raised) adds that with :func:`attach_details`;
+it travels in ``data.details`` beside the exception's text, which stays as it was.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langbot_plugin.rpc.envelope import Response
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError, error_class_for_code
 from langbot_plugin.rpc.redaction import redact, redact_data
 
-__all__ = ["error_from_response", "error_response"]
+__all__ = ["attach_details", "attached_details", "error_from_response", "error_response"]
 
 _MAX_ERROR_CHARS = 4096
+_ATTACHED = "_lbp_wire_details"
+
+
+def attach_details(exc: BaseException, details: Mapping[str, Any]) -> None:
+    """Send ``details`` with the wire error ``exc`` becomes; an :class:`RPCError`'s own
+    details win over an attached key of the same name."""
+    if isinstance(exc, RPCError):
+        exc.details = {**details, **exc.details}
+    else:
+        setattr(exc, _ATTACHED, {**attached_details(exc), **details})
+
+
+def attached_details(exc: BaseException) -> dict[str, Any]:
+    """What :func:`attach_details` added to an exception that is not an RPCError."""
+    found = getattr(exc, _ATTACHED, None)
+    return dict(found) if isinstance(found, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
 
 
 def error_response(seq_id: int, exc: BaseException) -> Response:
@@ -32,7 +53,8 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
         wire_type, text, code, details = exc.wire_type, exc.message, exc.code, exc.details
         retryable = exc.retryable
     else:
-        wire_type, text, code, details = type(exc).__name__, str(exc), InternalError.code, {}
+        wire_type, text, code = type(exc).__name__, str(exc), InternalError.code
+        details = attached_details(exc)
     if len(text) > _MAX_ERROR_CHARS:
         text = text[:_MAX_ERROR_CHARS] + "... [truncated]"
     text = redact(text)  # no secret leaves in an error (rpc.redaction)

@@ -179,7 +179,8 @@ class PluginRuntime:
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
                 self.installations.shared.bind(tg)
-                tg.start_soon(self._watch_signals, tg.cancel_scope)
+                if opts.handle_signals:
+                    tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
                 if opts.debug_only:

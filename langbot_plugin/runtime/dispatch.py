@@ -216,6 +216,7 @@ async def emit_event(
     event_context = params.event_context
     emitted: list[PluginContainer] = []
     sources: list[dict[str, Any]] = []
+    failures: list[host.ListenerFailure] = []
     for handle in registry.in_scope(scope, params.include_plugins, ready_only=True):
         if not handle.components("EventListener"):
             continue
@@ -225,8 +226,18 @@ async def emit_event(
                 handle.session, plug.EmitEventParams(event_context=event_context)
             )
         except RPCError as exc:
+            where = exc.details.get("file"), exc.details.get("line")
             logger.warning(
-                "plugin %s failed on %s: %s", handle.identity, _event_name(event_context), exc
+                "plugin %s failed on %s: %s%s",
+                handle.identity,
+                _event_name(event_context),
+                exc,
+                f" ({where[0]}:{where[1]})" if all(where) else "",
+            )
+            failures.append(
+                host.ListenerFailure(
+                    plugin=handle.identity, code=exc.code, error=exc.message, details=exc.details
+                )
             )
             continue
         event_context = result.event_context
@@ -242,7 +253,10 @@ async def emit_event(
         if event_context.get("is_prevent_postorder"):
             break
     return host.HostEmitEventResult(
-        emitted_plugins=emitted, response_sources=sources, event_context=event_context
+        emitted_plugins=emitted,
+        response_sources=sources,
+        event_context=event_context,
+        failures=failures,
     )
 
 

@@ -42,6 +42,9 @@ class RuntimeOptions:
     debug_only: bool = False
     #: never run pip: plugins with requirements use an existing environment or ours
     skip_deps_check: bool = False
+    #: stop on SIGTERM/SIGINT; off when the runtime is part of a larger program
+    #: (``lbp dev``), which handles the signals and stops it with everything else
+    handle_signals: bool = True
 
     def check(self) -> None:
         """Refuse a token too weak to guard anything, and an unauthenticated control

@@ -41,12 +41,13 @@ from langbot_plugin.protocol.control_link import CommandReturnItem
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.testing import contexts
 from langbot_plugin.testing.components import ComponentCalls
-from langbot_plugin.testing.errors import HarnessError
+from langbot_plugin.testing.errors import HarnessError, listener_error, plugin_frames
 from langbot_plugin.testing.links import Connection, child_process, in_memory
 from langbot_plugin.testing.replies import AgentReply, EmittedEvent
 from langbot_plugin.testing.scripted import ScriptedLLM
 
 if TYPE_CHECKING:  # the Box client is imported only by tests that start a Box
+    from langbot_plugin.dev.recording import ReplayReport
     from langbot_plugin.testing.box import BoxSandbox
 
 __all__ = ["PluginHarness"]
@@ -339,6 +340,31 @@ class PluginHarness(ComponentCalls):
             raise HarnessError(f"state scope {scope!r} needs an identity this chat has not")
         return await self.host.runs.state.snapshot(key)
 
+    # ------------------------------------------------------------------ recordings
+
+    @staticmethod
+    async def replay(
+        plugin_dir: str | os.PathLike[str], recording: str | os.PathLike[str]
+    ) -> ReplayReport:
+        """Run the plugin in ``plugin_dir`` against a recording of ``lbp dev --record``:
+        the recorded inputs again, each call to the host answered from the recording.
+        ``report.ok`` when every call and reply is as recorded; else
+        ``report.describe()`` names the first call (or reply) that differs::
+
+            report = await PluginHarness.replay(".", "tests/recordings/add.jsonl")
+            assert report.ok, report.describe()
+        """
+        import anyio
+
+        from langbot_plugin.dev.recording import replay
+        from langbot_plugin.host.exchange import Recording, RecordingError
+
+        try:
+            loaded = await anyio.to_thread.run_sync(Recording.load, Path(recording))
+        except RecordingError as exc:
+            raise HarnessError(str(exc)) from None
+        return await replay(Path(plugin_dir), loaded)  # the session resolves the folder
+
     # ------------------------------------------------------------------ commands, tools, events
 
     async def command(
@@ -346,7 +372,8 @@ class PluginHarness(ComponentCalls):
     ) -> list[CommandReturnItem]:
         """What a user typing ``!<text>`` gets back from the plugin's command."""
         context = contexts.command_context(text, chat=chat, privilege=privilege)
-        replies = await self.client.execute_command(context, scope=self.connection.scope)
+        with plugin_frames():
+            replies = await self.client.execute_command(context, scope=self.connection.scope)
         return [CommandReturnItem.model_validate(r) for r in replies]
 
     async def call_tool(
@@ -358,23 +385,28 @@ class PluginHarness(ComponentCalls):
         query_id: int = 1,
     ) -> Any:
         """Call the plugin's tool ``name`` as LangBot does for a model's tool call."""
-        return await self.client.call_tool(
-            name,
-            dict(parameters or {}),
-            scope=self.connection.scope,
-            session=dict(chat or contexts.session()),
-            query_id=query_id,
-        )
+        with plugin_frames():
+            return await self.client.call_tool(
+                name,
+                dict(parameters or {}),
+                scope=self.connection.scope,
+                session=dict(chat or contexts.session()),
+                query_id=query_id,
+            )
 
     async def emit_event(
         self, event: BaseEventModel | EventContext | Mapping[str, Any]
     ) -> EmittedEvent:
         """Emit an event to the plugin's listeners; returns whether one handled it, the
-        context as the listeners left it, and what they replied meanwhile."""
+        context as the listeners left it, and what they replied meanwhile. A listener
+        that raises fails the call with its error (and where it raised)."""
         before = len(self.host.queries.sent)
         result = await self.client.emit_event(
             contexts.event_context(event), scope=self.connection.scope
         )
+        for failure in result.failures:
+            with plugin_frames():
+                raise listener_error(failure)
         return EmittedEvent(
             emitted=bool(result.emitted_plugins),
             context=EventContext.model_validate(result.event_context),

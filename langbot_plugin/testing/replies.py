@@ -45,6 +45,13 @@ class AgentReply:
         return self.outcome.error
 
     @property
+    def traceback(self) -> str | None:
+        """Where the runner's own code raised (its frames only), for a run that failed
+        with ``runner.exception``."""
+        details = (self.outcome.error or {}).get("details") or {}
+        return str(details["traceback"]) if details.get("traceback") else None
+
+    @property
     def usage(self) -> dict[str, Any] | None:
         return self.outcome.usage
 

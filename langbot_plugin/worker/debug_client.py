@@ -6,13 +6,16 @@ re-registers after the runtime restarts, and stops with a clear error when the k
 or the URL is refused. With hot reload, an edit is loaded beside the version that
 serves (:func:`~langbot_plugin.worker.hot_reload.load_candidate`); only an edit that
 loads replaces it, and a broken one is reported in one block while the last good
-version keeps serving.
+version keeps serving. A new version whose code raises while it starts (its
+``initialize``, a component's constructor) is reported the same way and the last good
+version registers again; at the start, that is an error like a folder that does not
+load (retrying cannot help).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +23,7 @@ from urllib.parse import urlsplit
 import anyio
 from websockets.exceptions import InvalidStatus, InvalidURI
 
+from langbot_plugin.api.definition.yaml_document import Problem
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import (
     ActionNotFoundError,
@@ -30,7 +34,12 @@ from langbot_plugin.rpc import (
     UnauthenticatedError,
 )
 from langbot_plugin.rpc.transport_ws import connect_ws
-from langbot_plugin.worker.hot_reload import FolderWatcher, ReloadError, load_candidate
+from langbot_plugin.worker.hot_reload import (
+    FolderWatcher,
+    ReloadError,
+    load_candidate,
+    restore_modules,
+)
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.service import PluginService
 
@@ -103,6 +112,8 @@ class DebugClient:
     hot_reload: bool = True
     #: How long a registration may wait before ``lbp run`` says it is still waiting.
     patience_seconds: float = 5.0
+    #: The version that registered last (what a new version that fails falls back to).
+    _serving: LoadedPlugin | None = field(default=None, init=False)
 
     async def run(self, loaded: LoadedPlugin | None = None) -> None:
         """Serve until cancelled, reconnecting with backoff.
@@ -124,6 +135,11 @@ class DebugClient:
                 delay = 0.5
             else:
                 self._raise_if_final(outcome)
+                problem = plugin_failure(outcome)
+                if problem is not None:  # the plugin's own code refused to start
+                    current = self._fall_back(current, problem)
+                    delay = 0.5
+                    continue
                 logger.warning("%s; retrying in %.1f s", self._describe(outcome), delay)
             newer = await self._wait_before_retry(delay, watcher, current)
             if newer is not None:
@@ -164,6 +180,7 @@ class DebugClient:
                     failure = exc
                 else:
                     logger.info("plugin %s registered at %s", loaded.identity, self.url)
+                    self._serving = loaded
                     return await self._serve(session, loaded, watcher)
         assert failure is not None
         raise failure
@@ -209,6 +226,23 @@ class DebugClient:
         return newer
 
     # ----------------------------------------------------------------- reloading
+
+    def _fall_back(self, failed: LoadedPlugin, problem: Problem) -> LoadedPlugin:
+        """A new version whose code raised while it started: report it as a broken save
+        and serve the last version that registered again (its modules put back). At the
+        start there is none: :class:`ReloadError`, as for a folder that does not load."""
+        serving = self._serving
+        if serving is None or serving is failed:
+            raise ReloadError(self.root, [problem])
+        restore_modules(self.root, failed.replaced_modules)
+        logger.error(
+            "the edited plugin cannot be loaded; the previous version of %s keeps serving. "
+            "Fix this and save again:\n%s",
+            serving.identity,
+            ReloadError(self.root, [problem]).block(),
+        )
+        serving.reset()
+        return serving
 
     async def _next_good_version(
         self, watcher: FolderWatcher, serving: LoadedPlugin
@@ -270,6 +304,22 @@ class DebugClient:
             return f"the runtime at {self.url} answered {exc.code}: {exc.message}"
         reason = str(exc) or type(exc).__name__
         return f"cannot reach the runtime at {self.url} ({reason})"
+
+
+def plugin_failure(exc: Exception) -> Problem | None:
+    """Where the plugin's own code raised, when the runtime refused it for that (its
+    ``initialize`` or a component's constructor failed)."""
+    if not isinstance(exc, RPCError):
+        return None
+    details = exc.details
+    if not details.get("traceback"):
+        return None
+    line = details.get("line")
+    return Problem(
+        str(details.get("file") or ""),
+        line if isinstance(line, int) else None,
+        f"the plugin raised while it started: {exc.message}",
+    )
 
 
 def _names(changed: list[str]) -> str:

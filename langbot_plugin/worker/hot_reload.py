@@ -19,6 +19,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from types import ModuleType
 
 import anyio
 
@@ -32,6 +33,7 @@ __all__ = [
     "FolderWatcher",
     "ReloadError",
     "load_candidate",
+    "restore_modules",
     "snapshot",
     "wait_for_change",
 ]
@@ -118,7 +120,9 @@ class ReloadError(Exception):
         for problem in self.problems:
             lines.append(f"  {problem}")
             if problem.file and problem.line:
-                source = linecache.getline(str(self.root / problem.file), problem.line)
+                path = str(self.root / problem.file)
+                linecache.checkcache(path)  # the file as saved now, not as first read
+                source = linecache.getline(path, problem.line)
                 if source.strip():
                     lines.append(f"      {source.strip()}")
         return "\n".join(lines)
@@ -145,6 +149,12 @@ def _import_problem(root: Path, exc: BaseException) -> Problem:
     return Problem("", None, text)
 
 
+def restore_modules(root: Path, modules: dict[str, ModuleType]) -> None:
+    """Put back the modules of an earlier version of ``root`` (forgetting the newer)."""
+    forget_modules(root)
+    sys.modules.update(modules)
+
+
 def load_candidate(root: Path) -> LoadedPlugin:
     """The plugin in ``root`` as it is now, imported; raises :class:`ReloadError`.
 
@@ -158,10 +168,10 @@ def load_candidate(root: Path) -> LoadedPlugin:
     previous = forget_modules(root)
     try:
         candidate = LoadedPlugin(root)
+        candidate.replaced_modules = previous
         candidate.preload()
     except Exception as exc:
-        forget_modules(root)  # whatever the failed attempt imported
-        sys.modules.update(previous)
+        restore_modules(root, previous)
         if isinstance(exc, ManifestError) and exc.__cause__ is None:
             problems = exc.problems  # e.g. an entry class of the wrong base
         else:

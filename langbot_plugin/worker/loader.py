@@ -11,9 +11,11 @@ picked up.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from langbot_plugin.api.definition.components import (
@@ -31,6 +33,8 @@ from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage
 from langbot_plugin.api.definition.importing import forget_modules, import_module_at
 from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.plugin import BasePlugin
+from langbot_plugin.api.definition.validation import abstract_message
+from langbot_plugin.api.definition.yaml_document import Problem
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.runners import secret_config_values
 from langbot_plugin.rpc.redaction import mark_secret
@@ -89,6 +93,9 @@ class LoadedPlugin:
         self.plugin: BasePlugin | None = None
         self.settings = PluginSettings()
         self.status = "unmounted"
+        #: The modules of the version this one replaced (hot reload puts them back
+        #: when this one fails to start).
+        self.replaced_modules: dict[str, ModuleType] = {}
 
     @property
     def identity(self) -> str:
@@ -113,6 +120,10 @@ class LoadedPlugin:
         cls = getattr(module, attr, None)
         if not (isinstance(cls, type) and issubclass(cls, base)):
             raise ManifestError(f"{relative_file}: {attr} must be a subclass of {base.__name__}")
+        if inspect.isabstract(cls):  # it could not be created: say so now, in one line
+            missing: list[str] = sorted(cls.__abstractmethods__)
+            message = abstract_message(attr, missing, base.__name__)
+            raise ManifestError(message, [Problem(relative_file, _class_line(cls), message)])
         return cls
 
     def reload(self) -> None:
@@ -221,6 +232,13 @@ class LoadedPlugin:
                 ],
             }
         )
+
+
+def _class_line(cls: type[Any]) -> int | None:
+    try:
+        return inspect.getsourcelines(cls)[1]
+    except (OSError, TypeError):
+        return None
 
 
 def _config_of(component: LoadedComponent) -> dict[str, Any]:

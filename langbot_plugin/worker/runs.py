@@ -9,8 +9,10 @@ out, and turns every failure into one clear ``run.failed``:
 
 * ``runner.context_invalid``, ``runner.not_found``, ``runner.not_initialized``;
 * ``runner.timeout`` (retryable) when the deadline passes;
-* ``runner.exception`` when the runner raises; ``runner.invalid_result`` when it
-  yields something that is not a result.
+* ``runner.exception`` when the runner raises (the item carries ``details``: the
+  traceback trimmed to the plugin's own frames, :mod:`.author_trace`, beside ``data``,
+  which LangBot validates strictly); ``runner.invalid_result`` when it yields
+  something that is not a result.
 
 * ``empty_result`` when the run would end ``run.completed`` without ever producing a
   message (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``run.completed``
@@ -39,6 +41,7 @@ import contextlib
 import math
 import time
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -54,6 +57,7 @@ from langbot_plugin.protocol.runners import (
     secret_config_values,
 )
 from langbot_plugin.rpc.redaction import mark_secret, redact
+from langbot_plugin.worker.author_trace import author_trace
 from langbot_plugin.worker.loader import LoadedPlugin
 
 if TYPE_CHECKING:
@@ -140,15 +144,14 @@ async def _run(
     # once the run has ended.
     binding = RunBinding(run_id, channel, ctx.runtime.deadline_at)
     try:
-        async for item in _drive(runner.invoke(ctx), binding):
+        async for item in _drive(runner.invoke(ctx), binding, loaded.root):
             yield item
     finally:
         binding.close()
 
 
 async def _drive(
-    results: AsyncGenerator[Any],
-    binding: RunBinding,
+    results: AsyncGenerator[Any], binding: RunBinding, root: Path
 ) -> AsyncGenerator[dict[str, Any]]:
     run_id, deadline = binding.run_id, binding.deadline_at
     sequence = 0
@@ -195,7 +198,11 @@ async def _drive(
                 return
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
-        yield run_failed(run_id, "runner.exception", reason, sequence=sequence + 1)
+        failed = run_failed(run_id, "runner.exception", reason, sequence=sequence + 1)
+        trace = author_trace(exc, root)
+        if trace is not None:  # beside data, which the host validates strictly
+            failed["details"] = trace.details()
+        yield failed
         return
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(5), bound(binding):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import logging
@@ -20,6 +21,7 @@ from langbot_plugin.rpc import (
     RequestContext,
     Route,
 )
+from langbot_plugin.worker.author_trace import reported, reporting
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
 
@@ -49,11 +51,16 @@ class PluginService:
         t.add(plug.EMIT_EVENT, self.emit_event)
         t.add(plug.SHUTDOWN, self.shutdown)
         self._components_added = False
+        self._routes: dict[str, Route] = {}
 
     def resolve(self, action: str) -> Route | None:
         """The route of ``action``. The calls into files, pages, knowledge engines and
         parsers are registered on the first request the core table does not know, so a
-        plugin does not import their models before it is asked for them."""
+        plugin does not import their models before it is asked for them. A unary call
+        that fails in the plugin's code says where (:func:`reporting`)."""
+        known = self._routes.get(action)
+        if known is not None:
+            return known
         route = self.table.resolve(action)
         if route is None and not self._components_added:
             from langbot_plugin.worker.components import add_components
@@ -61,6 +68,8 @@ class PluginService:
             self._components_added = True
             add_components(self.table, self.loaded)
             route = self.table.resolve(action)
+        if route is not None and not route.stream:
+            route = self._routes[action] = reporting(route, self.loaded.root)
         return route
 
     def _channel(self, ctx: RequestContext) -> Channel:
@@ -101,8 +110,15 @@ class PluginService:
         component = self.loaded.find(("Command",), context.command)
         if component is None or not isinstance(component.instance, Command):
             raise NotFoundError(f"no command {context.command!r} in {self.loaded.identity}")
-        async for reply in component.instance._execute(context):  # pyright: ignore[reportPrivateUsage]
-            yield plug.CommandReply(command_response=reply.model_dump(mode="json"))
+        execute = component.instance._execute(context)  # pyright: ignore[reportPrivateUsage]
+        async with contextlib.aclosing(execute) as replies:
+            while True:
+                with reported(self.loaded.root):
+                    try:
+                        reply = await anext(replies)
+                    except StopAsyncIteration:
+                        break
+                yield plug.CommandReply(command_response=reply.model_dump(mode="json"))
 
     async def call_tool(
         self, params: plug.CallToolParams, ctx: RequestContext

@@ -541,3 +541,39 @@ async def test_skills_are_mounted_read_only_in_the_session(state: Path, deployme
     assert result.stdout.startswith("---\nname: tool\n")
     assert "Read-only" in result.stdout
     assert "refused" in result.stdout
+
+
+MISSING = "lbp-test-no-such-image:latest"
+
+
+@pytest.mark.parametrize(("image", "status"), [(MISSING, 503), (BUSYBOX, 200)])
+async def test_readyz_says_whether_the_sandbox_image_is_there(
+    state: Path, deployment: str, image: str, status: int
+) -> None:
+    import aiohttp
+
+    from .helpers import served_box
+
+    local = {"image": image, "allowed_mount_roots": [str(state / "mounts")]}
+    runtime = BoxRuntime(config=docker_config(state, deployment, local=local), cwd=str(state))
+    async with served_box(runtime) as box, aiohttp.ClientSession() as http:
+        ready = await http.get(f"http://127.0.0.1:{box.port}/readyz")
+        assert ready.status == status
+        body = await ready.json()
+    if status == 503:
+        assert body["backend"]["name"] == "docker"
+        assert f"'lbp box image build --tag {MISSING}'" in body["backend"]["reason"]
+
+
+async def test_before_box_init_a_missing_image_fails_at_once(
+    state: Path, deployment: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Box no host configured waits for a box_init before its first command; a
+    command whose image the engine lacks (and cannot pull) fails first, with why."""
+    caplog.set_level("INFO", logger="box_runtime")
+    runtime = BoxRuntime(environ={}, cwd=str(state), backend="docker")
+    assert runtime.settings.awaiting_init
+    async with runtime.running():
+        with pytest.raises(BoxValidationError, match="lbp box image build"):
+            await runtime.exec(spec("true", image=MISSING), T)
+    assert "no box_init within" not in caplog.text

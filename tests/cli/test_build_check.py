@@ -146,3 +146,43 @@ def test_two_components_of_one_kind_and_name_are_refused(full_plugin: Path) -> N
 def test_a_data_yaml_beside_the_components_is_fine(full_plugin: Path) -> None:
     (full_plugin / "components" / "tools" / "words.yaml").write_text("- a\n- b\n")
     ok("build", "--check", cwd=full_plugin)
+
+
+@pytest.mark.parametrize("number", ["0.1", "1"])
+@pytest.mark.parametrize("check_only", [False, True], ids=["build", "check"])
+def test_a_version_yaml_reads_as_a_number_is_one_line(
+    full_plugin: Path, number: str, check_only: bool
+) -> None:
+    """The reference refuses a numeric ``version`` (its model wants a string); so do
+    ``lbp build`` and ``--check``, in one line that says how to write it."""
+    _replace(full_plugin / "manifest.yaml", "version: 0.1.0", f"version: {number}")
+    line = _line_of(full_plugin / "manifest.yaml", f"version: {number}")
+    done = lbp("build", *(["--check"] if check_only else []), cwd=full_plugin)
+    assert done.code == 2, done.err
+    assert done.err == (
+        f"lbp build: manifest.yaml:{line}: metadata.version {number} is a number to YAML; "
+        f'quote it: version: "{number}"\n'
+    )
+    _replace(full_plugin / "manifest.yaml", f"version: {number}", f'version: "{number}"')
+    ok("build", "--check", cwd=full_plugin)
+
+
+@pytest.mark.parametrize("check_only", [False, True], ids=["build", "check"])
+def test_a_tool_without_call_is_one_line(full_plugin: Path, check_only: bool) -> None:
+    """A missing abstract method: the class could never be created; said at build time."""
+    _replace(full_plugin / TOOL_PY, "async def call(", "async def run(")
+    line = _line_of(full_plugin / TOOL_PY, "class MyTool(Tool):")
+    done = lbp("build", *(["--check"] if check_only else []), cwd=full_plugin)
+    assert done.code == 2, done.err
+    assert done.err == (
+        f"lbp build: {TOOL_PY}:{line}: MyTool does not define call, "
+        "the abstract method every Tool must have\n"
+    )
+
+
+def test_the_abstract_methods_checked_are_the_bases_own() -> None:
+    from langbot_plugin.api.definition.validation import abstract_methods
+    from langbot_plugin.worker.loader import KIND_BASES
+
+    for kind, base in KIND_BASES.items():
+        assert abstract_methods(kind) == tuple(sorted(base.__abstractmethods__)), kind

@@ -152,6 +152,10 @@ def test_existing_group_pointing_elsewhere_gets_the_folder_added(plugin: Path) -
         (("Tool", "Bad"), "component name 'Bad' must start with a lowercase letter"),
         (("Tool", "9lives"), "must start with a lowercase letter"),
         (("Tool", "a-b"), "must start with a lowercase letter"),
+        (("Toool", "x"), "unknown component kind 'Toool' (did you mean Tool?); choose one of"),
+        (("eventlistner", "x"), "(did you mean EventListener?)"),
+        (("Command", "x_-", "--name", "9x"), "two different names"),
+        (("Command", "9-x"), "command name '9-x' must start with a lowercase letter"),
         (("Tool", "one", "--name", "two"), "two different names"),
         (("Tool",), "a name is required with --non-interactive"),
     ],
@@ -207,3 +211,23 @@ def test_the_scaffold_is_lint_clean(full_plugin: Path) -> None:
             [str(ruff), *args, "."], cwd=full_plugin, capture_output=True, text=True, check=False
         )
         assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_command_name_may_contain_hyphens(plugin: Path) -> None:
+    """As users type it (``!check-in``); its files take underscores (a module name)."""
+    out = ok("comp", "Command", "check-in", "-y", cwd=plugin)
+    assert "created components/commands/check_in.py" in out
+    manifest = yaml.safe_load((plugin / "components/commands/check_in.yaml").read_text())
+    assert manifest["metadata"]["name"] == "check-in"
+    assert manifest["execution"]["python"]["path"] == "check_in.py"
+    assert (plugin / "tests" / "test_check_in.py").is_file()
+    ok("build", "--check", cwd=plugin)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_check_in.py"],
+        cwd=plugin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr  # !check-in echo ... answers

@@ -71,3 +71,20 @@ def test_the_runner_scaffold_does_not_promise_what_it_does_not_do() -> None:
     text = template.read_text()
     assert "anything not listed is refused" not in text
     assert "with models: [] LangBot grants no model" in text
+
+
+def test_the_plugin_api_page_lists_every_method_of_the_plugin_class() -> None:
+    from langbot_plugin.api.definition.plugin import BasePlugin
+
+    page = (DOCS / "plugin-api.md").read_text(encoding="utf-8")
+    public = [n for n, m in inspect.getmembers(BasePlugin) if not n.startswith("_") and callable(m)]
+    missing = [name for name in public if f"`{name}" not in page and f" {name}`" not in page]
+    assert missing == [], f"docs/plugin-api.md does not mention {missing}"
+
+
+def test_the_runner_guide_tests_with_the_harness() -> None:
+    guide = (DOCS / "agent-runner.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## 7. Testing a runner") :]
+    section = section[: section.index("\n## ", 1)]
+    assert "from langbot_plugin.testing import PluginHarness" in section
+    assert "langbot_plugin.host" not in section

@@ -1,8 +1,8 @@
 """The author commands from an installed wheel in a fresh virtual environment.
 
 Offline by construction: the project's wheel is built from this working tree with the
-test environment's own build backend (``pip wheel --no-deps --no-build-isolation
---no-index``), installed with ``--no-deps --no-index`` into a new venv made without pip
+test environment's own build backend (``make dist``: ``pip wheel --no-deps
+--no-build-isolation --no-index``), installed with ``--no-deps --no-index`` into a new venv made without pip
 (``pip --python`` installs into it), and the new venv reaches the already installed
 dependencies (pydantic, PyYAML...) through a ``.pth`` line naming this environment's
 site-packages. That line is a plain path, so the ``.pth`` files there (among them the
@@ -40,7 +40,8 @@ def run(*args: str | Path, cwd: Path | None = None) -> str:
 def test_init_comp_build_from_a_wheel_in_a_fresh_venv(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     pip = (sys.executable, "-m", "pip")
-    run(*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", wheels, REPO)
+    # The wheel docs/plugin-authoring.md tells authors to build: make dist.
+    run("make", "-s", "-C", REPO, "dist", f"DIST={wheels}", f"BIN={Path(sys.executable).parent}")
     (wheel,) = wheels.glob("langbot_plugin-*.whl")
 
     fresh = tmp_path / "fresh"

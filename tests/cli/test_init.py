@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from langbot_plugin.api.definition.discovery import load_plugin
-from tests.cli.helpers import child_env, lbp, ok
+from tests.cli.helpers import archive_names, child_env, lbp, ok
 
 EXPECTED_FILES = {
     "manifest.yaml",
@@ -20,9 +20,12 @@ EXPECTED_FILES = {
     ".gitignore",
     "assets/icon.svg",
     ".vscode/launch.json",
+    ".github/workflows/release.yml",
+    "readme/README_zh_Hans.md",
     "pytest.ini",
     "tests/test_plugin.py",
 }
+LOCALES = ["en_US", "zh_Hans", "th_TH", "vi_VN", "es_ES"]
 
 
 def files_of(root: Path) -> set[str]:
@@ -53,8 +56,11 @@ def test_non_interactive_init_writes_a_loadable_plugin(tmp_path: Path) -> None:
     assert manifest["metadata"]["author"] == "alice_01"
     assert manifest["metadata"]["name"] == "weather-bot"
     assert manifest["metadata"]["version"] == "1.2.3"
-    assert manifest["metadata"]["description"] == {"en_US": 'Says "hi": twice # really'}
-    assert manifest["metadata"]["label"] == {"en_US": "Weather Bot"}
+    # every locale LangBot shows gets a text to translate
+    assert manifest["metadata"]["description"] == dict.fromkeys(
+        LOCALES, 'Says "hi": twice # really'
+    )
+    assert manifest["metadata"]["label"] == dict.fromkeys(LOCALES, "Weather Bot")
     assert manifest["execution"] == {"python": {"path": "main.py", "attr": "WeatherBot"}}
     package = load_plugin(root)
     assert package.identity == "alice_01/weather-bot"
@@ -175,3 +181,49 @@ def test_a_folder_that_cannot_be_created_is_reported(tmp_path: Path) -> None:
     assert done.code == 1
     assert done.err.startswith("lbp init: Not a directory: ")
     assert "Traceback" not in done.err
+
+
+def test_init_writes_what_a_plugin_repository_needs(tmp_path: Path) -> None:
+    """A release workflow, a second-language README, links to the docs, the debug
+    key's origin, and a closing line that names lbp dev."""
+    out = ok(
+        "init",
+        "relbot",
+        "--author",
+        "me",
+        "--description",
+        "Does things",
+        "-y",
+        "--no-git",
+        cwd=tmp_path,
+    )
+    root = tmp_path / "relbot"
+    assert out.splitlines()[-1].startswith("next: cd relbot; lbp comp <Kind>")
+    assert "lbp dev" in out.splitlines()[-1]
+    workflow = yaml.safe_load((root / ".github/workflows/release.yml").read_text())
+    steps = workflow["jobs"]["release"]["steps"]
+    assert any(step.get("run") == "lbp build -o dist" for step in steps)
+    assert "${{ steps.plugin.outputs.tag }}" in (root / ".github/workflows/release.yml").read_text()
+    chinese = (root / "readme" / "README_zh_Hans.md").read_text(encoding="utf-8")
+    assert chinese.startswith("# Relbot\n\nDoes things")
+    assert "安装" in chinese
+    env = (root / ".env.example").read_text()
+    assert "LangBot > Extensions > Debug Info" in env
+    assert "rotated every two hours" in env
+    guide = "https://langbot.app/docs/en/plugin/dev/tutor.html"
+    for name in ("main.py", "README.md", ".env.example"):
+        assert guide in (root / name).read_text(), name
+    compile((root / "main.py").read_text(), "main.py", "exec")
+
+
+def test_the_package_leaves_out_the_repositorys_own_folders(tmp_path: Path) -> None:
+    ok("init", "packed", "--author", "me", "-y", "--no-git", cwd=tmp_path)
+    root = tmp_path / "packed"
+    (root / "lib" / "tests").mkdir(parents=True)
+    (root / "lib" / "tests" / "data.txt").write_text("the plugin's own, deeper down\n")
+    ok("build", cwd=root)
+    names = archive_names(root / "dist" / "me-packed-0.1.0.lbpkg")
+    assert not [n for n in names if n.startswith(("tests/", ".vscode/", ".github/"))], names
+    assert "lib/tests/data.txt" in names
+    assert "readme/README_zh_Hans.md" in names
+    assert "main.py" in names

@@ -15,6 +15,7 @@ import shutil
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import anyio
@@ -150,10 +151,153 @@ async def test_the_page_answers_its_own_origin_only(tmp_path: Path) -> None:
             assert response.status == 404
 
         async with http.post(url + "api/input", json={"line": "!hello web"}) as response:
-            assert await response.json() == {"ok": True, "error": None, "help": False}
+            assert await response.json() == {
+                "ok": True,
+                "error": None,
+                "shown": False,
+                "help": False,
+            }
         async with http.post(url + "api/input", json={"line": "/nope"}) as response:
             answer = await response.json()
         assert answer["ok"] is False
         assert "unknown /nope" in answer["error"]
     replies = [e.data["text"] for e in session.events.recent if e.kind == "command.reply"]
     assert replies == ["hello, web!"]
+
+
+PING_LISTENER = """\
+from langbot_plugin.api.definition.components.common.event_listener import EventListener
+from langbot_plugin.api.entities import events
+from langbot_plugin.api.entities.builtin.platform.message import MessageChain, Plain
+from langbot_plugin.api.entities.context import EventContext
+
+
+class Watch(EventListener):
+    def __init__(self) -> None:
+        super().__init__()
+
+        @self.handler(events.PersonNormalMessageReceived)
+        async def on_message(ctx: EventContext) -> None:
+            if str(ctx.event.text_message) == "ping":
+                await ctx.reply(MessageChain([Plain(text="pong")]))
+                ctx.prevent_default()
+"""
+
+
+@asynccontextmanager
+async def browser() -> AsyncGenerator[Any]:
+    executable = chromium()
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        launched = await pw.chromium.launch(
+            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            yield await launched.new_page(viewport={"width": 1280, "height": 800})
+        finally:
+            await launched.close()
+
+
+async def test_the_chat_shows_every_input_replies_and_failures_and_survives_a_reload(
+    tmp_path: Path,
+) -> None:
+    """Listener replies, a bubble for /tool and /event, a failure with the plugin's file
+    and line, and a page reload that keeps the user's own messages."""
+    from playwright.async_api import expect
+
+    plugin = toolbox(tmp_path)
+    (plugin / "components" / "event_listener" / "watch.py").write_text(PING_LISTENER)
+    async with DevSession(plugin) as session, DevWeb(session).serving() as url, browser() as page:
+        await page.goto(url)
+        await page.wait_for_selector("#timeline li[data-kind='plugin.ready']")
+        lines = [
+            '/tool add {"a": 1, "b": 2}',
+            '/event PersonNormalMessageReceived {"text_message": "ping"}',
+            "!hello web",
+            '/tool add {"a": 1}',
+        ]
+        for line in lines:
+            await page.fill("#input", line)
+            await page.click("#send")
+            await expect(page.locator("#chat .msg.user")).to_have_count(lines.index(line) + 1)
+        failure = page.locator("#chat .msg.error").first
+        await expect(failure).to_contain_text("tool add raised at components/tools/add.py:9")
+        trace = await failure.locator("pre.trace").text_content() or ""
+        assert 'File "components/tools/add.py", line 9, in call' in trace
+        assert "KeyError: 'b'" in trace
+        bots = page.locator("#chat .msg.bot")
+        await expect(bots).to_have_text(['{\n  "sum": 3\n}', "pong", "hello, web!"])
+        await expect(page.locator("#chat .msg.user")).to_have_text(lines)
+        event = page.locator("#timeline li[data-kind='event.reply']")
+        await expect(event).to_contain_text("PersonNormalMessageReceived → pong")
+
+        await page.reload()
+        await page.wait_for_selector("#timeline li[data-kind='plugin.ready']")
+        await expect(page.locator("#chat .msg.user")).to_have_text(lines)
+        await expect(bots).to_have_text(['{\n  "sum": 3\n}', "pong", "hello, web!"])
+        await expect(page.locator("#chat .msg.error")).to_have_count(1)
+        ARTIFACTS.mkdir(exist_ok=True)
+        await page.screenshot(path=str(ARTIFACTS / "dev-web-inputs.png"), full_page=True)
+
+
+NOTES = Path(__file__).resolve().parents[2] / "examples" / "notes_page"
+
+
+async def test_a_plugin_page_is_previewed_and_talks_to_its_handle_api(tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    plugin = tmp_path / "notes_page"
+    shutil.copytree(NOTES, plugin, ignore=shutil.ignore_patterns("__pycache__", ".lbp-dev"))
+    async with DevSession(plugin) as session, DevWeb(session).serving() as url, browser() as page:
+        await page.goto(url)
+        link = page.locator("#pages a[data-page='notes']")
+        await expect(link).to_have_attribute("href", "/pages/notes/")
+        await page.goto(url + "pages/notes/")
+        frame = page.frame_locator("#page")
+        await expect(frame.locator("html")).to_have_attribute("data-theme", "light")
+        await frame.locator("#text").fill("restart at 9")
+        await frame.locator("#add button").click()
+        await expect(frame.locator("#notes li")).to_have_text(["restart at 9"])
+        await frame.locator("#add button").click()  # an empty note: the plugin refuses
+        await expect(frame.locator("#error")).to_have_text("error: Error: a note needs some text")
+        await page.select_option("#theme", "dark")
+        await expect(frame.locator("html")).to_have_attribute("data-theme", "dark")
+        relayed = await page.evaluate("window.relayed")
+        assert relayed == [["GET", "/notes"], ["POST", "/notes"], ["POST", "/notes"]]
+        await page.screenshot(path=str(ARTIFACTS / "dev-web-page.png"), full_page=True)
+    # the timeline names what the plugin called, not the runtime's storage actions
+    host_calls = [e.data for e in session.events.recent if e.kind == "host.call"]
+    assert {"action": "set_plugin_storage", "key": "notes"} in host_calls
+    assert not [c for c in host_calls if "binary" in c["action"]], host_calls
+    calls = [e.data for e in session.events.recent if e.kind == "page.call"]
+    assert [c["answer"] for c in calls][-1] == {"data": None, "error": "a note needs some text"}
+    storage = session.host.storage
+    assert storage.get(("plugin", "langbot-demo/notes_page", "notes")) == b'["restart at 9"]'
+
+
+async def test_the_page_preview_serves_only_the_page_folder(tmp_path: Path) -> None:
+    plugin = tmp_path / "notes_page"
+    shutil.copytree(NOTES, plugin, ignore=shutil.ignore_patterns("__pycache__", ".lbp-dev"))
+    async with (
+        DevSession(plugin) as session,
+        DevWeb(session).serving() as url,
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.get(url + "pages/notes/files/notes.html") as response:
+            assert response.status == 200
+            assert "langbot.api" in await response.text()
+        for bad in (
+            "pages/notes/files/..%2Fnotes.py",
+            "pages/notes/files/../../manifest.yaml",
+            "pages/nope/",
+            "pages/notes/files/%2Fetc%2Fpasswd",
+        ):
+            async with http.get(url + bad) as response:
+                assert response.status == 404, bad
+        body = {"endpoint": "/notes", "method": "GET"}
+        async with http.post(url + "api/pages/notes", json=body) as response:
+            assert await response.json() == {"data": {"notes": []}, "error": None}
+        evil = {"Origin": "http://evil.example"}
+        async with http.post(url + "api/pages/notes", json=body, headers=evil) as response:
+            assert response.status == 403

@@ -89,8 +89,20 @@ def test_the_url_in_dotenv_is_named_when_wrong(plugin: Path) -> None:
 def test_a_missing_key_is_bad_input(plugin: Path) -> None:
     done = lbp("run", cwd=plugin, env=run_env())
     assert done.code == 2
-    assert done.err.startswith("lbp run: PLUGIN_DEBUG_KEY is missing or malformed;")
+    assert done.err.startswith("lbp run: PLUGIN_DEBUG_KEY is missing: copy the current key ")
+    assert "LangBot > Extensions > Debug Info (it is rotated every two hours)" in done.err
+    assert "a key is one word of at least 32 characters" in done.err  # what a valid one is
     assert len(done.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "why"), [("short-key", "9 characters, too short"), ("a" * 20 + " " + "b" * 20, "space")]
+)
+def test_a_malformed_key_says_what_is_wrong_with_it(plugin: Path, key: str, why: str) -> None:
+    done = lbp("run", cwd=plugin, env=run_env(PLUGIN_DEBUG_KEY=key))
+    assert done.code == 2
+    assert done.err.startswith("lbp run: PLUGIN_DEBUG_KEY is malformed (")
+    assert why in done.err
 
 
 async def test_without_a_url_the_default_debug_port_is_used(plugin: Path) -> None:

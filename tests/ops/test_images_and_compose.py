@@ -187,3 +187,36 @@ async def test_compose_starts_both_daemons_under_langbots_service_names(
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(300):
             await anyio.run_process([*base, "down", "-v"], env=env, check=False)
+
+
+def test_without_a_registry_the_base_image_is_built_from_debian_packages() -> None:
+    """``deploy/build-images.sh`` with no ``BASE_IMAGE``: the default cannot be pulled
+    here (a name no registry has), so it builds a Python 3.11 base the offline way the
+    docs describe (``lbp box image build``) and uses it; a second run reuses it."""
+    require_docker()
+    if shutil.which("mmdebstrap") is None:
+        pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap)")
+    local = f"lbp-test-base:{secrets.token_hex(4)}"
+    env = {k: v for k, v in os.environ.items() if k != "BASE_IMAGE"}
+    env.update(
+        DEFAULT_BASE="lbp-test-no-such-base:never",
+        LOCAL_BASE=local,
+        ONLY_BASE="1",
+        PYTHON=sys.executable,
+    )
+    script = str(ROOT / "deploy" / "build-images.sh")
+    try:
+        out = _run([script], env=env)
+        assert out.splitlines()[-1] == local
+        assert "no registry: building" in out
+        version = _run(["docker", "run", "--rm", "--network", "none", local, "python3", "-V"])
+        assert version.startswith("Python 3.11."), version
+        again = _run([script], env=env)
+        assert again.splitlines()[-1] == local
+        assert "(built here earlier)" in again
+    finally:
+        subprocess.run(["docker", "rmi", "-f", local], capture_output=True, check=False)
+    env["BASE_IMAGE"] = "lbp-test-no-such-base:never"
+    done = subprocess.run([script], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert "BASE_IMAGE lbp-test-no-such-base:never is not on this engine" in done.stderr

@@ -214,10 +214,19 @@ def _check_plugin_manifest(doc: YamlDocument, problems: list[Problem]) -> None:
         elif reason := identity_problem(str(value)):
             problems.append(doc.problem(f"metadata.{key} {str(value)!r} {reason}", "metadata", key))
     version = metadata.get("version")
-    if version is not None and str(version).strip() and not VERSION_RULE.match(str(version)):
+    if version is not None and not isinstance(version, str):
+        # As the reference (its manifest model wants a string): YAML reads 0.1 as a number.
         problems.append(
             doc.problem(
-                f"metadata.version {str(version)!r} is not a version number (e.g. 0.1.0)",
+                f'metadata.version {version!r} is a number to YAML; quote it: version: "{version}"',
+                "metadata",
+                "version",
+            )
+        )
+    elif version is not None and version.strip() and not VERSION_RULE.match(version):
+        problems.append(
+            doc.problem(
+                f"metadata.version {version!r} is not a version number (e.g. 0.1.0)",
                 "metadata",
                 "version",
             )

@@ -4,7 +4,9 @@
 (manifests, kinds, versions, names, paths; see :mod:`.discovery`) and those of the
 code each manifest points to: the Python file exists, compiles (a syntax error is
 named with its file and line) and defines the entry class named by ``attr`` at the
-top level. Plugin code is parsed, never imported, so a check runs nothing of the
+top level, and a class that subclasses the SDK's base directly defines that base's
+abstract methods (a Tool without ``call`` cannot be created). Plugin code is parsed,
+never imported, so a check runs nothing of the
 plugin and needs none of its dependencies. ``lbp build`` (and ``lbp build --check``)
 and the runtime's install path call this one function.
 """
@@ -18,7 +20,7 @@ from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import PluginPackage, read_plugin
 from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_document
 
-__all__ = ["check_code", "check_plugin"]
+__all__ = ["abstract_message", "abstract_methods", "check_code", "check_plugin", "missing_abstract"]
 
 #: The class an entry point of each kind must subclass (checked when visible in the code).
 ENTRY_BASES = {
@@ -32,6 +34,48 @@ ENTRY_BASES = {
     "Parser": "Parser",
     "Tool": "Tool",
 }
+
+
+def abstract_methods(kind: str) -> tuple[str, ...]:
+    """The abstract methods of ``kind``'s base class (imported on first use only)."""
+    from langbot_plugin.api.definition import components
+
+    base = {
+        "Tool": components.Tool,
+        "AgentRunner": components.AgentRunner,
+        "Runner": components.AgentRunner,
+        "KnowledgeEngine": components.KnowledgeEngine,
+        "Parser": components.Parser,
+    }.get(kind)
+    return tuple(sorted(base.__abstractmethods__)) if base is not None else ()
+
+
+#: The names a component class may give the SDK base of its kind.
+BASE_NAMES: dict[str, frozenset[str]] = {
+    "AgentRunner": frozenset({"AgentRunner", "Runner"}),
+    "Runner": frozenset({"AgentRunner", "Runner"}),
+}
+
+
+def _base_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def missing_abstract(node: ast.ClassDef, kind: str) -> list[str]:
+    """The abstract methods of ``kind``'s base that class ``node`` does not define, when
+    it subclasses that base directly (through a class of its own it may inherit them)."""
+    required = abstract_methods(kind)
+    bases = BASE_NAMES.get(kind, frozenset({ENTRY_BASES.get(kind, "")}))
+    if not required or not node.bases or node.keywords:
+        return []
+    if any(_base_name(base) not in bases for base in node.bases):
+        return []
+    defined: dict[str, ast.stmt] = {}
+    if not _bindings(node.body, defined):
+        return []
+    return [name for name in required if name not in defined]
 
 
 def _bindings(body: list[ast.stmt], names: dict[str, ast.stmt]) -> bool:
@@ -62,17 +106,30 @@ def _bindings(body: list[ast.stmt], names: dict[str, ast.stmt]) -> bool:
     return True
 
 
-def _entry_problem(tree: ast.Module, attr: str, kind: str, code_file: str) -> str | None:
+def _entry_problem(
+    tree: ast.Module, attr: str, kind: str, code_file: str
+) -> tuple[str, int | None] | None:
+    """What is wrong with the entry class, and its line in the code when the class
+    itself is where to look (``None``: the manifest's ``attr`` line is)."""
     names: dict[str, ast.stmt] = {}
     if not _bindings(tree.body, names):
         return None  # ``from x import *`` may define it; the import decides
     node = names.get(attr)
     if node is None:
-        return f"execution.python.attr {attr!r} is not defined in {code_file}"
+        return f"execution.python.attr {attr!r} is not defined in {code_file}", None
     if isinstance(node, ast.ClassDef) and not node.bases and not node.keywords:
         base = ENTRY_BASES.get(kind, "the component base class")
-        return f"{attr} in {code_file} must be a subclass of {base}"
+        return f"{attr} in {code_file} must be a subclass of {base}", None
+    if isinstance(node, ast.ClassDef) and (missing := missing_abstract(node, kind)):
+        return abstract_message(attr, missing, kind), node.lineno
     return None
+
+
+def abstract_message(attr: str, missing: list[str], kind: str) -> str:
+    """One line for a component class that does not define its base's abstract methods."""
+    names = " and ".join(missing)
+    which = "methods" if len(missing) > 1 else "method"
+    return f"{attr} does not define {names}, the abstract {which} every {kind} must have"
 
 
 def _attr_line(root: Path, manifest: ComponentManifest) -> int | None:
@@ -102,9 +159,13 @@ def _check_entry(root: Path, manifest: ComponentManifest, problems: list[Problem
         problems.append(Problem(code_file, None, f"cannot be compiled: {exc}"))
         return
     attr = execution.python.attr
-    message = _entry_problem(tree, attr, manifest.kind, code_file)
-    if message is not None:
-        problems.append(Problem(manifest.rel_path, _attr_line(root, manifest), message))
+    found = _entry_problem(tree, attr, manifest.kind, code_file)
+    if found is not None:
+        message, line = found
+        if line is not None:
+            problems.append(Problem(code_file, line, message))
+        else:
+            problems.append(Problem(manifest.rel_path, _attr_line(root, manifest), message))
 
 
 def check_code(package: PluginPackage) -> list[Problem]:

@@ -25,6 +25,13 @@ function say(cls, text) {
   return node;
 }
 
+// A failure in the chat: its line, and where the plugin's own code raised.
+function sayFailure(text, trace) {
+  const node = say("error", text);
+  if (trace) node.appendChild(el("pre", "trace", trace));
+  return node;
+}
+
 function pretty(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
@@ -53,7 +60,21 @@ function usageText(usage) {
     .map(([k, v]) => k.replace(/_tokens$/, "") + " " + v).join(", ");
 }
 
+function setPages(pages) {
+  const list = $("pages");
+  list.textContent = "";
+  for (const page of pages || []) {
+    const link = el("a", "", (page.label && (page.label.en_US || Object.values(page.label)[0])) || page.id);
+    link.href = "/pages/" + encodeURIComponent(page.id) + "/";
+    link.target = "_blank";
+    link.dataset.page = page.id;
+    list.appendChild(link);
+  }
+  list.hidden = !list.children.length;
+}
+
 function setSession(info) {
+  if (info.pages) setPages(info.pages);
   $("identity").textContent = info.identity || "";
   $("runner").textContent = info.runner || "none";
   $("model").textContent = info.model || "-";
@@ -77,6 +98,8 @@ function streamTo(runId, text) {
 
 const handlers = {
   "session": (d) => setSession(d),
+  "user.input": (d) => { if (d.line !== "/reset") say("user", d.line); },
+  "page.call": (d) => row("page.call", d.answer && d.answer.error ? "bad" : "", d.page + ": " + d.method + " " + d.endpoint + " → " + JSON.stringify(d.answer && d.answer.error ? d.answer.error : (d.answer || {}).data), d.answer),
   "plugin.ready": (d) => { setSession(d); setStatus("running", "online"); row("plugin.ready", "", d.identity); },
   "plugin.reloaded": (d) => { setSession(d); setStatus("reloaded", "online"); row("plugin.reloaded", "", d.identity); say("note", "↻ reloaded " + d.identity); },
   "plugin.broken": (d) => { setStatus("broken save", "broken"); row("plugin.broken", "bad", d.text.split("\n")[0], d.text); say("error", d.text); },
@@ -95,7 +118,7 @@ const handlers = {
     if (bubble) bubble.classList.remove("streaming");
     if (d.status !== "completed") {
       const err = d.error || {};
-      say("error", "run " + d.status + ": " + (err.code || "") + ": " + (err.error || ""));
+      sayFailure("run " + d.status + ": " + (err.code || "") + ": " + (err.error || ""), (err.details || {}).traceback);
     }
     const usage = usageText(d.usage);
     row("run.ended", d.status === "completed" ? "usage" : "bad", d.status + (usage ? " · usage: " + usage : ""), undefined, e.run_id);
@@ -106,10 +129,18 @@ const handlers = {
   "tool.call": (d, e) => row("tool.call", "tool", "host tool " + d.name + "(" + JSON.stringify(d.arguments || {}) + ")", d.arguments, e.run_id),
   "tool.result": (d, e) => row("tool.result", "error" in d ? "bad" : "tool", d.name + " → " + JSON.stringify("error" in d ? d.error : d.result), "error" in d ? d.error : d.result, e.run_id),
   "state.updated": (d, e) => row("state.updated", "state", d.data.scope + "." + d.data.key + " = " + JSON.stringify(d.data.value), d.data, e.run_id),
-  "host.call": (d, e) => row("host.call", "usage", d.action + (d.model ? " " + d.model + " (" + d.messages + " messages)" : ""), undefined, e.run_id),
+  "host.call": (d, e) => row("host.call", "usage", d.action + (d.key ? " " + d.key : "") + (d.model ? " " + d.model + " (" + d.messages + " messages)" : ""), undefined, e.run_id),
   "command.reply": (d) => { say("bot", d.text); row("command.reply", "", "!" + d.command + " → " + d.text); },
   "tool.reply": (d) => { say("bot", pretty(d.result)); row("tool.reply", "tool", d.name + " → " + JSON.stringify(d.result), d.result); },
-  "event.reply": (d) => { say("note", "event " + d.name + " delivered"); row("event.reply", "", d.name, d.result); },
+  "event.reply": (d) => {
+    say("note", "event " + d.name + ((d.failed || []).length ? " failed in a listener" : " delivered"));
+    for (const text of d.replies || []) say("bot", text);
+    row("event.reply", (d.failed || []).length ? "bad" : "", d.name + ((d.replies || []).length ? " → " + d.replies.join(" / ") : ""), d.result);
+  },
+  "call.failed": (d) => {
+    sayFailure(d.kind + " " + d.name + " raised" + (d.where ? " at " + d.where : "") + ": " + d.error, d.traceback);
+    row("call.failed", "bad", d.kind + " " + d.name + (d.where ? " at " + d.where : "") + ": " + d.error, d.traceback);
+  },
   "log": (d) => {
     const item = el("li", "log " + d.level, "[" + d.source + "] " + (d.level === "OUTPUT" ? "" : d.level.toLowerCase() + " ") + d.text);
     logs.appendChild(item);
@@ -126,7 +157,13 @@ function onEvent(event) {
 
 function connect() {
   const ws = new WebSocket("ws://" + location.host + "/api/events");
-  ws.onopen = () => setStatus("connected", "online");
+  ws.onopen = () => {
+    // The server sends its recent events again: start from a clean page (a reload or a
+    // reconnect shows the conversation once, the user's own messages included).
+    chat.textContent = ""; timeline.textContent = ""; logs.textContent = "";
+    bubble = null; shownRun = null;
+    setStatus("connected", "online");
+  };
   ws.onmessage = (message) => onEvent(JSON.parse(message.data));
   ws.onclose = () => { setStatus("offline", "broken"); setTimeout(connect, 1000); };
 }
@@ -140,7 +177,7 @@ async function submit(line) {
   });
   const answer = await response.json();
   if (answer.help) say("note", "text · !command args · /tool NAME {json} · /event NAME {json} · /reset");
-  if (!answer.ok && answer.error && !answer.error.startsWith("run ")) $("hint").textContent = answer.error;
+  if (!answer.ok && answer.error && !answer.shown) $("hint").textContent = answer.error;
 }
 
 $("composer").addEventListener("submit", (event) => {
@@ -148,8 +185,7 @@ $("composer").addEventListener("submit", (event) => {
   const line = $("input").value.trim();
   if (!line) return;
   $("input").value = "";
-  if (!line.startsWith("/")) say("user", line);
-  submit(line);
+  submit(line);  // the bubble comes back as a user.input event, as for the terminal's lines
 });
 $("reset").addEventListener("click", () => submit("/reset"));
 $("clear-timeline").addEventListener("click", () => { timeline.textContent = ""; });
