@@ -11,9 +11,11 @@ import pytest
 
 from langbot_plugin.api.entities.builtin.agent_runner import (
     AgentAPIException,
-    AgentRunnerPermissions,
     ModelResource,
     PermissionDeniedError,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
+    DEFAULT_RESOURCE_OPERATIONS,
 )
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.proxies.agent_run import AgentRunAdminAPIProxy, AgentRunAPIProxy
@@ -61,20 +63,15 @@ async def _refused(api: AgentRunAPIProxy, method: str, *args: Any, **kwargs: Any
          ("m", HELLO), "permission_denied.operation"),
         ({"models": [{"model_id": "m", "operations": ["invoke"]}]}, "invoke_rerank",
          ("m", "q", []), "permission_denied.operation"),
-        ({"models": [{"model_id": "m"}]}, "invoke_llm", ("m", HELLO),
-         "permission_denied.operation"),
         ({"tools": [{"tool_name": "other", "operations": ["call"]}]}, "call_tool", ("t", {}),
          "permission_denied.resource"),
         ({"tools": [{"tool_name": "t", "operations": ["detail"]}]}, "call_tool", ("t", {}),
          "permission_denied.operation"),
         ({"tools": [{"tool_name": "t", "operations": ["call"]}]}, "get_tool_detail", ("t",),
          "permission_denied.operation"),
-        ({"tools": [{"tool_name": "t"}]}, "call_tool", ("t", {}), "permission_denied.operation"),
         ({"knowledge_bases": []}, "retrieve_knowledge", ("kb", "q"), "permission_denied.resource"),
         ({"knowledge_bases": [{"kb_id": "kb", "operations": ["list"]}]}, "retrieve_knowledge",
          ("kb", "q"), "permission_denied.operation"),
-        ({"knowledge_bases": [{"kb_id": "kb"}]}, "retrieve_knowledge", ("kb", "q"),
-         "permission_denied.operation"),
         ({"storage": {"plugin_storage": False, "workspace_storage": True}}, "get_plugin_storage",
          ("k",), "permission_denied.storage"),
         ({"storage": {"plugin_storage": False, "workspace_storage": True}}, "set_plugin_storage",
@@ -150,23 +147,26 @@ async def test_invalid_arguments_are_refused_locally(
     assert peer.calls == []
 
 
-async def test_empty_operations_fall_back_to_the_manifest_not_to_everything() -> None:
-    peer = HostPeer(answers=ANSWERS)
-    declared = AgentRunnerPermissions(models=["invoke"], tools=["call"])
+async def test_empty_operations_are_the_default_operations_of_the_kind() -> None:
+    # what the released host's _resource_operations and both reference lines do; the
+    # resource must still be listed (an unlisted one is refused, sending nothing)
+    peer = HostPeer(answers=ANSWERS, streams={"invoke_llm_stream": []})
     async with connected(peer) as channel:
-        ctx = run_context(models=[{"model_id": "m"}], tools=[{"tool_name": "t"}])
-        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel, permissions=declared)
-        assert (await api.invoke_llm("m", HELLO)).content == "ok"
-        assert await api.call_tool("t", {}) == 1
-        assert await _refused(api, "count_tokens", "m", HELLO) == "permission_denied.operation"
-        assert await _refused(api, "get_tool_detail", "t") == "permission_denied.operation"
-        # A plain mapping (the manifest's YAML) works too.
-        raw = AgentRunAPIProxy(
-            ctx=ctx, plugin_runtime_handler=channel, permissions={"models": ["count_tokens"]}
+        ctx = run_context(
+            models=[{"model_id": "m"}],
+            tools=[{"tool_name": "t", "operations": []}],
+            knowledge_bases=[{"kb_id": "kb"}],
         )
-        assert await raw.count_tokens("m", HELLO) == 1
-        assert await _refused(raw, "invoke_llm", "m", HELLO) == "permission_denied.operation"
-    assert peer.actions() == ["invoke_llm", "call_tool", "count_tokens"]
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
+        assert api.granted_operations("model", "m") == DEFAULT_RESOURCE_OPERATIONS["model"]
+        assert (await api.invoke_llm("m", HELLO)).content == "ok"
+        assert await api.count_tokens("m", HELLO) == 1
+        assert await api.call_tool("t", {}) == 1
+        assert await api.retrieve_knowledge("kb", "q") == []
+        assert [kb["uuid"] for kb in await api.list_knowledge_bases()] == ["kb"]
+        assert await _refused(api, "invoke_llm", "other", HELLO) == "permission_denied.resource"
+        assert await _refused(api, "call_tool", "other", {}) == "permission_denied.resource"
+    assert peer.actions() == ["invoke_llm", "count_tokens", "call_tool", "retrieve_knowledge_base"]
 
 
 async def test_grants_are_frozen_when_the_proxy_is_made() -> None:

@@ -57,6 +57,7 @@ from langbot_plugin.api.agent_tools.decorators import (
 )
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
+from langbot_plugin.api.entities.builtin.agent_runner.operations import effective_operations
 from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
 from langbot_plugin.api.proxies.runner.api import RunnerAPIProxy
@@ -126,7 +127,7 @@ class AgentRunExternalTools(BoxToolsMixin):
         grants: _Grants | None = self.api if hasattr(self.api, "granted_operations") else None
         if grants is not None:
             return grants.granted_operations(kind, resource_id)
-        return frozenset(str(op) for op in operations)  # no proxy: only explicit grants
+        return effective_operations(kind, operations)
 
     def _history_available(self) -> bool:
         grants: _Grants | None = self.api if hasattr(self.api, "api_available") else None
@@ -184,7 +185,7 @@ class AgentRunExternalTools(BoxToolsMixin):
         raises (``PermissionDeniedError``, ``AgentAPIException``)."""
         bound = self._tools.get(name) if name in self.available_tool_names() else None
         if bound is None:
-            raise ValueError(f"unknown LangBot tool for this run: {name!r}")
+            raise ValueError(f"Unknown LangBot external tool: {name!r} (not offered to this run)")
         args = bound.spec.args_model.model_validate(arguments or {})
         return await bound.handler(args)
 

@@ -75,20 +75,23 @@ async def test_tools_follow_the_grants() -> None:
         assert run.peer.calls == []
 
 
-async def test_empty_operations_grant_nothing_unless_the_manifest_declares_them() -> None:
+async def test_empty_operations_grant_the_kinds_defaults_to_listed_resources_only() -> None:
+    # as the released host's _resource_operations: an empty list is the kind's defaults
     ctx = run_context(
         tools=[{"tool_name": "t", "operations": []}],
         knowledge_bases=[{"kb_id": "kb", "operations": []}],
     )
     async with running(ctx) as run:
-        granted = names(run.tools())
-        assert "langbot_call_tool" not in granted
-        assert "langbot_retrieve_knowledge" not in granted
-    async with running(ctx, permissions={"tools": ["call"], "knowledge_bases": []}) as run:
-        granted = names(run.tools())
-        assert "langbot_call_tool" in granted
-        assert "langbot_get_tool_detail" not in granted
-        assert "langbot_retrieve_knowledge" not in granted
+        tools = run.tools()
+        granted = names(tools)
+        assert {"langbot_call_tool", "langbot_get_tool_detail"} <= granted
+        assert "langbot_retrieve_knowledge" in granted
+        other = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "not-listed"})
+        assert other["structuredContent"]["error"]["code"] == "permission_denied.resource"
+        assert run.peer.calls == []
+        called = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "t"})
+        assert not called.get("isError")
+    assert run.peer.actions() == ["call_tool"]
 
 
 async def test_calls_go_through_the_run_api_with_the_run_id() -> None:
@@ -133,14 +136,14 @@ async def test_the_run_api_refusals_come_back_with_their_codes() -> None:
         extra = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "t", "x": 1})
         assert extra["structuredContent"]["error"]["code"] == "invalid_argument"
         assert "x" in extra["content"][0]["text"]
-        with pytest.raises(ValueError, match="unknown LangBot tool"):
+        with pytest.raises(ValueError, match="Unknown LangBot external tool"):  # reference words
             await tools.call_tool("no_such_tool")
     assert run.peer.calls == []
 
 
 async def test_list_assets_and_the_current_event_describe_the_run() -> None:
-    ctx = run_context(tools=[{"tool_name": "t", "operations": []}])
-    async with running(ctx, permissions={"tools": ["detail"]}) as run:
+    ctx = run_context(tools=[{"tool_name": "t", "operations": ["detail"]}])
+    async with running(ctx) as run:
         tools = run.tools()
         assets = await tools.call_tool(
             "langbot_list_assets", {"asset_types": ["tools", "mcp_tools"], "include_schemas": True}
