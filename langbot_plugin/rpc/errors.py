@@ -83,8 +83,9 @@ class RPCError(Exception):
     ``RPCError("text", details={...})``; ``details`` is a small JSON object sent beside
     the code (for example the limit that was exceeded and the actual value). ``code``
     and ``retryable`` default to the class's; ``code=`` gives this one error a finer
-    code. ``RPCError(record)`` (an ``AgentAPIError``) and :meth:`of` build the same from
-    its parts, as the run API does; :attr:`error` is the record back.
+    code. ``RPCError(record)`` or ``RPCError(error=record)`` (an ``AgentAPIError``) and
+    :meth:`of` build the same from its parts, as the run API does; :attr:`error` is the
+    record back.
     """
 
     code: str = "rpc_error"
@@ -97,8 +98,11 @@ class RPCError(Exception):
         details: dict[str, Any] | None = None,
         code: str | None = None,
         retryable: bool | None = None,
+        error: ErrorRecord | None = None,
     ) -> None:
         record: ErrorRecord | None = None
+        if error is not None:  # AgentAPIException(error=record), the reference's keyword
+            message = error
         if not isinstance(message, str):
             record, message = message, message.message
             code = record.code if code is None else code

@@ -265,7 +265,8 @@ async def _drain(call: Any) -> Any:
 
 
 @pytest.mark.parametrize(
-    "method", ["invoke_llm", "invoke_llm_with_usage", "invoke_llm_stream", "invoke_llm_stream_events"]
+    "method",
+    ["invoke_llm", "invoke_llm_with_usage", "invoke_llm_stream", "invoke_llm_stream_events"],
 )
 @pytest.mark.parametrize("level", ["plugin", "run"])
 async def test_reasoning_level_is_sent_only_when_named_and_the_host_takes_it(

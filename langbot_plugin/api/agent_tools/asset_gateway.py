@@ -24,6 +24,7 @@ with ``registration.stop()``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -93,6 +94,13 @@ _T = TypeVar("_T")
 _TOKEN_HEADERS = ("X-LangBot-Agent-Gateway-Token", "X-LangBot-Agent-MCP-Token")
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 @dataclass
 class AgentAssetGatewayRegistration:
     """One run's registration in a gateway; :attr:`token` names the run."""
@@ -100,6 +108,9 @@ class AgentAssetGatewayRegistration:
     gateway: AgentAssetGateway
     token: str
     tools: AgentRunExternalTools
+    #: The event loop the run's calls go to (the reference's field; ``None`` when the run
+    #: was admitted outside one).
+    loop: asyncio.AbstractEventLoop | None
     expires_at: float
 
     @property
@@ -322,6 +333,7 @@ class AgentAssetGateway(ServedOnLoopback):
             gateway=self,
             token=token or secrets.token_urlsafe(32),
             tools=AgentRunExternalTools(api, ctx),
+            loop=_running_loop(),
             expires_at=time.monotonic() + max(1.0, ttl_seconds),
         )
         self._registrations[registration.token] = registration
