@@ -90,6 +90,10 @@ class RPCError(Exception):
 
     code: str = "rpc_error"
     retryable: bool = False
+    #: Set on an error re-created from a peer's answer: the peer's wire ``message`` and
+    #: ``error_type``, so a relay that passes the error on can show it as it came.
+    peer_message: str | None = None
+    peer_type: str | None = None
 
     def __init__(
         self,

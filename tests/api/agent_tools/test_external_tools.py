@@ -218,3 +218,58 @@ async def test_box_tools_are_the_run_apis_calls() -> None:
         (action, data.get("reuse_key") or data.get("box_id")) for action, data in run.peer.calls
     ]
     assert sent == [("acquire_box", "k"), ("bind_box", "b1")]
+
+
+async def test_platform_tools_are_listed_apart_as_the_reference_lists_them() -> None:
+    ctx = run_context(
+        tools=[
+            {"tool_name": "t", "operations": ["call"]},
+            {
+                "tool_name": "event_reply",
+                "tool_type": "platform",
+                "description": "Reply to the current event",
+                "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+            },
+        ]
+    )
+    async with running(ctx) as run:
+        tools = run.tools()
+        assets = await tools.call_tool(
+            "langbot_list_assets",
+            {"asset_types": ["tools", "platform_tools"], "include_schemas": True},
+        )
+    assert [t["tool_name"] for t in assets["tools"]] == ["t"]
+    assert assets["platform_tools"] == [
+        {
+            "tool_name": "event_reply",
+            "description": "Reply to the current event",
+            "operations": ["call", "detail"],  # empty: the kind's defaults
+            "schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+    ]
+
+
+class StandInAPI:
+    """A run API of a plugin author's test (a mock answers any attribute, so a value
+    that is not the SDK's grants must not count as one)."""
+
+    def granted_operations(self, kind: str, resource_id: str) -> object:
+        return object()
+
+    def api_available(self, name: str) -> object:
+        return object()
+
+    async def reply_files(self, file_ids: list[str]) -> Any:
+        return {"called": "reply_files", "file_ids": file_ids}
+
+
+async def test_a_stand_in_api_lists_what_the_context_grants() -> None:
+    ctx = run_context(tools=[{"tool_name": "event_reply", "tool_type": "platform"}], apis=["box"])
+    tools = AgentRunExternalTools(StandInAPI(), ctx)  # type: ignore[arg-type]
+    names = {tool["name"] for tool in tools.mcp_tools()}
+    assert {"langbot_reply_files", "langbot_call_tool", "langbot_bind_box"} <= names
+    assert "langbot_history_page" not in names  # not in available_apis
+    assert await tools.call_tool("langbot_reply_files", {"file_ids": ["f"]}) == {
+        "called": "reply_files",
+        "file_ids": ["f"],
+    }
