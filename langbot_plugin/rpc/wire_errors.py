@@ -61,7 +61,7 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
     shown: str | None = None
     if isinstance(exc, RPCError) and exc.peer_message is not None:
         # passed on from a peer: its code, type and details, its text behind ours
-        code = exc.remote_code if isinstance(exc, RemoteError) else exc.code
+        code = (exc.remote_code or exc.code) if isinstance(exc, RemoteError) else exc.code
         wire_type, details, retryable = exc.peer_type or exc.wire_type, exc.details, exc.retryable
         text = exc.peer_message
         shown = RELAYED

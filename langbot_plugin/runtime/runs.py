@@ -16,9 +16,10 @@ code                        meaning
 ==========================  ==========================================
 
 A run-only action (:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`: state,
-history, events, steering, the prompt, run queries) without ``run_id`` is refused
-``run_not_live``; every other action without ``run_id`` is a plugin-level call and
-passes to the host unchanged.
+history, events, steering, the prompt) without ``run_id`` is refused ``run_not_live``;
+every other action without ``run_id`` is a plugin-level call and passes to the host
+unchanged (the run ledger's and the admin run API's among them: the host authorizes
+its admin plugins by the caller's identity, which the runtime sets).
 
 Every refusal is logged and kept in the run's audit
 (:mod:`langbot_plugin.runtime.run_audit`), which the host asks for when the run ends
