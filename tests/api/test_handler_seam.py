@@ -125,10 +125,16 @@ async def test_the_run_api_over_a_handler_keeps_its_checks_and_maps_its_errors()
     with pytest.raises(AgentAPIException) as caught:
         await api.retrieve_knowledge("kb", "q")
     assert (caught.value.code, caught.value.details["c"]) == ("history.unauthorized", 1)
+    assert handler.calls[1][2] == pytest.approx(30.0, abs=1.0)  # the reference's wait
     with pytest.raises(AgentAPIException) as denied:
         await api.call_tool("not-granted", {})
     assert denied.value.code == "permission_denied.resource"
     assert len(handler.calls) == 2  # the refusal sent nothing
+    handler.answers[Action.CALL_TOOL] = {"unexpected": "shape"}
+    with pytest.raises(AgentAPIException) as malformed:
+        await api.call_tool("t", {})
+    assert malformed.value.code == "host.malformed_response"
+    assert malformed.value.details["missing_key"] == "result"
 
 
 async def test_the_query_api_over_a_handler() -> None:

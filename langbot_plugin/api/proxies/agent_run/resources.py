@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
 from langbot_plugin.api.entities.builtin.agent_runner.resources import (
     KnowledgeBaseResource,
     ModelResource,
@@ -23,7 +24,10 @@ from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.protocol.host_api import knowledge, models
 from langbot_plugin.protocol.host_api.models import RerankResult, ToolDetail
 
-__all__ = ["AgentRunResourceAPIMixin"]
+__all__ = ["RUN_RETRIEVE_WAIT", "AgentRunResourceAPIMixin"]
+
+#: How long a run waits for a retrieval (the reference's wait; the deadline cuts it).
+RUN_RETRIEVE_WAIT = 30.0
 
 
 class AgentRunResourceAPIMixin(AgentRunProxyBase):
@@ -228,7 +232,20 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         """Call a granted tool; returns the tool's result (any JSON value)."""
         self._require(models.CALL_TOOL, tool_name)
         params = models.CallToolParams(tool_name=tool_name, parameters=parameters)
-        return (await self._send(models.CALL_TOOL, params)).result
+        try:
+            answer = await self._send(models.CALL_TOOL, params)
+        except AgentAPIException as exc:
+            if exc.code != "host.malformed_response":
+                raise
+            answer = None
+        if answer is None or "result" not in answer.model_fields_set:
+            # a run's call is answered with ``result``; name what is missing
+            raise AgentAPIException.of(
+                "host.malformed_response",
+                f"{models.CALL_TOOL.name} answer lacks 'result'",
+                details={"action": models.CALL_TOOL.name, "missing_key": "result"},
+            )
+        return answer.result
 
     # ------------------------------------------------------------------ knowledge
 
@@ -241,4 +258,5 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         params = knowledge.RetrievalParams(
             kb_id=kb_id, query_text=query_text, top_k=top_k, filters=filters or {}
         )
-        return (await self._send(knowledge.RETRIEVE_KNOWLEDGE_BASE, params)).results
+        spec = knowledge.RETRIEVE_KNOWLEDGE_BASE
+        return (await self._send(spec, params, timeout=RUN_RETRIEVE_WAIT)).results
