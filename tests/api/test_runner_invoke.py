@@ -215,3 +215,22 @@ async def test_the_07_runner_dispatches_typed_event_callbacks() -> None:
     assert isinstance(error, ValueError)
     assert "No handler registered" in str(error)  # the reference's words
     assert issubclass(MessageReceivedEvent, EBAEvent)
+
+
+async def test_a_generator_runner_does_not_run_ahead_of_its_consumer() -> None:
+    # the worker reports a step's refusals after each result, before the runner acts again
+    progress: list[str] = []
+
+    class Steps(AgentRunner):
+        async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:
+            progress.append("first step")
+            yield RunnerResult.message_delta(ctx.run_id, {"role": "assistant", "content": "a"})
+            progress.append("second step")
+            yield RunnerResult.run_completed(ctx.run_id)
+
+    stream = Steps().invoke(run_context())
+    assert (await anext(stream)).type == "message.delta"
+    await anyio.wait_all_tasks_blocked()  # the runner had every chance to go on
+    assert progress == ["first step"]
+    assert [item.type async for item in stream] == ["run.completed"]
+    assert progress == ["first step", "second step"]

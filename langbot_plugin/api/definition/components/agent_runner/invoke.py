@@ -18,9 +18,11 @@ task-locally (:mod:`langbot_plugin.api.proxies.invocation`):
 The results come out **as they happen**: ``run(ctx)`` runs in a task of its own, its
 results wait in a bounded buffer (:data:`RESULT_BUFFER`; a producer waits when it is
 full, nothing is dropped), and a ``ctx.log`` line is yielded while the coroutine is
-still running. Closing the stream (``aclose``, or the worker cancelling the run)
-cancels that task and waits for it. A failure comes out after the results produced
-before it.
+still running. A generator runner still goes one result at a time: after each result
+it yields it waits until the consumer asks for the next (so the worker reports a
+step's refusals before the runner acts again). Closing the stream (``aclose``, or
+the worker cancelling the run) cancels that task and waits for it. A failure comes
+out after the results produced before it.
 
 The task is owned by the generator, not by an anyio task group: an async generator
 cannot keep a cancel scope open across its yields (its consumer's scopes, the
@@ -94,7 +96,30 @@ def _type_of(result: object) -> object:
     return kind.value if isinstance(kind, AgentRunResultType) else kind
 
 
-async def _execute(runner: AgentRunner, ctx: AgentRunContext, put: Any) -> None:
+class _Turns:
+    """Keeps a generator runner from running ahead: after each result it yields it
+    waits until the consumer asks for the next one (as when the consumer drives the
+    generator itself), so what the consumer does with a result (the worker reports
+    the step's refusals) happens before the runner goes on."""
+
+    def __init__(self) -> None:
+        self.waiting = False
+        self._go = asyncio.Event()
+
+    async def wait(self) -> None:
+        self.waiting = True
+        try:
+            await self._go.wait()
+        finally:
+            self._go.clear()
+            self.waiting = False
+
+    def ask(self) -> None:
+        if self.waiting:
+            self._go.set()
+
+
+async def _execute(runner: AgentRunner, ctx: AgentRunContext, put: Any, turns: _Turns) -> None:
     """Run ``run(ctx)`` and put its results; ``run.completed`` if it ends without one."""
     terminal = False
     execution = runner.run(ctx)
@@ -111,6 +136,7 @@ async def _execute(runner: AgentRunner, ctx: AgentRunContext, put: Any) -> None:
                 if _type_of(result) in TERMINAL_RESULTS:
                     terminal = True
                     break
+                await turns.wait()
     elif inspect.isawaitable(execution):
         if await execution is not None:
             raise TypeError("a coroutine Runner.run must return None; yield results")
@@ -129,14 +155,16 @@ async def invoke_runner(runner: AgentRunner, ctx: AgentRunContext) -> AsyncGener
     installation = current_binding(handler)
     config = runner.get_plugin_config()
 
+    turns = _Turns()
+
     async def bound() -> None:
         with bind_invocation(handler, api, config=config, binding=installation):
-            await _execute(runner, ctx, buffer.put)
+            await _execute(runner, ctx, buffer.put, turns)
 
     with ctx.activate(api, buffer.put):
         task = asyncio.get_running_loop().create_task(bound())
         try:
-            while (item := await _next(buffer, task)) is not None:
+            while (item := await _next(buffer, task, turns)) is not None:
                 yield item
             await task  # its failure, after what it produced
         finally:
@@ -146,7 +174,7 @@ async def invoke_runner(runner: AgentRunner, ctx: AgentRunContext) -> AsyncGener
                     await task
 
 
-async def _next(buffer: asyncio.Queue[Any], task: asyncio.Task[None]) -> Any:
+async def _next(buffer: asyncio.Queue[Any], task: asyncio.Task[None], turns: _Turns) -> Any:
     """The next result of the run, or ``None`` once its task has ended and every
     result it produced has been taken."""
     while True:
@@ -155,6 +183,7 @@ async def _next(buffer: asyncio.Queue[Any], task: asyncio.Task[None]) -> Any:
         except asyncio.QueueEmpty:
             if task.done():
                 return None
+        turns.ask()  # all taken: a generator runner waiting for its turn goes on
         getter = asyncio.ensure_future(buffer.get())
         try:
             await asyncio.wait((getter, task), return_when=asyncio.FIRST_COMPLETED)
