@@ -30,6 +30,7 @@ when each is raised::
     ├── PermissionDeniedError                 permission_denied           also agent_runner.errors,
     │   │                                                                 proxies.agent_run
     │   ├── RunNotLiveError                   run_not_live                protocol.errors
+    │   │   └── RunEndedError                 (a RuntimeError too)        api.proxies.run_binding
     │   ├── RunNotOwnedError                  run_not_owned
     │   ├── RunDeadlineError                  deadline_exceeded
     │   ├── ResourceNotGrantedError           resource_not_granted
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
         VectorStoreError,
     )
     from langbot_plugin.api.entities.events import UnknownEventError
+    from langbot_plugin.api.proxies.run_binding import RunEndedError
     from langbot_plugin.protocol.errors import (
         ApiNotAvailableError,
         BoxFilesError,
@@ -169,6 +171,7 @@ __all__ = [
     "RetrievalError",
     "RunContextInactiveError",
     "RunDeadlineError",
+    "RunEndedError",
     "RunNotLiveError",
     "RunNotOwnedError",
     "TooManyRequestsError",
@@ -221,6 +224,7 @@ _HOMES: dict[str, str] = {
     "RetrievalError": "langbot_plugin.api.entities.builtin.rag.errors",
     "RunContextInactiveError": "langbot_plugin.api.entities.builtin.agent_runner.context",
     "RunDeadlineError": "langbot_plugin.protocol.errors",
+    "RunEndedError": "langbot_plugin.api.proxies.run_binding",
     "RunNotLiveError": "langbot_plugin.protocol.errors",
     "RunNotOwnedError": "langbot_plugin.protocol.errors",
     "TooManyRequestsError": "langbot_plugin.rpc.errors",
