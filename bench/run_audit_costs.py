@@ -53,7 +53,7 @@ def per_call(fn: Callable[[], object], n: int = N) -> float:
 def runtime_rows() -> dict[str, float]:
     runs = LiveRuns(RunAudits(per_run=10**9, total=10**9))
     context = {"resources": {"models": [{"model_id": "m-a", "operations": ["invoke"]}]}}
-    runs.open(LiveRun.from_context("r1", "a/p", context, {}))
+    runs.open(LiveRun.from_context("r1", "a/p", context))
     refused = {"llm_model_uuid": "m-b", "run_id": "r1"}
     allowed = {"llm_model_uuid": "m-a", "run_id": "r1"}
     error = ResourceNotGrantedError("model 'm-b' is not granted for invoke in run r1")

@@ -14,6 +14,7 @@ when each is raised::
 
     RPCError = AgentAPIException              rpc_error                   rpc.errors
     ├── RemoteError                           remote_error                (a code with no class)
+    │   └── ActionCallError                   (the peer's code)           protocol.handler_calls
     ├── ActionNotFoundError                   action_not_found
     ├── InvalidParamsError                    invalid_params
     │   ├── UnknownEventError                 unknown_event               api.entities.events
@@ -29,6 +30,7 @@ when each is raised::
     ├── PermissionDeniedError                 permission_denied           also agent_runner.errors,
     │   │                                                                 proxies.agent_run
     │   ├── RunNotLiveError                   run_not_live                protocol.errors
+    │   │   └── RunEndedError                 (a RuntimeError too)        api.proxies.run_binding
     │   ├── RunNotOwnedError                  run_not_owned
     │   ├── RunDeadlineError                  deadline_exceeded
     │   ├── ResourceNotGrantedError           resource_not_granted
@@ -38,6 +40,7 @@ when each is raised::
     ├── ConflictError                         conflict
     ├── NotSupportedError                     not_supported               also platform.errors
     ├── NotReadyError                         not_ready                   retryable
+    │   └── RunContextInactiveError           (a RuntimeError too)        (builtin) agent_runner
     ├── InternalError                         internal_error
     ├── ManifestError                         manifest_invalid            api.definition.discovery
     ├── AgentRuntimeDaemonError               agent_runtime.daemon_error  api.agent_tools.daemon
@@ -70,6 +73,7 @@ if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools.mcp_protocol import MCPMethodNotFoundError, MCPRequestError
     from langbot_plugin.api.definition.components.manifest import InvalidRunnerManifest
     from langbot_plugin.api.definition.discovery import ManifestError
+    from langbot_plugin.api.entities.builtin.agent_runner.context import RunContextInactiveError
     from langbot_plugin.api.entities.builtin.agent_runner.errors import (
         AgentAPIError,
         AgentAPIException,
@@ -94,6 +98,7 @@ if TYPE_CHECKING:
         VectorStoreError,
     )
     from langbot_plugin.api.entities.events import UnknownEventError
+    from langbot_plugin.api.proxies.run_binding import RunEndedError
     from langbot_plugin.protocol.errors import (
         ApiNotAvailableError,
         BoxFilesError,
@@ -102,6 +107,7 @@ if TYPE_CHECKING:
         RunNotLiveError,
         RunNotOwnedError,
     )
+    from langbot_plugin.protocol.handler_calls import ActionCallError
     from langbot_plugin.rpc.errors import (
         ActionNotFoundError,
         CallCancelledError,
@@ -123,6 +129,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "ActionCallError",
     "ActionNotFoundError",
     "AgentAPIError",
     "AgentAPIException",
@@ -162,7 +169,9 @@ __all__ = [
     "RemoteError",
     "ResourceNotGrantedError",
     "RetrievalError",
+    "RunContextInactiveError",
     "RunDeadlineError",
+    "RunEndedError",
     "RunNotLiveError",
     "RunNotOwnedError",
     "TooManyRequestsError",
@@ -173,6 +182,7 @@ __all__ = [
 
 #: Where each class is defined; importing this module loads none of them until used.
 _HOMES: dict[str, str] = {
+    "ActionCallError": "langbot_plugin.protocol.handler_calls",
     "ActionNotFoundError": "langbot_plugin.rpc.errors",
     "AgentAPIError": "langbot_plugin.api.entities.builtin.agent_runner.errors",
     "AgentAPIException": "langbot_plugin.api.entities.builtin.agent_runner.errors",
@@ -212,7 +222,9 @@ _HOMES: dict[str, str] = {
     "RemoteError": "langbot_plugin.rpc.errors",
     "ResourceNotGrantedError": "langbot_plugin.protocol.errors",
     "RetrievalError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "RunContextInactiveError": "langbot_plugin.api.entities.builtin.agent_runner.context",
     "RunDeadlineError": "langbot_plugin.protocol.errors",
+    "RunEndedError": "langbot_plugin.api.proxies.run_binding",
     "RunNotLiveError": "langbot_plugin.protocol.errors",
     "RunNotOwnedError": "langbot_plugin.protocol.errors",
     "TooManyRequestsError": "langbot_plugin.rpc.errors",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from box_runtime.protocol import ALL_ACTIONS
-from langbot_plugin.entities.io.actions.enums import action_enum, action_members
+from langbot_plugin.protocol.action_enums import action_enum, action_members
 
 __all__ = ["LangBotToBoxAction"]
 

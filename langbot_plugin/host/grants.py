@@ -5,9 +5,9 @@ bases of ``ctx.resources`` with the operations granted on each, the storage area
 the context APIs switched on in ``ctx.context.available_apis`` and the state scopes
 the binding enables. It is computed once from the run context and never widened.
 
-**An empty ``operations`` list grants nothing.** The reference host read an empty
-list as "every operation" (fail-open); here a resource listed without operations
-can be seen in the context but not used.
+**An empty ``operations`` list grants the default operations of the resource's kind**
+(:data:`~langbot_plugin.api.entities.builtin.agent_runner.operations.DEFAULT_RESOURCE_OPERATIONS`),
+as the released LangBot host reads it; a resource that is not listed gets nothing.
 
 :class:`RunScope` holds the identities the run is about (workspace, bot,
 conversation, thread, actor, subject, binding). The persistent-state keys and the
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.agent_runner.operations import effective_operations
 from langbot_plugin.host.errors import ApiNotAvailableError, ResourceNotGrantedError
 from langbot_plugin.protocol.host_api import run_context
 from langbot_plugin.protocol.run_needs import api_flag
@@ -65,7 +66,7 @@ def _entries(resources: dict[str, Any], kind: str) -> Grants:
         if not isinstance(resource_id, str) or not resource_id:
             continue
         ops = entry.get("operations")
-        granted = frozenset(str(op) for op in ops) if isinstance(ops, list) else frozenset()
+        granted = effective_operations(kind, ops if isinstance(ops, list) else None)
         grants[resource_id] = grants.get(resource_id, frozenset()) | granted
     return MappingProxyType(grants)
 

@@ -14,7 +14,10 @@ does what a host does around one ``run_runner`` call:
   when someone calls :meth:`RunHost.cancel` / ``run_cancel``, or when the deadline
   passes; the run then ends ``cancelled`` or ``timeout`` with a synthesized
   ``run.failed``.
-* :meth:`RunHost.dispatcher` serves the run-scoped runtime -> host actions.
+* :meth:`RunHost.dispatcher` serves the run-scoped runtime -> host actions, and the
+  admin run API to the plugins ``admins=`` names (``{"author/name":
+  ["agent_run:admin", "runtime:admin"]}``; ``runners=`` lists runners for
+  ``runner_list``: :mod:`langbot_plugin.host.service_admin`).
 * When the stream has closed, the refusals the plugin runtime and the SDK made for the
   run are pulled into its audit (``drive(..., runtime_audit=...)``,
   :mod:`langbot_plugin.host.audit_feed`), then ``run.ended`` is written.
@@ -69,6 +72,7 @@ from langbot_plugin.host.run_context import build_run_context
 from langbot_plugin.host.run_control import clear_conversation, steer_run, stop_conversation
 from langbot_plugin.host.run_outcome import OnResult, RunOutcome, StartedRun
 from langbot_plugin.host.run_recorder import RunRecorder
+from langbot_plugin.host.service_admin import AdminAccess, ListRunners
 from langbot_plugin.host.services import Identify, RunServices, payload_identity
 from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.host.state_store import StateStore
@@ -96,6 +100,8 @@ class RunHost:
         max_message_bytes: int = DEFAULT_MESSAGE_LIMIT,
         retain_finished: int = 1000,
         box: BoxFileAccess | None = None,
+        admins: Mapping[str, Iterable[str]] | None = None,
+        runners: ListRunners | None = None,
     ) -> None:
         self.db = database if isinstance(database, HostDatabase) else HostDatabase(database)
         self.clock = clock
@@ -117,6 +123,8 @@ class RunHost:
             audit=self.audit,
             files=self.files,
             attachments=self.attachments,
+            admins=AdminAccess(admins),
+            runners=runners,
         )
         self.recorder = RunRecorder(
             self.registry, self.state, self.transcript, self.services, self.files

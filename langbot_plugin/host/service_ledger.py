@@ -4,8 +4,9 @@
 A run sees its own record and the records of other runs **of the same runner in
 the same conversation** (same thread, bot and workspace), as the 4.11.2 host
 allows; anything else is ``resource_not_granted`` (``details.kind = "run"``), and
-an unknown target is ``not_found``. Admin access to every run (the reference's
-``runner.admin_plugins``) is not offered here.
+an unknown target is ``not_found``. Without a run (the admin run API) a plugin the
+host names an ``agent_run:admin`` (:mod:`langbot_plugin.host.service_admin`) sees
+every run, any conversation; any other plugin is refused.
 
 The ledger keeps the reference's cursor rules, which differ from the transcript's:
 ``run_list`` pages newest first by record ``id`` (``before_cursor`` exclusive,
@@ -22,7 +23,7 @@ reference only set a database flag runners had to poll).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
     AgentRun,
@@ -32,6 +33,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.paging import MAX_PAGE, parse_cursor
 from langbot_plugin.host.registry import RunSession
+from langbot_plugin.host.service_admin import AGENT_RUN_ADMIN
 from langbot_plugin.protocol.host_api import run_ledger as rl
 from langbot_plugin.rpc import RequestContext
 from langbot_plugin.rpc.errors import InvalidParamsError
@@ -61,7 +63,23 @@ def visible(session: RunSession, target: RunSession) -> bool:
     )
 
 
-def _target(services: RunServices, session: RunSession, target_run_id: str | None) -> RunSession:
+def _caller(
+    services: RunServices, p: rl.RunTargetParams | rl.RunListParams, ctx: RequestContext, spec: Any
+) -> RunSession | None:
+    """The calling run, or ``None`` for an ``agent_run:admin`` plugin calling without
+    one (any other plugin without a run is refused)."""
+    if p.run_id is None and services.admins.allows(services.identify(ctx), AGENT_RUN_ADMIN):
+        return None
+    return services.session(p.run_id, ctx, spec)
+
+
+def _target(
+    services: RunServices, session: RunSession | None, target_run_id: str | None
+) -> RunSession:
+    if session is None:  # an admin: any run, named explicitly
+        if not target_run_id:
+            raise InvalidParamsError("target_run_id is required")
+        return services.registry.require(target_run_id)
     target = services.registry.require(target_run_id or session.run_id)
     if not visible(session, target):
         raise ResourceNotGrantedError(
@@ -77,7 +95,7 @@ def _limit(value: int) -> int:
 
 def run_get(services: RunServices) -> Handler[rl.RunTargetParams, AgentRun]:
     async def handle(p: rl.RunTargetParams, ctx: RequestContext) -> AgentRun:
-        session = services.session(p.run_id, ctx, rl.RUN_GET)
+        session = _caller(services, p, ctx, rl.RUN_GET)
         return AgentRun.model_validate(_target(services, session, p.target_run_id).record())
 
     return handle
@@ -85,15 +103,21 @@ def run_get(services: RunServices) -> Handler[rl.RunTargetParams, AgentRun]:
 
 def run_list(services: RunServices) -> Handler[rl.RunListParams, RunPage]:
     async def handle(p: rl.RunListParams, ctx: RequestContext) -> RunPage:
-        session = services.session(p.run_id, ctx, rl.RUN_LIST)
-        services.conversation(session, p.conversation_id)
+        session = _caller(services, p, ctx, rl.RUN_LIST)
+        if session is not None:
+            services.conversation(session, p.conversation_id)
         before = parse_cursor(p.before_cursor, "before_cursor")
         statuses = set(p.statuses or [])
         runs = sorted(
             (
                 s
                 for s in services.registry
-                if visible(session, s) and (not statuses or s.status in statuses)
+                if (
+                    visible(session, s)
+                    if session is not None
+                    else p.conversation_id in (None, s.scope.conversation_id)
+                )
+                and (not statuses or s.status in statuses)
             ),
             key=lambda s: s.ledger_id,
             reverse=True,
@@ -118,7 +142,7 @@ def run_list(services: RunServices) -> Handler[rl.RunListParams, RunPage]:
 
 def run_events_page(services: RunServices) -> Handler[rl.RunEventsPageParams, RunEventPage]:
     async def handle(p: rl.RunEventsPageParams, ctx: RequestContext) -> RunEventPage:
-        session = services.session(p.run_id, ctx, rl.RUN_EVENTS_PAGE)
+        session = _caller(services, p, ctx, rl.RUN_EVENTS_PAGE)
         target = _target(services, session, p.target_run_id)
         if p.direction not in ("forward", "backward"):
             raise InvalidParamsError("direction must be 'forward' or 'backward'")
@@ -150,7 +174,7 @@ def run_events_page(services: RunServices) -> Handler[rl.RunEventsPageParams, Ru
 
 def run_cancel(services: RunServices) -> Handler[rl.RunCancelParams, AgentRun]:
     async def handle(p: rl.RunCancelParams, ctx: RequestContext) -> AgentRun:
-        session = services.session(p.run_id, ctx, rl.RUN_CANCEL)
+        session = _caller(services, p, ctx, rl.RUN_CANCEL)
         target = _target(services, session, p.target_run_id)
         reason = p.status_reason or p.reason
         return AgentRun.model_validate(

@@ -6,7 +6,9 @@ and :mod:`~langbot_plugin.protocol.host_api.run_ledger`):
 ``state_get/set/delete/list``, ``history_page``, ``history_search``, ``event_get``,
 ``event_page``, ``steering_pull``, ``get_prompt``, ``run_get``, ``run_list``,
 ``run_events_page`` and ``run_cancel``, and the run's files (``export_box_files`` and
-its replies through ``call_platform_api``, :mod:`langbot_plugin.host.service_files`).
+its replies through ``call_platform_api``, :mod:`langbot_plugin.host.service_files`);
+and the admin run API for the plugins the host names as admins (runtimes, claims,
+statistics, the runner list, the ledger across runs: :mod:`langbot_plugin.host.service_admin`).
 :meth:`RunServices.dispatcher` puts the
 table in front of another dispatcher (the host's model, tool and storage actions),
 whose calls carrying a ``run_id`` are authorized against the run first
@@ -49,6 +51,12 @@ from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES
 from langbot_plugin.host.paging import PageWindow
 from langbot_plugin.host.registry import RunRegistry, RunSession
+from langbot_plugin.host.service_admin import (
+    AdminAccess,
+    ListRunners,
+    RuntimeRegistry,
+    register_admin_actions,
+)
 from langbot_plugin.host.state_store import StateStore
 from langbot_plugin.host.transcript import TranscriptStore
 from langbot_plugin.protocol.host_api import box, messaging, run_ledger
@@ -85,8 +93,15 @@ class RunServices:
         audit: AuditLog | None = None,
         files: BoxFiles | None = None,
         attachments: RunAttachments | None = None,
+        admins: AdminAccess | None = None,
+        runners: ListRunners | None = None,
     ) -> None:
         self.audit = audit
+        #: The plugins this host names as admins (the admin run API, the ledger across runs).
+        self.admins = admins if admins is not None else AdminAccess()
+        #: The external runtimes registered through the admin run API.
+        self.runtimes = RuntimeRegistry(registry.clock)
+        self._runners = runners
         self.registry = registry
         self.state = state
         self.transcript = transcript
@@ -146,6 +161,7 @@ class RunServices:
         t.add(run_ledger.RUN_CANCEL, ledger.run_cancel(self))
         t.add(box.EXPORT_BOX_FILES, files.export_box_files(self))
         t.add(messaging.CALL_PLATFORM_API, files.call_platform_api(self))
+        register_admin_actions(t, self, self.runtimes, self._runners)
 
     @staticmethod
     def conversation(session: RunSession, requested: str | None) -> None:

@@ -126,6 +126,18 @@ def _needs() -> dict[str, Need]:
         ledger.RUN_CANCEL: ApiNeed("run_cancel"),
         ledger.RUN_APPEND_RESULT: ApiNeed("run_append_result"),
         ledger.RUN_FINALIZE: ApiNeed("run_finalize"),
+        # the admin run API's actions a run may make too, when its flag is on
+        **{
+            spec: ApiNeed(spec.name)
+            for spec in (
+                ledger.RUN_CLAIM,
+                ledger.RUN_RENEW_CLAIM,
+                ledger.RUN_RELEASE_CLAIM,
+                ledger.RUNTIME_REGISTER,
+                ledger.RUNTIME_HEARTBEAT,
+                ledger.RUNTIME_LIST,
+            )
+        },
     }
     for area in (storage.PLUGIN_STORAGE, storage.WORKSPACE_STORAGE):
         for spec in (area.set, area.get, area.keys, area.delete):
@@ -138,7 +150,7 @@ NEEDS: dict[str, Need] = _needs()
 
 
 def _run_only() -> frozenset[str]:
-    rc, ledger = run_context, run_ledger
+    rc = run_context
     specs: tuple[ActionSpec[Any, Any], ...] = (
         rc.GET_PROMPT,
         rc.HISTORY_PAGE,
@@ -150,20 +162,16 @@ def _run_only() -> frozenset[str]:
         rc.STATE_SET,
         rc.STATE_DELETE,
         rc.STATE_LIST,
-        ledger.RUN_GET,
-        ledger.RUN_LIST,
-        ledger.RUN_EVENTS_PAGE,
-        ledger.RUN_CANCEL,
-        ledger.RUN_APPEND_RESULT,
-        ledger.RUN_FINALIZE,
     )
     return frozenset(spec.name for spec in specs)
 
 
-#: Actions that exist only for runs (state, history, events, steering, the prompt, run
-#: queries): without a live run of the calling plugin they are refused ``run_not_live``.
-#: Every other action is also a plugin-level action, which any plugin may call without
-#: a run (what the 4.11.2 host allows a plugin), and which a run's grants narrow.
+#: Actions that exist only for runs (state, history, events, steering, the prompt):
+#: without a live run of the calling plugin they are refused ``run_not_live``. Every
+#: other action is also a plugin-level action, which any plugin may call without a run
+#: (what the 4.11.2 host allows a plugin), and which a run's grants narrow; the run
+#: ledger's actions without a run are admin calls, which the host serves to the
+#: plugins its configuration names as admins (and refuses for every other).
 RUN_ONLY: frozenset[str] = _run_only()
 
 

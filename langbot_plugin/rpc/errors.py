@@ -83,12 +83,17 @@ class RPCError(Exception):
     ``RPCError("text", details={...})``; ``details`` is a small JSON object sent beside
     the code (for example the limit that was exceeded and the actual value). ``code``
     and ``retryable`` default to the class's; ``code=`` gives this one error a finer
-    code. ``RPCError(record)`` (an ``AgentAPIError``) and :meth:`of` build the same from
-    its parts, as the run API does; :attr:`error` is the record back.
+    code. ``RPCError(record)`` or ``RPCError(error=record)`` (an ``AgentAPIError``) and
+    :meth:`of` build the same from its parts, as the run API does; :attr:`error` is the
+    record back.
     """
 
     code: str = "rpc_error"
     retryable: bool = False
+    #: Set on an error re-created from a peer's answer: the peer's wire ``message`` and
+    #: ``error_type``, so a relay that passes the error on can show it as it came.
+    peer_message: str | None = None
+    peer_type: str | None = None
 
     def __init__(
         self,
@@ -97,8 +102,11 @@ class RPCError(Exception):
         details: dict[str, Any] | None = None,
         code: str | None = None,
         retryable: bool | None = None,
+        error: ErrorRecord | None = None,
     ) -> None:
         record: ErrorRecord | None = None
+        if error is not None:  # AgentAPIException(error=record), the reference's keyword
+            message = error
         if not isinstance(message, str):
             record, message = message, message.message
             code = record.code if code is None else code

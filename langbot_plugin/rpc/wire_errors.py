@@ -9,6 +9,12 @@ such a frame back into the registered class.
 A handler that knows more about an exception than its class says (the worker knows
 where in the plugin's own code it was raised) adds that with :func:`attach_details`;
 it travels in ``data.details`` beside the exception's text, which stays as it was.
+
+An error that came from a peer and is passed on (a relay: the runtime between a
+plugin and the host) keeps the peer's code, type and details, and its ``message``
+reads ``"ActionCallError: <the peer's message>"``: what the reference's relay shows
+(a plugin's ``ValueError`` reaches the host as ``ActionCallError: ValueError: ...``).
+Our peers read the code; the receiving side drops that prefix from the text.
 """
 
 from __future__ import annotations
@@ -20,10 +26,18 @@ from langbot_plugin.rpc.envelope import Response
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError, error_class_for_code
 from langbot_plugin.rpc.redaction import redact, redact_data
 
-__all__ = ["attach_details", "attached_details", "error_from_response", "error_response"]
+__all__ = [
+    "RELAYED",
+    "attach_details",
+    "attached_details",
+    "error_from_response",
+    "error_response",
+]
 
 _MAX_ERROR_CHARS = 4096
 _ATTACHED = "_lbp_wire_details"
+#: The class name a passed-on error is shown behind (the reference's caller-side error).
+RELAYED = "ActionCallError"
 
 
 def attach_details(exc: BaseException, details: Mapping[str, Any]) -> None:
@@ -44,7 +58,14 @@ def attached_details(exc: BaseException) -> dict[str, Any]:
 def error_response(seq_id: int, exc: BaseException) -> Response:
     """The wire form of ``exc``: code 1, ``"Class: text"``, and our stable code in data."""
     retryable = False
-    if isinstance(exc, RemoteError) and exc.remote_code:
+    shown: str | None = None
+    if isinstance(exc, RPCError) and exc.peer_message is not None:
+        # passed on from a peer: its code, type and details, its text behind ours
+        code = (exc.remote_code or exc.code) if isinstance(exc, RemoteError) else exc.code
+        wire_type, details, retryable = exc.peer_type or exc.wire_type, exc.details, exc.retryable
+        text = exc.peer_message
+        shown = RELAYED
+    elif isinstance(exc, RemoteError) and exc.remote_code:
         # Relayed as it came: the peer's code, class name and text.
         wire_type, code, details = exc.remote_type or exc.wire_type, exc.remote_code, exc.details
         text = exc.message.removeprefix(f"{exc.remote_type}: ") if exc.remote_type else exc.message
@@ -63,26 +84,38 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
         data["details"] = redact_data(details)
     if retryable:
         data["retryable"] = True
-    return Response(seq_id=seq_id, code=1, message=f"{wire_type}: {text}", data=data)
+    return Response(seq_id=seq_id, code=1, message=f"{shown or wire_type}: {text}", data=data)
 
 
 def error_from_response(response: Response) -> RPCError:
-    """Re-create the exception a peer reported; unknown codes become :class:`RemoteError`."""
+    """Re-create the exception a peer reported; unknown codes become :class:`RemoteError`.
+    It remembers the peer's message and type, for a relay that passes it on."""
+    error = _recreate(response)
+    wire_type = response.data.get("error_type")
+    error.peer_message = response.message
+    error.peer_type = wire_type if isinstance(wire_type, str) else None
+    return error
+
+
+def _recreate(response: Response) -> RPCError:
     data = response.data
     code = data.get("error_code")
     wire_type = data.get("error_type")
     details = data.get("details")
     details = details if isinstance(details, dict) else None
+    text = response.message
+    if isinstance(code, str):  # one of ours: the relays' prefixes are for reference peers
+        while text.startswith(f"{RELAYED}: "):
+            text = text[len(RELAYED) + 2 :]
     cls = error_class_for_code(code) if isinstance(code, str) else None
     if cls is None or cls is RemoteError:
         return RemoteError(
-            response.message,
+            text,
             remote_code=code if isinstance(code, str) else "",
             remote_type=wire_type if isinstance(wire_type, str) else "",
             details=details,
             retryable=data.get("retryable") is True,
         )
-    text = response.message
     # Strip the "Class: " prefix when it names this class or a class it refines (a
     # subclass may show its parent's name to reference peers); keep "ValueError: boom"
     # for an InternalError.
@@ -94,4 +127,4 @@ def error_from_response(response: Response) -> RPCError:
     try:
         return cls.from_wire(text, code=code, details=details, retryable=retryable)
     except TypeError:  # a subclass whose constructor differs and that did not say how
-        return RemoteError(response.message, remote_code=code, details=details)
+        return RemoteError(text, remote_code=code, details=details)

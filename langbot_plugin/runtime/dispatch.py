@@ -88,13 +88,7 @@ async def run_runner(
         return
 
     mark_secret(*secret_config_values(runner.spec.get("config"), params.context.get("config")))
-    permissions = runner.spec.get("permissions")
-    live_runs.open(
-        LiveRun.from_context(
-            run_id, identity, params.context, permissions if isinstance(permissions, dict) else {}
-        ),
-        scope,
-    )
+    live_runs.open(LiveRun.from_context(run_id, identity, params.context), scope)
     try:
         async with contextlib.aclosing(_stream_run(handle, run_id, identity, params)) as items:
             async for item in items:

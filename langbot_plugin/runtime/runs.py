@@ -16,17 +16,19 @@ code                        meaning
 ==========================  ==========================================
 
 A run-only action (:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`: state,
-history, events, steering, the prompt, run queries) without ``run_id`` is refused
-``run_not_live``; every other action without ``run_id`` is a plugin-level call and
-passes to the host unchanged.
+history, events, steering, the prompt) without ``run_id`` is refused ``run_not_live``;
+every other action without ``run_id`` is a plugin-level call and passes to the host
+unchanged (the run ledger's and the admin run API's among them: the host authorizes
+its admin plugins by the caller's identity, which the runtime sets).
 
 Every refusal is logged and kept in the run's audit
 (:mod:`langbot_plugin.runtime.run_audit`), which the host asks for when the run ends
 (``get_run_audit``).
 
 Grants come from the run context the host sent. A resource whose ``operations`` list
-is empty grants what the runner's manifest declares for that kind of resource, and
-nothing if the manifest declares nothing: an empty list never means "everything".
+is empty grants the default operations of its kind, as the released host reads it
+(:data:`~langbot_plugin.api.entities.builtin.agent_runner.operations.DEFAULT_RESOURCE_OPERATIONS`);
+a resource that is not listed gets nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.agent_runner.operations import effective_operations
 from langbot_plugin.protocol.errors import (
     ApiNotAvailableError,
     ResourceNotGrantedError,
@@ -65,14 +68,14 @@ logger = logging.getLogger("langbot_plugin.runtime.runs")
 Grants = dict[str, frozenset[str]]
 
 
-def _grants(entries: Any, id_key: str, declared: list[str] | None) -> Grants:
-    fallback = frozenset(declared or [])
+def _grants(entries: Any, kind: str, id_key: str) -> Grants:
     grants: Grants = {}
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get(id_key), str):
             ops = entry.get("operations")
-            granted = frozenset(str(o) for o in ops) if isinstance(ops, list) and ops else fallback
-            grants[entry[id_key]] = granted
+            grants[entry[id_key]] = effective_operations(
+                kind, ops if isinstance(ops, list) else None
+            )
     return grants
 
 
@@ -88,9 +91,7 @@ class LiveRun:
     apis: frozenset[str] = frozenset()
 
     @classmethod
-    def from_context(
-        cls, run_id: str, identity: str, context: dict[str, Any], permissions: dict[str, Any]
-    ) -> LiveRun:
+    def from_context(cls, run_id: str, identity: str, context: dict[str, Any]) -> LiveRun:
         resources = context.get("resources")
         resources = resources if isinstance(resources, dict) else {}
         access = context.get("context")
@@ -103,11 +104,9 @@ class LiveRun:
             run_id=run_id,
             identity=identity,
             deadline=float(deadline) if isinstance(deadline, int | float) else None,
-            models=_grants(resources.get("models"), "model_id", permissions.get("models")),
-            tools=_grants(resources.get("tools"), "tool_name", permissions.get("tools")),
-            knowledge_bases=_grants(
-                resources.get("knowledge_bases"), "kb_id", permissions.get("knowledge_bases")
-            ),
+            models=_grants(resources.get("models"), "model", "model_id"),
+            tools=_grants(resources.get("tools"), "tool", "tool_name"),
+            knowledge_bases=_grants(resources.get("knowledge_bases"), "knowledge_base", "kb_id"),
             storage=frozenset(
                 kind for kind in ("plugin", "workspace") if storage.get(f"{kind}_storage") is True
             ),

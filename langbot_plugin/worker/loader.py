@@ -202,18 +202,16 @@ class LoadedPlugin:
         instance = cls()
         if isinstance(instance, AgentRunner):
             spec = component.manifest.manifest.get("spec")
-            permissions = spec.get("permissions") if isinstance(spec, dict) else None
             instance.bind_runtime(
                 plugin_runtime_handler=channel,
                 plugin_config=self.settings.plugin_config,
                 plugin_identity=self.identity,
-                permissions=permissions if isinstance(permissions, dict) else None,
             )
             schema = type(instance).get_config_schema()
             if schema and isinstance(spec, dict) and not spec.get("config"):
                 spec["config"] = schema
-        else:
-            instance.plugin = plugin
+        # runners too (as 0.7.18): inside a run its calls are the run's (``run_scoped``)
+        instance.plugin = plugin
         await instance.initialize()
         return instance
 

@@ -11,9 +11,11 @@ import pytest
 
 from langbot_plugin.api.entities.builtin.agent_runner import (
     AgentAPIException,
-    AgentRunnerPermissions,
     ModelResource,
     PermissionDeniedError,
+)
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
+    DEFAULT_RESOURCE_OPERATIONS,
 )
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.proxies.agent_run import AgentRunAdminAPIProxy, AgentRunAPIProxy
@@ -61,20 +63,15 @@ async def _refused(api: AgentRunAPIProxy, method: str, *args: Any, **kwargs: Any
          ("m", HELLO), "permission_denied.operation"),
         ({"models": [{"model_id": "m", "operations": ["invoke"]}]}, "invoke_rerank",
          ("m", "q", []), "permission_denied.operation"),
-        ({"models": [{"model_id": "m"}]}, "invoke_llm", ("m", HELLO),
-         "permission_denied.operation"),
         ({"tools": [{"tool_name": "other", "operations": ["call"]}]}, "call_tool", ("t", {}),
          "permission_denied.resource"),
         ({"tools": [{"tool_name": "t", "operations": ["detail"]}]}, "call_tool", ("t", {}),
          "permission_denied.operation"),
         ({"tools": [{"tool_name": "t", "operations": ["call"]}]}, "get_tool_detail", ("t",),
          "permission_denied.operation"),
-        ({"tools": [{"tool_name": "t"}]}, "call_tool", ("t", {}), "permission_denied.operation"),
         ({"knowledge_bases": []}, "retrieve_knowledge", ("kb", "q"), "permission_denied.resource"),
         ({"knowledge_bases": [{"kb_id": "kb", "operations": ["list"]}]}, "retrieve_knowledge",
          ("kb", "q"), "permission_denied.operation"),
-        ({"knowledge_bases": [{"kb_id": "kb"}]}, "retrieve_knowledge", ("kb", "q"),
-         "permission_denied.operation"),
         ({"storage": {"plugin_storage": False, "workspace_storage": True}}, "get_plugin_storage",
          ("k",), "permission_denied.storage"),
         ({"storage": {"plugin_storage": False, "workspace_storage": True}}, "set_plugin_storage",
@@ -150,23 +147,26 @@ async def test_invalid_arguments_are_refused_locally(
     assert peer.calls == []
 
 
-async def test_empty_operations_fall_back_to_the_manifest_not_to_everything() -> None:
-    peer = HostPeer(answers=ANSWERS)
-    declared = AgentRunnerPermissions(models=["invoke"], tools=["call"])
+async def test_empty_operations_are_the_default_operations_of_the_kind() -> None:
+    # what the released host's _resource_operations and both reference lines do; the
+    # resource must still be listed (an unlisted one is refused, sending nothing)
+    peer = HostPeer(answers=ANSWERS, streams={"invoke_llm_stream": []})
     async with connected(peer) as channel:
-        ctx = run_context(models=[{"model_id": "m"}], tools=[{"tool_name": "t"}])
-        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel, permissions=declared)
-        assert (await api.invoke_llm("m", HELLO)).content == "ok"
-        assert await api.call_tool("t", {}) == 1
-        assert await _refused(api, "count_tokens", "m", HELLO) == "permission_denied.operation"
-        assert await _refused(api, "get_tool_detail", "t") == "permission_denied.operation"
-        # A plain mapping (the manifest's YAML) works too.
-        raw = AgentRunAPIProxy(
-            ctx=ctx, plugin_runtime_handler=channel, permissions={"models": ["count_tokens"]}
+        ctx = run_context(
+            models=[{"model_id": "m"}],
+            tools=[{"tool_name": "t", "operations": []}],
+            knowledge_bases=[{"kb_id": "kb"}],
         )
-        assert await raw.count_tokens("m", HELLO) == 1
-        assert await _refused(raw, "invoke_llm", "m", HELLO) == "permission_denied.operation"
-    assert peer.actions() == ["invoke_llm", "call_tool", "count_tokens"]
+        api = AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)
+        assert api.granted_operations("model", "m") == DEFAULT_RESOURCE_OPERATIONS["model"]
+        assert (await api.invoke_llm("m", HELLO)).content == "ok"
+        assert await api.count_tokens("m", HELLO) == 1
+        assert await api.call_tool("t", {}) == 1
+        assert await api.retrieve_knowledge("kb", "q") == []
+        assert [kb["uuid"] for kb in await api.list_knowledge_bases()] == ["kb"]
+        assert await _refused(api, "invoke_llm", "other", HELLO) == "permission_denied.resource"
+        assert await _refused(api, "call_tool", "other", {}) == "permission_denied.resource"
+    assert peer.actions() == ["invoke_llm", "count_tokens", "call_tool", "retrieve_knowledge_base"]
 
 
 async def test_grants_are_frozen_when_the_proxy_is_made() -> None:
@@ -343,18 +343,57 @@ async def test_a_stream_item_without_chunk_or_usage_is_malformed() -> None:
 # ---------------------------------------------------------------------- admin
 
 
-async def test_every_admin_method_is_not_supported_and_sends_nothing() -> None:
-    peer = HostPeer()
+# method, args, action, the payload the reference sends (never a run_id)
+ADMIN_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any], str, dict[str, Any]]] = [
+    ("run_get", ("r9",), {}, "run_get", {"target_run_id": "r9"}),
+    ("run_list", (), {"statuses": ["running"], "limit": 5}, "run_list",
+     {"conversation_id": None, "statuses": ["running"], "before_cursor": None, "limit": 5}),
+    ("run_cancel", ("r9", "stop"), {}, "run_cancel", {"target_run_id": "r9", "reason": "stop"}),
+    ("runtime_heartbeat", ("rt",), {"heartbeat_deadline_at": 220}, "runtime_heartbeat",
+     {"runtime_id": "rt", "status": "online", "capabilities": None, "labels": None,
+      "metadata": None, "heartbeat_deadline_at": 220}),
+    ("runtime_reconcile", (60.5,), {}, "runtime_reconcile", {"stale_after_seconds": 60.5}),
+    ("run_claim", ("rt",), {"runner_ids": ["x"]}, "run_claim",
+     {"runtime_id": "rt", "queue_name": None, "lease_seconds": 60, "runner_ids": ["x"]}),
+    ("runner_list", (["a/b"],), {}, "runner_list", {"include_plugins": ["a/b"]}),
+    ("runtime_stats", (), {}, "runtime_stats", {}),
+]  # fmt: skip
+ANSWER: dict[str, Any] = {
+    "run_get": {"run_id": "r9", "status": "running"},
+    "run_list": {"items": []},
+    "run_cancel": {"run_id": "r9", "status": "cancelled"},
+    "runtime_heartbeat": {"runtime_id": "rt", "status": "online"},
+    "runtime_reconcile": {"stale_count": 0},
+    "run_claim": {"run_id": "q1", "status": "claimed"},
+    "runner_list": {"items": [{"runner_id": "plugin:a/b/c"}]},
+    "runtime_stats": {"total_count": 1},
+}
+
+
+@pytest.mark.parametrize("case", ADMIN_CALLS, ids=[row[0] for row in ADMIN_CALLS])
+async def test_admin_calls_go_out_as_the_reference_sends_them(case: tuple[Any, ...]) -> None:
+    method, args, kwargs, action, sent = case
+    peer = HostPeer(answers=ANSWER)
+    async with connected(peer) as channel:
+        await getattr(AgentRunAdminAPIProxy(channel), method)(*args, **kwargs)
+    assert peer.calls == [(action, sent)]
+
+
+async def test_admin_answers_and_refusals_are_the_run_apis() -> None:
+    peer = HostPeer(
+        answers={
+            "runner_list": {"items": [{"runner_id": "plugin:a/b/c"}]},
+            "runtime_reconcile": {"stale_count": 2, "extra": True},
+            "run_list": rpc.PermissionDeniedError("run_list access not authorized"),
+            "run_get": {"wrong": "shape"},
+        }
+    )
     async with connected(peer) as channel:
         admin = AgentRunAdminAPIProxy(channel)
-        methods = [n for n, f in inspect.getmembers(admin) if inspect.iscoroutinefunction(f)]
-        assert len(methods) == 17
-        for name in methods:
-            parameters = inspect.signature(getattr(admin, name)).parameters.values()
-            required = [
-                p for p in parameters if p.default is p.empty and p.kind == p.POSITIONAL_OR_KEYWORD
-            ]
-            with pytest.raises(AgentAPIException) as caught:
-                await getattr(admin, name)(*["x"] * len(required))
-            assert caught.value.code == "not_supported", name
-    assert peer.calls == []
+        assert await admin.runner_list() == [{"runner_id": "plugin:a/b/c"}]
+        assert await admin.runtime_reconcile() == {"stale_count": 2, "extra": True}
+        with pytest.raises(PermissionDeniedError):
+            await admin.run_list()
+        with pytest.raises(AgentAPIException) as malformed:
+            await admin.run_get("r")
+        assert malformed.value.code == "host.malformed_response"

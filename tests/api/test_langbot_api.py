@@ -245,3 +245,95 @@ def test_query_proxy_dump_leaves_out_the_channel_and_a_missing_query_uuid() -> N
     assert "plugin_runtime_handler" not in dumped
     assert "query_uuid" not in dumped
     assert dumped["command"] == "a"
+
+
+# ---------------------------------------------------------------------- reasoning_level
+
+FEATURES = {"version": "4.11.2", "api_features": ["llm.reasoning_level"]}
+LLM_ANSWERS: dict[str, Any] = {
+    "get_langbot_version": FEATURES,
+    "invoke_llm": {"message": {"role": "assistant", "content": "ok"}},
+    "count_tokens": {"tokens": 3},
+}
+LLM_STREAMS = {"invoke_llm_stream": [{"chunk": {"role": "assistant", "content": "ok"}}]}
+
+
+async def _drain(call: Any) -> Any:
+    if hasattr(call, "__aiter__"):
+        return [item async for item in call]
+    return await call
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["invoke_llm", "invoke_llm_with_usage", "invoke_llm_stream", "invoke_llm_stream_events"],
+)
+@pytest.mark.parametrize("level", ["plugin", "run"])
+async def test_reasoning_level_is_sent_only_when_named_and_the_host_takes_it(
+    method: str, level: str
+) -> None:
+    from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+    from tests.api.runs import run_context
+
+    peer = HostPeer(answers=dict(LLM_ANSWERS), streams=dict(LLM_STREAMS))
+    async with connected(peer) as channel:
+        api: Any = (
+            LangBotAPIProxy(channel)
+            if level == "plugin"
+            else AgentRunAPIProxy(ctx=run_context(), plugin_runtime_handler=channel)
+        )
+        await _drain(getattr(api, method)("m", HELLO))
+        await _drain(getattr(api, method)("m", HELLO, reasoning_level="medium"))
+        await _drain(getattr(api, method)("m", HELLO, reasoning_level="provider_default"))
+    model_calls = [data for action, data in peer.calls if action != "get_langbot_version"]
+    assert "reasoning_level" not in model_calls[0]  # the old wire, unchanged
+    assert [c.get("reasoning_level") for c in model_calls[1:]] == ["medium", "provider_default"]
+    assert peer.actions().count("get_langbot_version") == 1  # asked once, before the call
+    if level == "run":
+        assert all(data["run_id"] == "run-1" for data in model_calls)
+
+
+async def test_the_run_apis_count_tokens_takes_a_reasoning_level() -> None:
+    from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
+    from tests.api.runs import run_context
+
+    peer = HostPeer(answers=dict(LLM_ANSWERS))
+    async with connected(peer) as channel:
+        api = AgentRunAPIProxy(ctx=run_context(), plugin_runtime_handler=channel)
+        assert await api.count_tokens("m", HELLO, reasoning_level="low") == 3
+    assert peer.last("count_tokens")["reasoning_level"] == "low"
+
+
+async def test_a_host_without_the_feature_refuses_a_level_before_the_model_call() -> None:
+    peer = HostPeer(answers={**LLM_ANSWERS, "get_langbot_version": {"version": "4.10"}})
+    async with connected(peer) as channel:
+        api = LangBotAPIProxy(channel)
+        with pytest.raises(RuntimeError, match="upgrade LangBot"):
+            await api.invoke_llm("m", HELLO, reasoning_level="high")
+        assert peer.actions() == ["get_langbot_version"]
+        assert (await api.invoke_llm("m", HELLO)).content == "ok"  # without a level it works
+        with pytest.raises(ValueError, match="reasoning level"):
+            await api.invoke_llm("m", HELLO, reasoning_level="secret")  # type: ignore[arg-type]
+    assert peer.actions() == ["get_langbot_version", "invoke_llm"]
+
+
+# ---------------------------------------------------------------------- answers and streams
+
+
+async def test_answers_a_little_off_their_shape_pass_through() -> None:
+    peer = HostPeer(
+        answers={
+            "list_plugins_manifest": {"plugins": ["a/b"]},
+            "list_commands": {"commands": ["cmd"]},
+            "invoke_parser": {"text": "parsed"},
+            "list_tools": {"no_tools": []},
+        }
+    )
+    async with connected(peer) as channel:
+        api = LangBotAPIProxy(channel)
+        assert await api.list_plugins_manifest() == ["a/b"]  # type: ignore[comparison-overlap]
+        assert await api.list_commands() == ["cmd"]  # type: ignore[comparison-overlap]
+        # the host's answer as it came: no keys added
+        assert await api.invoke_parser("a", "p", "s", "text/plain", "x.txt") == {"text": "parsed"}
+        with pytest.raises(MalformedMessageError, match="tools"):
+            await api.list_tools()  # without the list at all it is malformed

@@ -6,6 +6,7 @@ import base64
 import copy
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -180,3 +181,14 @@ async def test_image_bytes_from_url_with_a_size_cap(monkeypatch: pytest.MonkeyPa
             await m.Image(url=f"{base}/huge").get_bytes()
     finally:
         await runner.cleanup()
+
+
+@pytest.mark.parametrize("root", ["Hello", [123], [m.Plain(text="a"), "b"], 5, {"type": "Plain"}])
+def test_the_constructor_refuses_what_is_not_components_as_the_reference(root: Any) -> None:
+    with pytest.raises(ValueError, match="root must be"):
+        m.MessageChain(root)
+
+
+def test_received_data_is_still_read_leniently() -> None:
+    chain = m.MessageChain.model_validate([123, {"type": "Nope"}, {"type": "Plain", "text": "x"}])
+    assert [type(c).__name__ for c in chain] == ["Unknown", "Unknown", "Plain"]

@@ -77,7 +77,7 @@ def test_the_pass_throughs_cover_the_07_context_methods() -> None:
 
 async def test_outside_a_run_the_context_refuses_and_after_one_it_is_inactive_again() -> None:
     ctx = _ctx()
-    with pytest.raises(NotReadyError, match=r"ctx\.api needs an active run"):
+    with pytest.raises(NotReadyError, match=r"not active: ctx\.api"):
         await ctx.state_get("conversation", "k")
     with pytest.raises(NotReadyError, match=r"ctx\.log"):
         await ctx.log("x")

@@ -1,5 +1,6 @@
 """``AgentRunner.invoke``: the context bound for the run, generator and coroutine runners,
-the context's own results in order, the bounded wait of those results, and the 0.7
+the context's own results in order and as they happen, the final ``run.completed``,
+closing the stream, an overridden ``get_run_api``, a result of another run, and the 0.7
 ``Runner``'s typed event callbacks."""
 
 from __future__ import annotations
@@ -7,14 +8,15 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import anyio
 import pytest
 
 from langbot_plugin.api.definition.components import AgentRunner, Runner
-from langbot_plugin.api.definition.components.agent_runner.invoke import MAX_PENDING_RESULTS
-from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
+from langbot_plugin.api.definition.components.agent_runner.invoke import RESULT_BUFFER
 from langbot_plugin.api.entities.builtin.platform.events import EBAEvent, MessageReceivedEvent
 from langbot_plugin.api.entities.builtin.runner import RunnerContext, RunnerResult
 from langbot_plugin.api.proxies.invocation import current_config
+from langbot_plugin.rpc.errors import NotReadyError
 from tests.api.helpers import HostPeer, connected
 from tests.api.runs import run_context
 
@@ -66,9 +68,10 @@ async def test_a_coroutine_runner_logs_and_sees_the_invocation() -> None:
     runner = Logs(2)
     ctx = run_context()
     items = await _invoke(runner, ctx)
-    assert [(i.type, i.data["text"]) for i in items] == [
+    assert [(i.type, i.data.get("text")) for i in items] == [
         ("processor.log", "line 0"),
         ("processor.log", "line 1"),
+        ("run.completed", None),  # as the reference's invoke() ends a run
     ]
     assert runner.seen_config == {"k": 1}
     assert not ctx.active  # unbound again after the run
@@ -80,6 +83,7 @@ async def test_results_come_out_in_the_order_they_happened() -> None:
         ("processor.log", "before"),
         ("message.delta", None),
         ("processor.log", "after"),
+        ("run.completed", None),
     ]
 
 
@@ -89,12 +93,102 @@ async def test_a_coroutine_must_return_none() -> None:
     assert "must return None" in str(error)
 
 
-async def test_one_step_may_leave_a_bounded_number_of_results_waiting() -> None:
-    got, error = await _outcome(Logs(MAX_PENDING_RESULTS + 1), run_context())
-    assert isinstance(error, AgentAPIException)
-    assert error.code == "result_buffer_full"
-    assert len(got) == MAX_PENDING_RESULTS  # what was produced is still reported, in order
-    assert got[-1].data["text"] == f"line {MAX_PENDING_RESULTS - 1}"
+async def test_more_results_than_the_buffer_holds_drain_in_order() -> None:
+    got = await _invoke(Logs(RESULT_BUFFER * 2 + 1), run_context())
+    assert [i.data["text"] for i in got[:-1]] == [
+        f"line {n}" for n in range(RESULT_BUFFER * 2 + 1)
+    ]  # the runner waited for room; nothing was dropped
+    assert got[-1].type == "run.completed"
+
+
+class Waits(AgentRunner):
+    """Logs, then waits for the test before going on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go_on = anyio.Event()
+        self.stopped = anyio.Event()
+
+    async def run(self, ctx: RunnerContext) -> None:
+        try:
+            await ctx.log("started")
+            await self.go_on.wait()
+            await ctx.log("went on")
+        finally:
+            self.stopped.set()
+
+
+async def test_a_coroutine_runners_logs_come_out_while_it_runs() -> None:
+    runner = Waits()
+    stream = runner.invoke(run_context())
+    with anyio.fail_after(30):  # a bound, not a timing: without streaming this hangs
+        first = await anext(stream)  # the runner is still waiting for go_on
+        assert (first.type, first.data["text"]) == ("processor.log", "started")
+        assert not runner.stopped.is_set()
+        runner.go_on.set()
+        rest = [item.type async for item in stream]
+    assert rest == ["processor.log", "run.completed"]
+
+
+async def test_closing_the_stream_cancels_a_running_coroutine_runner() -> None:
+    runner = Waits()
+    stream = runner.invoke(run_context())
+    with anyio.fail_after(30):
+        assert (await anext(stream)).type == "processor.log"
+        await stream.aclose()
+    assert runner.stopped.is_set()  # cancelled inside its wait, its cleanup ran
+    assert not runner.go_on.is_set()
+
+
+class FakeRunAPI:
+    """A run API of a plugin author's test (no runtime)."""
+
+    run_id = "run-1"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def call_tool(self, tool_name: str, parameters: dict[str, Any]) -> Any:
+        self.calls.append((tool_name, parameters))
+        return {"ok": True}
+
+
+async def test_an_overridden_get_run_api_is_used_without_a_runtime() -> None:
+    api = FakeRunAPI()
+
+    class Replies(AgentRunner):
+        def get_run_api(self, ctx: RunnerContext) -> Any:
+            return api
+
+        async def run(self, ctx: RunnerContext) -> None:
+            await ctx.api.call_tool("event_reply", {"text": "hi"})
+
+    items = [item.type async for item in Replies().invoke(run_context())]
+    assert api.calls == [("event_reply", {"text": "hi"})]
+    assert items == ["tool.call.started", "tool.call.completed", "run.completed"]
+
+
+async def test_a_result_of_another_run_is_refused_and_the_context_released() -> None:
+    class Other(AgentRunner):
+        async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:
+            yield RunnerResult.run_completed("another-run")
+
+    ctx = run_context()
+    with pytest.raises(ValueError, match="different invocation"):
+        await anext(Other().invoke(ctx))
+    with pytest.raises(RuntimeError, match="not active") as raised:
+        _ = ctx.api
+    assert isinstance(raised.value, NotReadyError)  # our code, the reference's class
+
+
+async def test_a_terminal_result_ends_the_run_and_closes_the_generator() -> None:
+    class Ends(AgentRunner):
+        async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:
+            yield RunnerResult.run_completed(ctx.run_id)
+            raise AssertionError("execution must stop at the terminal result")
+
+    items = [item.type async for item in Ends().invoke(run_context())]
+    assert items == ["run.completed"]
 
 
 async def test_the_07_runner_dispatches_typed_event_callbacks() -> None:
@@ -113,11 +207,30 @@ async def test_the_07_runner_dispatches_typed_event_callbacks() -> None:
     raw["event"]["data"] = {"type": "message.received", "bot_uuid": "b", "message_chain": []}
     items = await _invoke(runner, RunnerContext.model_validate(raw))
     assert seen == ["MessageReceivedEvent"]
-    assert [i.type for i in items] == ["processor.log"]
+    assert [i.type for i in items] == ["processor.log", "run.completed"]
     with pytest.raises(TypeError, match="platform event class"):
         runner.handler(dict)  # type: ignore[arg-type]
     other = Greeter()  # no callbacks registered: a clear error, not a silent success
     _, error = await _outcome(other, RunnerContext.model_validate(raw))
     assert isinstance(error, ValueError)
-    assert "no handler registered" in str(error)
+    assert "No handler registered" in str(error)  # the reference's words
     assert issubclass(MessageReceivedEvent, EBAEvent)
+
+
+async def test_a_generator_runner_does_not_run_ahead_of_its_consumer() -> None:
+    # the worker reports a step's refusals after each result, before the runner acts again
+    progress: list[str] = []
+
+    class Steps(AgentRunner):
+        async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:
+            progress.append("first step")
+            yield RunnerResult.message_delta(ctx.run_id, {"role": "assistant", "content": "a"})
+            progress.append("second step")
+            yield RunnerResult.run_completed(ctx.run_id)
+
+    stream = Steps().invoke(run_context())
+    assert (await anext(stream)).type == "message.delta"
+    await anyio.wait_all_tasks_blocked()  # the runner had every chance to go on
+    assert progress == ["first step"]
+    assert [item.type async for item in stream] == ["run.completed"]
+    assert progress == ["first step", "second step"]

@@ -94,7 +94,7 @@ def test_a_failed_run_exits_1_with_one_line(tmp_path: Path) -> None:
     failures = [line for line in done.err.splitlines() if line.startswith("lbp dev: run failed")]
     assert len(failures) == 1, done.err
     assert "not-a-model" in failures[0]
-    assert "not granted" in failures[0]
+    assert "not authorized" in failures[0]
 
 
 def test_the_official_local_agent_answers_with_the_echo_model(tmp_path: Path) -> None:

@@ -48,14 +48,15 @@ async def test_calls_inside_a_run_are_held_to_it_and_work_outside_stays_plugin_l
         binding, result = await host.install_package(package(WARDEN))
         assert result.state == "running"
 
-        # inside the run: the plugin-level API is held to the run's grants
+        # inside the run: the plugin-level API is the run's (as in 0.7.18), held to its
+        # grants by the SDK's own check before anything is sent
         report = await answer(
             local, host, binding, "reach", "grants", config={"models": ["m-a", "m-b"]}
         )
         assert report == {
             "plugin:m-a": "ok",
-            "plugin:m-b": "resource_not_granted",
-            "run_api": "permission_denied.resource",  # the SDK's own check, nothing sent
+            "plugin:m-b": "permission_denied.resource",
+            "run_api": "permission_denied.resource",
         }
         # every plugin-level call of the run carried it to the host
         llm_calls = local.calls_of("invoke_llm")
@@ -117,7 +118,7 @@ async def test_concurrent_runs_of_one_plugin_never_see_each_others_binding(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run, "m-a", "m-b")
                 tg.start_soon(run, "m-b", "m-a")
-        expected = {"mine": "ok", "theirs": "resource_not_granted"}
+        expected = {"mine": "ok", "theirs": "permission_denied.resource"}
         assert reports == {"m-a": expected, "m-b": expected}
 
 

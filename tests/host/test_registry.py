@@ -9,6 +9,9 @@ import pytest
 from langbot_plugin.api.entities.builtin.agent_runner.context_access import (
     ContextAPICapabilities,
 )
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
+    DEFAULT_RESOURCE_OPERATIONS,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.resources import (
     AgentResources,
     ModelResource,
@@ -65,19 +68,23 @@ def test_grants_are_frozen_from_the_context() -> None:
     grants.require_storage("plugin", "r")
     grants.require_api("state", "r")
     assert grants.apis == {"state", "history_page"}  # only exact true
+    # empty or missing operations are the kind's defaults, as the released host reads them
+    defaults = sorted(DEFAULT_RESOURCE_OPERATIONS["model"])
     assert grants.to_dict()["models"] == {
         "m-invoke": ["invoke"],
-        "m-empty": [],
-        "m-missing-ops": [],
+        "m-empty": defaults,
+        "m-missing-ops": defaults,
     }
+    grants.require_resource("model", "m-empty", "count_tokens", "r")
+    grants.require_resource("model", "m-missing-ops", "stream", "r")
 
 
 @pytest.mark.parametrize(
     ("kind", "resource", "operation"),
     [
         ("model", "m-invoke", "stream"),  # granted resource, other operation
-        ("model", "m-empty", "invoke"),  # empty operations grant nothing
-        ("model", "m-missing-ops", "invoke"),  # so do missing ones
+        ("model", "m-empty", "teleport"),  # empty operations: only the kind's defaults
+        ("model", "m-missing-ops", "teleport"),  # so do missing ones
         ("model", "not-listed", "invoke"),
         ("model", None, "invoke"),
         ("tool", "adder", "teleport"),

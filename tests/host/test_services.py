@@ -310,6 +310,8 @@ async def test_model_tool_and_storage_calls_are_gated_by_the_run() -> None:
         ok = [
             ("invoke_llm", {"llm_model_uuid": "m-invoke", "messages": []}),
             ("count_tokens", {"llm_model_uuid": "m-all", "messages": []}),
+            # empty operations are the kind's defaults, as the released host reads them
+            ("count_tokens", {"llm_model_uuid": "m-none", "messages": []}),
             ("call_tool", {"tool_name": "adder", "parameters": {"a": 1}}),
             ("get_tool_detail", {"tool_name": "peek"}),
             ("set_binary_storage", {"owner_type": "plugin", "key": "k", "value_base64": ""}),
@@ -323,7 +325,6 @@ async def test_model_tool_and_storage_calls_are_gated_by_the_run() -> None:
         assert items == [{"chunk": {"role": "assistant", "content": "hi"}}]
 
         refused = [
-            ("invoke_llm", {"llm_model_uuid": "m-none"}, "resource_not_granted"),  # empty ops
             ("invoke_llm", {"llm_model_uuid": "unlisted"}, "resource_not_granted"),
             ("count_tokens", {"llm_model_uuid": "m-invoke"}, "resource_not_granted"),
             ("call_tool", {"tool_name": "peek", "parameters": {}}, "resource_not_granted"),

@@ -136,7 +136,7 @@ def test_only_the_runs_plugin_may_report_the_sdks_refusals_for_it() -> None:
 def test_live_runs_record_every_refusal_of_their_authorization() -> None:
     runs = LiveRuns()
     context = {"resources": {"models": [{"model_id": "m-a", "operations": ["invoke"]}]}}
-    runs.open(LiveRun.from_context("r1", "a/p", context, {}))
+    runs.open(LiveRun.from_context("r1", "a/p", context))
     with pytest.raises(ResourceNotGrantedError):
         runs.authorize(LLM, llm_call("r1"), "a/p")
     with pytest.raises(RunNotLiveError):

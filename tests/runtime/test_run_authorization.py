@@ -74,14 +74,18 @@ async def test_each_refusal_has_its_code() -> None:
                 await refusal(session, "invoke_llm_stream", {**llm, "run_id": "run-7"})
                 == "resource_not_granted"
             )
-            # empty operations: the runner's manifest declares models: [invoke], so invoke passes
-            # (the host then answers that it has no such model) ...
+            # empty operations are the kind's defaults (the released host's rule), whatever
+            # the manifest declares: the runtime passes them on (the host then answers that
+            # it has no such model, no such tool) ...
             silent = {"llm_model_uuid": "silent-model", "messages": [], "run_id": "run-7"}
             with pytest.raises(NotFoundError):
                 await session.call("invoke_llm", silent)
-            # ... and it declares no tool permission, so an empty list grants nothing
+            with pytest.raises(NotFoundError):
+                await session.call("count_tokens", silent)
             quiet = {"tool_name": "quiet", "parameters": {}, "run_id": "run-7"}
-            assert await refusal(session, "call_tool", quiet) == "resource_not_granted"
+            with pytest.raises(NotFoundError):
+                await session.call("call_tool", quiet)
+            # ... but only on what was listed
             other = {"llm_model_uuid": "other-model", "messages": [], "run_id": "run-7"}
             assert await refusal(session, "invoke_llm", other) == "resource_not_granted"
             call = {"tool_name": "adder", "parameters": {}, "run_id": "run-7"}

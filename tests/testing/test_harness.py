@@ -114,3 +114,43 @@ def test_plain_asyncio_works_too() -> None:
             return (await h.run_agent("hi")).text
 
     assert asyncio.run(main()) == "from asyncio.run"
+
+
+PLUGIN_RUNNER = """
+from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
+from langbot_plugin.api.entities.builtin.agent_runner import (
+    AgentRunResult,
+    PermissionDeniedError,
+)
+from langbot_plugin.api.entities.builtin.provider.message import Message
+
+
+class Assistant(AgentRunner):
+    async def run(self, ctx):
+        models = await self.plugin.get_llm_models()  # the run's, not the workspace's
+        reply = await self.plugin.invoke_llm(models[0], [Message(role="user", content="hi")])
+        try:
+            await self.plugin.invoke_llm("not-granted", [])
+            refused = "sent"
+        except PermissionDeniedError as exc:
+            refused = exc.code
+        text = f"{reply.content}|{refused}|{models}"
+        yield AgentRunResult.run_completed(ctx.run_id, Message(role="assistant", content=text))
+"""
+
+
+async def test_a_runner_gets_the_plugin_and_its_calls_are_the_runs(tmp_path: Path) -> None:
+    # as in 0.7.18: the worker sets runner.plugin, and inside a run its host calls that
+    # the run API also has are the run's (its grants, its run_id)
+    plugin = Path(shutil.copytree(HELLO, tmp_path / "hello"))
+    (plugin / "components/agent_runner/assistant.py").write_text(PLUGIN_RUNNER)
+    async with PluginHarness(plugin, llm=ScriptedLLM([ANSWER])) as h:
+        reply = await h.run_agent("hi")
+        assert reply.ok, reply.error
+        answer, refused, models = (reply.text or "").split("|")
+        assert answer == ANSWER
+        assert refused == "permission_denied.resource"  # refused before sending
+        assert models != "[]"
+        (call,) = h.calls_of("invoke_llm")
+        assert call.data["run_id"] == reply.run_id
+        assert h.calls_of("get_llm_models") == []  # answered from the run's grants

@@ -5,7 +5,8 @@ Everything MCP is the official ``mcp`` package: a low-level ``Server`` whose
 streamable-HTTP session manager (stateless, JSON answers) as the ASGI app.
 
 * :func:`build_mcp_server` -- the ``Server`` for a surface chosen per request;
-* :func:`build_http_app` -- that server over HTTP behind a token gate, plus ``/healthz``;
+* :func:`build_http_app` -- that server over HTTP behind a token gate, plus ``/healthz``
+  (a plain JSON-RPC POST is served too, :mod:`._plain_jsonrpc`);
 * :func:`answer_in_process` -- one JSON-RPC payload through the same server without a
   socket (the daemon hub answers relayed requests this way).
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from langbot_plugin.api.agent_tools._plain_jsonrpc import PlainJSONRPC, complete_initialize
 from langbot_plugin.rpc.loopback import is_loopback
 
 if TYPE_CHECKING:
@@ -269,7 +271,7 @@ def build_http_app(
     from starlette.routing import Route
 
     manager = _session_manager(server)
-    gate = _TokenGate(authorize, manager.handle_request)
+    gate = _TokenGate(authorize, PlainJSONRPC(manager.handle_request))
 
     async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
@@ -361,7 +363,7 @@ async def answer_in_process(
         "server": ("127.0.0.1", 0),
         SURFACE_SCOPE_KEY: surface,
     }
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    body = json.dumps(complete_initialize(payload), ensure_ascii=False).encode("utf-8")
     async with manager.run():
         status, answer_headers, answer = await _call_asgi(manager.handle_request, scope, body)
     return HTTPAnswer(status, answer_headers.get("content-type", ""), answer)

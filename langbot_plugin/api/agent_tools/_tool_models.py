@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,15 +23,10 @@ __all__ = [
     "with_run_token",
 ]
 
-AssetType = Literal["event", "history", "knowledge_bases", "tools", "mcp_tools", "skills"]
-ASSET_TYPES: tuple[AssetType, ...] = (
-    "event",
-    "history",
-    "knowledge_bases",
-    "tools",
-    "mcp_tools",
-    "skills",
-)
+AssetType = Literal[
+    "event", "history", "knowledge_bases", "tools", "platform_tools", "mcp_tools", "skills"
+]
+ASSET_TYPES: tuple[AssetType, ...] = get_args(AssetType)
 _STRICT = ConfigDict(extra="forbid")
 
 

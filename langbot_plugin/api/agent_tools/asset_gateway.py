@@ -24,6 +24,7 @@ with ``registration.stop()``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -39,7 +40,6 @@ from langbot_plugin.api.agent_tools._loopback import ServedOnLoopback
 from langbot_plugin.api.agent_tools._server import (
     GateDecision,
     HTTPApp,
-    ToolSurface,
     bearer_token,
     build_http_app,
     build_mcp_server,
@@ -55,6 +55,7 @@ from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
 from langbot_plugin.api.agent_tools.mcp_protocol import (
     handle_mcp_payload_sync,
     jsonrpc_error,
+    loop_is_blocked,
     mcp_tool_error,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
@@ -93,6 +94,13 @@ _T = TypeVar("_T")
 _TOKEN_HEADERS = ("X-LangBot-Agent-Gateway-Token", "X-LangBot-Agent-MCP-Token")
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 @dataclass
 class AgentAssetGatewayRegistration:
     """One run's registration in a gateway; :attr:`token` names the run."""
@@ -100,6 +108,9 @@ class AgentAssetGatewayRegistration:
     gateway: AgentAssetGateway
     token: str
     tools: AgentRunExternalTools
+    #: The event loop the run's calls go to (the reference's field; ``None`` when the run
+    #: was admitted outside one).
+    loop: asyncio.AbstractEventLoop | None
     expires_at: float
 
     @property
@@ -156,14 +167,23 @@ class AgentAssetGatewayRegistration:
         self.gateway.unregister_run(self.token)
 
 
+def _run_token_required() -> dict[str, Any]:
+    return mcp_error_result(
+        "A valid LangBot run_token is required", code="permission_denied.run_token"
+    )
+
+
 class _RunSurface:
     """A caller identified by a header token: that run's tools only."""
 
     def __init__(self, registration: AgentAssetGatewayRegistration) -> None:
         self._registration = registration
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    def listed(self) -> list[dict[str, Any]]:
         return self._registration.tools.mcp_tools()
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return self.listed()
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         arguments.pop("run_token", None)
@@ -176,16 +196,22 @@ class _TokenArgumentSurface:
     def __init__(self, gateway: AgentAssetGateway) -> None:
         self._gateway = gateway
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    def listed(self) -> list[dict[str, Any]]:
         return AgentRunExternalTools.all_mcp_tools(include_run_token=True)
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def list_tools(self) -> list[dict[str, Any]]:
+        return self.listed()
+
+    def registration(self, arguments: dict[str, Any]) -> AgentAssetGatewayRegistration | None:
+        """The live registration the call's ``run_token`` argument names (taken out of
+        ``arguments``)."""
         token = str(arguments.pop("run_token", "") or "").strip()
-        registration = self._gateway.registration_for(token)
+        return self._gateway.registration_for(token)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        registration = self.registration(arguments)
         if registration is None:
-            return mcp_error_result(
-                "a valid LangBot run_token is required", code="permission_denied.run_token"
-            )
+            return _run_token_required()
         return await registration.tools.call_mcp_tool(name, arguments)
 
 
@@ -194,7 +220,9 @@ class _OnGatewayLoop:
     loop the gateway serves on (where the runs' API sessions live), within the
     gateway's request timeout."""
 
-    def __init__(self, gateway: AgentAssetGateway, surface: ToolSurface) -> None:
+    def __init__(
+        self, gateway: AgentAssetGateway, surface: _RunSurface | _TokenArgumentSurface
+    ) -> None:
         self._gateway = gateway
         self._surface = surface
 
@@ -202,6 +230,11 @@ class _OnGatewayLoop:
         token = self._gateway._loop_token  # pyright: ignore[reportPrivateUsage]
         if token is None or not self._gateway.started:
             raise RuntimeError("the LangBot asset gateway is not started")
+        if loop_is_blocked(self._gateway._loop):  # pyright: ignore[reportPrivateUsage]
+            raise RuntimeError(
+                "handle_http_mcp_request was called on the gateway's own event loop, which "
+                "runs the tools: await handle_mcp_payload there instead"
+            )
 
         async def bounded() -> _T:
             with anyio.fail_after(self._gateway.request_timeout):
@@ -210,14 +243,23 @@ class _OnGatewayLoop:
         return anyio.from_thread.run(bounded, token=token)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        return self._on_loop(self._surface.list_tools)
+        return self._surface.listed()  # what a surface lists needs no loop
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        surface = self._surface
+        arguments = dict(arguments)
+        if isinstance(surface, _TokenArgumentSurface):  # the token is checked off the loop
+            registration = surface.registration(arguments)
+            if registration is None:
+                return _run_token_required()
+            surface = _RunSurface(registration)
         try:
-            return self._on_loop(lambda: self._surface.call_tool(name, dict(arguments)))
+            return self._on_loop(lambda: surface.call_tool(name, arguments))
         except TimeoutError:
             message = f"{name} did not answer within {self._gateway.request_timeout} s"
             return mcp_error_result(message, code="deadline_exceeded")
+        except RuntimeError as exc:
+            return mcp_error_result(str(exc), code="runtime_error")
 
 
 class AgentAssetGateway(ServedOnLoopback):
@@ -244,6 +286,7 @@ class AgentAssetGateway(ServedOnLoopback):
         self._registrations: dict[str, AgentAssetGatewayRegistration] = {}
         self._http_app: HTTPApp | None = None
         self._loop_token: anyio.lowlevel.EventLoopToken | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ serving
 
@@ -289,6 +332,7 @@ class AgentAssetGateway(ServedOnLoopback):
         self._serve(app, host=self.host, port=self.port, name="langbot-asset-gateway")
         self._http_app = app
         self._loop_token = anyio.lowlevel.current_token()
+        self._loop = asyncio.get_running_loop()
 
     def stop(self) -> None:
         """Stop serving and drop every registration."""
@@ -322,6 +366,7 @@ class AgentAssetGateway(ServedOnLoopback):
             gateway=self,
             token=token or secrets.token_urlsafe(32),
             tools=AgentRunExternalTools(api, ctx),
+            loop=_running_loop(),
             expires_at=time.monotonic() + max(1.0, ttl_seconds),
         )
         self._registrations[registration.token] = registration
@@ -358,9 +403,10 @@ class AgentAssetGateway(ServedOnLoopback):
         """Answer a JSON-RPC payload (or batch) as ``POST /mcp`` does for a request
         whose header token is ``header_token``; ``None`` when nothing is due.
 
-        It blocks until answered: call it from a thread other than the gateway's event
-        loop (tool calls run on that loop). An unknown or expired ``header_token``
-        gets a JSON-RPC error (over HTTP: 401)."""
+        It blocks until answered; tool calls run on the gateway's event loop, so called
+        on that loop a tool call answers an error result (a listing, a refusal of the
+        token, and what needs no tool still answer). An unknown or expired
+        ``header_token`` gets a JSON-RPC error (over HTTP: 401)."""
         decision = self._surface_for(header_token.strip())
         if isinstance(decision, tuple):
             from mcp.types import INVALID_REQUEST
@@ -377,7 +423,7 @@ class AgentAssetGateway(ServedOnLoopback):
     def _authorize(self, headers: Mapping[str, str]) -> GateDecision:
         return self._surface_for(bearer_token(headers, *_TOKEN_HEADERS))
 
-    def _surface_for(self, token: str) -> GateDecision:
+    def _surface_for(self, token: str) -> _RunSurface | _TokenArgumentSurface | tuple[int, str]:
         if not token:
             return _TokenArgumentSurface(self)
         registration = self.registration_for(token)

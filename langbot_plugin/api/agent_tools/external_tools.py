@@ -57,6 +57,7 @@ from langbot_plugin.api.agent_tools.decorators import (
 )
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
+from langbot_plugin.api.entities.builtin.agent_runner.operations import effective_operations
 from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
 from langbot_plugin.api.proxies.runner.api import RunnerAPIProxy
@@ -89,6 +90,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: The ``tool_type`` of the host's platform actions, listed apart from ordinary tools.
+PLATFORM_TOOL_TYPE = "platform"
 
 
 class _Grants(Protocol):
@@ -123,16 +127,21 @@ class AgentRunExternalTools(BoxToolsMixin):
         return [with_run_token(tool) for tool in listed] if include_run_token else listed
 
     def _operations(self, kind: str, resource_id: str, operations: list[str]) -> frozenset[str]:
+        """The run API's frozen grants when it is the SDK's proxy; else (a stand-in API
+        of a test) what the context grants, as the reference reads it."""
         grants: _Grants | None = self.api if hasattr(self.api, "granted_operations") else None
-        if grants is not None:
-            return grants.granted_operations(kind, resource_id)
-        return frozenset(str(op) for op in operations)  # no proxy: only explicit grants
+        found = grants.granted_operations(kind, resource_id) if grants is not None else None
+        if isinstance(found, frozenset):
+            return found
+        return effective_operations(kind, operations)
 
     def _history_available(self) -> bool:
+        flag = api_flag(run_context.HISTORY_PAGE)
         grants: _Grants | None = self.api if hasattr(self.api, "api_available") else None
-        if grants is not None:
-            return grants.api_available(api_flag(run_context.HISTORY_PAGE))
-        return self.ctx.context.available_apis.allows(api_flag(run_context.HISTORY_PAGE))
+        found = grants.api_available(flag) if grants is not None else None
+        if isinstance(found, bool):
+            return found
+        return self.ctx.context.available_apis.allows(flag)
 
     def _kb_operations(self) -> list[tuple[str, frozenset[str]]]:
         return [
@@ -184,7 +193,7 @@ class AgentRunExternalTools(BoxToolsMixin):
         raises (``PermissionDeniedError``, ``AgentAPIException``)."""
         bound = self._tools.get(name) if name in self.available_tool_names() else None
         if bound is None:
-            raise ValueError(f"unknown LangBot tool for this run: {name!r}")
+            raise ValueError(f"Unknown LangBot external tool: {name!r} (not offered to this run)")
         args = bound.spec.args_model.model_validate(arguments or {})
         return await bound.handler(args)
 
@@ -243,6 +252,19 @@ class AgentRunExternalTools(BoxToolsMixin):
                     "operations": sorted(ops[tool.tool_name]),
                 }
                 for tool in self.ctx.resources.tools
+                if tool.tool_type != PLATFORM_TOOL_TYPE
+            ]
+        if "platform_tools" in wanted:  # the host's platform actions (event_reply, ...)
+            ops = dict(self._tool_operations())
+            data["platform_tools"] = [
+                {
+                    "tool_name": tool.tool_name,
+                    "description": tool.description,
+                    "operations": sorted(ops[tool.tool_name]),
+                    **({"schema": jsonable(tool.parameters or {})} if include_schemas else {}),
+                }
+                for tool in self.ctx.resources.tools
+                if tool.tool_type == PLATFORM_TOOL_TYPE
             ]
         if "mcp_tools" in wanted:
             data["mcp_tools"] = [
@@ -266,8 +288,8 @@ class AgentRunExternalTools(BoxToolsMixin):
 
     @agent_tool(
         name="langbot_list_assets",
-        description="List the LangBot event, history, knowledge bases, tools, skills and "
-        "MCP tools this run may use.",
+        description="List the LangBot event, history, knowledge bases, ordinary tools, "
+        "platform action tools, skills and MCP tools this run may use.",
         args_model=ListAssetsArgs,
         read_only=True,
     )

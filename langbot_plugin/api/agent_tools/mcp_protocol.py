@@ -14,8 +14,9 @@ error shapes are built with ``mcp.types`` models.
 * :func:`handle_mcp_tool_method` -- ``tools/list`` or ``tools/call`` by method name,
   its ``result`` back or :class:`MCPRequestError` /
   :class:`MCPMethodNotFoundError` raised;
-* the ``*_sync`` twins for threads without an event loop, over a
-  :class:`SyncMCPToolResolver` (whose methods run in worker threads);
+* the ``*_sync`` twins, over a :class:`SyncMCPToolResolver` (whose methods run in
+  worker threads); called inside a running event loop they block it until answered,
+  as the reference's did;
 * :func:`jsonrpc_result`, :func:`jsonrpc_error`, :func:`initialize_result`,
   :func:`mcp_tool_error` -- the shapes, as ``mcp.types`` models dump them.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
@@ -57,6 +59,7 @@ __all__ = [
     "initialize_result",
     "jsonrpc_error",
     "jsonrpc_result",
+    "loop_is_blocked",
     "mcp_tool_error",
 ]
 
@@ -216,8 +219,8 @@ async def answer_payload(
         return (await answer_in_process(server, resolver, payload, headers=headers)).json()
     from mcp.types import INVALID_REQUEST
 
-    if not payload:
-        return jsonrpc_error(None, INVALID_REQUEST, "Invalid Request: empty batch")
+    if not payload:  # the reference's words
+        return jsonrpc_error(None, INVALID_REQUEST, "Invalid request")
     answers: list[dict[str, Any]] = []
     for item in payload:  # pyright: ignore[reportUnknownVariableType]
         answer = (await answer_in_process(server, resolver, item, headers=headers)).json()
@@ -290,21 +293,34 @@ async def handle_mcp_tool_method(
 # ---------------------------------------------------------------------- sync twins
 
 
+#: Event loops a ``*_sync`` call made on them is blocking (see :func:`loop_is_blocked`).
+_BLOCKED_LOOPS: set[asyncio.AbstractEventLoop] = set()
+
+
+def loop_is_blocked(loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Whether ``loop`` waits for a ``*_sync`` call made on it: work sent to it would
+    never run (the gateway answers such a tool call with an error instead)."""
+    return loop is not None and loop in _BLOCKED_LOOPS
+
+
 def _run_blocking(name: str, call: Callable[[], Awaitable[_T]]) -> _T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            f"{name} blocks until answered: call it from a thread without an event loop "
-            "(anyio.to_thread), or await its async twin"
-        )
+    """Run ``call`` to its end and return its value. Without a running loop, on a new
+    one; inside a running loop (as the reference allowed), on a new loop in a helper
+    thread while the caller's loop waits: its tools must not need the caller's loop."""
 
     async def main() -> _T:
         return await call()
 
-    return anyio.run(main)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(main)
+    _BLOCKED_LOOPS.add(loop)
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=name) as helper:
+            return helper.submit(anyio.run, main).result()
+    finally:
+        _BLOCKED_LOOPS.discard(loop)
 
 
 def handle_mcp_message_sync(

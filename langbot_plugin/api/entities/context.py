@@ -55,12 +55,12 @@ class EventContext(WorkspaceExecutionScope):
 
     @field_validator("event", mode="before")
     @classmethod
-    def validate_event(cls, value: Any, info: ValidationInfo) -> Any:
+    def validate_event(cls, v: Any, info: ValidationInfo) -> Any:
         """A mapping becomes the event class its ``event_name`` (or the context's)
         names; an unknown name is a validation error listing the known ones."""
-        if not isinstance(value, Mapping):
-            return value
-        event = cast(Mapping[str, Any], value)
+        if not isinstance(v, Mapping):
+            return v
+        event = cast(Mapping[str, Any], v)
         name = event.get("event_name", info.data.get("event_name"))
         if not isinstance(name, str):
             raise ValueError("an event needs an event_name")

@@ -12,7 +12,8 @@ the run's grants in its public methods.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -22,6 +23,7 @@ from langbot_plugin.api.entities.builtin.provider.message import (
     LLMStreamEvent,
     Message,
 )
+from langbot_plugin.api.entities.builtin.provider.reasoning import REASONING_LEVELS
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 from langbot_plugin.protocol import host_api
 from langbot_plugin.protocol.spec import ActionSpec
@@ -42,11 +44,37 @@ class HostCalls:
 
     def _open(
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
-    ) -> AsyncIterator[R]:
+    ) -> AsyncGenerator[R]:
         """Stream ``spec``'s items (``timeout`` per item)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ models
+
+    #: Set once the host said it takes ``reasoning_level`` (asked once per proxy).
+    _supports_reasoning_level: bool = False
+
+    async def _reasoning(self, level: str | None) -> dict[str, str]:
+        """The ``reasoning_level`` part of a model call: nothing when the caller names
+        no level (the call goes out as before); ``ValueError`` for an unknown level
+        (nothing is sent); ``RuntimeError`` when the host does not list
+        ``llm.reasoning_level`` in its ``api_features`` (asked once, before the model
+        call), as the reference does."""
+        if level is None:
+            return {}
+        if level not in REASONING_LEVELS:
+            raise ValueError(
+                f"Unsupported reasoning level {level!r}: use one of {', '.join(REASONING_LEVELS)}"
+            )
+        if not self._supports_reasoning_level:
+            spec = host_api.messaging.GET_LANGBOT_VERSION
+            answer = await self._send(spec, spec.params())
+            if host_api.messaging.REASONING_LEVEL_FEATURE not in answer.api_features:
+                raise RuntimeError(
+                    "This LangBot host does not support reasoning_level; upgrade LangBot "
+                    "or omit the parameter"
+                )
+            self._supports_reasoning_level = True
+        return {"reasoning_level": level}
 
     @staticmethod
     def _llm_params(
@@ -72,10 +100,12 @@ class HostCalls:
 
     async def _llm_events(
         self, params: host_api.models.InvokeLLMParams, *, timeout: float | None
-    ) -> AsyncIterator[LLMStreamEvent]:
-        async for item in self._open(host_api.models.INVOKE_LLM_STREAM, params, timeout=timeout):
-            parts = {key: getattr(item, key) for key in ("chunk", "usage")}
-            yield LLMStreamEvent.model_construct(**parts)
+    ) -> AsyncGenerator[LLMStreamEvent]:
+        items = self._open(host_api.models.INVOKE_LLM_STREAM, params, timeout=timeout)
+        async with aclosing(items) as owned:
+            async for item in owned:
+                parts = {key: getattr(item, key) for key in ("chunk", "usage")}
+                yield LLMStreamEvent.model_construct(**parts)
 
     async def _count_tokens(
         self, params: host_api.models.InvokeLLMParams, *, timeout: float | None

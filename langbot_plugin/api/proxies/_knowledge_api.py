@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from langbot_plugin.api.proxies._plugin_api import PluginAPIBase
+from langbot_plugin.api.proxies.channel import take_pushed_file
+from langbot_plugin.api.proxies.invocation import run_scoped
 from langbot_plugin.protocol import host_api
 
 __all__ = ["KnowledgeAPIMixin"]
@@ -14,6 +16,7 @@ __all__ = ["KnowledgeAPIMixin"]
 class KnowledgeAPIMixin(PluginAPIBase):
     """Embeddings, rerank, vectors, knowledge bases, parsers."""
 
+    @run_scoped
     async def invoke_embedding(
         self, embedding_model_uuid: str, texts: list[str]
     ) -> list[list[float]]:
@@ -21,8 +24,9 @@ class KnowledgeAPIMixin(PluginAPIBase):
         params = host_api.models.EmbeddingParams(
             embedding_model_uuid=embedding_model_uuid, texts=texts
         )
-        return (await self._send(host_api.models.INVOKE_EMBEDDING, params)).vectors
+        return (await self._send_waiting(host_api.models.INVOKE_EMBEDDING, params)).vectors
 
+    @run_scoped
     async def invoke_rerank(  # noqa: PLR0917 -- reference signature
         self,
         rerank_model_uuid: str,
@@ -50,7 +54,7 @@ class KnowledgeAPIMixin(PluginAPIBase):
         )
         if documents is not None:
             params.documents = documents
-        await self._send(host_api.knowledge.VECTOR_UPSERT, params)
+        await self._send_waiting(host_api.knowledge.VECTOR_UPSERT, params)
 
     async def vector_search(  # noqa: PLR0917 -- reference signature
         self,
@@ -72,7 +76,7 @@ class KnowledgeAPIMixin(PluginAPIBase):
             query_text=query_text,
             vector_weight=vector_weight,
         )
-        return (await self._send(host_api.knowledge.VECTOR_SEARCH, params)).results
+        return (await self._send_waiting(host_api.knowledge.VECTOR_SEARCH, params)).results
 
     async def vector_delete(
         self,
@@ -84,7 +88,7 @@ class KnowledgeAPIMixin(PluginAPIBase):
         params = host_api.knowledge.VectorDeleteParams(
             collection_id=collection_id, file_ids=file_ids, filters=filters
         )
-        return (await self._send(host_api.knowledge.VECTOR_DELETE, params)).count
+        return (await self._send_waiting(host_api.knowledge.VECTOR_DELETE, params)).count
 
     async def vector_list(
         self,
@@ -97,22 +101,24 @@ class KnowledgeAPIMixin(PluginAPIBase):
         params = host_api.knowledge.VectorListParams(
             collection_id=collection_id, filters=filters, limit=limit, offset=offset
         )
-        return (await self._send(host_api.knowledge.VECTOR_LIST, params)).model_dump()
+        return (await self._send_waiting(host_api.knowledge.VECTOR_LIST, params)).model_dump()
 
     async def get_knowledge_file_stream(self, storage_path: str) -> bytes:
         """The bytes of a stored knowledge file (the runtime pushes them first)."""
         params = host_api.knowledge.KnowledgeFileRef(storage_path=storage_path)
         answer = await self._send(host_api.knowledge.GET_KNOWLEDGE_FILE_STREAM, params)
-        return self._channel().files.take(answer.file_key)
+        return await take_pushed_file(self._channel(), answer.file_key)
 
+    @run_scoped
     async def list_knowledge_bases(self) -> list[dict[str, Any]]:
         """The workspace's knowledge bases: ``[{uuid, name, description}, ...]``."""
-        return (
-            await self._send(
-                host_api.knowledge.LIST_KNOWLEDGE_BASES, host_api.common.CallerParams()
-            )
-        ).knowledge_bases
+        return await self._listing(
+            host_api.knowledge.LIST_KNOWLEDGE_BASES,
+            host_api.common.CallerParams(),
+            "knowledge_bases",
+        )
 
+    @run_scoped
     async def retrieve_knowledge(
         self, kb_id: str, query_text: str, top_k: int = 5, filters: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
@@ -120,16 +126,15 @@ class KnowledgeAPIMixin(PluginAPIBase):
         params = host_api.knowledge.RetrievalParams(
             kb_id=kb_id, query_text=query_text, top_k=top_k, filters=filters or {}
         )
-        return (await self._send(host_api.knowledge.RETRIEVE_KNOWLEDGE, params)).results
+        return (await self._send_waiting(host_api.knowledge.RETRIEVE_KNOWLEDGE, params)).results
 
     async def list_parsers(self, mime_type: str | None = None) -> list[dict[str, Any]]:
         """The document parsers, optionally only those accepting ``mime_type``."""
-        return (
-            await self._send(
-                host_api.knowledge.LIST_PARSERS,
-                host_api.knowledge.ParserFilter(mime_type=mime_type),
-            )
-        ).parsers
+        return await self._listing(
+            host_api.knowledge.LIST_PARSERS,
+            host_api.knowledge.ParserFilter(mime_type=mime_type),
+            "parsers",
+        )
 
     async def invoke_parser(  # noqa: PLR0917 -- reference signature
         self,
@@ -149,4 +154,6 @@ class KnowledgeAPIMixin(PluginAPIBase):
             filename=filename,
             metadata=dict(metadata or {}),
         )
-        return (await self._send(host_api.knowledge.INVOKE_PARSER, params)).model_dump()
+        # the host's answer as it came (the reference adds no keys)
+        spec = host_api.knowledge.INVOKE_PARSER
+        return await self._send_raw(spec, params, timeout=spec.default_wait)

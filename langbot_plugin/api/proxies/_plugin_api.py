@@ -7,16 +7,17 @@ them by the runtime and the host.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any, TypeVar
+from collections.abc import AsyncGenerator
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
 from langbot_plugin.api.proxies import run_binding
 from langbot_plugin.api.proxies._host_calls import HostCalls
-from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.api.proxies.channel import Channel, as_caller
+from langbot_plugin.protocol.handler_calls import HandlerCaller
 from langbot_plugin.protocol.spec import ActionSpec
-from langbot_plugin.rpc.errors import NotReadyError, RPCError
+from langbot_plugin.rpc.errors import MalformedMessageError, NotReadyError, RPCError
 
 __all__ = ["PluginAPIBase"]
 
@@ -46,23 +47,48 @@ class PluginAPIBase(HostCalls):
         """The channel, the payload bound to the current run, and the wait."""
         channel = self._channel()
         payload = spec.dump_params(params)
+        if timeout is None and not isinstance(as_caller(channel), HandlerCaller):
+            # (a reference-style handler keeps its own default wait for the calls the
+            # reference makes without one)
+            timeout = spec.default_wait
         try:
-            wait = run_binding.stamp(
-                spec.name, payload, channel, spec.default_wait if timeout is None else timeout
-            )
+            wait = run_binding.stamp(spec.name, payload, channel, timeout)
         except RPCError:
             await run_binding.report_if_ended(run_binding.current(channel))
             raise
         return channel, payload, wait
 
     async def _send(self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None) -> R:
+        return spec.parse_result(await self._send_raw(spec, params, timeout=timeout))
+
+    async def _send_raw(
+        self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """The answer as the peer sent it (for the calls whose answer the reference
+        handed out unparsed)."""
         channel, payload, wait = await self._stamped(spec, params, timeout)
-        return spec.parse_result(await spec.relay(channel, payload, timeout=wait))
+        return await spec.relay(as_caller(channel), payload, timeout=wait)
+
+    async def _listing(self, spec: ActionSpec[P, R], params: P, key: str) -> list[Any]:
+        """The list under ``key`` of the answer, its items as the peer sent them: a host
+        whose items are a little off their declared shape is passed through, as the
+        reference does; an answer without the list is malformed."""
+        answer = await self._send_raw(spec, params)
+        items = answer.get(key)
+        if not isinstance(items, list):
+            spec.parse_result(answer)  # raises MalformedMessageError naming the problem
+            raise MalformedMessageError(f"{spec.name} answer lacks {key!r}")
+        return cast(list[Any], items)
+
+    async def _send_waiting(self, spec: ActionSpec[P, R], params: P) -> R:
+        """:meth:`_send` with the spec's wait named (what the reference's calls with a
+        wait of their own do; the others leave a reference-style handler its default)."""
+        return await self._send(spec, params, timeout=spec.default_wait)
 
     async def _open(
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
-    ) -> AsyncIterator[R]:
+    ) -> AsyncGenerator[R]:
         channel, payload, wait = await self._stamped(spec, params, timeout)
-        async with spec.relay_stream(channel, payload, timeout=wait) as items:
+        async with spec.relay_stream(as_caller(channel), payload, timeout=wait) as items:
             async for item in items:
                 yield spec.parse_result(item)

@@ -13,15 +13,21 @@ pass anything shaped the same. For compatibility the proxies take it as the
 
 Errors are :class:`~langbot_plugin.rpc.errors.RPCError` subclasses carrying a stable
 ``code``.
+
+An object with the reference's ``call_action`` / ``call_action_generator`` (its
+``Handler``, or the fake handler of a plugin author's test) is accepted as well: the
+proxies call it through :func:`~langbot_plugin.protocol.handler_calls.as_caller`, with
+the reference's action enums and waits.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langbot_plugin.protocol.callers import Caller, ItemStream
+from langbot_plugin.protocol.handler_calls import HandlerCaller, as_caller
 
-__all__ = ["Channel", "FileSource", "ItemStream"]
+__all__ = ["Channel", "FileSource", "ItemStream", "as_caller", "take_pushed_file"]
 
 
 class FileSource(Protocol):
@@ -38,6 +44,14 @@ class Channel(Caller, Protocol):
 
     @property
     def files(self) -> FileSource: ...
+
+
+async def take_pushed_file(channel: Any, key: str) -> bytes:
+    """The bytes the peer pushed under ``key`` beside an answer (handed out once)."""
+    caller = as_caller(channel)
+    if isinstance(caller, HandlerCaller):
+        return await caller.read_file(key)
+    return caller.files.take(key)
 
 
 if TYPE_CHECKING:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
+from langbot_plugin.api.proxies import run_binding
+
 __all__ = [
     "Invocation",
     "bind_invocation",
@@ -146,20 +148,33 @@ def run_scoped(method: F) -> F:
     name = method.__name__
 
     def target(instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        api = current_api(getattr(instance, "plugin_runtime_handler", None))
-        if api is None:
-            return None
+        handler = getattr(instance, "plugin_runtime_handler", None)
         arguments = signature.bind(instance, *args, **kwargs).arguments
         arguments.pop(next(iter(signature.parameters)))
+        # work a run left behind: refused (and audited) once that run has ended
+        run_binding.refuse_if_ended(handler, name, arguments)
+        api = current_api(handler)
+        if api is None:
+            return None
         for dropped in _PLUGIN_ONLY_ARGUMENTS:
             arguments.pop(dropped, None)
         return getattr(api, name)(**arguments)
+
+    async def scoped_or_refused(
+        instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        try:
+            return target(instance, args, kwargs)
+        except run_binding.RunEndedError:
+            handler = getattr(instance, "plugin_runtime_handler", None)
+            await run_binding.report_if_ended(run_binding.current(handler))
+            raise
 
     if inspect.isasyncgenfunction(method):
 
         @functools.wraps(method)
         async def stream(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-            scoped = target(self, args, kwargs)
+            scoped = await scoped_or_refused(self, args, kwargs)
             source = scoped if scoped is not None else method(self, *args, **kwargs)
             async with aclosing(source) as items:
                 async for item in items:
@@ -169,7 +184,7 @@ def run_scoped(method: F) -> F:
 
     @functools.wraps(method)
     async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        scoped = target(self, args, kwargs)
+        scoped = await scoped_or_refused(self, args, kwargs)
         if scoped is not None:
             return await scoped
         return await method(self, *args, **kwargs)

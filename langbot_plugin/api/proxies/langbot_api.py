@@ -11,7 +11,8 @@ which checks the run's grants first.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from langbot_plugin.api.entities.builtin.agent_runner.box import BoxSession, BoxStatus
@@ -22,6 +23,7 @@ from langbot_plugin.api.entities.builtin.provider.message import (
     Message,
     MessageChunk,
 )
+from langbot_plugin.api.entities.builtin.provider.reasoning import ReasoningLevel
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 from langbot_plugin.api.proxies._knowledge_api import KnowledgeAPIMixin
 from langbot_plugin.api.proxies.invocation import run_scoped
@@ -48,6 +50,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
             )
         ).bot
 
+    @run_scoped
     async def send_message(
         self, bot_uuid: str, target_type: str, target_id: str, message_chain: MessageChain
     ) -> Any:
@@ -60,6 +63,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         )
         return (await self._send(host_api.messaging.SEND_MESSAGE, params)).result
 
+    @run_scoped
     async def call_platform_api(
         self, bot_uuid: str, action: str, params: dict[str, Any] | None = None
     ) -> Any:
@@ -90,16 +94,18 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         """The workspace's Box for ``reuse_key``, created when missing (``options``:
         ``image`` only; binding one to a run is a run's call)."""
         params = host_api.box.AcquireBoxParams(reuse_key=reuse_key, options=dict(options or {}))
-        return await self._send(host_api.box.ACQUIRE_BOX, params)
+        return await self._send_waiting(host_api.box.ACQUIRE_BOX, params)
 
     # ------------------------------------------------------------------ models
 
+    @run_scoped
     async def get_llm_models(self) -> list[str]:
         """The uuids of the workspace's LLM models."""
         return (
             await self._send(host_api.models.GET_LLM_MODELS, host_api.common.RunScopedParams())
         ).llm_models
 
+    @run_scoped
     async def invoke_llm(
         self,
         llm_model_uuid: str,
@@ -107,13 +113,20 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         funcs: Sequence[LLMTool] | None = None,
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
+        *,
+        reasoning_level: ReasoningLevel | None = None,
     ) -> Message:
-        """Ask a model for a complete answer."""
+        """Ask a model for a complete answer (``reasoning_level``: how much it should
+        reason, on a host that supports it)."""
+        level: dict[str, ReasoningLevel] = (
+            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
+        )
         result = await self.invoke_llm_with_usage(
-            llm_model_uuid, messages, funcs, extra_args, timeout=timeout
+            llm_model_uuid, messages, funcs, extra_args, timeout=timeout, **level
         )
         return result.message
 
+    @run_scoped
     async def invoke_llm_with_usage(
         self,
         llm_model_uuid: str,
@@ -121,12 +134,18 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         funcs: Sequence[LLMTool] | None = None,
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
+        *,
+        reasoning_level: ReasoningLevel | None = None,
     ) -> LLMInvokeResult:
         """Like :meth:`invoke_llm`, with the provider's token usage when reported."""
+        level = await self._reasoning(reasoning_level)
         limit = timeout if timeout is not None else host_api.models.INVOKE_LLM.default_wait
-        params = self._llm_params(llm_model_uuid, messages, funcs, extra_args, timeout=limit)
+        params = self._llm_params(
+            llm_model_uuid, messages, funcs, extra_args, timeout=limit, **level
+        )
         return await self._invoke_llm(params, timeout=limit)
 
+    @run_scoped
     async def invoke_llm_stream(
         self,
         llm_model_uuid: str,
@@ -134,14 +153,22 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         funcs: Sequence[LLMTool] | None = None,
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[MessageChunk]:
+        *,
+        reasoning_level: ReasoningLevel | None = None,
+    ) -> AsyncGenerator[MessageChunk]:
         """Stream a model's answer as chunks (each carrying the new text)."""
-        async for event in self.invoke_llm_stream_events(
-            llm_model_uuid, messages, funcs, extra_args, timeout=timeout
-        ):
-            if event.chunk is not None:
-                yield event.chunk
+        level: dict[str, ReasoningLevel] = (
+            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
+        )
+        events = self.invoke_llm_stream_events(
+            llm_model_uuid, messages, funcs, extra_args, timeout=timeout, **level
+        )
+        async with aclosing(events) as owned:
+            async for event in owned:
+                if event.chunk is not None:
+                    yield event.chunk
 
+    @run_scoped
     async def invoke_llm_stream_events(
         self,
         llm_model_uuid: str,
@@ -149,15 +176,21 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         funcs: Sequence[LLMTool] | None = None,
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[LLMStreamEvent]:
+        *,
+        reasoning_level: ReasoningLevel | None = None,
+    ) -> AsyncGenerator[LLMStreamEvent]:
         """Stream a model's answer as events: chunks and usage reports.
 
         ``timeout`` bounds the wait for each item (default 120 s); when given it is
-        also sent to the host.
+        also sent to the host. Closing the stream (``aclose``) closes the host's.
         """
-        params = self._llm_params(llm_model_uuid, messages, funcs, extra_args, timeout=timeout)
-        async for event in self._llm_events(params, timeout=timeout):
-            yield event
+        level = await self._reasoning(reasoning_level)
+        params = self._llm_params(
+            llm_model_uuid, messages, funcs, extra_args, timeout=timeout, **level
+        )
+        async with aclosing(self._llm_events(params, timeout=timeout)) as owned:
+            async for event in owned:
+                yield event
 
     # ------------------------------------------------------------------ storage
 
@@ -172,27 +205,37 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
 
     async def list_plugins_manifest(self) -> list[dict[str, Any]]:
         """The manifests of the installed plugins."""
-        return (await self._send(host_api.messaging.LIST_PLUGINS_MANIFEST, Empty())).plugins
+        return await self._listing(host_api.messaging.LIST_PLUGINS_MANIFEST, Empty(), "plugins")
 
     async def list_commands(self) -> list[dict[str, Any]]:
         """The commands of all plugins."""
-        return (await self._send(host_api.messaging.LIST_COMMANDS, Params())).commands
+        return await self._listing(host_api.messaging.LIST_COMMANDS, Params(), "commands")
 
+    @run_scoped
     async def list_tools(self) -> list[dict[str, Any]]:
         """The tools the host offers (``author/plugin/tool`` names, schemas)."""
-        return (await self._send(host_api.messaging.LIST_TOOLS, Params())).tools
+        return await self._listing(host_api.messaging.LIST_TOOLS, Params(), "tools")
 
+    @run_scoped
     async def get_tool_detail(self, tool_name: str) -> dict[str, Any]:
         """One tool's name, description and parameter schema."""
         return dict(await self._tool_detail(tool_name))
 
+    @run_scoped
     async def call_tool(
-        self, tool_name: str, parameters: dict[str, Any], session: dict[str, Any], query_id: int
+        self,
+        tool_name: str,
+        parameters: dict[str, Any],
+        session: dict[str, Any] | None = None,
+        query_id: int | None = None,
     ) -> Any:
-        """Call a tool on behalf of a session and query."""
+        """Call a tool on behalf of a session and query; inside a run, as the run (the
+        run supplies both, and its grants apply)."""
+        if session is None or query_id is None:
+            raise ValueError("session and query_id are required outside a Runner invocation")
         params = host_api.models.CallToolParams(
             tool_name=tool_name, tool_parameters=parameters, session=session, query_id=query_id
         )
-        answer = await self._send(host_api.models.CALL_TOOL, params)
+        answer = await self._send_waiting(host_api.models.CALL_TOOL, params)
         # inside a run the call takes the run's form, answered with ``result``
         return answer.result if "result" in answer.model_fields_set else answer.tool_response

@@ -18,8 +18,9 @@ from pydantic import (
 )
 
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
-from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.api.proxies.channel import Channel, as_caller
 from langbot_plugin.protocol import host_api
+from langbot_plugin.protocol.handler_calls import HandlerCaller
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc.errors import NotReadyError
 
@@ -53,11 +54,16 @@ class QueryBasedAPIProxy(BaseModel):
             ref["query_uuid"] = self.query_uuid
         return ref
 
-    async def _send(self, spec: ActionSpec[P, R], params: P) -> R:
+    async def _send(self, spec: ActionSpec[P, R], params: P, *, waits: bool = False) -> R:
+        """Call ``spec``; ``waits``: the reference names a wait for it (a reference-style
+        handler keeps its own default for the others)."""
         channel: Channel | None = self.plugin_runtime_handler
         if channel is None:
             raise NotReadyError(f"{spec.name}: this context is not connected to a runtime")
-        return await spec.call(channel, params)
+        caller = as_caller(channel)
+        if isinstance(caller, HandlerCaller) and not waits:
+            return await spec.call(caller, params, timeout=None)
+        return await spec.call(caller, params)
 
     async def reply(
         self, message_chain: MessageChain, quote_origin: bool = False
@@ -66,7 +72,7 @@ class QueryBasedAPIProxy(BaseModel):
         params = host_api.messaging.ReplyParams(
             **self._query_ref(), message_chain=message_chain, quote_origin=quote_origin
         )
-        return (await self._send(host_api.messaging.REPLY_MESSAGE, params)).model_dump()
+        return (await self._send(host_api.messaging.REPLY_MESSAGE, params, waits=True)).model_dump()
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the query."""

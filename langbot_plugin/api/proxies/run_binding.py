@@ -50,7 +50,20 @@ from langbot_plugin.protocol.host_api import models
 from langbot_plugin.protocol.run_needs import NEEDS, named_resource
 from langbot_plugin.rpc.errors import RPCError
 
-__all__ = ["RunBinding", "bound", "current", "report_if_ended", "stamp"]
+__all__ = [
+    "RunBinding",
+    "RunEndedError",
+    "bound",
+    "current",
+    "refuse_if_ended",
+    "report_if_ended",
+    "stamp",
+]
+
+
+class RunEndedError(RunNotLiveError, RuntimeError):
+    """Work a run started acted after the run ended: ``run_not_live``, and the
+    :class:`RuntimeError` the reference raises for an ended invocation."""
 
 
 @dataclass(eq=False)
@@ -68,9 +81,9 @@ class RunBinding:
         self.refusals = RunRefusals(self.run_id, self.channel)
 
     def require_live(self) -> None:
-        """Refuse (``run_not_live``) once the run has ended."""
+        """Refuse (``run_not_live``, a :class:`RuntimeError` too) once the run has ended."""
         if not self.live:
-            raise RunNotLiveError(
+            raise RunEndedError(
                 f"run {self.run_id} has ended; work it started cannot act for it any more",
                 details={"run_id": self.run_id, "reason": "ended"},
             )
@@ -137,6 +150,19 @@ def stamp(
     if remaining is None:
         return timeout
     return remaining if timeout is None else min(timeout, remaining)
+
+
+def refuse_if_ended(channel: object, action: str, data: dict[str, Any]) -> None:
+    """Refuse (kept for the run's audit) a call ``action`` made for a run bound to this
+    task on ``channel`` that has ended; nothing happens outside a run or in a live one."""
+    binding = current(channel)
+    if binding is None or binding.live:
+        return
+    try:
+        binding.require_live()
+    except RPCError as exc:
+        binding.refusals.note(action, named_resource(action, data), exc.code, exc.message)
+        raise
 
 
 async def report_if_ended(binding: RunBinding | None) -> None:

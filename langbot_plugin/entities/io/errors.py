@@ -3,10 +3,11 @@
 ::
 
     Exception
-    ├── ActionCallError            the peer answered with an error (``message``, ``data``)
     ├── DependencyInstallError     pip could not install some plugin requirements
     └── DependencyVerificationError  installed requirements did not verify
     RPCError (langbot_plugin.rpc)
+    ├── RemoteError
+    │   └── ActionCallError         the peer answered with an error (``message``, ``data``)
     ├── RPCTimeoutError
     │   └── ActionCallTimeoutError  no answer within the call's timeout
     └── ConnectionClosedError       the link is gone (the RPC core's own class)
@@ -17,8 +18,7 @@ class the peer's code names), so a caller that wants the typed error can have it
 
 from __future__ import annotations
 
-from typing import Any
-
+from langbot_plugin.protocol.handler_calls import ActionCallError
 from langbot_plugin.rpc.errors import ConnectionClosedError, RPCTimeoutError
 
 __all__ = [
@@ -28,18 +28,6 @@ __all__ = [
     "DependencyInstallError",
     "DependencyVerificationError",
 ]
-
-
-class ActionCallError(Exception):
-    """The peer answered a call with an error."""
-
-    def __init__(self, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.data: dict[str, Any] = dict(data or {})
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class ActionCallTimeoutError(RPCTimeoutError):

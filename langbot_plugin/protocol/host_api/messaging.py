@@ -34,6 +34,7 @@ __all__ = [
     "LIST_PLUGINS_MANIFEST",
     "LIST_TOOLS",
     "PLATFORM_SEND_MESSAGE",
+    "REASONING_LEVEL_FEATURE",
     "REPLY_MESSAGE",
     "REPLY_STREAM",
     "SEND_MESSAGE",
@@ -86,8 +87,12 @@ class QueryVars(Result):
     vars: dict[str, Any]
 
 
+#: The ``api_features`` entry of a host that takes ``reasoning_level`` on model calls.
+REASONING_LEVEL_FEATURE = "llm.reasoning_level"
+
+
 class LangBotVersion(Result):
-    version: str
+    version: str = ""
     api_features: list[str] = Field(default_factory=list[str])
 
 

@@ -64,6 +64,9 @@ class InvokeLLMParams(RunScopedParams):
     extra_args: dict[str, Any] = Field(default_factory=dict[str, Any])
     timeout: float | None = None
     remove_think: bool | None = None
+    #: one of ``provider.reasoning.REASONING_LEVELS``; sent only when the caller names
+    #: one, and only to a host that lists ``llm.reasoning_level`` in its ``api_features``
+    reasoning_level: str | None = None
 
 
 class LLMAnswer(Result):

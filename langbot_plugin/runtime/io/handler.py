@@ -117,6 +117,8 @@ def _answer(response: object, action: str) -> dict[str, Any]:
 
 
 def _wire_message(error: RPCError) -> str:
+    if error.peer_message is not None:  # the runtime's words, as the reference's Handler
+        return error.peer_message
     return (
         error.message if isinstance(error, RemoteError) else f"{error.wire_type}: {error.message}"
     )

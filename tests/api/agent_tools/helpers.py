@@ -39,13 +39,12 @@ async def running(
     ctx: AgentRunContext | None = None,
     *,
     answers: Mapping[str, Any] | None = None,
-    permissions: Mapping[str, Any] | None = None,
 ) -> AsyncGenerator[Run]:
     """A run API proxy whose calls reach a scripted host over a real RPC session."""
     peer = HostPeer(answers={**ANSWERS, **(answers or {})})
     async with connected(peer) as session:
         context = ctx or run_context()
-        api = AgentRunAPIProxy(context, session, permissions=permissions)
+        api = AgentRunAPIProxy(context, session)
         yield Run(context, api, peer)
 
 

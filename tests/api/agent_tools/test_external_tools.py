@@ -75,20 +75,23 @@ async def test_tools_follow_the_grants() -> None:
         assert run.peer.calls == []
 
 
-async def test_empty_operations_grant_nothing_unless_the_manifest_declares_them() -> None:
+async def test_empty_operations_grant_the_kinds_defaults_to_listed_resources_only() -> None:
+    # as the released host's _resource_operations: an empty list is the kind's defaults
     ctx = run_context(
         tools=[{"tool_name": "t", "operations": []}],
         knowledge_bases=[{"kb_id": "kb", "operations": []}],
     )
     async with running(ctx) as run:
-        granted = names(run.tools())
-        assert "langbot_call_tool" not in granted
-        assert "langbot_retrieve_knowledge" not in granted
-    async with running(ctx, permissions={"tools": ["call"], "knowledge_bases": []}) as run:
-        granted = names(run.tools())
-        assert "langbot_call_tool" in granted
-        assert "langbot_get_tool_detail" not in granted
-        assert "langbot_retrieve_knowledge" not in granted
+        tools = run.tools()
+        granted = names(tools)
+        assert {"langbot_call_tool", "langbot_get_tool_detail"} <= granted
+        assert "langbot_retrieve_knowledge" in granted
+        other = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "not-listed"})
+        assert other["structuredContent"]["error"]["code"] == "permission_denied.resource"
+        assert run.peer.calls == []
+        called = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "t"})
+        assert not called.get("isError")
+    assert run.peer.actions() == ["call_tool"]
 
 
 async def test_calls_go_through_the_run_api_with_the_run_id() -> None:
@@ -133,14 +136,14 @@ async def test_the_run_api_refusals_come_back_with_their_codes() -> None:
         extra = await tools.call_mcp_tool("langbot_call_tool", {"tool_name": "t", "x": 1})
         assert extra["structuredContent"]["error"]["code"] == "invalid_argument"
         assert "x" in extra["content"][0]["text"]
-        with pytest.raises(ValueError, match="unknown LangBot tool"):
+        with pytest.raises(ValueError, match="Unknown LangBot external tool"):  # reference words
             await tools.call_tool("no_such_tool")
     assert run.peer.calls == []
 
 
 async def test_list_assets_and_the_current_event_describe_the_run() -> None:
-    ctx = run_context(tools=[{"tool_name": "t", "operations": []}])
-    async with running(ctx, permissions={"tools": ["detail"]}) as run:
+    ctx = run_context(tools=[{"tool_name": "t", "operations": ["detail"]}])
+    async with running(ctx) as run:
         tools = run.tools()
         assets = await tools.call_tool(
             "langbot_list_assets", {"asset_types": ["tools", "mcp_tools"], "include_schemas": True}
@@ -215,3 +218,58 @@ async def test_box_tools_are_the_run_apis_calls() -> None:
         (action, data.get("reuse_key") or data.get("box_id")) for action, data in run.peer.calls
     ]
     assert sent == [("acquire_box", "k"), ("bind_box", "b1")]
+
+
+async def test_platform_tools_are_listed_apart_as_the_reference_lists_them() -> None:
+    ctx = run_context(
+        tools=[
+            {"tool_name": "t", "operations": ["call"]},
+            {
+                "tool_name": "event_reply",
+                "tool_type": "platform",
+                "description": "Reply to the current event",
+                "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+            },
+        ]
+    )
+    async with running(ctx) as run:
+        tools = run.tools()
+        assets = await tools.call_tool(
+            "langbot_list_assets",
+            {"asset_types": ["tools", "platform_tools"], "include_schemas": True},
+        )
+    assert [t["tool_name"] for t in assets["tools"]] == ["t"]
+    assert assets["platform_tools"] == [
+        {
+            "tool_name": "event_reply",
+            "description": "Reply to the current event",
+            "operations": ["call", "detail"],  # empty: the kind's defaults
+            "schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        }
+    ]
+
+
+class StandInAPI:
+    """A run API of a plugin author's test (a mock answers any attribute, so a value
+    that is not the SDK's grants must not count as one)."""
+
+    def granted_operations(self, kind: str, resource_id: str) -> object:
+        return object()
+
+    def api_available(self, name: str) -> object:
+        return object()
+
+    async def reply_files(self, file_ids: list[str]) -> Any:
+        return {"called": "reply_files", "file_ids": file_ids}
+
+
+async def test_a_stand_in_api_lists_what_the_context_grants() -> None:
+    ctx = run_context(tools=[{"tool_name": "event_reply", "tool_type": "platform"}], apis=["box"])
+    tools = AgentRunExternalTools(StandInAPI(), ctx)  # type: ignore[arg-type]
+    names = {tool["name"] for tool in tools.mcp_tools()}
+    assert {"langbot_reply_files", "langbot_call_tool", "langbot_bind_box"} <= names
+    assert "langbot_history_page" not in names  # not in available_apis
+    assert await tools.call_tool("langbot_reply_files", {"file_ids": ["f"]}) == {
+        "called": "reply_files",
+        "file_ids": ["f"],
+    }

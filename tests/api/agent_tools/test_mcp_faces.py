@@ -261,9 +261,18 @@ def test_the_sync_twins_run_blocking_resolvers() -> None:
         handle_mcp_tool_method_sync("nope", {}, SyncEcho())
 
 
-async def test_a_sync_twin_refuses_to_block_a_running_loop() -> None:
-    with pytest.raises(RuntimeError, match="blocks until answered"):
-        handle_mcp_payload_sync(request(1, "ping"), SyncEcho())
+async def test_a_sync_twin_answers_inside_a_running_loop() -> None:
+    # as the reference's: it blocks this loop until answered (the tools run elsewhere)
+    answer = handle_mcp_payload_sync(
+        request(1, "tools/call", {"name": "echo", "arguments": {"a": 1}}), SyncEcho()
+    )
+    assert answer["result"]["content"][0]["text"] == "echo:{'a': 1}"
+    empty = handle_mcp_payload_sync([], SyncEcho())
+    assert empty == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid request"},  # the reference's words
+    }
 
 
 def test_the_names_sit_where_the_reference_put_them() -> None:
@@ -314,13 +323,25 @@ async def test_the_gateway_answers_in_process_from_another_thread() -> None:
         call["params"]["arguments"] = {"tool_name": "t", "run_token": registration.token}
         named = await anyio.to_thread.run_sync(ask, call)
         unknown = await anyio.to_thread.run_sync(ask, request(4, "tools/list"), "forged")
-        with pytest.raises(RuntimeError, match="blocks until answered"):
-            ask(request(5, "ping"))
+        # on the gateway's own loop (which runs the tools): what needs no tool answers,
+        # a tool call answers an error result instead of waiting on itself
+        on_loop = ask(request(5, "tools/list"), registration.token)
+        call["id"] = 6
+        call["params"]["arguments"]["run_token"] = "expired"
+        refused = ask(call)
+        call["id"] = 7
+        call["params"]["arguments"]["run_token"] = registration.token
+        would_wait = ask(call)
     scoped_names = {t["name"] for t in scoped["result"]["tools"]}
     catalogue_names = {t["name"] for t in catalogue["result"]["tools"]}
     assert scoped_names < catalogue_names
     assert named["result"]["structuredContent"] == {"echo": {}}
     assert (unknown["id"], "error" in unknown) == (4, True)
+    assert {t["name"] for t in on_loop["result"]["tools"]} == scoped_names
+    assert refused["result"]["isError"] is True
+    assert "run_token" in refused["result"]["content"][0]["text"]
+    assert would_wait["result"]["isError"] is True
+    assert "own event loop" in would_wait["result"]["content"][0]["text"]
     assert run.peer.actions() == ["call_tool"]
     assert "run_token" not in run.peer.last("call_tool")["parameters"]
 
@@ -374,6 +395,25 @@ async def test_the_gateway_refuses_a_body_over_the_limit_and_stays_up() -> None:
     assert "langbot_call_tool" in {t["name"] for t in fine_body["result"]["tools"]}
     assert broken_status in (200, 400)
     assert "error" in broken_body
+
+
+async def test_the_gateway_serves_a_plain_json_rpc_post() -> None:
+    # no Accept header, no Content-Type, a sparse initialize: what the reference served
+    import aiohttp
+
+    async with gateway_serving() as gateway, aiohttp.ClientSession() as http:
+        url = gateway.http_mcp_endpoint
+        answers: list[tuple[int, Any]] = []
+        for message in (
+            request(1, "initialize", {"protocolVersion": "2025-06-18"}),
+            request(2, "tools/list"),
+        ):
+            body = json.dumps(message).encode()
+            async with http.post(url, data=body, skip_auto_headers=["Content-Type"]) as answer:
+                answers.append((answer.status, await answer.json()))
+    assert [status for status, _ in answers] == [200, 200]
+    assert answers[0][1]["result"]["serverInfo"]["name"]
+    assert "langbot_call_tool" in {t["name"] for t in answers[1][1]["result"]["tools"]}
 
 
 async def test_the_stdio_face_answers_a_message_through_the_bridge() -> None:

@@ -14,8 +14,8 @@ __all__ = ["BaseComponent", "BasePlugin", "NoneComponent", "current_binding", "c
 class BaseComponent(ABC):
     """A unit a plugin offers (tool, command, listener, runner...).
 
-    The worker instantiates it without arguments, sets ``plugin`` (except for agent
-    runners, which get a run-scoped API instead) and awaits ``initialize``.
+    The worker instantiates it without arguments, sets ``plugin`` (for agent runners
+    too, after binding their run API) and awaits ``initialize``.
     """
 
     __kind__: ClassVar[str] = ""

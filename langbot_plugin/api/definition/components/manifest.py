@@ -196,6 +196,19 @@ class ComponentManifest(ManifestDump):
 
     _plugin_root: Path | None = PrivateAttr(default=None)
 
+    def __init__(
+        self,
+        owner: str = "builtin",
+        manifest: dict[str, Any] | None = None,
+        rel_path: str = "",
+        **data: Any,
+    ) -> None:
+        """``ComponentManifest(owner, manifest, rel_path)``, positionally as the
+        reference takes them, or by keyword."""
+        if manifest is not None:
+            data["manifest"] = manifest
+        super().__init__(owner=owner, rel_path=rel_path, **data)
+
     @property
     def plugin_root(self) -> Path | None:
         """The plugin folder this manifest was read from (``None`` when it was built
@@ -217,7 +230,9 @@ class ComponentManifest(ManifestDump):
 
         execution, relative = self.execution, self.module_path
         if execution is None or relative is None:
-            raise ValueError(f"{self.rel_path or 'the manifest'} has no execution.python")
+            raise ValueError(
+                f"Execution is not set: {self.rel_path or 'the manifest'} has no execution.python"
+            )
         root = (self._plugin_root or Path.cwd()).resolve()
         relative = _inside_plugin(root, relative)
         found = import_attribute(root, relative, execution.python.attr, keep_on_path=False)
@@ -231,8 +246,9 @@ class ComponentManifest(ManifestDump):
         return MetadataView(super().metadata)
 
     @classmethod
-    def is_component_manifest(cls, data: object) -> bool:
-        return is_manifest(data)
+    def is_component_manifest(cls, manifest: object) -> bool:
+        """Whether ``manifest`` (a mapping) has the shape of a component manifest."""
+        return is_manifest(manifest)
 
     @property
     def typed_metadata(self) -> Metadata:

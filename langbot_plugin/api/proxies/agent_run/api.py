@@ -35,9 +35,8 @@ class AgentRunAPIProxy(
 ):
     """Host APIs for one run, limited to what the run was granted.
 
-    ``AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel, permissions=...)``:
-    ``permissions`` are the runner manifest's declared permissions; they fill in
-    resources the host granted without listing operations. See
-    :mod:`langbot_plugin.api.proxies.agent_run.common` for the checks, deadline and
-    error codes.
+    ``AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)``; the channel may be an
+    RPC session or an object with the reference's ``call_action`` (a test's fake
+    handler). See :mod:`langbot_plugin.api.proxies.agent_run.common` for the checks,
+    deadline and error codes.
     """

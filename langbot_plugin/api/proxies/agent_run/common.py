@@ -2,8 +2,8 @@
 
 Every call made through :class:`AgentRunProxyBase`:
 
-1. is checked locally against the run's grants (``ctx.resources``, the runner's
-   declared permissions, ``ctx.context.available_apis``); a refusal raises
+1. is checked locally against the run's grants (``ctx.resources`` and
+   ``ctx.context.available_apis``); a refusal raises
    :class:`PermissionDeniedError` with a stable code and sends nothing;
 2. gets a timeout bounded by ``ctx.runtime.deadline_at``; once the deadline has
    passed, :class:`AgentAPIException` ``deadline_exceeded`` is raised without sending;
@@ -14,16 +14,16 @@ Every call made through :class:`AgentRunProxyBase`:
 4. maps failures to :class:`AgentAPIException` with a stable code (see
    :mod:`langbot_plugin.api.entities.builtin.agent_runner.errors`).
 
-An empty ``operations`` list on a granted resource grants nothing by itself: the
-runner's manifest permissions (``permissions=`` of the proxy) fill it in, and without
-them the call is refused. Nothing is ever allowed "because the list was empty".
+A resource granted with an empty ``operations`` list may be used for the default
+operations of its kind (:data:`DEFAULT_RESOURCE_OPERATIONS`), as the released host and
+both reference lines read it; a resource that is not granted at all gets nothing.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
 import anyio
@@ -35,20 +35,21 @@ from langbot_plugin.api.entities.builtin.agent_runner.errors import (
     AgentAPIException,
     PermissionDeniedError,
 )
-from langbot_plugin.api.entities.builtin.agent_runner.manifest import AgentRunnerPermissions
+from langbot_plugin.api.entities.builtin.agent_runner.operations import (
+    DEFAULT_RESOURCE_OPERATIONS,
+    effective_operations,
+)
 from langbot_plugin.api.proxies import run_binding
 from langbot_plugin.api.proxies._host_calls import HostCalls
-from langbot_plugin.api.proxies.channel import Channel
+from langbot_plugin.api.proxies.channel import Channel, as_caller
 from langbot_plugin.api.proxies.langbot_api import LangBotAPIProxy
 from langbot_plugin.protocol.run_needs import NEEDS, ApiNeed, StorageNeed
-from langbot_plugin.protocol.runners import PERMISSIONS
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import errors as rpc
 
 __all__ = [
     "DEFAULT_RESOURCE_OPERATIONS",
     "PERMISSION_CODES",
-    "RESOURCE_KINDS",
     "AgentAPIError",
     "AgentAPIException",
     "AgentRunContext",
@@ -60,18 +61,6 @@ __all__ = [
 
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R")
-
-#: Resource kind -> (manifest permission key, operations that kind knows).
-RESOURCE_KINDS: dict[str, tuple[str, frozenset[str]]] = {
-    kind: (key, frozenset(PERMISSIONS[key]))
-    for kind, key in (("model", "models"), ("tool", "tools"), ("knowledge_base", "knowledge_bases"))
-}
-
-#: The operations each resource kind knows. Unlike the reference, an empty
-#: ``operations`` list is never widened to these: the manifest's permissions fill it in.
-DEFAULT_RESOURCE_OPERATIONS: dict[str, frozenset[str]] = {
-    kind: known for kind, (_, known) in RESOURCE_KINDS.items()
-}
 
 #: Wire code (our RPC layer's or the runtime's) -> (run API code, retryable).
 _WIRE_CODES: dict[str, tuple[str, bool]] = {
@@ -138,21 +127,10 @@ def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
     return cls.of(code, message, retryable=retryable, details=details)
 
 
-def _declared_operations(
-    permissions: AgentRunnerPermissions | Mapping[str, Any] | None,
-) -> dict[str, frozenset[str]]:
-    if permissions is None:
-        return {}
-    raw = (
-        permissions.model_dump()
-        if isinstance(permissions, AgentRunnerPermissions)
-        else dict(permissions)
-    )
-    declared: dict[str, frozenset[str]] = {}
-    for kind, (key, known) in RESOURCE_KINDS.items():
-        values = raw.get(key) or []
-        declared[kind] = frozenset(str(v) for v in values) & known
-    return declared
+class _Bounded(float):
+    """A wait already cut to the run's deadline (cut once per call)."""
+
+    __slots__ = ()
 
 
 class AgentRunProxyBase(HostCalls):
@@ -162,25 +140,21 @@ class AgentRunProxyBase(HostCalls):
         self,
         ctx: AgentRunContext,
         plugin_runtime_handler: Channel,
-        *,
-        permissions: AgentRunnerPermissions | Mapping[str, Any] | None = None,
     ) -> None:
         self.ctx = ctx
         self.plugin_runtime_handler = plugin_runtime_handler
-        declared = _declared_operations(permissions)
-        resources = ctx.resources
+        resources = ctx.resources.model_copy(deep=True)
         # Grants are frozen now: later changes to ctx do not widen them.
+        self._resources = resources
         self._grants: dict[str, dict[str, frozenset[str]]] = {
             "model": {
-                m.model_id: self._effective(m.operations, declared, "model")
-                for m in resources.models
+                m.model_id: effective_operations("model", m.operations) for m in resources.models
             },
             "tool": {
-                t.tool_name: self._effective(t.operations, declared, "tool")
-                for t in resources.tools
+                t.tool_name: effective_operations("tool", t.operations) for t in resources.tools
             },
             "knowledge_base": {
-                k.kb_id: self._effective(k.operations, declared, "knowledge_base")
+                k.kb_id: effective_operations("knowledge_base", k.operations)
                 for k in resources.knowledge_bases
             },
         }
@@ -193,14 +167,6 @@ class AgentRunProxyBase(HostCalls):
         binding = run_binding.current(plugin_runtime_handler)
         self._binding = binding if binding is not None and binding.run_id == ctx.run_id else None
 
-    @staticmethod
-    def _effective(
-        operations: list[str], declared: dict[str, frozenset[str]], kind: str
-    ) -> frozenset[str]:
-        if operations:
-            return frozenset(str(op) for op in operations)
-        return declared.get(kind, frozenset())
-
     @property
     def run_id(self) -> str:
         """The id of the run this proxy serves."""
@@ -210,7 +176,8 @@ class AgentRunProxyBase(HostCalls):
 
     def granted_operations(self, kind: str, resource_id: str) -> frozenset[str]:
         """The operations the run may use on a resource (``kind``: ``model``, ``tool``
-        or ``knowledge_base``), after the manifest fallback; empty if not granted."""
+        or ``knowledge_base``), the kind's defaults for an empty list; empty if the
+        resource is not granted."""
         return self._grants.get(kind, {}).get(resource_id, frozenset())
 
     def api_available(self, name: str) -> bool:
@@ -248,14 +215,15 @@ class AgentRunProxyBase(HostCalls):
         if resource_id not in granted:
             refusal = PermissionDeniedError.of(
                 "permission_denied.resource",
-                f"{label} {resource_id!r} is not granted to this run (granted: {sorted(granted)})",
+                f"{label} {resource_id!r} is not authorized for this run "
+                f"(granted: {sorted(granted)})",
                 details=details,
             )
             raise self._refused(refusal, action, resource_id)
         if operation not in granted[resource_id]:
             refusal = PermissionDeniedError.of(
                 "permission_denied.operation",
-                f"{label} {resource_id!r} is not granted operation {operation!r} "
+                f"{label} {resource_id!r} is not authorized for operation {operation!r} "
                 f"(granted: {sorted(granted[resource_id])})",
                 details=details,
             )
@@ -265,7 +233,7 @@ class AgentRunProxyBase(HostCalls):
         if not self._storage[area]:
             refusal = PermissionDeniedError.of(
                 "permission_denied.storage",
-                f"{area} storage is not granted to this run",
+                f"{area} storage is not authorized for this run",
                 details={"area": area},
             )
             raise self._refused(refusal, action, area)
@@ -302,7 +270,9 @@ class AgentRunProxyBase(HostCalls):
             return float(base)
         if remaining <= 0:
             raise self._refused(self._deadline_exceeded(), action, None)
-        return max(min(float(base), remaining), 0.001)
+        if isinstance(requested, _Bounded):
+            return requested  # cut already: the payload and the wait name the same time
+        return _Bounded(max(min(float(base), remaining), 0.001))
 
     def _deadline_exceeded(self) -> AgentAPIException:
         return AgentAPIException.of(
@@ -336,19 +306,21 @@ class AgentRunProxyBase(HostCalls):
         payload = spec.dump_params(params)
         payload["run_id"] = self.run_id
         try:
-            answer = await spec.relay(self.plugin_runtime_handler, payload, timeout=limit)
+            answer = await spec.relay(
+                as_caller(self.plugin_runtime_handler), payload, timeout=limit
+            )
             return spec.parse_result(answer)
         except (rpc.RPCError, TimeoutError, ConnectionError) as exc:
             raise map_rpc_error(spec.name, exc) from exc
 
     async def _open(
         self, spec: ActionSpec[P, R], params: P, *, timeout: float | None = None
-    ) -> AsyncIterator[R]:
+    ) -> AsyncGenerator[R]:
         """Items of a streamed action; each wait is bounded by the run's deadline."""
         limit = await self._live_timeout(spec, timeout)
         payload = spec.dump_params(params)
         payload["run_id"] = self.run_id
-        stream = spec.relay_stream(self.plugin_runtime_handler, payload, timeout=limit)
+        stream = spec.relay_stream(as_caller(self.plugin_runtime_handler), payload, timeout=limit)
         try:
             async with stream as items:
                 iterator = aiter(items)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
 from langbot_plugin.api.entities.builtin.agent_runner.resources import (
     KnowledgeBaseResource,
     ModelResource,
@@ -16,12 +18,16 @@ from langbot_plugin.api.entities.builtin.provider.message import (
     Message,
     MessageChunk,
 )
+from langbot_plugin.api.entities.builtin.provider.reasoning import ReasoningLevel
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.protocol.host_api import knowledge, models
 from langbot_plugin.protocol.host_api.models import RerankResult, ToolDetail
 
-__all__ = ["AgentRunResourceAPIMixin"]
+__all__ = ["RUN_RETRIEVE_WAIT", "AgentRunResourceAPIMixin"]
+
+#: How long a run waits for a retrieval (the reference's wait; the deadline cuts it).
+RUN_RETRIEVE_WAIT = 30.0
 
 
 class AgentRunResourceAPIMixin(AgentRunProxyBase):
@@ -30,16 +36,17 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
     # ------------------------------------------------------------------ grants
 
     def get_allowed_models(self) -> list[ModelResource]:
-        """The models granted to the run."""
-        return self.ctx.resources.models
+        """The models granted to the run (a copy: the grants were frozen when the proxy
+        was made, and changing what this returns or ``ctx.resources`` changes nothing)."""
+        return [m.model_copy(deep=True) for m in self._resources.models]
 
     def get_allowed_tools(self) -> list[ToolResource]:
-        """The tools granted to the run."""
-        return self.ctx.resources.tools
+        """The tools granted to the run (a copy, see :meth:`get_allowed_models`)."""
+        return [t.model_copy(deep=True) for t in self._resources.tools]
 
     def get_allowed_knowledge_bases(self) -> list[KnowledgeBaseResource]:
-        """The knowledge bases granted to the run."""
-        return self.ctx.resources.knowledge_bases
+        """The knowledge bases granted to the run (a copy, see :meth:`get_allowed_models`)."""
+        return [k.model_copy(deep=True) for k in self._resources.knowledge_bases]
 
     async def get_llm_models(self) -> list[str]:
         """The ids of the models granted to the run (answered locally, nothing is sent)."""
@@ -80,11 +87,16 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         funcs: Sequence[LLMTool] | None = None,
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
+        *,
+        reasoning_level: ReasoningLevel | None = None,
     ) -> int:
         """How many tokens ``messages`` (and ``funcs``) take for a model."""
         self._require(models.COUNT_TOKENS, llm_model_uuid)
         limit = self._timeout(models.COUNT_TOKENS.default_wait, timeout, models.COUNT_TOKENS.name)
-        params = self._llm_params(llm_model_uuid, messages, funcs, extra_args, timeout=limit)
+        level = await self._reasoning(reasoning_level)
+        params = self._llm_params(
+            llm_model_uuid, messages, funcs, extra_args, timeout=limit, **level
+        )
         return await self._count_tokens(params, timeout=limit)
 
     async def invoke_llm(  # noqa: PLR0917 -- reference signature
@@ -95,10 +107,16 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
         remove_think: bool | None = None,
+        *,
+        reasoning_level: ReasoningLevel | None = None,
     ) -> Message:
-        """A model's complete answer."""
+        """A model's complete answer (``reasoning_level``: how much it should reason, on
+        a host that supports it)."""
+        level: dict[str, ReasoningLevel] = (
+            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
+        )
         result = await self.invoke_llm_with_usage(
-            llm_model_uuid, messages, funcs, extra_args, timeout, remove_think
+            llm_model_uuid, messages, funcs, extra_args, timeout, remove_think, **level
         )
         return result.message
 
@@ -110,12 +128,21 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         extra_args: dict[str, Any] | None = None,
         timeout: float | None = None,
         remove_think: bool | None = None,
+        *,
+        reasoning_level: ReasoningLevel | None = None,
     ) -> LLMInvokeResult:
         """A model's complete answer with the provider's token usage when reported."""
         self._require(models.INVOKE_LLM, llm_model_uuid)
         limit = self._timeout(models.INVOKE_LLM.default_wait, timeout, models.INVOKE_LLM.name)
+        level = await self._reasoning(reasoning_level)
         params = self._llm_params(
-            llm_model_uuid, messages, funcs, extra_args, timeout=limit, remove_think=remove_think
+            llm_model_uuid,
+            messages,
+            funcs,
+            extra_args,
+            timeout=limit,
+            remove_think=remove_think,
+            **level,
         )
         return await self._invoke_llm(params, timeout=limit)
 
@@ -128,13 +155,19 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         remove_think: bool | None = None,
         *,
         timeout: float | None = None,
-    ) -> AsyncIterator[MessageChunk]:
+        reasoning_level: ReasoningLevel | None = None,
+    ) -> AsyncGenerator[MessageChunk]:
         """A model's answer as incremental chunks (see ``CumulativeText`` for deltas)."""
-        async for event in self.invoke_llm_stream_events(
-            llm_model_uuid, messages, funcs, extra_args, remove_think, timeout=timeout
-        ):
-            if event.chunk is not None:
-                yield event.chunk
+        level: dict[str, ReasoningLevel] = (
+            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
+        )
+        events = self.invoke_llm_stream_events(
+            llm_model_uuid, messages, funcs, extra_args, remove_think, timeout=timeout, **level
+        )
+        async with aclosing(events) as owned:
+            async for event in owned:
+                if event.chunk is not None:
+                    yield event.chunk
 
     async def invoke_llm_stream_events(
         self,
@@ -145,18 +178,27 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         remove_think: bool | None = None,
         *,
         timeout: float | None = None,
-    ) -> AsyncIterator[LLMStreamEvent]:
+        reasoning_level: ReasoningLevel | None = None,
+    ) -> AsyncGenerator[LLMStreamEvent]:
         """A model's answer as events (chunks and usage reports); ``timeout`` bounds
         each wait (default 120 s) and everything stops at the run's deadline."""
         self._require(models.INVOKE_LLM_STREAM, llm_model_uuid)
         per_item = self._timeout(
             models.INVOKE_LLM_STREAM.default_wait, timeout, models.INVOKE_LLM_STREAM.name
         )
+        level = await self._reasoning(reasoning_level)
         params = self._llm_params(
-            llm_model_uuid, messages, funcs, extra_args, timeout=per_item, remove_think=remove_think
+            llm_model_uuid,
+            messages,
+            funcs,
+            extra_args,
+            timeout=per_item,
+            remove_think=remove_think,
+            **level,
         )
-        async for event in self._llm_events(params, timeout=per_item):
-            yield event
+        async with aclosing(self._llm_events(params, timeout=per_item)) as owned:
+            async for event in owned:
+                yield event
 
     async def invoke_rerank(  # noqa: PLR0917 -- reference signature
         self,
@@ -190,7 +232,20 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         """Call a granted tool; returns the tool's result (any JSON value)."""
         self._require(models.CALL_TOOL, tool_name)
         params = models.CallToolParams(tool_name=tool_name, parameters=parameters)
-        return (await self._send(models.CALL_TOOL, params)).result
+        try:
+            answer = await self._send(models.CALL_TOOL, params)
+        except AgentAPIException as exc:
+            if exc.code != "host.malformed_response":
+                raise
+            answer = None
+        if answer is None or "result" not in answer.model_fields_set:
+            # a run's call is answered with ``result``; name what is missing
+            raise AgentAPIException.of(
+                "host.malformed_response",
+                f"{models.CALL_TOOL.name} answer lacks 'result'",
+                details={"action": models.CALL_TOOL.name, "missing_key": "result"},
+            )
+        return answer.result
 
     # ------------------------------------------------------------------ knowledge
 
@@ -203,4 +258,5 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         params = knowledge.RetrievalParams(
             kb_id=kb_id, query_text=query_text, top_k=top_k, filters=filters or {}
         )
-        return (await self._send(knowledge.RETRIEVE_KNOWLEDGE_BASE, params)).results
+        spec = knowledge.RETRIEVE_KNOWLEDGE_BASE
+        return (await self._send(spec, params, timeout=RUN_RETRIEVE_WAIT)).results

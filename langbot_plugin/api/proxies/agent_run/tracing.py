@@ -43,16 +43,18 @@ def _as_record(value: Any) -> dict[str, Any]:
 class TracedRunAPI:
     """``api`` with its calls traced into ``emit`` (see the module docstring)."""
 
-    def __init__(self, api: AgentRunAPIProxy, emit: ResultSink) -> None:
+    def __init__(self, api: AgentRunAPIProxy, emit: ResultSink, run_id: str | None = None) -> None:
         self._api = api
         self._emit = emit
+        # the invocation's run (a test may hand in any object as the API)
+        self._run_id = api.run_id if run_id is None else run_id
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._api, name)
 
     @property
     def run_id(self) -> str:
-        return self._api.run_id
+        return self._run_id
 
     async def _traced(
         self, name: str, parameters: dict[str, Any], call: Callable[[], Awaitable[T]]

@@ -1,4 +1,4 @@
-"""0.7 path of the admin run API (not supported: every call raises ``not_supported``)."""
+"""0.7 path of the admin run API (see :mod:`langbot_plugin.api.proxies.agent_run.admin`)."""
 
 from langbot_plugin.api.entities.builtin.runner.result import RunnerResult
 from langbot_plugin.api.proxies.agent_run.admin import (

@@ -1,33 +1,48 @@
-"""One invocation of a runner: its context bound, its results in order.
+"""One invocation of a runner: its context bound, its results as they happen.
 
-:func:`invoke_runner` is what ``AgentRunner.invoke(ctx)`` returns. It builds the run's
-API (:class:`~langbot_plugin.api.proxies.agent_run.tracing.TracedRunAPI` over the
-granted proxy), binds ``ctx`` to it (``ctx.api``, ``ctx.reply``, ``ctx.log`` ...) and
-the invocation task-locally (:mod:`langbot_plugin.api.proxies.invocation`), then runs
-``run(ctx)``:
+:func:`invoke_runner` is what ``AgentRunner.invoke(ctx)`` returns (the worker drives
+it; a plugin's own unit test may too). It builds the run's API
+(:class:`~langbot_plugin.api.proxies.agent_run.tracing.TracedRunAPI` over
+``runner.get_run_api(ctx)``, an override included), binds ``ctx`` to it (``ctx.api``,
+``ctx.reply``, ``ctx.log`` ...) and runs ``run(ctx)`` with the invocation bound
+task-locally (:mod:`langbot_plugin.api.proxies.invocation`):
 
-* an async generator: each result it yields comes out after the results the context
-  produced during that step (logs, tool-call traces), so the order is what happened;
-* a coroutine (the event-handler style): the context's results come out when it
-  returns; it must return ``None``.
+* an async generator: each result it yields (of this run: a result naming another
+  run's ``run_id`` is refused with :class:`ValueError`) comes out in order with what
+  the context produced (logs, tool-call traces); a terminal result (``run.completed``
+  or ``run.failed``) ends the run and closes the generator;
+* a coroutine (the event-handler style): it must return ``None``;
+* either way, a run that ends without a terminal result gets ``run.completed``, as in
+  the reference.
 
-No task is started: the caller drives the invocation step by step (the worker bounds
-each step by the run's deadline). The context's results wait in a bounded buffer;
-one step producing more than :data:`MAX_PENDING_RESULTS` of them fails that call with
-``result_buffer_full`` rather than dropping any.
+The results come out **as they happen**: ``run(ctx)`` runs in a task of its own, its
+results wait in a bounded buffer (:data:`RESULT_BUFFER`; a producer waits when it is
+full, nothing is dropped), and a ``ctx.log`` line is yielded while the coroutine is
+still running. A generator runner still goes one result at a time: after each result
+it yields it waits until the consumer asks for the next (so the worker reports a
+step's refusals before the runner acts again). Closing the stream (``aclose``, or
+the worker cancelling the run) cancels that task and waits for it. A failure comes
+out after the results produced before it.
+
+The task is owned by the generator, not by an anyio task group: an async generator
+cannot keep a cancel scope open across its yields (its consumer's scopes, the
+worker's per-step deadline among them, would interleave with it). It is created on
+the first step, and cancelled and awaited when the stream ends, however it ends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
-from collections import deque
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, cast
 
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
-from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
-from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
+from langbot_plugin.api.entities.builtin.agent_runner.result import (
+    AgentRunResult,
+    AgentRunResultType,
+)
 from langbot_plugin.api.proxies.agent_run.tracing import TracedRunAPI
 from langbot_plugin.api.proxies.invocation import bind_invocation, current_binding
 from langbot_plugin.rpc.errors import NotReadyError
@@ -35,67 +50,145 @@ from langbot_plugin.rpc.errors import NotReadyError
 if TYPE_CHECKING:
     from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
 
-__all__ = ["MAX_PENDING_RESULTS", "invoke_runner"]
+__all__ = ["RESULT_BUFFER", "TERMINAL_RESULTS", "invoke_runner"]
 
-#: The most context-produced results (logs, traces) one step may leave waiting.
-MAX_PENDING_RESULTS = 1024
-
-
-class _Pending:
-    def __init__(self) -> None:
-        self.items: deque[AgentRunResult] = deque()
-
-    async def __call__(self, result: AgentRunResult) -> None:
-        if len(self.items) >= MAX_PENDING_RESULTS:
-            raise AgentAPIException.of(
-                "result_buffer_full",
-                f"more than {MAX_PENDING_RESULTS} log and trace results in one step; "
-                "yield a result (or log less) so they can be sent",
-                details={"limit": MAX_PENDING_RESULTS},
-            )
-        self.items.append(result)
-
-    def drain(self) -> list[AgentRunResult]:
-        drained = list(self.items)
-        self.items.clear()
-        return drained
+#: How many results may wait for the consumer before the runner waits.
+RESULT_BUFFER = 256
+#: The result types that end a run.
+TERMINAL_RESULTS = frozenset({"run.completed", "run.failed"})
 
 
 class _Unconnected:
-    """``ctx.api`` of a runner no runtime connected (a unit test calling ``invoke``):
-    each call says so; ``ctx.log`` still works."""
+    """``ctx.api`` of a runner no runtime connected (a unit test calling ``invoke``
+    without overriding ``get_run_api``): each call says so; ``ctx.log`` still works."""
 
     def __getattr__(self, name: str) -> Any:
         raise NotReadyError(f"ctx.api.{name}: this runner is not connected to a runtime")
 
 
+def _run_api(runner: AgentRunner, ctx: AgentRunContext, handler: Any) -> Any:
+    from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
+
+    overridden = (
+        "get_run_api" in vars(runner) or type(runner).get_run_api is not AgentRunner.get_run_api
+    )
+    if handler is None and not overridden:
+        return None
+    return runner.get_run_api(ctx)
+
+
+def _run_id_of(result: object) -> object:
+    if isinstance(result, AgentRunResult):
+        return result.run_id
+    if isinstance(result, dict):
+        return cast(dict[str, Any], result).get("run_id")
+    return None
+
+
+def _type_of(result: object) -> object:
+    kind = (
+        result.type
+        if isinstance(result, AgentRunResult)
+        else cast(dict[str, Any], result).get("type")
+        if isinstance(result, dict)
+        else None
+    )
+    return kind.value if isinstance(kind, AgentRunResultType) else kind
+
+
+class _Turns:
+    """Keeps a generator runner from running ahead: after each result it yields it
+    waits until the consumer asks for the next one (as when the consumer drives the
+    generator itself), so what the consumer does with a result (the worker reports
+    the step's refusals) happens before the runner goes on."""
+
+    def __init__(self) -> None:
+        self.waiting = False
+        self._go = asyncio.Event()
+
+    async def wait(self) -> None:
+        self.waiting = True
+        try:
+            await self._go.wait()
+        finally:
+            self._go.clear()
+            self.waiting = False
+
+    def ask(self) -> None:
+        if self.waiting:
+            self._go.set()
+
+
+async def _execute(runner: AgentRunner, ctx: AgentRunContext, put: Any, turns: _Turns) -> None:
+    """Run ``run(ctx)`` and put its results; ``run.completed`` if it ends without one."""
+    terminal = False
+    execution = runner.run(ctx)
+    if inspect.isasyncgen(execution):
+        async with contextlib.aclosing(cast(AsyncGenerator[Any], execution)) as results:
+            async for result in results:
+                run_id = _run_id_of(result)
+                if run_id and run_id != ctx.run_id:
+                    raise ValueError(
+                        f"Runner result belongs to a different invocation (run {run_id!r}, "
+                        f"this run is {ctx.run_id!r})"
+                    )
+                await put(result)
+                if _type_of(result) in TERMINAL_RESULTS:
+                    terminal = True
+                    break
+                await turns.wait()
+    elif inspect.isawaitable(execution):
+        if await execution is not None:
+            raise TypeError("a coroutine Runner.run must return None; yield results")
+    else:
+        raise TypeError("Runner.run must be an async generator or a coroutine function")
+    if not terminal:
+        await put(AgentRunResult.run_completed(ctx.run_id))
+
+
 async def invoke_runner(runner: AgentRunner, ctx: AgentRunContext) -> AsyncGenerator[Any]:
     """See the module docstring."""
     handler = runner._handler()  # pyright: ignore[reportPrivateUsage]
-    pending = _Pending()
-    api: Any = _Unconnected() if handler is None else TracedRunAPI(runner.get_run_api(ctx), pending)
-    binding = current_binding(handler)
+    buffer: asyncio.Queue[Any] = asyncio.Queue(maxsize=RESULT_BUFFER)
+    raw_api = _run_api(runner, ctx, handler)
+    api: Any = _Unconnected() if raw_api is None else TracedRunAPI(raw_api, buffer.put, ctx.run_id)
+    installation = current_binding(handler)
     config = runner.get_plugin_config()
-    with (
-        ctx.activate(api, pending),
-        bind_invocation(handler, api, config=config, binding=binding),
-    ):
+
+    turns = _Turns()
+
+    async def bound() -> None:
+        with bind_invocation(handler, api, config=config, binding=installation):
+            await _execute(runner, ctx, buffer.put, turns)
+
+    with ctx.activate(api, buffer.put):
+        task = asyncio.get_running_loop().create_task(bound())
         try:
-            execution = runner.run(ctx)
-            if inspect.isasyncgen(execution):
-                async with contextlib.aclosing(cast(AsyncGenerator[Any], execution)) as results:
-                    async for result in results:
-                        for item in pending.drain():
-                            yield item
-                        yield result
-            elif inspect.isawaitable(execution):
-                if await execution is not None:
-                    raise TypeError("a coroutine Runner.run must return None; yield results")
-            else:
-                raise TypeError("Runner.run must be an async generator or a coroutine function")
-        except Exception:
-            for item in pending.drain():  # what happened before the failure is still reported
+            while (item := await _next(buffer, task, turns)) is not None:
                 yield item
-            raise
-        for item in pending.drain():
-            yield item
+            await task  # its failure, after what it produced
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+async def _next(buffer: asyncio.Queue[Any], task: asyncio.Task[None], turns: _Turns) -> Any:
+    """The next result of the run, or ``None`` once its task has ended and every
+    result it produced has been taken."""
+    while True:
+        try:
+            return buffer.get_nowait()
+        except asyncio.QueueEmpty:
+            if task.done():
+                return None
+        turns.ask()  # all taken: a generator runner waiting for its turn goes on
+        getter = asyncio.ensure_future(buffer.get())
+        try:
+            await asyncio.wait((getter, task), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not getter.done():
+                getter.cancel()  # nothing is lost: the item stays in the buffer
+        if getter.done() and not getter.cancelled():
+            return getter.result()

@@ -3,17 +3,20 @@
 A runner gets an :class:`AgentRunContext` and yields :class:`AgentRunResult` items:
 ``message.delta`` while it streams (each carrying the *cumulative* text so far),
 then ``message.completed`` and/or ``run.completed``, or ``run.failed``. It talks to
-LangBot only through the run-scoped API from :meth:`AgentRunner.get_run_api`, which
-enforces what the run was granted.
+LangBot through the run-scoped API from :meth:`AgentRunner.get_run_api` (``ctx.api``),
+which enforces what the run was granted. ``self.plugin`` is the plugin object, as for
+every component; inside a run its host calls that the run API also has
+(``invoke_llm``, ``call_tool``, storage, ...) are the run's, held to its grants
+(:func:`~langbot_plugin.api.proxies.invocation.run_scoped`).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from langbot_plugin.api.definition.components.base import BaseComponent
+from langbot_plugin.api.definition.components.base import BaseComponent, BasePlugin
 from langbot_plugin.api.proxies.invocation import current_config
 
 if TYPE_CHECKING:
@@ -47,26 +50,19 @@ class AgentRunner(BaseComponent):
 
     __kind__ = "AgentRunner"
 
+    #: The plugin object, as for every component (the worker sets it; ``None`` before).
+    plugin: BasePlugin = None  # pyright: ignore[reportAssignmentType]
     _plugin_runtime_handler: Any = None
     _plugin_config: dict[str, Any] = {}
     _plugin_identity: str | None = None
-    _permissions: dict[str, Any] | None = None
 
     def __init__(self) -> None:
         super().__init__()
         self._plugin_runtime_handler = None
         self._plugin_config = {}
         self._plugin_identity = None
-        self._permissions = None
         #: Event callbacks by platform event class (see :meth:`handler`).
         self.registered_handlers: dict[type[EBAEvent], list[EventHandler]] = {}
-
-    @property
-    def plugin(self) -> NoReturn:  # type: ignore[override]
-        raise RuntimeError(
-            "agent runners do not get the plugin object; use get_run_api(ctx) for host "
-            "calls and get_plugin_config() for settings"
-        )
 
     def bind_runtime(
         self,
@@ -74,17 +70,11 @@ class AgentRunner(BaseComponent):
         plugin_runtime_handler: Any,
         plugin_config: dict[str, Any] | None = None,
         plugin_identity: str | None = None,
-        permissions: dict[str, Any] | None = None,
     ) -> None:
-        """Called by the worker before ``initialize``.
-
-        ``permissions`` is the manifest's ``spec.permissions``: what a granted resource
-        without an explicit ``operations`` list may be used for.
-        """
+        """Called by the worker before ``initialize``."""
         self._plugin_runtime_handler = plugin_runtime_handler
         self._plugin_config = dict(plugin_config or {})
         self._plugin_identity = plugin_identity
-        self._permissions = dict(permissions) if permissions else None
 
     def _handler(self) -> Any:
         return self._plugin_runtime_handler
@@ -105,11 +95,7 @@ class AgentRunner(BaseComponent):
 
         if self._plugin_runtime_handler is None:
             raise RuntimeError("this runner is not connected to a runtime yet")
-        return AgentRunAPIProxy(
-            ctx=ctx,
-            plugin_runtime_handler=self._plugin_runtime_handler,
-            permissions=self._permissions,
-        )
+        return AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=self._plugin_runtime_handler)
 
     @classmethod
     def get_config_schema(cls) -> list[dict[str, Any]]:
@@ -144,7 +130,7 @@ class AgentRunner(BaseComponent):
             EBAEvent
         )
         if not callbacks:
-            raise ValueError(f"no handler registered for {ctx.event.event_type}")
+            raise ValueError(f"No handler registered for {ctx.event.event_type}")
         for callback in callbacks:
             await callback(ctx)
 

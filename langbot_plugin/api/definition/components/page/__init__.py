@@ -14,4 +14,6 @@ class Page(BaseComponent):
     __kind__ = "Page"
 
     async def handle_api(self, request: PageRequest) -> PageResponse:
-        return PageResponse.fail(f"{type(self).__name__} does not handle {request.endpoint}")
+        """By default every request fails with ``Not implemented`` (the reference's words,
+        which a page's tests compare with)."""
+        return PageResponse.fail("Not implemented")

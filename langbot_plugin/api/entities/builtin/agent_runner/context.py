@@ -59,6 +59,7 @@ __all__ = [
     "ContextAccess",
     "ConversationContext",
     "DeliveryContext",
+    "RunContextInactiveError",
     "SubjectContext",
 ]
 
@@ -102,7 +103,9 @@ class AgentRunContext(HostContextModel, RunContextCalls):
         context itself produces (``log``). Used by the runner component around
         ``run(ctx)``; a context is active in one run at a time."""
         if self._api is not None:
-            raise RuntimeError("this run context is already active")
+            raise RuntimeError(
+                "Runner context is already active: a context runs in one invocation at a time"
+            )
         self._api, self._emit = api, emit
         try:
             yield self
@@ -165,8 +168,13 @@ class AgentRunContext(HostContextModel, RunContextCalls):
         await self._emit(AgentRunResult.processor_log(self.run_id, str(text), level))
 
 
-def _inactive(name: str) -> NotReadyError:
-    return NotReadyError(
-        f"ctx.{name} needs an active run: the context is bound to the run's API only "
-        "while the runner component runs it"
+class RunContextInactiveError(NotReadyError, RuntimeError):
+    """A run context's API was used outside its run (``not_ready``; a
+    :class:`RuntimeError` too, as the reference raises)."""
+
+
+def _inactive(name: str) -> RunContextInactiveError:
+    return RunContextInactiveError(
+        f"Runner context is not active: ctx.{name} is bound to the run's API only while "
+        "the runner component runs it"
     )

@@ -1,12 +1,40 @@
 """The operations a run may be granted on each kind of resource (manifest permission
-values, and the ``operations`` of a granted resource)."""
+values, and the ``operations`` of a granted resource).
+
+A resource granted with an empty (or missing) ``operations`` list gets the default
+operations of its kind (:data:`DEFAULT_RESOURCE_OPERATIONS`), as the released LangBot
+host (``_resource_operations`` of its run session registry) and both reference SDK
+lines read it. The resource itself must still be granted: an id that is not listed
+gets nothing.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, get_args
 
-__all__ = ["KnowledgeBaseOperation", "ModelOperation", "ToolOperation"]
+__all__ = [
+    "DEFAULT_RESOURCE_OPERATIONS",
+    "KnowledgeBaseOperation",
+    "ModelOperation",
+    "ToolOperation",
+    "effective_operations",
+]
 
 ModelOperation = Literal["invoke", "stream", "rerank", "count_tokens"]
 ToolOperation = Literal["detail", "call"]
 KnowledgeBaseOperation = Literal["list", "retrieve"]
+
+#: Resource kind -> the operations a grant without an ``operations`` list gives.
+DEFAULT_RESOURCE_OPERATIONS: dict[str, frozenset[str]] = {
+    "model": frozenset(get_args(ModelOperation)),
+    "tool": frozenset(get_args(ToolOperation)),
+    "knowledge_base": frozenset(get_args(KnowledgeBaseOperation)),
+}
+
+
+def effective_operations(kind: str, operations: Iterable[object] | None) -> frozenset[str]:
+    """The operations a granted resource of ``kind`` may be used for: its explicit
+    ``operations``, else the defaults of its kind."""
+    explicit = frozenset(str(op) for op in operations or ())
+    return explicit or DEFAULT_RESOURCE_OPERATIONS.get(kind, frozenset())

@@ -1,11 +1,16 @@
 """Event-based platform events that only one platform emits (WeCom AI bot, WeCom
-customer service, DingTalk); import them from :mod:`.events`."""
+customer service, DingTalk); import them from :mod:`.events`.
+
+Each is a direct subclass of :class:`EBAEvent`, as in the reference, so code that
+enumerates ``EBAEvent.__subclasses__()`` sees every public event; the fields the WeCom
+events share come from the mixins :class:`_ChatFields` and :class:`_WecomCSFields`
+(models that are not events themselves)."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform._event_base import EBAEvent
@@ -24,7 +29,7 @@ __all__ = [
 _ChatType = platform_entities.ChatType
 
 
-class _ChatEvent(EBAEvent):
+class _ChatFields(BaseModel):
     """Fields shared by the chat-bound vendor events; ``data`` is the raw callback."""
 
     user: platform_entities.User | None = None
@@ -36,7 +41,7 @@ class _ChatEvent(EBAEvent):
 # ---------------------------------------------------------------------- WeCom AI bot
 
 
-class WecomBotEnterChatEvent(_ChatEvent):
+class WecomBotEnterChatEvent(_ChatFields, EBAEvent):
     """A user opened a conversation with the AI bot (not a friend request)."""
 
     summary_field: ClassVar[str] = "chat_id"
@@ -44,7 +49,7 @@ class WecomBotEnterChatEvent(_ChatEvent):
     message_id: str = ""
 
 
-class WecomBotTemplateCardEvent(_ChatEvent):
+class WecomBotTemplateCardEvent(_ChatFields, EBAEvent):
     """A user clicked or submitted a template card the host does not manage itself."""
 
     summary_field: ClassVar[str] = "event_key"
@@ -74,14 +79,14 @@ class DingTalkCardActionEvent(EBAEvent):
 # ---------------------------------------------------------------------- WeCom customer service
 
 
-class _WecomCSEvent(_ChatEvent):
+class _WecomCSFields(_ChatFields):
     """A WeCom customer-service callback: the service account and the customer."""
 
     open_kfid: str = ""
     external_userid: str = ""
 
 
-class WecomCSEnterSessionEvent(_WecomCSEvent):
+class WecomCSEnterSessionEvent(_WecomCSFields, EBAEvent):
     """A customer opened a customer-service conversation."""
 
     summary_field: ClassVar[str] = "external_userid"
@@ -92,7 +97,7 @@ class WecomCSEnterSessionEvent(_WecomCSEvent):
     wechat_channels: dict[str, Any] = Field(default_factory=dict)
 
 
-class WecomCSMessageSendFailedEvent(_WecomCSEvent):
+class WecomCSMessageSendFailedEvent(_WecomCSFields, EBAEvent):
     """WeCom could not deliver an outgoing customer-service message."""
 
     summary_field: ClassVar[str] = "fail_msgid"
@@ -101,7 +106,7 @@ class WecomCSMessageSendFailedEvent(_WecomCSEvent):
     fail_type: int = 0
 
 
-class WecomCSServicerStatusChangedEvent(_WecomCSEvent):
+class WecomCSServicerStatusChangedEvent(_WecomCSFields, EBAEvent):
     """A customer-service representative became available or unavailable."""
 
     summary_field: ClassVar[str] = "servicer_userid"
@@ -111,7 +116,7 @@ class WecomCSServicerStatusChangedEvent(_WecomCSEvent):
     stop_type: int = 0
 
 
-class WecomCSSessionStatusChangedEvent(_WecomCSEvent):
+class WecomCSSessionStatusChangedEvent(_WecomCSFields, EBAEvent):
     """A conversation was assigned, transferred or closed."""
 
     summary_field: ClassVar[str] = "external_userid"
@@ -122,7 +127,7 @@ class WecomCSSessionStatusChangedEvent(_WecomCSEvent):
     msg_code: str = ""
 
 
-class WecomCSRejectCustomerMessageChangedEvent(_WecomCSEvent):
+class WecomCSRejectCustomerMessageChangedEvent(_WecomCSFields, EBAEvent):
     """A representative turned the rejection of customer messages on or off."""
 
     summary_field: ClassVar[str] = "external_userid"

@@ -9,9 +9,9 @@ modifies the input. Items of an unknown ``type`` become :class:`Unknown`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import (
     BaseModel,
@@ -106,7 +106,20 @@ class MessageChain(RootModel[list[SerializeAsAny[MessageComponent]]]):
     model_config = ConfigDict(defer_build=True)
 
     def __init__(self, root: Iterable[MessageComponent | dict[str, Any]] | None = None) -> None:
+        """Components, or their wire dicts. Anything else raises :class:`ValueError`
+        (a string, a number), as the reference's constructor does; received data is
+        read leniently by ``model_validate`` instead."""
+        given = cast(object, root)
+        if isinstance(given, str | bytes | Mapping) or not (
+            given is None or isinstance(given, Iterable)
+        ):
+            raise ValueError(f"root must be a list of message components, not {type(given)}")
         items: list[Any] = list(root) if root is not None else []
+        for item in items:
+            if not isinstance(item, MessageComponent) and not (
+                isinstance(item, dict) and isinstance(item.get("type"), str)  # pyright: ignore[reportUnknownMemberType]
+            ):
+                raise ValueError(f"root must be a list of MessageComponent, but got {type(item)}")
         super().__init__(root=items)
 
     @model_validator(mode="before")

@@ -95,12 +95,12 @@ class Session(WorkspaceExecutionScope, _Timestamps):
 
     @field_validator("launcher_type", mode="before")
     @classmethod
-    def validate_launcher_type(cls, value: Any) -> LauncherTypes:
-        return value if isinstance(value, LauncherTypes) else LauncherTypes(value)
+    def validate_launcher_type(cls, v: Any) -> LauncherTypes:
+        return v if isinstance(v, LauncherTypes) else LauncherTypes(v)
 
     @field_serializer("launcher_type")
-    def serialize_launcher_type(self, value: LauncherTypes) -> str:
-        return value.value
+    def serialize_launcher_type(self, v: LauncherTypes, _info: Any = None) -> str:
+        return v.value
 
 
 attach_legacy_config(Conversation, Session)
