@@ -19,20 +19,21 @@ from tests.conftest import free_port
 
 @asynccontextmanager
 async def running_runtime(**options: Any) -> AsyncGenerator[PluginRuntime]:
-    scratch = tempfile.TemporaryDirectory(prefix="lbp-rt-")
-    options.setdefault("data_dir", Path(scratch.name))
-    opts = RuntimeOptions(
-        host="127.0.0.1", control_port=free_port(), debug_port=free_port(), **options
-    )
-    runtime = PluginRuntime(opts)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(runtime.run)
-        await runtime.wait_started()
-        try:
-            yield runtime
-        finally:
-            runtime.stop()
-    scratch.cleanup()
+    # A with block, not a cleanup after the yield: a failing test would otherwise leave
+    # the folder to the garbage collector, whose ResourceWarning then fails a later test.
+    with tempfile.TemporaryDirectory(prefix="lbp-rt-") as scratch:
+        options.setdefault("data_dir", Path(scratch))
+        opts = RuntimeOptions(
+            host="127.0.0.1", control_port=free_port(), debug_port=free_port(), **options
+        )
+        runtime = PluginRuntime(opts)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(runtime.run)
+            await runtime.wait_started()
+            try:
+                yield runtime
+            finally:
+                runtime.stop()
 
 
 def component(kind: str, name: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
