@@ -69,6 +69,8 @@ def main(argv: list[str]) -> int:
             key = load_private_key(args.key)
         except KeyFormatError as exc:
             raise CliError(str(exc), USAGE) from None
+        if args.key.stat().st_mode & 0o077:
+            sys.stderr.write(f"{PROG}: warning: {args.key} is readable by others (chmod 600)\n")
         key_id: str = args.key_id or key.key_id
         try:
             signed = sign_archive(content, key_id, key.signer)

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from langbot_plugin.certification import (
     STATUS_REASONS,
     EnvelopeFormatError,
+    SignatureVerifier,
     read_manifest_identity,
     verify_signature,
 )
 from langbot_plugin.rpc import RPCError
 from langbot_plugin.runtime.state import Policy
-from langbot_plugin.signing_keys import key_ring
 
 __all__ = ["PackageSignatureError", "SignaturePolicy", "Verdict"]
 
@@ -58,7 +58,11 @@ def _describe(content: bytes) -> tuple[str, str]:
 class SignaturePolicy:
     def __init__(self, mode: Policy = "off", trusted: Mapping[str, str] | None = None) -> None:
         self.mode: Policy = mode
-        self.ring = key_ring(trusted or {})
+        self.ring: dict[str, SignatureVerifier] = {}
+        if mode != "off" or trusted:
+            from langbot_plugin.signing_keys import key_ring  # cryptography: when it is used
+
+            self.ring = key_ring(trusted or {})
 
     def check(self, content: bytes) -> Verdict | None:
         """The package's verdict (``None`` under ``off``); raises under ``require`` when

@@ -82,8 +82,14 @@ def test_sign_then_verify_each_status(tmp_path: Path, keys: tuple[str, str]) -> 
         assert done.err.startswith(f"lbp verify: {name}: {text}")
         assert done.err.count("\n") == 1
 
-    # in place, under another key id: verified under that id only
-    ok("sign", "plain.lbpkg", "--key", "other.key", "--key-id", "release-2025", cwd=tmp_path)
+    # in place, under another key id: verified under that id only; a key others can read
+    # is signed with, and named
+    (tmp_path / "other.key").chmod(0o644)
+    done = lbp(
+        "sign", "plain.lbpkg", "--key", "other.key", "--key-id", "release-2025", cwd=tmp_path
+    )
+    assert done.code == 0
+    assert done.err == "lbp sign: warning: other.key is readable by others (chmod 600)\n"
     other_public = (tmp_path / "other.pub").read_text().split(": ")[1].strip()
     ok("verify", "plain.lbpkg", "--trusted", f"release-2025={other_public}", cwd=tmp_path)
     assert lbp("verify", "plain.lbpkg", "--trusted", "other.pub", cwd=tmp_path).code == 1
