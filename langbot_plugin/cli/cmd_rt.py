@@ -137,6 +137,10 @@ def _serve(args: argparse.Namespace) -> int:
     if settings.config_file is not None:
         logger.info("settings from %s (flags override it)", settings.config_file)
     logger.debug("settings: %s", settings)
+    if settings.signature_policy != "off":
+        keys = ", ".join(settings.trusted_keys) or "none"
+        policy = settings.signature_policy
+        logger.info("package signature policy %s; trusted keys: %s", policy, keys)
     try:
         lock = hold_data_dir(settings.data_dir.resolve())
     except DataDirBusyError as exc:

@@ -102,6 +102,9 @@ async def test_require_refuses_every_way_in_and_admits_the_trusted_key(tmp_path:
             runtime(tmp_path, "--config", str(config)) as (rt, lines),
             host_for(rt, url) as host,
         ):
+            assert lines.matching(
+                f"package signature policy require; trusted keys: {TRUSTED.key_id}$"
+            )
             reconciled = await host.reconcile([before])
             assert reconciled.missing_artifacts == [before.installation_uuid]
             assert await host.list_plugins(before) == []
@@ -176,4 +179,4 @@ async def test_warn_installs_each_with_one_warning_line(tmp_path: Path) -> None:
         trusted, result = await host.install_package(SIGNED)
         assert result.state == "running"
         assert await hello(host, trusted) == ["hello, world"]
-        assert len(lines.matching("signature policy warn")) == len(BAD)
+        assert len(lines.matching(r"installed with package signature .*policy warn\)$")) == len(BAD)
