@@ -9,9 +9,16 @@ not change what it signs) and to the manifest's identity: ``metadata.author``/``
 the caller's (``signer(payload) -> signature``, ``key_resolver(key_id) ->
 verifier(payload, signature) -> bool``): this module knows no key type.
 
-:func:`verify_archive` never raises on a bad archive; it answers a status: ``valid``,
-``absent``, ``malformed``, ``unsupported_schema``, ``digest_mismatch``,
-``manifest_mismatch``, ``unknown_key`` or ``signature_invalid``.
+A *certification* (v2, v1) is what the LangBot host reads to place a plugin in a shared
+runtime. A plain *signature* (``signed-plugin-envelope-v1``: schema, key id, plugin id,
+version, digest, signature; no execution fields) says who published any other package:
+:func:`sign_archive` writes the one that fits the manifest. :func:`verify_archive` (what
+the host calls) reads a signature envelope as ``absent``, since it certifies nothing;
+:func:`verify_signature` checks both kinds (``lbp verify``, ``lbp rt``'s policy).
+
+Neither raises on a bad archive; they answer a status: ``valid``, ``absent``,
+``malformed``, ``unsupported_schema``, ``digest_mismatch``, ``manifest_mismatch``,
+``unknown_key`` or ``signature_invalid`` (:data:`STATUS_REASONS` says each in words).
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ __all__ = [
     "CERTIFICATION_SCHEMA",
     "LEGACY_CERTIFICATION_SCHEMA",
     "MAX_ENVELOPE_COMMENT_BYTES",
+    "SIGNATURE_SCHEMA",
+    "STATUS_REASONS",
     "CertificationEnvelope",
     "CertificationVerification",
     "EnvelopeFormatError",
@@ -42,13 +51,17 @@ __all__ = [
     "create_envelope",
     "normalized_zip_digest",
     "read_envelope",
+    "read_manifest_identity",
+    "sign_archive",
     "sign_envelope",
     "verify_archive",
+    "verify_signature",
     "write_envelope",
 ]
 
 CERTIFICATION_SCHEMA = "certified-plugin-envelope-v2"
 LEGACY_CERTIFICATION_SCHEMA = "certified-plugin-envelope-v1"
+SIGNATURE_SCHEMA = "signed-plugin-envelope-v1"
 MAX_ENVELOPE_COMMENT_BYTES = 16 * 1024
 SHARED_RUNTIME = "shared-runtime-v1"
 STATELESS = "stateless-v1"
@@ -56,6 +69,20 @@ _MAX_MANIFEST_BYTES = 1024 * 1024
 _EOCD = b"PK\x05\x06"
 _EOCD_SIZE = 22
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
+#: The schemas this module writes (and signs).
+_WRITABLE = (CERTIFICATION_SCHEMA, SIGNATURE_SCHEMA)
+
+#: Each status of a verification, in words (for ``lbp verify`` and the runtime's refusals).
+STATUS_REASONS: dict[str, str] = {
+    "valid": "signed by a trusted key",
+    "absent": "the package is not signed",
+    "malformed": "the package's signature envelope cannot be read",
+    "unsupported_schema": "the signature envelope has a schema this SDK does not know",
+    "digest_mismatch": "the package changed after it was signed",
+    "manifest_mismatch": "the envelope names another plugin or version than the manifest",
+    "unknown_key": "it is signed with a key that is not trusted",
+    "signature_invalid": "the signature does not match the envelope",
+}
 
 Signer = Callable[[bytes], bytes]
 SignatureVerifier = Callable[[bytes, bytes], bool]
@@ -88,7 +115,8 @@ class CertificationEnvelope:
     signature: str
 
     def unsigned_dict(self) -> dict[str, Any]:
-        """What the signature covers (``component_model`` is not in a v1 envelope)."""
+        """What the signature covers: the schema's fields (``component_model`` is not in
+        a v1 envelope, neither execution field in a signature envelope)."""
         value: dict[str, Any] = {
             "schema": self.schema,
             "key_id": self.key_id,
@@ -98,9 +126,8 @@ class CertificationEnvelope:
             "shared_runtime": self.shared_runtime,
             "component_model": self.component_model,
         }
-        if self.schema == LEGACY_CERTIFICATION_SCHEMA:
-            del value["component_model"]
-        return value
+        fields = _fields_of(self.schema)
+        return {key: item for key, item in value.items() if key in fields}
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.unsigned_dict(), "signature": self.signature}
@@ -162,7 +189,7 @@ def _text(value: Any, field: str) -> str:
 
 def _check(envelope: CertificationEnvelope, *, any_schema: bool, signed: bool = True) -> None:
     schema = _text(envelope.schema, "schema")
-    if not any_schema and schema != CERTIFICATION_SCHEMA:
+    if not any_schema and schema not in _WRITABLE:
         raise EnvelopeFormatError("certification envelope schema is unsupported")
     _text(envelope.key_id, "key_id")
     plugin = envelope.plugin_id
@@ -178,6 +205,11 @@ def _check(envelope: CertificationEnvelope, *, any_schema: bool, signed: bool = 
     if envelope.component_model not in (None, STATELESS):
         raise EnvelopeFormatError("certification envelope component_model is invalid")
     legacy = schema == LEGACY_CERTIFICATION_SCHEMA
+    if schema == SIGNATURE_SCHEMA and (envelope.shared_runtime, envelope.component_model) != (
+        None,
+        None,
+    ):
+        raise EnvelopeFormatError("a signature envelope carries no execution fields")
     if schema == CERTIFICATION_SCHEMA and (
         envelope.shared_runtime != SHARED_RUNTIME or envelope.component_model != STATELESS
     ):
@@ -238,6 +270,23 @@ def read_manifest_identity(
 # --------------------------------------------------------------------------- envelopes
 
 
+def _signed(
+    archive: bytes, identity: ManifestIdentity, schema: str, key_id: str, signer: Signer
+) -> CertificationEnvelope:
+    certification = schema != SIGNATURE_SCHEMA
+    unsigned = CertificationEnvelope(
+        schema=schema,
+        key_id=_text(key_id, "key_id"),
+        plugin_id={"author": identity["author"], "name": identity["name"]},
+        version=identity["version"],
+        digest=normalized_zip_digest(archive),
+        shared_runtime=identity["shared_runtime"] if certification else None,
+        component_model=identity["component_model"] if certification else None,
+        signature="",
+    )
+    return sign_envelope(unsigned, signer)
+
+
 def create_envelope(archive: bytes, key_id: str, signer: Signer) -> CertificationEnvelope:
     """A signed v2 envelope for ``archive`` (its manifest must declare the shared runtime)."""
     identity = read_manifest_identity(archive)
@@ -245,17 +294,19 @@ def create_envelope(archive: bytes, key_id: str, signer: Signer) -> Certificatio
         raise EnvelopeFormatError(
             "certification requires sharedRuntime shared-runtime-v1 and componentModel stateless-v1"
         )
-    unsigned = CertificationEnvelope(
-        schema=CERTIFICATION_SCHEMA,
-        key_id=_text(key_id, "key_id"),
-        plugin_id={"author": identity["author"], "name": identity["name"]},
-        version=identity["version"],
-        digest=normalized_zip_digest(archive),
-        shared_runtime=identity["shared_runtime"],
-        component_model=identity["component_model"],
-        signature="",
-    )
-    return sign_envelope(unsigned, signer)
+    return _signed(archive, identity, CERTIFICATION_SCHEMA, key_id, signer)
+
+
+def sign_archive(archive: bytes, key_id: str, signer: Signer) -> bytes:
+    """``archive`` signed: a v2 certification when its manifest declares the shared
+    runtime, else a signature envelope (which the host does not read as a certification).
+    An envelope already there is replaced; the contents are not touched."""
+    identity = read_manifest_identity(archive)
+    if identity["shared_runtime"] == SHARED_RUNTIME:
+        envelope = create_envelope(archive, key_id, signer)
+    else:
+        envelope = _signed(archive, identity, SIGNATURE_SCHEMA, key_id, signer)
+    return write_envelope(archive, envelope)
 
 
 def sign_envelope(envelope: CertificationEnvelope, signer: Signer) -> CertificationEnvelope:
@@ -268,7 +319,7 @@ def sign_envelope(envelope: CertificationEnvelope, signer: Signer) -> Certificat
 
 
 def write_envelope(archive: bytes, envelope: CertificationEnvelope) -> bytes:
-    """``archive`` with ``envelope`` as its ZIP comment."""
+    """``archive`` with ``envelope`` (v2 or a signature) as its ZIP comment."""
     _check(envelope, any_schema=False)
     comment = canonical_json(envelope.to_dict())
     if len(comment) > MAX_ENVELOPE_COMMENT_BYTES:
@@ -288,6 +339,15 @@ _FIELDS = frozenset(
         "signature",
     }
 )
+_SCHEMA_FIELDS = {
+    LEGACY_CERTIFICATION_SCHEMA: _FIELDS - {"component_model"},
+    SIGNATURE_SCHEMA: _FIELDS - {"shared_runtime", "component_model"},
+}
+
+
+def _fields_of(schema: object) -> frozenset[str]:
+    """The fields an envelope of ``schema`` has (an unknown schema: the v2 fields)."""
+    return _SCHEMA_FIELDS.get(schema, _FIELDS) if isinstance(schema, str) else _FIELDS
 
 
 def read_envelope(archive: bytes) -> CertificationEnvelope | None:
@@ -305,8 +365,7 @@ def read_envelope(archive: bytes) -> CertificationEnvelope | None:
     if not isinstance(value, dict):
         raise EnvelopeFormatError("certification envelope must be a JSON object")
     data: dict[str, Any] = value
-    legacy = data.get("schema") == LEGACY_CERTIFICATION_SCHEMA
-    if frozenset(data) != (_FIELDS - {"component_model"} if legacy else _FIELDS):
+    if frozenset(data) != _fields_of(data.get("schema")):
         raise EnvelopeFormatError("certification envelope fields are invalid")
     plugin = data["plugin_id"]
     if not isinstance(plugin, dict) or set(plugin) != {"author", "name"}:
@@ -317,7 +376,7 @@ def read_envelope(archive: bytes) -> CertificationEnvelope | None:
         plugin_id={"author": plugin["author"], "name": plugin["name"]},
         version=data["version"],
         digest=data["digest"],
-        shared_runtime=data["shared_runtime"],
+        shared_runtime=data.get("shared_runtime"),
         component_model=data.get("component_model"),
         signature=data["signature"],
     )
@@ -326,14 +385,24 @@ def read_envelope(archive: bytes) -> CertificationEnvelope | None:
 
 
 def verify_archive(archive: bytes, key_resolver: KeyResolver) -> CertificationVerification:
-    """Check ``archive``'s envelope against its bytes, its manifest and its signer's key."""
+    """Check ``archive``'s certification: a signature envelope certifies nothing, so it
+    reads as ``absent`` here (the host then admits the package as an unsigned one)."""
+    result = verify_signature(archive, key_resolver)
+    if result.envelope is not None and result.envelope.schema == SIGNATURE_SCHEMA:
+        return CertificationVerification("absent")
+    return result
+
+
+def verify_signature(archive: bytes, key_resolver: KeyResolver) -> CertificationVerification:
+    """Check ``archive``'s envelope, a certification or a signature, against its bytes,
+    its manifest and its signer's key."""
     try:
         envelope = read_envelope(archive)
     except (EnvelopeFormatError, struct.error):
         return CertificationVerification("malformed")
     if envelope is None:
         return CertificationVerification("absent")
-    if envelope.schema not in (CERTIFICATION_SCHEMA, LEGACY_CERTIFICATION_SCHEMA):
+    if envelope.schema not in (CERTIFICATION_SCHEMA, LEGACY_CERTIFICATION_SCHEMA, SIGNATURE_SCHEMA):
         return CertificationVerification("unsupported_schema", envelope)
     if normalized_zip_digest(archive) != envelope.digest:
         return CertificationVerification("digest_mismatch", envelope)
@@ -355,6 +424,8 @@ def verify_archive(archive: bytes, key_resolver: KeyResolver) -> CertificationVe
         identity["shared_runtime"],
         identity["component_model"],
     )
+    if envelope.schema == SIGNATURE_SCHEMA:  # no execution fields: the digest covers them
+        claimed, actual = claimed[:2], actual[:2]
     if claimed != actual:
         return CertificationVerification("manifest_mismatch", envelope)
     verifier = key_resolver(envelope.key_id)

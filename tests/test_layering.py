@@ -7,9 +7,11 @@ and ``langbot_plugin.protocol`` only. A module that imports
 a layer above its own (or a sibling daemon package) fails here.
 
 ``hostlib`` is the host-side library the released LangBot host imports (``runtime.io``,
-``entities.io``, ``box``, ``skill_store``, ``certification``, ``assets``): faces over
-``rpc``, ``protocol`` and ``box_runtime``, beside the daemons, never importing them nor
-imported by them, so a host that loads it loads no daemon code.
+``entities.io``, ``box``, ``skill_store``, ``assets``): faces over ``rpc``, ``protocol``
+and ``box_runtime``, beside the daemons, never importing them nor imported by them, so a
+host that loads it loads no daemon code. The host also imports ``certification``; it and
+``signing_keys`` sit at the bottom (they import nothing above them), because the
+runtime checks package signatures with them too.
 
 One documented exception: the Box runtime's faces at the reference's paths
 (``langbot_plugin.box.backend``, ``.runtime``, ``.server``, ``.nsjail_backend``,
@@ -44,7 +46,6 @@ HOSTLIB = (
     "langbot_plugin.entities",
     "langbot_plugin.box",
     "langbot_plugin.skill_store",
-    "langbot_plugin.certification",
     "langbot_plugin.assets",
 )
 #: The exception (see the module docstring): faces that load the Box's daemon modules.
@@ -68,7 +69,14 @@ def _is_daemon(module: str) -> bool:
 
 # Modules directly under langbot_plugin/ that are not layers: the version module sits at the
 # bottom, the author test harness and the demo at the top.
-TOP_LEVEL_RANK = {"__init__": 0, "testing": 5, "demo": 5, "__main__": 5}
+TOP_LEVEL_RANK = {
+    "__init__": 0,
+    "certification": 0,
+    "signing_keys": 0,
+    "testing": 5,
+    "demo": 5,
+    "__main__": 5,
+}
 
 
 def layer_of(module: str) -> tuple[str, str | None]:

@@ -29,6 +29,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "comp": ("langbot_plugin.cli.cmd_comp", "add a component (Tool, Command, Page...)"),
     "build": ("langbot_plugin.cli.cmd_build", "check the plugin and package it as a .lbpkg"),
     "publish": ("langbot_plugin.cli.cmd_publish", "publish the plugin to the marketplace"),
+    "keys": ("langbot_plugin.cli.cmd_keys", "keys for signed packages"),
+    "sign": ("langbot_plugin.cli.cmd_sign", "sign a .lbpkg with your private key"),
+    "verify": ("langbot_plugin.cli.cmd_verify", "check a .lbpkg's signature against trusted keys"),
     "login": ("langbot_plugin.cli.cmd_login", "log in to the LangBot cloud service"),
     "logout": ("langbot_plugin.cli.cmd_logout", "forget the stored login"),
     "ver": ("langbot_plugin.cli.cmd_ver", "print the SDK version (also -v, --version)"),
@@ -37,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "box": ("box image build", "build the Box's default sandbox image offline"),
     "build": ("build --check", "only check the plugin (what the runtime would refuse)"),
+    "keys": ("keys generate", "write an Ed25519 key pair for lbp sign"),
     "dev": ("dev --web", "the same session as a page on 127.0.0.1"),
 }
 HELP_LINE = ("help [COMMAND]", "this list, or a command's options (also -h, --help)")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from langbot_plugin.cli.common import Parser
 from langbot_plugin.cli.daemon import add_log_level, port
+from langbot_plugin.cli.rt_config import POLICIES
 
 PROG = "lbp rt"
 
@@ -74,6 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="never run pip for installed plugins: a plugin with requirements uses its "
         "existing environment, or the runtime's interpreter",
     )
+    parser.add_argument(
+        "--signature-policy",
+        choices=POLICIES,
+        default=None,
+        help="packages installed through the host: off (default: not checked), warn (log "
+        "those not signed by a trusted key) or require (refuse them)",
+    )
+    parser.add_argument(
+        "--trusted-key",
+        action="append",
+        default=None,
+        metavar="KEY",
+        help="a publisher key to trust (repeatable): a key ring file of 'KEY_ID: BASE64' "
+        "lines (lbp keys generate writes one) or KEY_ID=BASE64",
+    )
     add_log_level(parser)
     return parser
 
@@ -110,6 +126,8 @@ def _serve(args: argparse.Namespace) -> int:
         pypi_trusted_hosts=settings.pypi_trusted_hosts,
         debug_only=settings.debug_only,
         skip_deps_check=settings.skip_deps_check,
+        signature_policy=settings.signature_policy,
+        trusted_keys=settings.trusted_keys,
     )
     try:
         options.check()
@@ -119,6 +137,10 @@ def _serve(args: argparse.Namespace) -> int:
     if settings.config_file is not None:
         logger.info("settings from %s (flags override it)", settings.config_file)
     logger.debug("settings: %s", settings)
+    if settings.signature_policy != "off":
+        keys = ", ".join(settings.trusted_keys) or "none"
+        policy = settings.signature_policy
+        logger.info("package signature policy %s; trusted keys: %s", policy, keys)
     try:
         lock = hold_data_dir(settings.data_dir.resolve())
     except DataDirBusyError as exc:

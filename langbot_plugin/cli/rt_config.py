@@ -12,6 +12,8 @@ the flags, under the flags' names with ``_`` for ``-``::
     pypi_trusted_hosts = ["pypi.internal"]
     debug_only = false        # serve debug plugins only; installed ones are kept, not started
     skip_deps_check = false   # never run pip for installed plugins
+    signature_policy = "off"  # packages at install: off, warn or require (docs/security.md)
+    trusted_keys = ["keys/publisher.pub", "ed25519-0a1b...=BASE64"]   # key ring files, ID=KEY
 
 A flag given on the command line wins over the file. An unknown key or a value of the
 wrong type is refused (exit 2) with the file and key named. Secrets stay out of the
@@ -28,16 +30,27 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.cli.common import USAGE, CliError
 from langbot_plugin.cli.daemon import log_level, port
 
-__all__ = ["CONFIG_ENV", "RtSettings", "default_data_dir", "read_config", "resolve_settings"]
+if TYPE_CHECKING:
+    from langbot_plugin.runtime.state import Policy
+
+__all__ = [
+    "CONFIG_ENV",
+    "POLICIES",
+    "RtSettings",
+    "default_data_dir",
+    "read_config",
+    "resolve_settings",
+]
 
 CONFIG_ENV = "LBP_RT_CONFIG"
+POLICIES = ("off", "warn", "require")
 STDIO_DATA_DIR = Path("data", "plugin-runtime")
 
 
@@ -56,6 +69,8 @@ class RtSettings:
     config_file: Path | None
     debug_only: bool = False
     skip_deps_check: bool = False
+    signature_policy: Policy = "off"
+    trusted_keys: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def default_data_dir(stdio: bool) -> Path:
@@ -95,6 +110,12 @@ def _hosts(value: object) -> tuple[str, ...]:
     return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
 
 
+def _policy(value: object) -> Policy:
+    if value not in POLICIES:
+        raise ValueError(f"must be one of {', '.join(POLICIES)}, not {value!r}")
+    return value
+
+
 def _flag(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"must be true or false, not {value!r}")
@@ -112,6 +133,8 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "pypi_trusted_hosts": _hosts,
     "debug_only": _flag,
     "skip_deps_check": _flag,
+    "signature_policy": _policy,
+    "trusted_keys": _hosts,
 }
 
 
@@ -140,7 +163,20 @@ def read_config(path: Path) -> dict[str, Any]:
             raise CliError(f"config file {path}: {key} {exc}", USAGE) from None
     if "data_dir" in checked:
         checked["data_dir"] = (path.parent / Path(checked["data_dir"]).expanduser()).resolve()
+    if "trusted_keys" in checked:
+        where = f"config file {path}: trusted_keys"
+        checked["trusted_keys"] = _keys(checked["trusted_keys"], path.parent, where)
     return checked
+
+
+def _keys(specs: list[str], base: Path, where: str) -> dict[str, str]:
+    """The trusted keys of ``--trusted-key`` values or the file's ``trusted_keys``."""
+    from langbot_plugin.signing_keys import KeyFormatError, trusted_keys
+
+    try:
+        return trusted_keys(specs, base)
+    except KeyFormatError as exc:
+        raise CliError(f"{where}: {exc}", USAGE) from None
 
 
 def resolve_settings(args: argparse.Namespace) -> RtSettings:
@@ -168,6 +204,12 @@ def resolve_settings(args: argparse.Namespace) -> RtSettings:
         config_file=config_file,
         debug_only=bool(args.debug_only or file.get("debug_only", False)),
         skip_deps_check=bool(args.skip_deps_check or file.get("skip_deps_check", False)),
+        signature_policy=pick("signature_policy", "off"),
+        trusted_keys=(
+            _keys(args.trusted_key, Path.cwd(), "--trusted-key")
+            if args.trusted_key
+            else file.get("trusted_keys", {})
+        ),
     )
 
 

@@ -139,6 +139,8 @@ class ApplyInstallationResult(Result):
     state: str
     error_code: str | None = None
     message: str | None = None
+    #: the refusal's details (``package_signature_refused``: ``status``, ``plugin``...)
+    details: dict[str, Any] | None = None
 
 
 class DebugInfo(Result):

@@ -29,6 +29,7 @@ from langbot_plugin.runtime.security import (
     PLUGIN_DEBUG_KEY_HEADER,
     PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER,
 )
+from langbot_plugin.runtime.signatures import SignaturePolicy
 from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
 from langbot_plugin.runtime.workers import Supervisor
 
@@ -87,6 +88,7 @@ class PluginRuntime:
                 skip_install=options.skip_deps_check,
             ),
             data / "installations",
+            signatures=SignaturePolicy(options.signature_policy, options.trusted_keys),
         )
         self.servers: list[Server] = []
         self._stopped = anyio.Event()

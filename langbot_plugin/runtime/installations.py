@@ -1,11 +1,12 @@
 """Installed plugins: the host's desired state, applied atomically and persisted.
 
 ``apply`` takes an installation binding (and, when the host sends one, the package),
-verifies and unpacks the package, prepares its Python environment, asks the host for
-the plugin's settings and starts its worker. The previous worker of the installation
-keeps running until the new one is initialized, so a failed upgrade leaves the old
-version serving (rollback by construction). Records survive restarts: a runtime that
-comes back starts what it had, and reports only what it cannot find as missing.
+checks its signature (:mod:`.signatures`), verifies and unpacks the package, prepares
+its Python environment, asks the host for the plugin's settings and starts its worker.
+The previous worker of the installation keeps running until the new one is initialized,
+so a failed upgrade leaves the old version serving (rollback by construction). Records
+survive restarts: a runtime that comes back starts what it had, and reports only what it
+cannot find as missing.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from langbot_plugin.runtime.logbuffer import LogBuffer
 from langbot_plugin.runtime.manifest_peek import read_identity, read_version
 from langbot_plugin.runtime.plugin_check import refuse_invalid_plugin
 from langbot_plugin.runtime.shared import SharedPool
+from langbot_plugin.runtime.signatures import SignaturePolicy, Verdict
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.workers import Supervisor, WorkerSpec
 
@@ -54,6 +56,9 @@ class InstallationRecord(BaseModel):
     identity: str = ""
     #: installed through the legacy actions: served under the bridge, settings by workspace
     bridged: bool = False
+    #: the package's signature status and key when it arrived (None: not checked)
+    signature: str | None = None
+    signature_key: str | None = None
 
 
 class Installations:
@@ -66,6 +71,7 @@ class Installations:
         records_dir: Path,
         *,
         shared: SharedPool | None = None,
+        signatures: SignaturePolicy | None = None,
     ) -> None:
         self.state = state
         self.supervisor = supervisor
@@ -73,6 +79,7 @@ class Installations:
         self.artifacts = artifacts
         self.dependencies = dependencies
         self.records_dir = records_dir
+        self.signatures = signatures or SignaturePolicy()
         self.records: dict[str, InstallationRecord] = self._load()
 
     # ----------------------------------------------------------------- records
@@ -123,6 +130,7 @@ class Installations:
                 state="failed",
                 error_code=exc.code,
                 message=exc.message[:4000],
+                details=exc.details or None,
             )
 
     async def _apply(  # noqa: PLR0917 - internal, called from apply() only
@@ -137,16 +145,28 @@ class Installations:
         record = self.records.get(uuid)
         bridged = bridged or (record is not None and record.bridged)
         if content is not None:
+            verdict = self.signatures.check(content)  # before anything is written
             digest, folder = self.artifacts.put(content, binding.artifact_digest)
         else:
             digest = binding.artifact_digest or (record.artifact_digest if record else "")
             if record is not None and not self.artifacts.has(digest):
                 digest = record.artifact_digest
+            verdict = self._known_verdict(digest)
             if not digest or not self.artifacts.has(digest):
+                return ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
+            if not self.signatures.passes(verdict):
+                logger.info(
+                    "installation %s: package %s was not verified under the signature policy; "
+                    "answering artifact_missing so that the host sends it",
+                    uuid,
+                    digest[:12],
+                )
                 return ApplyInstallationResult(installation_uuid=uuid, state="artifact_missing")
             folder = self.artifacts.path_for(digest)
         identity = read_identity(folder)
         await refuse_invalid_plugin(folder)
+        if content is not None:
+            self.signatures.warn(verdict, uuid, identity, read_version(folder))
         updated = InstallationRecord(
             installation_uuid=uuid,
             binding=binding.as_context(),
@@ -155,6 +175,8 @@ class Installations:
             execution_mode=mode,
             identity=identity,
             bridged=bridged,
+            signature=verdict.status if verdict else None,
+            signature_key=verdict.key_id if verdict else None,
         )
         if not enabled:
             await self.stop(uuid)
@@ -206,6 +228,7 @@ class Installations:
 
         ``expected`` (identity, version): what the package must say it is (a download)."""
         try:
+            self.signatures.check(content)  # before anything is written
             digest, folder = self.artifacts.put(content)
             identity = read_identity(folder)
             if expected is not None and (identity, read_version(folder)) != expected:
@@ -214,8 +237,17 @@ class Installations:
                     f"{expected[0]} {expected[1]!r} that was asked for"
                 )
         except RPCError as exc:
+            logger.error(
+                "installing a package in workspace %s failed: %s",
+                workspace.workspace_uuid,
+                exc.message,
+            )
             return ApplyInstallationResult(
-                installation_uuid="", state="failed", error_code=exc.code, message=exc.message
+                installation_uuid="",
+                state="failed",
+                error_code=exc.code,
+                message=exc.message,
+                details=exc.details or None,
             )
         seed = f"langbot:legacy:{workspace.instance_uuid}:{workspace.workspace_uuid}:{identity}"
         binding = ActionScope.model_validate(
@@ -227,6 +259,15 @@ class Installations:
             content=content,
             bridged=True,
         )
+
+    def _known_verdict(self, digest: str) -> Verdict | None:
+        """A verdict the policy accepts, of an installation of the package ``digest``."""
+        known = (
+            Verdict(r.signature, r.signature_key)
+            for r in self.records.values()
+            if r.artifact_digest == digest and r.signature is not None
+        )
+        return next((v for v in known if self.signatures.passes(v)), None)
 
     async def stop(self, uuid: str) -> None:
         """Stop the installation's worker or slot, whichever it has."""

@@ -137,7 +137,8 @@ def _install_handler(
         result = await installations.install_legacy(content, workspace, expected=expected)
         if result.state == "failed":
             raise InstallFailedError(
-                result.message or "installation failed", details={"code": result.error_code}
+                result.message or "installation failed",
+                details={**(result.details or {}), "code": result.error_code},
             )
         yield ctl.Progress(current_action="plugin installed")
 

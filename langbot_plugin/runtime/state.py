@@ -6,6 +6,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 import anyio
 
@@ -19,11 +20,13 @@ from langbot_plugin.runtime.runs import LiveRuns
 from langbot_plugin.runtime.security import PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
 from langbot_plugin.runtime.upstream import Upstream
 
-__all__ = ["CONTROL_TOKEN_ENV", "RuntimeOptions", "RuntimeState", "is_loopback"]
+__all__ = ["CONTROL_TOKEN_ENV", "Policy", "RuntimeOptions", "RuntimeState", "is_loopback"]
 
 logger = logging.getLogger("langbot_plugin.runtime")
 
 CONTROL_TOKEN_ENV = PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
+#: The signature policies of installed packages (:mod:`.signatures`).
+Policy = Literal["off", "warn", "require"]
 
 
 @dataclass
@@ -42,13 +45,26 @@ class RuntimeOptions:
     debug_only: bool = False
     #: never run pip: plugins with requirements use an existing environment or ours
     skip_deps_check: bool = False
+    #: packages at install: ``off`` (not checked), ``warn`` (logged) or ``require``
+    #: (refused unless signed by one of ``trusted_keys``: key id -> base64 Ed25519 key)
+    signature_policy: Policy = "off"
+    trusted_keys: dict[str, str] = field(default_factory=dict[str, str])
     #: stop on SIGTERM/SIGINT; off when the runtime is part of a larger program
     #: (``lbp dev``), which handles the signals and stops it with everything else
     handle_signals: bool = True
 
     def check(self) -> None:
-        """Refuse a token too weak to guard anything, and an unauthenticated control
-        port beyond loopback."""
+        """Refuse a token too weak to guard anything, an unauthenticated control port
+        beyond loopback, and a signature policy that cannot admit anything."""
+        if self.signature_policy not in get_args(Policy):
+            raise ValueError(
+                f"signature policy {self.signature_policy!r} is not one of off, warn, require"
+            )
+        if self.signature_policy == "require" and not self.trusted_keys:
+            raise ValueError(
+                "signature policy require needs at least one trusted key (--trusted-key): "
+                "without one every package is refused"
+            )
         if self.control_token:
             self.control_token = check_token(self.control_token, name=CONTROL_TOKEN_ENV)
         elif not self.stdio and not is_loopback(self.host):

@@ -20,6 +20,7 @@ HEAVY = (
     "websockets",
     "urllib.request",
     "langbot_plugin.api",
+    "cryptography",
 )
 
 

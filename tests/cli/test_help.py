@@ -9,14 +9,29 @@ import pytest
 from tests.cli.helpers import lbp
 from tests.cli.test_frontend import HEAVY, _modules_after  # pyright: ignore[reportPrivateUsage]
 
-ALL_COMMANDS = ("rt", "box", "run", "demo", "init", "comp", "build", "publish", "login", "logout")
+ALL_COMMANDS = (
+    "rt",
+    "box",
+    "run",
+    "demo",
+    "init",
+    "comp",
+    "build",
+    "publish",
+    "login",
+    "logout",
+    "keys",
+    "sign",
+    "verify",
+)
 
 
 def test_help_lists_every_command_subcommand_and_help_itself(tmp_path: Path) -> None:
     done = lbp("--help", cwd=tmp_path)
     assert done.code == 0
     listed = [line.split("  ")[1] for line in done.out.splitlines() if line.startswith("  ")]
-    for name in (*ALL_COMMANDS, "ver", "box image build", "build --check", "help [COMMAND]"):
+    subcommands = ("box image build", "build --check", "keys generate", "help [COMMAND]")
+    for name in (*ALL_COMMANDS, "ver", *subcommands):
         assert name in listed, (name, done.out)
     assert lbp("help", cwd=tmp_path).out == done.out
 
@@ -48,7 +63,16 @@ def test_box_help_names_its_image_command_and_that_has_full_help(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    "argv", [["rt", "--help"], ["box", "--help"], ["box", "image", "--help"], ["run", "--help"]]
+    "argv",
+    [
+        ["rt", "--help"],
+        ["box", "--help"],
+        ["box", "image", "--help"],
+        ["run", "--help"],
+        ["keys", "generate", "--help"],
+        ["sign", "--help"],
+        ["verify", "--help"],
+    ],
 )
 def test_daemon_help_imports_no_heavy_module(argv: list[str]) -> None:
     loaded = _modules_after(argv)

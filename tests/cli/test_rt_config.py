@@ -96,6 +96,13 @@ async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
         ),
         ("log_level = 'loud'\n", "log_level 'loud' is not a log level"),
         ("host = [\n", "not valid TOML: "),
+        (
+            "signature_policy = 'maybe'\n",
+            "signature_policy must be one of off, warn, require, not 'maybe'",
+        ),
+        ("trusted_keys = 'k=v'\n", "trusted_keys must be a list of strings"),
+        ("trusted_keys = ['keys.pub']\n", "trusted key 'keys.pub' is neither a key ring file"),
+        ("trusted_keys = ['k=abc']\n", "public key 'k' is not the base64 of 32 raw Ed25519"),
     ],
 )
 def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, text: str, message: str) -> None:
@@ -106,6 +113,27 @@ def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, text: str, mes
     assert len(done.err.splitlines()) == 1, done.err
     assert done.err.startswith(f"lbp rt: config file {config}: ")
     assert message in done.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--signature-policy", "require"],
+            "lbp rt: signature policy require needs at least one trusted key (--trusted-key): "
+            "without one every package is refused\n",
+        ),
+        (
+            ["--signature-policy", "warn", "--trusted-key", "nope"],
+            "lbp rt: --trusted-key: trusted key 'nope' is neither a key ring file nor ID=BASE64\n",
+        ),
+    ],
+)
+def test_a_signature_policy_that_cannot_work_is_bad_input(
+    tmp_path: Path, argv: list[str], message: str
+) -> None:
+    done = lbp("rt", *argv, cwd=tmp_path, env=child_env())
+    assert (done.code, done.err) == (2, message)
 
 
 def test_a_missing_config_file_is_bad_input(tmp_path: Path) -> None:
