@@ -289,8 +289,8 @@ class Installations:
         applied: list[str] = []
         missing: list[str] = []
         failed: list[FailedInstallation] = []
-        for item in desired:
-            binding = ActionScope.model_validate(item.binding)
+        for index, item in enumerate(desired):
+            binding = ActionScope.from_peer(item.binding, f"installations[{index}].binding")
             uuid = binding.installation_uuid
             if uuid is None:
                 continue

@@ -28,6 +28,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
+from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
@@ -220,12 +221,31 @@ class Supervisor:
         try:
             while not worker.stopping:
                 began = time.monotonic()
-                await self._run_once(worker)
+                try:
+                    await self._run_once(worker)
+                except Exception as exc:
+                    # Whatever the worker or the host sent: this worker goes down and
+                    # comes back, the runtime and its other plugins serve on.
+                    log_failure(logger, f"plugin {worker.spec.identity}", "its worker", exc)
+                    await self._after_failure(worker, exc)
                 if worker.stopping or not worker.started.is_set() or worker.start_error is not None:
                     return
                 await anyio.sleep(restarts.wait_after_exit(began))
         finally:
             worker.done.set()
+
+    async def _after_failure(self, worker: _Worker, exc: Exception) -> None:
+        """Clean up after :meth:`_run_once` failed: the handle out of the registry, the
+        process ended, a first start reported as failed."""
+        if worker.handle is not None:
+            self.state.registry.remove(worker.handle)
+        process = worker.process
+        if process is not None and process.returncode is None:
+            with anyio.CancelScope(shield=True):
+                await end_process(process)
+        if not worker.started.is_set():
+            worker.start_error = exc
+            worker.started.set()
 
     async def _run_once(self, worker: _Worker) -> None:
         """Run the process until it exits; the first run reports its start outcome."""
@@ -281,11 +301,11 @@ class Supervisor:
         try:
             with anyio.fail_after(self.policy.ready_timeout):
                 await initialize(handle)
-        except (RPCError, TimeoutError) as exc:
+        except Exception as exc:  # what the host or the worker answered: coded, logged once
             if first:
                 worker.start_error = exc
                 worker.started.set()
-            logger.error("plugin %s failed to initialize: %s", spec.identity, exc)
+            log_failure(logger, f"plugin {spec.identity}", "initialize", exc)
             if worker.process is not None and worker.process.returncode is None:
                 worker.process.kill()
             return
