@@ -39,6 +39,7 @@ from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.worker_env import worker_env
 from langbot_plugin.runtime.workers import (
     RestartPolicy,
     Restarts,
@@ -276,7 +277,7 @@ class SharedPool:
         command = [pool.python, "-m", "langbot_plugin.worker", "--shared"]
         try:
             process, from_child, from_parent = await spawn_linked(
-                command, self.state.options.data_dir
+                command, self.state.options.data_dir, worker_env(self.state.options.worker_env)
             )
         except OSError as exc:
             pool.start_error = exc

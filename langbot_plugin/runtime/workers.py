@@ -35,6 +35,7 @@ from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.worker_env import worker_env
 
 __all__ = [
     "RestartPolicy",
@@ -46,13 +47,9 @@ __all__ = [
     "pump_logs",
     "spawn_linked",
     "tail",
-    "worker_env",
 ]
 
 logger = logging.getLogger("langbot_plugin.runtime.workers")
-
-#: Environment variables a plugin process must not inherit.
-PRIVATE_ENV = ("LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN", "LANGBOT_BOX_CONTROL_TOKEN")
 
 
 class WorkerError(RPCError):
@@ -254,7 +251,9 @@ class Supervisor:
         command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(folder)]
         first = not worker.started.is_set()
         try:
-            process, from_child, from_parent = await spawn_linked(command, folder)
+            process, from_child, from_parent = await spawn_linked(
+                command, folder, worker_env(self.state.options.worker_env)
+            )
         except OSError as exc:
             worker.start_error = exc
             worker.started.set()
@@ -327,9 +326,12 @@ async def pump_logs(stream: anyio.abc.ByteReceiveStream, sink: Callable[[LogLine
         sink(parse_line(pending.decode("utf-8", "replace")))
 
 
-async def spawn_linked(command: list[str], cwd: Path) -> tuple[Process, int, int]:
-    """Start a worker linked on pipes we own; returns it and the runtime's two pipe ends
-    (read from the child, write to it). Raises :class:`OSError` if it cannot start."""
+async def spawn_linked(
+    command: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[Process, int, int]:
+    """Start a worker linked on pipes we own, with ``env`` as its whole environment
+    (:func:`.worker_env.worker_env`); returns it and the runtime's two pipe ends (read
+    from the child, write to it). Raises :class:`OSError` if it cannot start."""
     # Not anyio's process streams: each frame is one synchronous write on our own
     # pipe, so the writer needs no lock on this hot path.
     to_child, from_parent = os.pipe()
@@ -338,7 +340,7 @@ async def spawn_linked(command: list[str], cwd: Path) -> tuple[Process, int, int
         process = await anyio.open_process(
             command,
             cwd=cwd,
-            env=worker_env(),
+            env=env,
             stdin=to_child,
             stdout=to_parent,
             stderr=subprocess.PIPE,
@@ -364,13 +366,6 @@ async def end_process(process: Process) -> None:
             return
         step()
     await process.wait()
-
-
-def worker_env() -> dict[str, str]:
-    """The environment of a worker process: the runtime's, without its secrets."""
-    env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
 
 
 def tail(logs: LogBuffer, count: int = 15) -> str:

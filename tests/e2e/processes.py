@@ -46,7 +46,10 @@ class Runtime:
 
 @asynccontextmanager
 async def lbp_rt(
-    tmp: Path, *extra: str, ports: tuple[int, int] | None = None
+    tmp: Path,
+    *extra: str,
+    ports: tuple[int, int] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncGenerator[Runtime]:
     control, debug = ports or (free_port(), free_port())
     data = tmp / "rt-data"
@@ -61,7 +64,7 @@ async def lbp_rt(
         "rt-data",  # relative, as `lbp rt` is usually started (cwd is tmp)
         *extra,
     ]
-    process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp)
+    process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp, env=env)
     try:
         await wait_until(lambda: port_open(control))
         yield Runtime(process, control, debug, data)
