@@ -21,6 +21,7 @@ from typing import Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from box_runtime.process_models import checked_env
 from langbot_plugin.protocol.spec import Params, Result
 
 __all__ = [
@@ -186,7 +187,14 @@ class BoxSpec(Params):
     @field_validator("cmd")
     @classmethod
     def _cmd(cls, value: str) -> str:
+        if "\x00" in value:  # no program can take it: refused here, not by exec
+            raise ValueError("cmd must not contain NUL")
         return value.strip()
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return checked_env(value)
 
     @field_validator("image")
     @classmethod
