@@ -84,6 +84,8 @@ class Report:
     exited: int | None = None
     #: the daemon's stderr, line by line
     log: list[str] = field(default_factory=list[str])
+    #: how often a fuzzed lifecycle frame removed the plugin under test (reinstalled)
+    reinstalls: int = 0
 
     @property
     def total(self) -> Tally:
@@ -100,6 +102,7 @@ class Report:
         lines = [
             f"{self.daemon} (seed {self.seed}): {self.rounds} round(s) in {self.seconds:.0f} s, "
             f"RSS {self.rss_start_kib / 1024:.1f} -> {self.rss_end_kib / 1024:.1f} MiB"
+            + (f", plugin reinstalled {self.reinstalls}x" if self.reinstalls else "")
         ]
         for name, tally in self.links.items():
             lines.append(
@@ -219,6 +222,7 @@ async def fuzz_runtime(tmp: Path, seed: int, budget: Budget) -> Report:
         finally:
             report.rss_end_kib = rss_kib(runtime.process.pid)
             report.exited = runtime.process.returncode
+            report.reinstalls = runtime.reinstalls
             report.tracebacks = tracebacks(runtime.stderr)
             report.log = runtime.stderr.lines
     return report

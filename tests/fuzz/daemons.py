@@ -15,9 +15,10 @@ import re
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
 from anyio.abc import Process
 
 from box_runtime.client import BoxClient, relay_headers, relay_url
@@ -25,6 +26,7 @@ from langbot_plugin.dev.processes import port_open
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 from langbot_plugin.host.runtime_client import default_workspace
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc import RPCError
 from tests.box.helpers import jail_state
 from tests.conftest import free_port
 from tests.e2e.processes import ECHO_PLUGIN, command_context
@@ -92,6 +94,8 @@ class RuntimeUnderFuzz:
     binding: ActionScope
     control_port: int
     debug_port: int
+    reinstalls: int = 0
+    _lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
     def ids(self) -> Ids:
@@ -102,6 +106,20 @@ class RuntimeUnderFuzz:
             artifact_digest=str(self.binding.artifact_digest),
         )
 
+    async def _reinstall(self) -> None:
+        """Install the plugin again; the host takes the runtime back first (a fuzzed
+        connection may be the one the runtime asks for the plugin's settings)."""
+        result = None
+        for _ in range(3):  # a fuzzed connection may take the runtime back meanwhile
+            await self.host.handshake()
+            _, result = await self.host.install_package(
+                fuzz_plugin(), installation_uuid=str(self.binding.installation_uuid)
+            )
+            if result.state == "running":
+                self.reinstalls += 1
+                return
+        raise AssertionError(f"the plugin could not be installed again: {result}")
+
     async def command(self, text: str) -> list[dict[str, object]]:
         return await self.host.execute_command(command_context(text), scope=self.binding)
 
@@ -109,10 +127,22 @@ class RuntimeUnderFuzz:
         return str((await self.command("fz pid"))[0]["text"])
 
     async def alive(self) -> None:
-        """The liveness call: the runtime answers, and so does the plugin's worker."""
+        """The liveness call: the runtime answers, and so does the plugin's worker.
+
+        A fuzzed lifecycle frame may remove the plugin, as it should (``delete_plugin``
+        without a context addresses every plugin): it is installed again, under its
+        installation id, and counted in :attr:`reinstalls`."""
         assert self.process.returncode is None, "lbp rt exited"
-        await self.host.list_plugins(self.binding)
-        replies = await self.command("hello fuzz")
+        async with self._lock:  # two fuzzed connections may find it gone at once
+            plugins = await self.host.list_plugins(self.binding)
+            if not plugins:
+                await self._reinstall()
+                plugins = await self.host.list_plugins(self.binding)
+        try:
+            replies = await self.command("hello fuzz")
+        except RPCError as exc:  # say what became of the plugin
+            seen = [(p.identity, p.status, p.enabled, p.debug) for p in plugins]
+            raise AssertionError(f"{exc!r}; the plugins in its scope: {seen}") from None
         assert replies[0]["text"] == "hello, fuzz", replies
 
 

@@ -161,7 +161,10 @@ def box_seeds(ids: Ids, backend: str) -> LinkSeeds:
             "box_remove_files_if_match",
             {"session_id": "fz1", "files": [{"path": "/workspace/a.txt", "sha256": "0" * 64}]},
         ),
-        ("box_start_managed_process", {"session_id": "fz1", "process_id": "p1", "command": "cat"}),
+        (
+            "box_start_managed_process",
+            {"session_id": "fz1", "spec": {"process_id": "p1", "command": "cat", "args": ["-u"]}},
+        ),
         ("box_get_managed_process", {"session_id": "fz1", "process_id": "p1"}),
         ("box_stop_managed_process", {"session_id": "fz1", "process_id": "p9"}),
         ("box_list_skills", {}),

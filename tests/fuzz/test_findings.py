@@ -34,6 +34,23 @@ from tests.fuzz.daemons import (
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SURROGATE = '"\\udfff"'
+NUL_PATHS = [
+    # a config whose host_root held a NUL was accepted; every skill action then failed
+    ("box_init", '{"local": {"host_root": "/tmp/\\u0000"}}'),
+    ("box_scan_skill_directory", '{"path": "/tmp/a\\u0000b"}'),
+    ("box_create_skill", '{"skill": {"name": "s1", "package_root": "/tmp/\\u0000"}}'),
+    ("box_read_skill_file", '{"name": "s1", "path": "a\\u0000b"}'),
+    ("box_list_skill_files", '{"name": "s1", "path": "\\u0000"}'),
+    ("box_write_skill_file", '{"name": "s1", "path": "x\\u0000", "content": "c"}'),
+    ("box_exec", '{"session_id": "n1", "cmd": "echo \\u0000", "timeout_sec": 5}'),
+    ("box_exec", '{"session_id": "n2", "cmd": "true", "workdir": "/a\\u0000"}'),
+    ("box_exec", '{"session_id": "n3", "cmd": "true", "env": {"A\\u0000": "b"}}'),
+    ("box_read_files", '{"session_id": "n1", "paths": ["/workspace/\\u0000"]}'),
+    (
+        "box_start_managed_process",
+        '{"session_id": "n1", "spec": {"command": "cat", "env": {"A": "\\u0000"}}}',
+    ),
+]
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
@@ -145,6 +162,13 @@ async def test_lbp_rt_answers_each_finding_with_its_code(tmp_path: Path) -> None
             data = '{"installations": [{"binding": {"runtime_revision": "x"}}]}'
             reply = await host.ask(frame(8, "reconcile_plugin_installations", data), 8)
             coded(reply, "invalid_params", "installations[0].binding.runtime_revision")
+            # a run context whose available_apis is not an object: once AttributeError
+            data = (
+                '{"plugin_author": "tester", "plugin_name": "echoplug", "runner_name": "echo",'
+                ' "context": {"run_id": "r1", "context": {"available_apis": "all"}}}'
+            )
+            reply = await host.ask(frame(10, "run_runner", data, binding), 10)
+            assert reply["code"] == 0, reply  # the run goes on, granted no API
             # a file key with a lone surrogate: once UnicodeEncodeError after files.take
             data = '{"enabled": true, "artifact_file_key": ' + SURROGATE + "}"
             coded(
@@ -199,6 +223,11 @@ async def test_lbp_box_answers_each_finding_with_its_code(tmp_path: Path) -> Non
             data = '{"path": ' + SURROGATE + "}"
             reply = await host.ask(frame(4, "box_scan_skill_directory", data), 4)
             coded(reply, "malformed_message", "data.path")
+            # a NUL in a path: once ValueError (embedded null byte) from os.path
+            for seq, (action, data) in enumerate(NUL_PATHS, start=10):
+                reply = await host.ask(frame(seq, action, data), seq)
+                assert reply["code"] == 1, reply
+                assert reply["data"]["error_code"] != "internal_error", reply
 
         async with connect(
             box.relay_url,
