@@ -169,6 +169,13 @@ async def test_lbp_rt_answers_each_finding_with_its_code(tmp_path: Path) -> None
             )
             reply = await host.ask(frame(10, "run_runner", data, binding), 10)
             assert reply["code"] == 0, reply  # the run goes on, granted no API
+            # an artifact digest that is a path (too long: once OSError; "../..": a
+            # folder outside the store): the package is missing, nothing is read there
+            for seq, digest in ((11, "x" * 300), (12, "../../../" + "a" * 55)):
+                context = {**binding, "installation_uuid": f"{seq:08d}-0000-4000-8000-{seq:012d}"}
+                context["artifact_digest"] = digest
+                reply = await host.ask(frame(seq, "apply_plugin_installation", "{}", context), seq)
+                assert reply["data"]["state"] == "artifact_missing", reply
             # a file key with a lone surrogate: once UnicodeEncodeError after files.take
             data = '{"enabled": true, "artifact_file_key": ' + SURROGATE + "}"
             coded(
