@@ -44,6 +44,21 @@ class Runtime:
         return f"ws://127.0.0.1:{self.debug_port}/plugin/debug/ws"
 
 
+def rt_command(control: int, debug: int, data_dir: str, *extra: str) -> list[str]:
+    """``lbp rt`` on these ports and data folder."""
+    return [
+        *LBP,
+        "rt",
+        "--ws-control-port",
+        str(control),
+        "--ws-debug-port",
+        str(debug),
+        "--data-dir",
+        data_dir,
+        *extra,
+    ]
+
+
 @asynccontextmanager
 async def lbp_rt(
     tmp: Path,
@@ -53,17 +68,8 @@ async def lbp_rt(
 ) -> AsyncGenerator[Runtime]:
     control, debug = ports or (free_port(), free_port())
     data = tmp / "rt-data"
-    command = [
-        *LBP,
-        "rt",
-        "--ws-control-port",
-        str(control),
-        "--ws-debug-port",
-        str(debug),
-        "--data-dir",
-        "rt-data",  # relative, as `lbp rt` is usually started (cwd is tmp)
-        *extra,
-    ]
+    # a relative data folder, as `lbp rt` is usually started (cwd is tmp)
+    command = rt_command(control, debug, "rt-data", *extra)
     process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp, env=env)
     try:
         await wait_until(lambda: port_open(control))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
 from tests.box.helpers import jail_state
 from tests.conftest import free_port
-from tests.e2e.processes import ECHO_PLUGIN, command_context
+from tests.e2e.processes import ECHO_PLUGIN, LBP, command_context, rt_command
 from tests.e2e.stderr_lines import StderrLines, child
 from tests.fuzz.seeds import Ids
 from tests.support.pypi import package
@@ -44,7 +43,6 @@ __all__ = [
     "tracebacks",
 ]
 
-LBP = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
 PLUGIN_EXTRA = Path(__file__).resolve().parent / "plugin"
 #: The LangBot instance and workspace the fuzzed daemons serve.
 WORKSPACE = default_workspace("5f0c0de5-1a2b-4c3d-8e9f-0a1b2c3d4e5f")
@@ -150,16 +148,7 @@ class RuntimeUnderFuzz:
 async def runtime_under_fuzz(tmp: Path) -> AsyncGenerator[RuntimeUnderFuzz]:
     """``lbp rt`` with the fuzz plugin installed (one worker), its host connected."""
     control, debug = free_port(), free_port()
-    command = [
-        *LBP,
-        "rt",
-        "--ws-control-port",
-        str(control),
-        "--ws-debug-port",
-        str(debug),
-        "--data-dir",
-        str(tmp / "rt-data"),
-    ]
+    command = rt_command(control, debug, str(tmp / "rt-data"))
     local = LocalHost(models={"m1": ScriptedModel(lambda msgs: f"FAKE: {msgs[-1]['content']}")})
     async with child(command, tmp) as (process, stderr):
         await wait_until(lambda: port_open(control), seconds=60)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -92,15 +94,22 @@ async def test_the_deepest_allowed_frame_and_paired_surrogates_pass(
         assert json.dumps(reply["data"]["x"]) == deep.replace("][", "], [")
 
 
-@pytest.mark.parametrize("kind", ["surrogate", "nan"])
-async def test_an_answer_outside_the_rule_becomes_a_coded_error(
-    link: tuple[Transport, Transport], kind: str
-) -> None:
+@asynccontextmanager
+async def echo_client(link: tuple[Transport, Transport]) -> AsyncIterator[RPCSession]:
+    """A client session whose peer serves :func:`echo_routes`."""
     client_t, server_t = link
     async with (
         RPCSession(client_t, name="client").running() as client,
         RPCSession(server_t, echo_routes(), name="server").running(),
     ):
+        yield client
+
+
+@pytest.mark.parametrize("kind", ["surrogate", "nan"])
+async def test_an_answer_outside_the_rule_becomes_a_coded_error(
+    link: tuple[Transport, Transport], kind: str
+) -> None:
+    async with echo_client(link) as client:
         with pytest.raises(MalformedMessageError) as info:
             await client.call("give", {"kind": kind})
         assert info.value.details["path"] == (
@@ -112,11 +121,7 @@ async def test_an_answer_outside_the_rule_becomes_a_coded_error(
 async def test_a_call_carrying_a_lone_surrogate_is_refused_before_sending(
     link: tuple[Transport, Transport],
 ) -> None:
-    client_t, server_t = link
-    async with (
-        RPCSession(client_t, name="client").running() as client,
-        RPCSession(server_t, echo_routes(), name="server").running(),
-    ):
+    async with echo_client(link) as client:
         with pytest.raises(MalformedMessageError) as info:
             await client.call("echo", {"items": [{"t": "ok"}, {"t": "\ud800"}]})
         assert info.value.details["path"] == "data.items[1].t"
