@@ -217,7 +217,7 @@ class LocalHost:
         row = self.settings.get(f"{p.plugin_author}/{p.plugin_name}", PluginSettings())
         try:
             scope = ActionScope.from_context(ctx.context)
-        except ValidationError:
+        except InvalidParamsError:
             return row
         bridge, asked = bridge_binding(scope), scope.installation_uuid
         if (

@@ -33,12 +33,13 @@ from langbot_plugin.rpc.envelope import frame_hint, parse_frame
 from langbot_plugin.rpc.wire_json import WireTextError, loads
 from tests.fuzz.mutator import Case, Mutator
 from tests.fuzz.seeds import LinkSeeds
+from tests.support.waiting import PATIENCE
 
 __all__ = ["LIVENESS_SECONDS", "Tally", "WSFuzzer", "alive", "expected_refusal"]
 
-#: How long a daemon may take to answer a liveness call after a batch (generous: the
-#: machine running the tests may be busy; a hang is what this catches).
-LIVENESS_SECONDS = 60.0
+#: How long a daemon may take to answer a liveness call after a batch: the tests'
+#: patience (only a hang reaches it, even on a loaded machine).
+LIVENESS_SECONDS = PATIENCE
 _PING_BASE = 9_000_000_000
 
 
