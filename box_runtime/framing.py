@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 
 from langbot_plugin.rpc import wire_json
+from langbot_plugin.rpc.errors import MalformedMessageError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -159,8 +160,8 @@ def line_for_process(text: str, limit: int = MAX_MESSAGE_BYTES) -> bytes:
         )
     try:
         value: Any = wire_json.loads(text)
-    except wire_json.WireTextError as exc:
-        raise FrameError(PARSE_ERROR, f"the frame is refused: {exc}") from None
+    except MalformedMessageError as exc:  # outside the wire rule
+        raise FrameError(PARSE_ERROR, f"the frame is refused: {exc.message}") from None
     except ValueError as exc:
         raise FrameError(PARSE_ERROR, f"the frame is not JSON: {exc}") from None
     if not isinstance(value, dict | list):

@@ -53,9 +53,9 @@ def dumps(obj: Any) -> str:
     a string holding a lone surrogate."""
     try:
         return wire_json.dumps(obj)
-    except wire_json.WireTextError as exc:
+    except MalformedMessageError as exc:
         raise MalformedMessageError(
-            f"frame cannot be sent: {exc.reason}", details={"path": exc.path}
+            f"frame cannot be sent: {exc.message}", details=exc.details
         ) from None
 
 
@@ -127,10 +127,10 @@ def parse_frame(text: str | bytes) -> Request | Response:
             raise MalformedMessageError(f"frame is not UTF-8: {exc}") from None
     try:
         obj = wire_json.loads(text)
-    except wire_json.WireTextError as exc:
+    except MalformedMessageError as exc:  # outside the wire rule
         seq, is_request = frame_hint(text)
-        details: dict[str, Any] = {"path": exc.path, "seq_id": seq, "request": is_request}
-        raise MalformedMessageError(f"frame refused: {exc}", details=details) from None
+        details: dict[str, Any] = {**exc.details, "seq_id": seq, "request": is_request}
+        raise MalformedMessageError(f"frame refused: {exc.message}", details=details) from None
     except ValueError as exc:
         raise MalformedMessageError(f"frame is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):

@@ -177,8 +177,8 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
         """Handle a chunk-framing line; return a completed frame or ``None``."""
         try:
             obj: Any = wire_json.loads(line.decode("utf-8"))
-        except ValueError as exc:  # not UTF-8, not JSON, or outside the wire rule
-            self._pieces = None  # the frame it belonged to is lost
+        except (ValueError, MalformedMessageError) as exc:  # not UTF-8, not JSON, or
+            self._pieces = None  # outside the wire rule: the frame it belonged to is lost
             raise MalformedMessageError(f"invalid framing line: {exc}") from None
         kind = obj.get("type") if isinstance(obj, dict) else None
         if self._skipping is not None:

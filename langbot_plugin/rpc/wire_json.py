@@ -2,7 +2,8 @@
 
 Frames are UTF-8 JSON text. The transports decode bytes strictly: bytes that are not
 UTF-8 are refused, never replaced. :func:`loads` then refuses, with a
-:class:`WireTextError` that names the path of the value (``data.message[0].text``):
+:class:`~langbot_plugin.rpc.errors.MalformedMessageError` whose ``details.path``
+names the value (``data.message[0].text``):
 
 * a string or key holding a lone surrogate: a ``\\udXXX`` escape without its other
   half, which Python would decode into a ``str`` that cannot be encoded again (a
@@ -32,13 +33,15 @@ import math
 import re
 from typing import Any
 
+from langbot_plugin.rpc.errors import MalformedMessageError
+
 __all__ = [
     "INT_RANGE",
     "MAX_DEPTH",
-    "WireTextError",
     "dumps",
     "find_unsendable",
     "loads",
+    "refused",
     "sendable",
     "sendable_text",
 ]
@@ -52,31 +55,29 @@ INT_RANGE = (-(2**63), 2**64)
 _MAX_INT_CHARS = 21
 
 
-class WireTextError(ValueError):
-    """JSON text (or a value) outside the wire rule; ``path`` names the value."""
-
-    def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(f"{message} at {path}" if path else message)
-        self.reason = message
-        self.path = path
+def refused(reason: str, path: str = "") -> MalformedMessageError:
+    """The refusal of JSON text (or a value) outside the wire rule; ``details.path``
+    names the value (empty when a decoding hook found it)."""
+    text = f"{reason} at {path}" if path else reason
+    return MalformedMessageError(text, details={"path": path})
 
 
 def _refuse_constant(name: str) -> Any:
-    raise WireTextError(f"{name} is not a JSON number")
+    raise refused(f"{name} is not a JSON number")
 
 
 def _bounded_int(text: str) -> int:
     value = int(text) if len(text) <= _MAX_INT_CHARS else None
     if value is None or not INT_RANGE[0] <= value < INT_RANGE[1]:
         shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
-        raise WireTextError(f"integer {shown} is outside the 64-bit range")
+        raise refused(f"integer {shown} is outside the 64-bit range")
     return value
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise WireTextError(f"number {text[:40]} is too large")
+        raise refused(f"number {text[:40]} is too large")
     return value
 
 
@@ -132,7 +133,9 @@ def _key_path(path: str, key: object) -> str:
     return f"{path}.{name}" if path else name
 
 
-def find_unsendable(value: object, *, depth_limit: int | None = MAX_DEPTH) -> WireTextError | None:
+def find_unsendable(
+    value: object, *, depth_limit: int | None = MAX_DEPTH
+) -> MalformedMessageError | None:
     """The first thing in ``value`` the wire rule refuses, with its path, or ``None``.
 
     Walks without recursion: a lone surrogate in a string or key, a non-finite float,
@@ -142,22 +145,22 @@ def find_unsendable(value: object, *, depth_limit: int | None = MAX_DEPTH) -> Wi
         node, path, depth = stack.pop()
         if isinstance(node, str):
             if not _encodable(node):
-                return WireTextError("text holds a lone surrogate (not encodable)", path)
+                return refused("text holds a lone surrogate (not encodable)", path)
             continue
         if isinstance(node, float):
             if not math.isfinite(node):
-                return WireTextError(f"{node} is not a JSON number", path)
+                return refused(f"{node} is not a JSON number", path)
             continue
         if isinstance(node, bool) or not isinstance(node, dict | list | tuple):
             if isinstance(node, int) and not INT_RANGE[0] <= node < INT_RANGE[1]:
-                return WireTextError("integer is outside the 64-bit range", path)
+                return refused("integer is outside the 64-bit range", path)
             continue
         if depth_limit is not None and depth >= depth_limit:
-            return WireTextError(f"nesting deeper than {depth_limit} levels", path)
+            return refused(f"nesting deeper than {depth_limit} levels", path)
         if isinstance(node, dict):
             for key, item in reversed(list(node.items())):  # type: ignore[union-attr]
                 if isinstance(key, str) and not _encodable(key):
-                    return WireTextError(
+                    return refused(
                         "key holds a lone surrogate (not encodable)", _key_path(path, key)
                     )
                 stack.append((item, _key_path(path, key), depth + 1))
@@ -174,12 +177,13 @@ def _deep(text: str) -> bool:
 
 
 def loads(text: str) -> Any:
-    """Decode one JSON text under the wire rule (raises :class:`WireTextError`, or
-    :class:`ValueError` for text that is not JSON at all)."""
+    """Decode one JSON text under the wire rule: :class:`MalformedMessageError` (with
+    ``details.path``) for what the rule refuses, :class:`ValueError` for text that is
+    not JSON at all."""
     try:
         value = _DECODER.decode(text)
     except RecursionError:
-        raise WireTextError(f"nesting deeper than {MAX_DEPTH} levels") from None
+        raise refused(f"nesting deeper than {MAX_DEPTH} levels") from None
     if (
         not _encodable(text)
         or _deep(text)
@@ -192,15 +196,15 @@ def loads(text: str) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON text of ``value``, which must follow the wire rule (raises
-    :class:`WireTextError` with the path of what does not; ``TypeError`` for what is
-    not JSON data at all)."""
+    """Compact JSON text of ``value``, which must follow the wire rule
+    (:class:`MalformedMessageError` with the path of what does not; ``TypeError`` for
+    what is not JSON data at all)."""
     try:
         text = _ENCODER.encode(value)
     except (ValueError, RecursionError):
         problem = find_unsendable(value)
-        raise problem or WireTextError("the value cannot be encoded as JSON") from None
+        raise problem or refused("the value cannot be encoded as JSON") from None
     if not _encodable(text):
         problem = find_unsendable(value, depth_limit=None)
-        raise problem or WireTextError("text holds a lone surrogate (not encodable)")
+        raise problem or refused("text holds a lone surrogate (not encodable)")
     return text

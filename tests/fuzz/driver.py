@@ -30,7 +30,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from langbot_plugin.rpc import MalformedMessageError
 from langbot_plugin.rpc.envelope import frame_hint, parse_frame
-from langbot_plugin.rpc.wire_json import WireTextError, loads
+from langbot_plugin.rpc.wire_json import loads
 from tests.fuzz.mutator import Case, Mutator
 from tests.fuzz.seeds import LinkSeeds
 from tests.support.waiting import PATIENCE
@@ -142,7 +142,7 @@ class _Connection:
         text = message if isinstance(message, str) else message.decode("utf-8", "replace")
         try:
             frame = loads(text)  # what a daemon sends keeps the wire rule too
-        except WireTextError as exc:
+        except MalformedMessageError as exc:
             tally.find(fuzzer.link, f"the daemon sent a frame outside the wire rule: {exc}")
             return
         except ValueError:

@@ -27,7 +27,7 @@ from langbot_plugin.rpc import (
 )
 from langbot_plugin.rpc.envelope import dumps, parse_frame
 from langbot_plugin.rpc.transport_stdio import StdioFrameReader
-from langbot_plugin.rpc.wire_json import MAX_DEPTH, WireTextError, find_unsendable, loads
+from langbot_plugin.rpc.wire_json import MAX_DEPTH, find_unsendable, loads
 from tests.conftest import raw_exchange
 
 pytestmark = pytest.mark.anyio
@@ -184,15 +184,15 @@ def test_the_rule_in_both_directions() -> None:
         "e": "\U0001f600",
         "n": -(2**63),
     }
-    with pytest.raises(WireTextError, match="lone surrogate") as info:
+    with pytest.raises(MalformedMessageError, match="lone surrogate") as info:
         loads('{"a": [{"b": "x\\ud800y"}]}')
-    assert info.value.path == "a[0].b"
+    assert info.value.details["path"] == "a[0].b"
     with pytest.raises(MalformedMessageError) as refused:
         dumps({"data": {"v": [1.0, math.inf]}})
     assert refused.value.details["path"] == "data.v[1]"
     problem = find_unsendable({"k": {"\udfff": 1}})
     assert problem is not None
-    assert problem.path == "k.\ufffd"
+    assert problem.details["path"] == "k.\ufffd"
     frame = parse_frame(b'{"seq_id": 3, "code": 0, "data": {"x": 1}}')
     assert frame.seq_id == 3
     with pytest.raises(MalformedMessageError, match="not UTF-8"):
