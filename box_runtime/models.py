@@ -21,7 +21,6 @@ from typing import Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from box_runtime.process_models import checked_env
 from langbot_plugin.protocol.spec import Params, Result
 
 __all__ = [
@@ -190,11 +189,6 @@ class BoxSpec(Params):
         if "\x00" in value:  # no program can take it: refused here, not by exec
             raise ValueError("cmd must not contain NUL")
         return value.strip()
-
-    @field_validator("env")
-    @classmethod
-    def _env(cls, value: dict[str, str]) -> dict[str, str]:
-        return checked_env(value)
 
     @field_validator("image")
     @classmethod
