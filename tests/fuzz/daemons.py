@@ -25,7 +25,7 @@ from langbot_plugin.dev.processes import port_open
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 from langbot_plugin.host.runtime_client import default_workspace
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.rpc import RPCError
+from langbot_plugin.rpc import NotFoundError
 from tests.box.helpers import jail_state
 from tests.conftest import free_port
 from tests.e2e.processes import ECHO_PLUGIN, LBP, command_context, rt_command
@@ -128,20 +128,24 @@ class RuntimeUnderFuzz:
         """The liveness call: the runtime answers, and so does the plugin's worker.
 
         A fuzzed lifecycle frame may remove the plugin, as it should (``delete_plugin``
-        without a context addresses every plugin): it is installed again, under its
-        installation id, and counted in :attr:`reinstalls`."""
+        without a context addresses every plugin), even between two steps of this
+        call: it is installed again, under its installation id, and counted in
+        :attr:`reinstalls`."""
         assert self.process.returncode is None, "lbp rt exited"
         async with self._lock:  # two fuzzed connections may find it gone at once
-            plugins = await self.host.list_plugins(self.binding)
-            if not plugins:
-                await self._reinstall()
-                plugins = await self.host.list_plugins(self.binding)
-        try:
-            replies = await self.command("hello fuzz")
-        except RPCError as exc:  # say what became of the plugin
-            seen = [(p.identity, p.status, p.enabled, p.debug) for p in plugins]
-            raise AssertionError(f"{exc!r}; the plugins in its scope: {seen}") from None
-        assert replies[0]["text"] == "hello, fuzz", replies
+            for attempt in range(3):
+                if not await self.host.list_plugins(self.binding):
+                    await self._reinstall()
+                try:
+                    replies = await self.command("hello fuzz")
+                except NotFoundError as exc:  # say what became of the plugin
+                    plugins = await self.host.list_plugins(self.binding)
+                    if not plugins and attempt < 2:
+                        continue  # removed meanwhile by a fuzzed frame
+                    seen = [(p.identity, p.status, p.enabled, p.debug) for p in plugins]
+                    raise AssertionError(f"{exc!r}; the plugins in its scope: {seen}") from None
+                assert replies[0]["text"] == "hello, fuzz", replies
+                return
 
 
 @asynccontextmanager
