@@ -176,6 +176,22 @@ async def test_lbp_rt_answers_each_finding_with_its_code(tmp_path: Path) -> None
                 context["artifact_digest"] = digest
                 reply = await host.ask(frame(seq, "apply_plugin_installation", "{}", context), seq)
                 assert reply["data"]["state"] == "artifact_missing", reply
+            # an installation id that is a path: its record was written (and removed)
+            # beside the data folder
+            for seq, action in (
+                (13, "apply_plugin_installation"),
+                (14, "remove_plugin_installation"),
+            ):
+                context = {**binding, "installation_uuid": "../../planted"}
+                reply = await host.ask(frame(seq, action, '{"enabled": true}', context), seq)
+                if action == "apply_plugin_installation":
+                    assert (reply["data"]["state"], reply["data"]["error_code"]) == (
+                        "failed",
+                        "invalid_params",
+                    ), reply
+                else:
+                    coded(reply, "invalid_params", "context.installation_uuid")
+            assert not (tmp_path / "planted.json").exists()
             # a file key with a lone surrogate: once UnicodeEncodeError after files.take
             data = '{"enabled": true, "artifact_file_key": ' + SURROGATE + "}"
             coded(
