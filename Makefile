@@ -8,7 +8,7 @@ ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
 DIST ?= dist
 
-.PHONY: install demo test test-under-load lint typecheck check bench dist acceptance \
+.PHONY: install demo test test-under-load lint typecheck check bench fuzz dist acceptance \
 	acceptance-box acceptance-mcp acceptance-skills langbot-tests clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
@@ -59,6 +59,11 @@ check: lint typecheck test
 
 bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The wire fuzzer for minutes against each daemon (not in `make test`, which runs a
+# bounded campaign): FUZZ_ARGS="--minutes 10 --daemon rt --seed 7" (docs/testing.md).
+fuzz: install
+	$(BIN)/python -m tests.fuzz $(FUZZ_ARGS)
 
 acceptance: install
 	$(ACCEPTANCE) $(ACC_WORKDIR) "$(CURDIR)/$(BIN)/lbp rt --data-dir $(ACC_WORKDIR)/rt/data" "$(CURDIR)/$(BIN)/lbp" \

@@ -63,6 +63,16 @@ BackendName = Literal["local", "docker", "nsjail", "podman", "e2b", "host", "fak
 class _Section(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=True)
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # paths, images and names all end up in system calls: a NUL would fail there
+        # (ValueError: embedded null byte) on every later use, not here once
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\x00" in text for text in texts):  # pyright: ignore[reportUnknownVariableType]
+            raise ValueError("must not contain NUL")
+        return value
+
 
 class LimitsConfig(_Section):
     max_sessions: int = Field(default=64, ge=0, le=5000)

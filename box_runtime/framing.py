@@ -9,7 +9,9 @@ module is the exact translation, free of I/O:
   above the cap is not buffered: its bytes are skipped up to the next newline and it
   becomes one :class:`Oversized` item (with its head, to name the request it answered).
 * :func:`line_for_process` checks one frame from the client (a JSON object or batch
-  array) and turns it into one line for the process's stdin: a frame holding raw line
+  array, under the RPC core's text rule, ``langbot_plugin.rpc.wire_json``: no lone
+  surrogates, no ``NaN``, at most 100 levels deep) and turns it into one line for the
+  process's stdin: a frame holding raw line
   breaks (legal JSON whitespace) is re-serialised compactly, since a line break would
   cut it in two for the process.
 * :func:`error_frame` is the relay's own JSON-RPC error (JSON-RPC 2.0 codes) for a frame
@@ -27,6 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import anyio
+
+from langbot_plugin.rpc import wire_json
+from langbot_plugin.rpc.errors import MalformedMessageError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -154,7 +159,9 @@ def line_for_process(text: str, limit: int = MAX_MESSAGE_BYTES) -> bytes:
             found[0] if found is not None and found[1] == "method" else None,
         )
     try:
-        value: Any = json.loads(data)
+        value: Any = wire_json.loads(text)
+    except MalformedMessageError as exc:  # outside the wire rule
+        raise FrameError(PARSE_ERROR, f"the frame is refused: {exc.message}") from None
     except ValueError as exc:
         raise FrameError(PARSE_ERROR, f"the frame is not JSON: {exc}") from None
     if not isinstance(value, dict | list):
@@ -162,7 +169,7 @@ def line_for_process(text: str, limit: int = MAX_MESSAGE_BYTES) -> bytes:
             INVALID_REQUEST, "a JSON-RPC message is an object (or a batch array of objects)"
         )
     if b"\n" in data or b"\r" in data:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = wire_json.dumps(value).encode("utf-8")
     return data + b"\n"
 
 

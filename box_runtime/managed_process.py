@@ -35,6 +35,7 @@ from box_runtime.framing import (
 from box_runtime.output import clipped_text
 from box_runtime.process_models import ManagedProcessInfo, ManagedProcessSpec, ManagedProcessStatus
 from box_runtime.sessions import SessionKey
+from langbot_plugin.rpc.failures import log_failure
 
 __all__ = [
     "KILL_WAIT_SEC",
@@ -218,8 +219,9 @@ class ManagedProcess:
                 with anyio.move_on_after(OUTPUT_LINGER_SEC):
                     await self._stdout_done.wait()
                 tg.cancel_scope.cancel()
-        except Exception:
-            logger.exception("Box: supervising managed process %s failed", self.process_id)
+        except Exception as exc:  # what the process did: logged once, the Box serves on
+            peer = f"Box: managed process {self.process_id} of session {self.key.session_id}"
+            log_failure(logger, peer, "supervising it", exc)
         finally:
             self.outbox.close()
             self.inbox.close()

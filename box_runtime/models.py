@@ -186,6 +186,8 @@ class BoxSpec(Params):
     @field_validator("cmd")
     @classmethod
     def _cmd(cls, value: str) -> str:
+        if "\x00" in value:  # no program can take it: refused here, not by exec
+            raise ValueError("cmd must not contain NUL")
         return value.strip()
 
     @field_validator("image")

@@ -44,6 +44,7 @@ from box_runtime.models import BoxSpec
 from box_runtime.pool_models import PoolSpecStatus, PoolStatus
 from box_runtime.session_dirs import remove_session_dir
 from box_runtime.sessions import COMPATIBILITY_FIELDS, SessionKey
+from langbot_plugin.rpc.failures import log_failure
 
 __all__ = ["RETRY_SEC", "Warm", "WarmPool", "adopt_plan", "adoptable", "signature"]
 
@@ -197,8 +198,8 @@ class WarmPool:
             failed = False
             try:
                 failed = await self._refill()
-            except Exception:
-                logger.exception("Box: refilling the warm pool failed")
+            except Exception as exc:
+                log_failure(logger, "Box: the warm pool", "refilling it", exc)
                 failed = True
             if failed:
                 with anyio.move_on_after(RETRY_SEC):

@@ -79,6 +79,7 @@ from box_runtime.sessions import (
 )
 from box_runtime.settings import Settings
 from box_runtime.task_groups import single_error
+from langbot_plugin.rpc.failures import log_failure
 
 __all__ = ["BoxRuntime"]
 
@@ -769,8 +770,8 @@ class BoxRuntime:
                     logger.info("Box: the admission grant of %s expired", workspace_uuid)
                     await self.drop_workspace_sessions(instance_uuid, workspace_uuid)
                 await self.reap_expired()
-            except Exception:
-                logger.exception("Box: the session reaper failed")
+            except Exception as exc:
+                log_failure(logger, "Box: the session reaper", "a sweep", exc)
 
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[BoxRuntime]:

@@ -90,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a publisher key to trust (repeatable): a key ring file of 'KEY_ID: BASE64' "
         "lines (lbp keys generate writes one) or KEY_ID=BASE64",
     )
+    parser.add_argument(
+        "--worker-env",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="an environment variable plugin workers keep beyond the allowlist (repeatable; "
+        "PREFIX_* names a prefix)",
+    )
     add_log_level(parser)
     return parser
 
@@ -128,6 +136,7 @@ def _serve(args: argparse.Namespace) -> int:
         skip_deps_check=settings.skip_deps_check,
         signature_policy=settings.signature_policy,
         trusted_keys=settings.trusted_keys,
+        worker_env=settings.worker_env,
     )
     try:
         options.check()

@@ -14,6 +14,7 @@ the flags, under the flags' names with ``_`` for ``-``::
     skip_deps_check = false   # never run pip for installed plugins
     signature_policy = "off"  # packages at install: off, warn or require (docs/security.md)
     trusted_keys = ["keys/publisher.pub", "ed25519-0a1b...=BASE64"]   # key ring files, ID=KEY
+    worker_env = ["OPENAI_BASE_URL", "MYCOMPANY_*"]   # plugin workers keep these too
 
 A flag given on the command line wins over the file. An unknown key or a value of the
 wrong type is refused (exit 2) with the file and key named. Secrets stay out of the
@@ -71,6 +72,8 @@ class RtSettings:
     skip_deps_check: bool = False
     signature_policy: Policy = "off"
     trusted_keys: dict[str, str] = field(default_factory=dict[str, str])
+    #: variables plugin workers keep beyond the allowlist (``runtime.worker_env``)
+    worker_env: tuple[str, ...] = ()
 
 
 def default_data_dir(stdio: bool) -> Path:
@@ -104,7 +107,7 @@ def _level(value: object) -> str:
         raise ValueError(str(exc)) from None
 
 
-def _hosts(value: object) -> tuple[str, ...]:
+def _strings(value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
         raise ValueError("must be a list of strings")
     return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
@@ -130,11 +133,12 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "data_dir": _text,
     "log_level": _level,
     "pypi_index_url": _text,
-    "pypi_trusted_hosts": _hosts,
+    "pypi_trusted_hosts": _strings,
     "debug_only": _flag,
     "skip_deps_check": _flag,
     "signature_policy": _policy,
-    "trusted_keys": _hosts,
+    "trusted_keys": _strings,
+    "worker_env": _strings,
 }
 
 
@@ -210,6 +214,7 @@ def resolve_settings(args: argparse.Namespace) -> RtSettings:
             if args.trusted_key
             else file.get("trusted_keys", {})
         ),
+        worker_env=(*file.get("worker_env", ()), *(args.worker_env or ())),
     )
 
 

@@ -28,8 +28,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import ValidationError
-
 from langbot_plugin.api.proxies.agent_run.replies import EVENT_REPLY_TOOL
 from langbot_plugin.host.box_files import BoxFileAccess
 from langbot_plugin.host.box_service import SANDBOX_TOOLS, RunBoxService, SandboxClient, ScopeId
@@ -47,7 +45,7 @@ from langbot_plugin.protocol.host_link import (
 from langbot_plugin.protocol.scope import ActionScope, bridge_binding
 from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route
-from langbot_plugin.rpc.errors import NotSupportedError
+from langbot_plugin.rpc.errors import InvalidParamsError, NotSupportedError
 from langbot_plugin.rpc.routes import preceded_by
 
 if TYPE_CHECKING:
@@ -144,7 +142,7 @@ class LocalHost:
         claimed = claimed if isinstance(claimed, str) and claimed else None
         try:
             installation = ActionScope.from_context(ctx.context).installation_uuid
-        except ValidationError:
+        except InvalidParamsError:  # a malformed context names no installation
             installation = None
         bound = next(
             (
@@ -219,7 +217,7 @@ class LocalHost:
         row = self.settings.get(f"{p.plugin_author}/{p.plugin_name}", PluginSettings())
         try:
             scope = ActionScope.from_context(ctx.context)
-        except ValidationError:
+        except InvalidParamsError:
             return row
         bridge, asked = bridge_binding(scope), scope.installation_uuid
         if (

@@ -24,10 +24,11 @@ reason is kept in :attr:`ResultNormalizer.dropped`). The rules:
 * **Oversized messages are truncated visibly** (:mod:`langbot_plugin.host.truncation`),
   never dropped; ``truncated`` says how. Other results whose JSON exceeds
   ``max_result_bytes`` are dropped.
-* **No blank success.** A ``run.completed`` that ends a run which never produced a
-  message becomes ``run.failed`` code ``empty_result``
-  (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``finish_reason: no_reply``
-  is a runner's explicit "nothing to say".
+* **No blank message, no blank success.** A blank ``message.completed`` (and blank
+  deltas before any content) is dropped (``blank_message``); a ``run.completed`` that
+  ends a run which never produced a message becomes ``run.failed`` code
+  ``empty_result`` (:class:`~langbot_plugin.protocol.runners.OutputWatch`);
+  ``finish_reason: no_reply`` is a runner's explicit "nothing to say".
 * **Terminal states.** ``run.completed`` -> ``completed``, ``run.failed`` -> ``failed``
   (or ``cancelled`` when its code is ``cancelled``); a ``run.failed`` item's own
   ``details`` (where the plugin's code raised) join :attr:`ResultNormalizer.error`.
@@ -59,7 +60,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.payloads import (
 from langbot_plugin.api.entities.builtin.agent_runner.streaming import chunk_text
 from langbot_plugin.api.entities.builtin.provider.message import Message, MessageChunk
 from langbot_plugin.host.truncation import DEFAULT_MESSAGE_LIMIT, Truncation, truncate_message
-from langbot_plugin.protocol.runners import OutputWatch, empty_result
+from langbot_plugin.protocol.runners import EMPTY, HOLD, OutputWatch, empty_result
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -222,12 +223,14 @@ class ResultNormalizer:
         except ValidationError as exc:
             self._drop("invalid_payload", kind, seq, str(exc))
             return None
-        if self._output.blank(kind, data):  # no blank success: a controlled failure
+        verdict = self._output.admit(kind, data)
+        if verdict == EMPTY:  # no blank success: a controlled failure
             failed = empty_result(self.run_id, seq)["data"]
             base = _replace(base, type="run.failed", data=failed)
             payload = RunFailedPayload.model_validate(failed)
-        else:
-            self._output.see(kind, data)
+        elif verdict == HOLD:  # no blank message reaches the transcript or the user
+            self._drop("blank_message", kind, seq)
+            return None
         accepted = self._known(base, payload)
         details = raw.get("details")
         if isinstance(payload, RunFailedPayload) and self.error is not None and details:
@@ -245,7 +248,13 @@ class ResultNormalizer:
     def _known(self, base: NormalizedResult, payload: BaseModel) -> NormalizedResult | None:
         if isinstance(payload, MessageDeltaPayload):
             chunk, cut = truncate_message(payload.chunk, self.max_message_bytes)
-            text = chunk.all_content if chunk.all_content is not None else chunk_text(chunk)
+            # an empty delta (the usual is_final marker) keeps the text so far, as the
+            # released host's stream coalescing does
+            text = (
+                chunk.all_content
+                if chunk.all_content is not None
+                else (chunk_text(chunk) or self.last_text or "")
+            )
             self.last_text = text
             data = {**base.data, "chunk": _dump(chunk)} if cut else base.data
             return _replace(base, data=data, payload=payload, chunk=chunk, text=text, truncated=cut)

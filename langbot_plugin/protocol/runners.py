@@ -1,12 +1,18 @@
 """Wire shapes around agent runners: the listing entry, runtime-made results, and
 what counts as an answer.
 
-**No blank success.** A run that ends ``run.completed`` without ever producing a
-message (a non-blank ``message.delta``/``message.completed``, a ``run.completed``
-carrying one, or an ``action.requested``) ends ``run.failed`` with code
-:data:`EMPTY_RESULT` instead. A runner that means to stay silent says so:
-``run.completed`` with ``finish_reason`` :data:`NO_REPLY`. :class:`OutputWatch`
-decides; the worker and the host both apply it.
+**No blank message, no blank success.** A ``message.completed`` with no content (no
+text, no other part, no tool call, no file) is held back: no host ever shows or
+records it. So are ``message.delta`` items with no content until the run has answered
+(a stream whose deltas are all blank is a blank message too; a blank delta after
+content, the usual ``is_final`` marker, passes: the host keeps the text it has). A run
+that ends ``run.completed`` without ever producing a message (a non-blank
+``message.delta``/``message.completed``, a ``run.completed`` carrying one, or an
+``action.requested``) ends ``run.failed`` with code :data:`EMPTY_RESULT` instead. A
+runner that means to stay silent says so: ``run.completed`` with ``finish_reason``
+:data:`NO_REPLY`. :class:`OutputWatch` decides (:meth:`OutputWatch.admit`); the worker
+and the host both apply it, in both dialects and for streaming and non-streaming
+runners alike.
 
 The released host validates a listed runner's ``manifest`` strictly (unknown keys,
 capabilities or permission values make it drop the runner), so :func:`runner_entry`
@@ -33,8 +39,11 @@ from langbot_plugin.rpc.redaction import redact
 __all__ = [
     "CAPABILITIES",
     "DELIVERING_TOOLS",
+    "EMPTY",
     "EMPTY_RESULT",
+    "HOLD",
     "NO_REPLY",
+    "PASS",
     "PERMISSIONS",
     "RUNNER_KINDS",
     "OutputWatch",
@@ -218,13 +227,39 @@ def _message_blank(message: Any) -> bool:
     return _blank(message.get("content"))  # pyright: ignore[reportUnknownMemberType]
 
 
+#: :meth:`OutputWatch.admit`'s verdicts: send the result, hold it back, or end the run
+#: with :func:`empty_result` instead.
+PASS, HOLD, EMPTY = "pass", "hold", "empty"
+
+
 class OutputWatch:
-    """Follows one run's results and tells a blank ``run.completed`` apart."""
+    """Follows one run's results: holds back blank messages, tells a blank
+    ``run.completed`` apart (see the module docstring)."""
 
     __slots__ = ("produced",)
 
     def __init__(self) -> None:
         self.produced = False
+
+    def admit(self, kind: str, data: Any) -> str:
+        """:data:`PASS` (and note it), :data:`HOLD` or :data:`EMPTY` for one result."""
+        if self.blank(kind, data):
+            return EMPTY
+        if self.held_back(kind, data):
+            return HOLD
+        self.see(kind, data)
+        return PASS
+
+    def held_back(self, kind: str, data: Any) -> bool:
+        """Whether this result is a blank message no host should see."""
+        payload: dict[str, Any] = data if isinstance(data, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        if kind == "message.completed":
+            return _message_blank(payload.get("message")) and not payload.get("file_ids")
+        if kind == "message.delta" and not self.produced:
+            chunk = payload.get("chunk")
+            text = chunk.get("all_content") if isinstance(chunk, dict) else None  # pyright: ignore[reportUnknownMemberType]
+            return _message_blank(chunk) and _blank(text)
+        return False
 
     def see(self, kind: str, data: Any) -> None:
         """Note one result (``data``: its payload)."""

@@ -14,7 +14,9 @@ import hashlib
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = ["ActionScope", "bridge_binding", "bridge_installation_uuid"]
 
@@ -33,7 +35,21 @@ class ActionScope(BaseModel):
 
     @classmethod
     def from_context(cls, context: dict[str, Any] | None) -> ActionScope:
-        return cls.model_validate(context or {})
+        """The scope of an envelope ``context`` (``invalid_params`` when it is malformed)."""
+        return cls.from_peer(context or {}, "context")
+
+    @classmethod
+    def from_peer(cls, value: object, path: str) -> ActionScope:
+        """A scope a peer sent at ``path``; a malformed one is :class:`InvalidParamsError`
+        naming the first bad field (``context.placement_generation``)."""
+        try:
+            return cls.model_validate(value)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False, include_input=False)[0]
+            where = ".".join([path, *(str(part) for part in first["loc"])])
+            raise InvalidParamsError(
+                f"{where}: {first['msg']}", details={"path": where, "errors": exc.error_count()}
+            ) from None
 
     @property
     def workspace_key(self) -> tuple[str | None, str | None]:

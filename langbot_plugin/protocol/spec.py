@@ -48,6 +48,7 @@ __all__ = [
     "StreamImpl",
     "UnaryImpl",
     "dump",
+    "parse_peer",
     "validation_details",
 ]
 
@@ -98,6 +99,18 @@ def validation_details(error: ValidationError) -> dict[str, Any]:
             for item in error.errors(include_url=False, include_input=False)[:20]
         ]
     }
+
+
+def parse_peer(model: type[P], data: object, action: str) -> P:
+    """``data`` a peer sent for ``action`` as ``model``; a misfit is
+    :class:`InvalidParamsError` (the errors in its details), never pydantic's own."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidParamsError(
+            f"invalid parameters for {action}: {exc.error_count()} error(s)",
+            details=validation_details(exc),
+        ) from None
 
 
 def dump(value: BaseModel) -> dict[str, Any]:
@@ -181,13 +194,7 @@ class ActionSpec(Generic[P, R]):
     # ------------------------------------------------------------------ validation
 
     def parse_params(self, data: Mapping[str, Any]) -> P:
-        try:
-            return self.params.model_validate(data)
-        except ValidationError as exc:
-            raise InvalidParamsError(
-                f"invalid parameters for {self.name}: {exc.error_count()} error(s)",
-                details=validation_details(exc),
-            ) from None
+        return parse_peer(self.params, data, self.name)
 
     def _validate_result(self, data: Any) -> R:
         adapter = self._typed_dict()

@@ -12,16 +12,19 @@ Response::
 A frame with ``action`` is a request, one with ``code`` is a response. :func:`parse_frame`
 is the only place that turns text into envelopes; it raises
 :class:`~langbot_plugin.rpc.errors.MalformedMessageError` (carrying the ``seq_id`` when one
-could be read) and never anything else.
+could be read) and never anything else. Both directions follow the JSON text rule of
+:mod:`.wire_json` (no lone surrogates, no NaN or infinities, 64-bit integers, at most
+100 levels of nesting): a frame that breaks it is refused with the path of the value
+(``details.path``), and :func:`dumps` refuses to produce one.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from langbot_plugin.rpc import wire_json
 from langbot_plugin.rpc.errors import MalformedMessageError
 
 __all__ = [
@@ -35,7 +38,7 @@ __all__ = [
     "parse_frame",
 ]
 
-_SEQ_HINT = re.compile(r'"seq_id"\s*:\s*(-?\d{1,18})')
+_SEQ_HINT = re.compile(r'"seq_id"\s*:\s*(-?\d{1,18})(?![\d.eE])')
 #: How much of a frame :func:`frame_hint` looks at.
 HINT_CHARS = 256
 
@@ -43,12 +46,17 @@ ChunkStatus = Literal["continue", "end"]
 CONTINUE: ChunkStatus = "continue"
 END: ChunkStatus = "end"
 
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
 
 def dumps(obj: Any) -> str:
-    """Compact JSON text for one frame."""
-    return _encoder.encode(obj)
+    """Compact JSON text for one frame; :class:`MalformedMessageError` (with the path in
+    ``details.path``) for a value the wire rule refuses, such as a non-finite float or
+    a string holding a lone surrogate."""
+    try:
+        return wire_json.dumps(obj)
+    except MalformedMessageError as exc:
+        raise MalformedMessageError(
+            f"frame cannot be sent: {exc.message}", details=exc.details
+        ) from None
 
 
 @dataclass(slots=True)
@@ -112,9 +120,18 @@ def frame_hint(head: str) -> tuple[int, bool]:
 
 def parse_frame(text: str | bytes) -> Request | Response:
     """Parse one frame into a :class:`Request` or a :class:`Response`."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedMessageError(f"frame is not UTF-8: {exc}") from None
     try:
-        obj = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
+        obj = wire_json.loads(text)
+    except MalformedMessageError as exc:  # outside the wire rule
+        seq, is_request = frame_hint(text)
+        details: dict[str, Any] = {**exc.details, "seq_id": seq, "request": is_request}
+        raise MalformedMessageError(f"frame refused: {exc.message}", details=details) from None
+    except ValueError as exc:
         raise MalformedMessageError(f"frame is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise MalformedMessageError("frame is not a JSON object")
@@ -123,8 +140,9 @@ def parse_frame(text: str | bytes) -> Request | Response:
     if not _is_int(seq_id):
         raise MalformedMessageError("frame has no integer seq_id")
     assert isinstance(seq_id, int)
-    # A malformed request is answered at its seq_id; a malformed response only logged.
-    reply_to = {"seq_id": seq_id} if "action" in frame else {"no_reply": True}
+    # A malformed request is answered at its seq_id; a malformed response fails the
+    # call it answers.
+    reply_to = {"seq_id": seq_id, "request": "action" in frame}
     data = frame.get("data", {})
     if data is None:
         data = {}

@@ -6,8 +6,9 @@ on asyncio (it wraps each task in its own cancel-scope bookkeeping); a plain asy
 task costs about 7 µs. :class:`RequestTasks` keeps the one guarantee the session needs
 from a task group, that no task outlives the session: :meth:`aclose` cancels what is
 still running and waits for it. A task that fails (which the session's own handlers
-never let happen: they turn every exception into a wire error) is logged with its
-traceback and does not take the connection down.
+never let happen: they turn every exception into a wire error) is logged once
+(:func:`.failures.log_failure`: a coded error in one line, anything else with its
+traceback) and does not take the connection down.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Coroutine
 from typing import Any
 
 import anyio
+
+from langbot_plugin.rpc.failures import log_failure
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +50,8 @@ class RequestTasks:
         if task.cancelled():
             return
         error = task.exception()
-        if error is not None:
-            logger.error("%s: a serving task failed", self.name, exc_info=error)
+        if error is not None:  # coded (a timeout, say): one line; anything else: a traceback
+            log_failure(logger, self.name, "a serving task", error)
 
     async def aclose(self) -> None:
         """Cancel every task still running and wait until all have finished."""

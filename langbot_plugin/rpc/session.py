@@ -244,9 +244,14 @@ class RPCSession:
             raise ConnectionClosedError(f"{self.name}: connection lost while sending") from exc
 
     async def _respond(self, response: Response) -> None:
+        """Send an answer; one that cannot be sent (too large, or holding what the wire
+        rule refuses, say a plugin's lone surrogate) becomes that error instead."""
         try:
             await self._send(response.to_wire())
-        except MessageTooLargeError as exc:
+        except (MessageTooLargeError, MalformedMessageError) as exc:
+            logger.warning(
+                "%s: answer to %d not sent (%s): %s", self.name, response.seq_id, exc.code, exc
+            )
             await self._send(error_response(response.seq_id, exc).to_wire())
 
     async def _respond_quietly(self, response: Response) -> None:
@@ -414,10 +419,7 @@ class RPCSession:
             try:
                 frame = parse_frame(item)
             except MalformedMessageError as exc:
-                logger.warning("%s: malformed frame: %s", self.name, exc.message)
-                if not exc.details.pop("no_reply", False):
-                    seq = exc.details.pop("seq_id", -1)
-                    self._spawn(self._respond_quietly, error_response(seq, exc))
+                self._refuse_malformed(exc)
                 continue
             if isinstance(frame, Response):
                 self._route_response(frame)
@@ -441,6 +443,19 @@ class RPCSession:
             inbox.fail(error)  # an unreadable response to one of our calls
             return
         self._spawn(self._respond_quietly, error_response(seq, error))
+
+    def _refuse_malformed(self, error: MalformedMessageError) -> None:
+        """A frame ``parse_frame`` refused: answer a request (at its ``seq_id``, or -1
+        when none could be read), fail the call a response was for, drop the rest."""
+        seq = error.details.pop("seq_id", -1)
+        is_request = error.details.pop("request", True)
+        logger.warning("%s: refused a frame (%s): %s", self.name, error.code, error.message)
+        if is_request:
+            self._spawn(self._respond_quietly, error_response(seq, error))
+            return
+        inbox = self._pending.get(seq)
+        if inbox is not None:
+            inbox.fail(error)
 
     def _route_response(self, response: Response) -> None:
         inbox = self._pending.get(response.seq_id)
@@ -538,8 +553,9 @@ class RPCSession:
                 if window is not None:
                     window.sent += 1
                     index = window.sent
-                await self._respond(
-                    Response(seq, data=item, chunk_status=CONTINUE, stream_index=index)
+                # an item that cannot be sent ends the stream with that error
+                await self._send(
+                    Response(seq, data=item, chunk_status=CONTINUE, stream_index=index).to_wire()
                 )
         finally:
             aclose = getattr(items, "aclose", None)

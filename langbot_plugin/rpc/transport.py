@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from langbot_plugin.rpc.errors import RPCError
+from langbot_plugin.rpc.envelope import frame_hint
+from langbot_plugin.rpc.errors import MalformedMessageError, RPCError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ReceivedItem", "Transport"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ReceivedItem", "Transport", "decode_binary"]
 
 #: Largest frame, in UTF-8 bytes. Transports refuse a larger one before buffering it
 #: (stdio skips it and keeps the connection; a WebSocket closes with code 1009) and
@@ -30,6 +31,19 @@ __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ReceivedItem", "Transport"]
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 ReceivedItem = str | RPCError
+
+
+def decode_binary(payload: bytes) -> ReceivedItem:
+    """A binary WebSocket frame as frame text: strict UTF-8, never replaced (the rule
+    of :mod:`.wire_json`); bytes that are not UTF-8 are a ``malformed_message`` item,
+    answered at the ``seq_id`` its head shows."""
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        seq, is_request = frame_hint(payload[:256].decode("utf-8", "replace"))
+        return MalformedMessageError(
+            f"binary frame is not UTF-8 text: {exc}", details={"seq_id": seq, "request": is_request}
+        )
 
 
 @dataclass(frozen=True, slots=True)

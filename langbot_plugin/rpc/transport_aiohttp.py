@@ -13,7 +13,12 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
-from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
+from langbot_plugin.rpc.transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ReceivedItem,
+    Transport,
+    decode_binary,
+)
 
 __all__ = ["aiohttp_transport", "websocket_response"]
 
@@ -36,7 +41,7 @@ class _Reader(ObjectReceiveStream[ReceivedItem]):
             if message.type is WSMsgType.TEXT:
                 return str(message.data)
             if message.type is WSMsgType.BINARY:
-                return bytes(message.data).decode("utf-8", errors="replace")
+                return decode_binary(bytes(message.data))
             if message.type is WSMsgType.ERROR:
                 error = self._ws.exception()
                 if getattr(error, "code", None) == WSCloseCode.MESSAGE_TOO_BIG:

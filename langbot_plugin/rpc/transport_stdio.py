@@ -21,7 +21,6 @@ write.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import sys
@@ -32,6 +31,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, ObjectReceiveStream, ObjectSendStream
 
+from langbot_plugin.rpc import wire_json
 from langbot_plugin.rpc.envelope import HINT_CHARS, dumps, frame_hint
 from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
@@ -176,8 +176,9 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
     def _control(self, line: bytes) -> str | None:
         """Handle a chunk-framing line; return a completed frame or ``None``."""
         try:
-            obj: Any = json.loads(line)
-        except ValueError as exc:
+            obj: Any = wire_json.loads(line.decode("utf-8"))
+        except (ValueError, MalformedMessageError) as exc:  # not UTF-8, not JSON, or
+            self._pieces = None  # outside the wire rule: the frame it belonged to is lost
             raise MalformedMessageError(f"invalid framing line: {exc}") from None
         kind = obj.get("type") if isinstance(obj, dict) else None
         if self._skipping is not None:

@@ -30,7 +30,12 @@ from websockets.http11 import Response as HTTPResponse
 from websockets.protocol import State
 
 from langbot_plugin.rpc.errors import MessageTooLargeError
-from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
+from langbot_plugin.rpc.transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ReceivedItem,
+    Transport,
+    decode_binary,
+)
 
 __all__ = [
     "AuthDecision",
@@ -89,7 +94,7 @@ class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
                 return refused
             raise anyio.EndOfStream from None
         if isinstance(message, bytes):
-            return message.decode("utf-8", errors="replace")
+            return decode_binary(message)
         return message
 
     async def aclose(self) -> None:

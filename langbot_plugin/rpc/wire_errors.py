@@ -25,6 +25,7 @@ from typing import Any
 from langbot_plugin.rpc.envelope import Response
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError, error_class_for_code
 from langbot_plugin.rpc.redaction import redact, redact_data
+from langbot_plugin.rpc.wire_json import sendable, sendable_text
 
 __all__ = [
     "RELAYED",
@@ -78,10 +79,12 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
         details = attached_details(exc)
     if len(text) > _MAX_ERROR_CHARS:
         text = text[:_MAX_ERROR_CHARS] + "... [truncated]"
-    text = redact(text)  # no secret leaves in an error (rpc.redaction)
+    # no secret leaves in an error (rpc.redaction), and what a peer sent us that the
+    # error repeats (a lone surrogate, say) is made sendable (rpc.wire_json)
+    text = sendable_text(redact(text))
     data: dict[str, Any] = {"error_code": code, "error_type": wire_type}
     if details:
-        data["details"] = redact_data(details)
+        data["details"] = sendable(redact_data(details))
     if retryable:
         data["retryable"] = True
     return Response(seq_id=seq_id, code=1, message=f"{shown or wire_type}: {text}", data=data)

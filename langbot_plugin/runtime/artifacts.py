@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -32,6 +33,9 @@ from pathlib import Path, PurePosixPath
 from langbot_plugin.rpc.errors import RPCError
 
 __all__ = ["ArtifactError", "ArtifactStore", "UnpackLimits", "safe_unpack"]
+
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class ArtifactError(RPCError):
@@ -161,10 +165,18 @@ class ArtifactStore:
         self.limits = limits
 
     def path_for(self, digest: str) -> Path:
+        """The folder of the package ``digest`` names; a digest is what the host sends
+        (``artifact_digest``), so anything but 64 hex digits is refused, never a path."""
+        if not _DIGEST.fullmatch(digest):
+            raise ArtifactError(
+                "artifact_digest must be a sha256 (64 lowercase hex digits)",
+                details={"reason": "malformed digest"},
+            )
         return self.root / digest
 
     def has(self, digest: str) -> bool:
-        return (self.path_for(digest) / "manifest.yaml").is_file()
+        """Whether the package ``digest`` names is here (``False`` for what is not a digest)."""
+        return bool(_DIGEST.fullmatch(digest)) and (self.root / digest / "manifest.yaml").is_file()
 
     def put(self, content: bytes, expected_digest: str | None = None) -> tuple[str, Path]:
         """Verify and unpack ``content`` (once); return its digest and folder."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from langbot_plugin.protocol.control_link import (
 )
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.rpc import RPCError
+from langbot_plugin.rpc import InvalidParamsError, RPCError
 from langbot_plugin.runtime.artifacts import ArtifactError, ArtifactStore
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.logbuffer import LogBuffer
@@ -45,6 +46,8 @@ SHARED_MODE = "shared-runtime-v1"
 __all__ = ["InstallationRecord", "Installations"]
 
 logger = logging.getLogger("langbot_plugin.runtime.installations")
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 class InstallationRecord(BaseModel):
@@ -96,9 +99,19 @@ class Installations:
                 records[record.installation_uuid] = record
         return records
 
+    def _record_path(self, uuid: str) -> Path:
+        """Where an installation's record lives; its id comes from the host, so one that
+        is not safe as a file name (``../x``) is refused, never a path."""
+        if not _SAFE_ID.fullmatch(uuid) or uuid in (".", ".."):
+            raise InvalidParamsError(
+                "installation_uuid must be 1-128 of [A-Za-z0-9_.-]",
+                details={"path": "context.installation_uuid"},
+            )
+        return self.records_dir / f"{uuid}.json"
+
     def _save(self, record: InstallationRecord) -> None:
         self.records_dir.mkdir(parents=True, exist_ok=True)
-        final = self.records_dir / f"{record.installation_uuid}.json"
+        final = self._record_path(record.installation_uuid)
         staging = final.with_suffix(f".{secrets.token_hex(4)}.tmp")
         staging.write_text(json.dumps(record.model_dump(), indent=2), encoding="utf-8")
         staging.replace(final)
@@ -106,7 +119,7 @@ class Installations:
 
     def _forget(self, uuid: str) -> None:
         self.records.pop(uuid, None)
-        (self.records_dir / f"{uuid}.json").unlink(missing_ok=True)
+        self._record_path(uuid).unlink(missing_ok=True)
 
     # ----------------------------------------------------------------- operations
 
@@ -122,6 +135,7 @@ class Installations:
         uuid = binding.installation_uuid
         assert uuid is not None
         try:
+            self._record_path(uuid)
             return await self._apply(binding, uuid, enabled, content, execution_mode, bridged)
         except RPCError as exc:
             logger.error("installation %s failed: %s", uuid, exc.message)
@@ -281,6 +295,7 @@ class Installations:
         return self.supervisor.logs_for(identity) or self.shared.logs_for(identity)
 
     async def remove(self, uuid: str) -> None:
+        self._record_path(uuid)  # an id that is not a safe name is refused first
         await self.stop(uuid)
         self._forget(uuid)
 
@@ -289,8 +304,8 @@ class Installations:
         applied: list[str] = []
         missing: list[str] = []
         failed: list[FailedInstallation] = []
-        for item in desired:
-            binding = ActionScope.model_validate(item.binding)
+        for index, item in enumerate(desired):
+            binding = ActionScope.from_peer(item.binding, f"installations[{index}].binding")
             uuid = binding.installation_uuid
             if uuid is None:
                 continue

@@ -96,6 +96,7 @@ class LiveRun:
         resources = resources if isinstance(resources, dict) else {}
         access = context.get("context")
         apis = access.get("available_apis") if isinstance(access, dict) else None
+        apis = apis if isinstance(apis, dict) else {}
         runtime = context.get("runtime")
         deadline = runtime.get("deadline_at") if isinstance(runtime, dict) else None
         storage = resources.get("storage")
@@ -110,7 +111,7 @@ class LiveRun:
             storage=frozenset(
                 kind for kind in ("plugin", "workspace") if storage.get(f"{kind}_storage") is True
             ),
-            apis=frozenset(k for k, v in (apis or {}).items() if v is True),
+            apis=frozenset(k for k, v in apis.items() if v is True),
         )
 
     def require(self, kind: str, grants: Grants, resource: object, operation: str) -> None:

@@ -33,12 +33,14 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol import slots
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.rpc import NotReadyError, RequestContext, RPCError, RPCSession
+from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.scoped import ScopedSession
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.worker_env import worker_env
 from langbot_plugin.runtime.workers import (
     RestartPolicy,
     Restarts,
@@ -245,7 +247,11 @@ class SharedPool:
         try:
             while not pool.stopping:
                 began = time.monotonic()
-                await self._run_once(pool)
+                try:
+                    await self._run_once(pool)
+                except Exception as exc:  # whatever the worker sent: it restarts, we serve on
+                    log_failure(logger, f"the shared worker on {pool.python}", "its run", exc)
+                    await self._after_failure(pool, exc)
                 if pool.stopping or pool.start_error is not None:
                     return
                 for slot in pool.slots.values():
@@ -254,6 +260,21 @@ class SharedPool:
                 await anyio.sleep(restarts.wait_after_exit(began))
         finally:
             pool.done.set()
+            pool.up.set()
+
+    async def _after_failure(self, pool: _Pool, exc: Exception) -> None:
+        """Clean up after :meth:`_run_once` failed: its slots out of the registry, the
+        process ended, a first start reported as failed."""
+        for slot in pool.slots.values():
+            if slot.handle is not None:
+                self.state.registry.remove(slot.handle)
+                slot.handle = None
+        pool.session = None
+        if pool.process is not None and pool.process.returncode is None:
+            with anyio.CancelScope(shield=True):
+                await end_process(pool.process)
+        if not pool.up.is_set():
+            pool.start_error = exc
             pool.up.set()
 
     def _route_logs(self, pool: _Pool, line: LogLine) -> None:
@@ -276,7 +297,7 @@ class SharedPool:
         command = [pool.python, "-m", "langbot_plugin.worker", "--shared"]
         try:
             process, from_child, from_parent = await spawn_linked(
-                command, self.state.options.data_dir
+                command, self.state.options.data_dir, worker_env(self.state.options.worker_env)
             )
         except OSError as exc:
             pool.start_error = exc
@@ -313,6 +334,6 @@ class SharedPool:
         for slot in list(pool.slots.values()):
             try:
                 await self._attach(pool, slot)
-            except (RPCError, TimeoutError) as exc:
-                logger.error("plugin %s did not come back: %s", slot.spec.identity, exc)
+            except Exception as exc:  # what the worker answered: this slot stays down
+                log_failure(logger, f"plugin {slot.spec.identity}", "attaching it again", exc)
                 slot.logs.add(LogLine(time.time(), "ERROR", f"not attached again: {exc}"))

@@ -52,6 +52,8 @@ class RuntimeOptions:
     #: stop on SIGTERM/SIGINT; off when the runtime is part of a larger program
     #: (``lbp dev``), which handles the signals and stops it with everything else
     handle_signals: bool = True
+    #: variables (or ``PREFIX_*``) a worker gets beyond the allowlist (runtime.worker_env)
+    worker_env: tuple[str, ...] = ()
 
     def check(self) -> None:
         """Refuse a token too weak to guard anything, an unauthenticated control port

@@ -21,7 +21,7 @@ from langbot_plugin.protocol import plugin_components as comp
 from langbot_plugin.protocol.component_calls import TARGETED, PluginTarget, Targeted
 from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.protocol.scope import ActionScope
-from langbot_plugin.protocol.spec import ActionTable, Params, Result
+from langbot_plugin.protocol.spec import ActionTable, Params, Result, parse_peer
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RPCError
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
@@ -32,7 +32,7 @@ logger = logging.getLogger("langbot_plugin.runtime.targeted")
 
 
 def _target(state: RuntimeState, ctx: RequestContext) -> PluginHandle:
-    identity = PluginTarget.model_validate(ctx.data).plugin_identity
+    identity = parse_peer(PluginTarget, ctx.data, ctx.request.action).plugin_identity
     handle = state.registry.find(identity, ActionScope.from_context(ctx.context))
     if handle is None:
         raise NotFoundError(f"plugin {identity} is not running here", details={"plugin": identity})

@@ -28,12 +28,14 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
+from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.worker_env import worker_env
 
 __all__ = [
     "RestartPolicy",
@@ -45,13 +47,9 @@ __all__ = [
     "pump_logs",
     "spawn_linked",
     "tail",
-    "worker_env",
 ]
 
 logger = logging.getLogger("langbot_plugin.runtime.workers")
-
-#: Environment variables a plugin process must not inherit.
-PRIVATE_ENV = ("LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN", "LANGBOT_BOX_CONTROL_TOKEN")
 
 
 class WorkerError(RPCError):
@@ -220,12 +218,31 @@ class Supervisor:
         try:
             while not worker.stopping:
                 began = time.monotonic()
-                await self._run_once(worker)
+                try:
+                    await self._run_once(worker)
+                except Exception as exc:
+                    # Whatever the worker or the host sent: this worker goes down and
+                    # comes back, the runtime and its other plugins serve on.
+                    log_failure(logger, f"plugin {worker.spec.identity}", "its worker", exc)
+                    await self._after_failure(worker, exc)
                 if worker.stopping or not worker.started.is_set() or worker.start_error is not None:
                     return
                 await anyio.sleep(restarts.wait_after_exit(began))
         finally:
             worker.done.set()
+
+    async def _after_failure(self, worker: _Worker, exc: Exception) -> None:
+        """Clean up after :meth:`_run_once` failed: the handle out of the registry, the
+        process ended, a first start reported as failed."""
+        if worker.handle is not None:
+            self.state.registry.remove(worker.handle)
+        process = worker.process
+        if process is not None and process.returncode is None:
+            with anyio.CancelScope(shield=True):
+                await end_process(process)
+        if not worker.started.is_set():
+            worker.start_error = exc
+            worker.started.set()
 
     async def _run_once(self, worker: _Worker) -> None:
         """Run the process until it exits; the first run reports its start outcome."""
@@ -234,7 +251,9 @@ class Supervisor:
         command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(folder)]
         first = not worker.started.is_set()
         try:
-            process, from_child, from_parent = await spawn_linked(command, folder)
+            process, from_child, from_parent = await spawn_linked(
+                command, folder, worker_env(self.state.options.worker_env)
+            )
         except OSError as exc:
             worker.start_error = exc
             worker.started.set()
@@ -281,11 +300,11 @@ class Supervisor:
         try:
             with anyio.fail_after(self.policy.ready_timeout):
                 await initialize(handle)
-        except (RPCError, TimeoutError) as exc:
+        except Exception as exc:  # what the host or the worker answered: coded, logged once
             if first:
                 worker.start_error = exc
                 worker.started.set()
-            logger.error("plugin %s failed to initialize: %s", spec.identity, exc)
+            log_failure(logger, f"plugin {spec.identity}", "initialize", exc)
             if worker.process is not None and worker.process.returncode is None:
                 worker.process.kill()
             return
@@ -307,9 +326,12 @@ async def pump_logs(stream: anyio.abc.ByteReceiveStream, sink: Callable[[LogLine
         sink(parse_line(pending.decode("utf-8", "replace")))
 
 
-async def spawn_linked(command: list[str], cwd: Path) -> tuple[Process, int, int]:
-    """Start a worker linked on pipes we own; returns it and the runtime's two pipe ends
-    (read from the child, write to it). Raises :class:`OSError` if it cannot start."""
+async def spawn_linked(
+    command: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[Process, int, int]:
+    """Start a worker linked on pipes we own, with ``env`` as its whole environment
+    (:func:`.worker_env.worker_env`); returns it and the runtime's two pipe ends (read
+    from the child, write to it). Raises :class:`OSError` if it cannot start."""
     # Not anyio's process streams: each frame is one synchronous write on our own
     # pipe, so the writer needs no lock on this hot path.
     to_child, from_parent = os.pipe()
@@ -318,7 +340,7 @@ async def spawn_linked(command: list[str], cwd: Path) -> tuple[Process, int, int
         process = await anyio.open_process(
             command,
             cwd=cwd,
-            env=worker_env(),
+            env=env,
             stdin=to_child,
             stdout=to_parent,
             stderr=subprocess.PIPE,
@@ -344,13 +366,6 @@ async def end_process(process: Process) -> None:
             return
         step()
     await process.wait()
-
-
-def worker_env() -> dict[str, str]:
-    """The environment of a worker process: the runtime's, without its secrets."""
-    env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
 
 
 def tail(logs: LogBuffer, count: int = 15) -> str:

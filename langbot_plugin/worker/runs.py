@@ -16,7 +16,9 @@ out, and turns every failure into one clear ``run.failed``:
 
 * ``empty_result`` when the run would end ``run.completed`` without ever producing a
   message (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``run.completed``
-  with ``finish_reason`` ``no_reply`` is the explicit "nothing to say".
+  with ``finish_reason`` ``no_reply`` is the explicit "nothing to say". A blank
+  ``message.completed`` (and blank deltas before any content) is held back: the host
+  never sees a blank message, and the run then ends ``empty_result`` as above.
 
 A final message is delivered once: if the runner already sent ``message.completed``,
 the same message is dropped from a later ``run.completed``. A run that ends without
@@ -49,6 +51,8 @@ from pydantic import BaseModel, ValidationError
 
 from langbot_plugin.api.proxies.run_binding import RunBinding, bound
 from langbot_plugin.protocol.runners import (
+    EMPTY,
+    HOLD,
     RUNNER_KINDS,
     OutputWatch,
     RunResultItem,
@@ -186,10 +190,12 @@ async def _drive(
                 yield run_failed(run_id, "runner.invalid_result", reason, sequence=sequence + 1)
                 return
             _redact_failure(item)
-            if output.blank(item["type"], item["data"]):
+            verdict = output.admit(item["type"], item["data"])
+            if verdict == EMPTY:
                 yield empty_result(run_id, sequence + 1)
                 return
-            output.see(item["type"], item["data"])
+            if verdict == HOLD:  # a blank message: no host sees it (numbered as if absent)
+                continue
             completed_message = _deliver_final_once(item, completed_message)
             sequence += 1
             item["sequence"] = sequence

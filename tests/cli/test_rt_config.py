@@ -69,9 +69,10 @@ async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
     config.parent.mkdir()
     config.write_text(
         f'host = "127.0.0.1"\nws_control_port = {control}\nws_debug_port = {debug}\n'
-        'data_dir = "state"\nlog_level = "debug"\n'
+        'data_dir = "state"\nlog_level = "debug"\nworker_env = ["FROM_FILE_*"]\n'
     )
     command = [*LBP, "rt", "--config", str(config), "--ws-control-port", str(other)]
+    command += ["--worker-env", "FROM_FLAG"]  # adds to the file's list
     async with child(command, tmp_path, clean_env()) as (_, lines):
         up = await lines.wait_for("plugin runtime up: ")
         assert lines.lines[up].endswith(
@@ -80,6 +81,7 @@ async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
         )
         assert lines.matching(f"INFO .* settings from {config} \\(flags override it\\)$")
         assert lines.matching(" DEBUG .* settings: RtSettings")  # the file's log level applied
+        assert lines.matching(r"worker_env=\('FROM_FILE_\*', 'FROM_FLAG'\)")
     # the same file through $LBP_RT_CONFIG
     async with child([*LBP, "rt"], tmp_path, clean_env(LBP_RT_CONFIG=str(config))) as (_, lines):
         await lines.wait_for(f"control ws://127.0.0.1:{control}/control/ws")
@@ -95,6 +97,7 @@ async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
             "ws_control_port must be a port number (1-65535), not '5400'",
         ),
         ("log_level = 'loud'\n", "log_level 'loud' is not a log level"),
+        ("worker_env = 'AWS_*'\n", "worker_env must be a list of strings"),
         ("host = [\n", "not valid TOML: "),
         (
             "signature_policy = 'maybe'\n",

@@ -44,13 +44,9 @@ class Runtime:
         return f"ws://127.0.0.1:{self.debug_port}/plugin/debug/ws"
 
 
-@asynccontextmanager
-async def lbp_rt(
-    tmp: Path, *extra: str, ports: tuple[int, int] | None = None
-) -> AsyncGenerator[Runtime]:
-    control, debug = ports or (free_port(), free_port())
-    data = tmp / "rt-data"
-    command = [
+def rt_command(control: int, debug: int, data_dir: str, *extra: str) -> list[str]:
+    """``lbp rt`` on these ports and data folder."""
+    return [
         *LBP,
         "rt",
         "--ws-control-port",
@@ -58,10 +54,23 @@ async def lbp_rt(
         "--ws-debug-port",
         str(debug),
         "--data-dir",
-        "rt-data",  # relative, as `lbp rt` is usually started (cwd is tmp)
+        data_dir,
         *extra,
     ]
-    process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp)
+
+
+@asynccontextmanager
+async def lbp_rt(
+    tmp: Path,
+    *extra: str,
+    ports: tuple[int, int] | None = None,
+    env: dict[str, str] | None = None,
+) -> AsyncGenerator[Runtime]:
+    control, debug = ports or (free_port(), free_port())
+    data = tmp / "rt-data"
+    # a relative data folder, as `lbp rt` is usually started (cwd is tmp)
+    command = rt_command(control, debug, "rt-data", *extra)
+    process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp, env=env)
     try:
         await wait_until(lambda: port_open(control))
         yield Runtime(process, control, debug, data)

@@ -80,3 +80,59 @@ async def test_local_agent_runs_with_a_tool_call_and_streaming(tmp_path: Path) -
     assert kinds.count("message.delta") >= 2  # the answer was streamed
     deltas = [r.text for r in outcome.results if r.type == "message.delta"]
     assert deltas == sorted(deltas, key=len)  # cumulative: each delta extends the last
+
+
+def _blank(item: dict[str, Any]) -> bool:
+    """A message item with no content (what no host may ever see)."""
+    data = item["data"]
+    if item["type"] == "message.completed":
+        return not str(data["message"].get("content") or "").strip()
+    if item["type"] == "message.delta":
+        chunk = data["chunk"]
+        return not str(chunk.get("all_content") or chunk.get("content") or "").strip()
+    return False
+
+
+async def test_a_model_that_answers_nothing_gets_no_blank_message_out(tmp_path: Path) -> None:
+    """LA-08 end to end: LocalAgent, unmodified, over the wire in both dialects, the
+    answer streamed or not, and a model whose answer is blank: no blank message reaches
+    the host, and the run fails instead of succeeding."""
+    local = LocalHost(
+        models={"scripted-model": ScriptedModel([" \n "], model_uuid="scripted-model")}
+    )
+    plugin = materialize(need(LOCAL_AGENT), "", tmp_path / "local-agent")
+    config = {
+        "model": {"primary": "scripted-model", "fallbacks": []},
+        "prompt": [{"role": "system", "content": "You are helpful."}],
+    }
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
+        key = await host.get_debug_key()
+        async with lbp_run(plugin, runtime.debug_url, key, "--no-reload"):
+            await wait_until(lambda: plugin_listed(host, "langbot-team/LocalAgent"), 60)
+            for streaming in (False, True):
+                for dialect in ("run_runner", "run_agent"):
+                    started = await local.start_run(
+                        "langbot-team/LocalAgent",
+                        "default",
+                        "Say nothing",
+                        config=config,
+                        supports_streaming=streaming,
+                    )
+                    items = [
+                        item
+                        async for item in host.run_runner(
+                            "langbot-team",
+                            "LocalAgent",
+                            "default",
+                            started.context,
+                            name_on_wire=dialect,
+                        )
+                    ]
+                    case = (streaming, dialect, items)
+                    assert not [i for i in items if _blank(i)], case
+                    assert items[-1]["type"] == "run.failed", case
+                    # not streamed: LocalAgent sent its blank answer as message.completed,
+                    # held back, and the run ends empty_result; streamed: LocalAgent
+                    # itself finds no first chunk and fails the run (runner.llm_error)
+                    expected = "runner.llm_error" if streaming else "empty_result"
+                    assert items[-1]["data"]["code"] == expected, case

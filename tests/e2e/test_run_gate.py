@@ -153,6 +153,18 @@ async def test_a_plugin_past_the_sdk_reaches_what_docs_security_says(tmp_path: P
         assert not local.calls_of("history_page")
 
 
+#: What reaches the host for each silent way to end a run: no blank message at all
+#: (a blank message.completed, or a stream of blank deltas, is held back), and a run
+#: that said nothing fails empty_result; a blank is_final delta after text passes.
+SILENCES = (
+    ("silent", ["run.failed"]),
+    ("nothing", ["run.completed"]),
+    ("blank-message", ["run.failed"]),
+    ("blank-stream", ["run.failed"]),
+    ("late-blank", ["message.delta", "message.delta", "run.completed"]),
+)
+
+
 @pytest.mark.parametrize("dialect", ["run_runner", "run_agent"])
 async def test_a_silent_runner_fails_empty_result_in_both_dialects(
     tmp_path: Path, dialect: str
@@ -160,7 +172,7 @@ async def test_a_silent_runner_fails_empty_result_in_both_dialects(
     local = warden_host()
     async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
         binding, _ = await host.install_package(package(WARDEN))
-        for text, expected in (("silent", "run.failed"), ("nothing", "run.completed")):
+        for text, kinds in SILENCES:
             started = await local.start_run("tester/warden", "reach", text)
             items = [
                 item
@@ -173,11 +185,14 @@ async def test_a_silent_runner_fails_empty_result_in_both_dialects(
                     name_on_wire=dialect,
                 )
             ]
-            assert [i["type"] for i in items] == [expected], items
-            if expected == "run.failed":
-                assert items[0]["data"]["code"] == "empty_result"
+            assert [i["type"] for i in items] == kinds, (text, items)
+            assert [i["sequence"] for i in items] == list(range(1, len(items) + 1))
+            if kinds[-1] == "run.failed":
+                assert items[-1]["data"]["code"] == "empty_result"
             outcome = await local.runs.drive(started, _replay(items))
-            assert outcome.status == ("failed" if text == "silent" else "completed")
+            assert outcome.status == ("failed" if kinds[-1] == "run.failed" else "completed")
+            if text == "late-blank":
+                assert outcome.text == "Hi there"
 
 
 async def _replay(items: list[dict[str, Any]]) -> Any:

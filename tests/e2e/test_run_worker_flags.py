@@ -49,7 +49,8 @@ async def test_stdio_prod_worker_registers_serves_and_ends_with_stdin(
         "--pypi-trusted-host",
         "127.0.0.1, pypi.internal",
     ]
-    process, from_child, to_child = await spawn_linked(command, folder)
+    # started as the reference runtime starts it: the capability in its environment
+    process, from_child, to_child = await spawn_linked(command, folder, dict(os.environ))
     registered: list[plug.RegisterPluginParams] = []
     announced = anyio.Event()
 
@@ -138,7 +139,9 @@ async def test_stdio_worker_serves_slots_of_its_folder_as_the_reference_shares_o
     from langbot_plugin.protocol import slots
 
     folder = write_slot_plugin(tmp_path, "delta")
-    process, from_child, to_child = await spawn_linked([*LBP, "run", "-s", "--prod"], folder)
+    process, from_child, to_child = await spawn_linked(
+        [*LBP, "run", "-s", "--prod"], folder, dict(os.environ)
+    )
     async with (
         anyio.create_task_group() as tg,
         pipe_transport(from_child, to_child, frame_threshold=None) as transport,
