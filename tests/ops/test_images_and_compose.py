@@ -183,7 +183,7 @@ async def test_compose_starts_both_daemons_under_langbots_service_names(
         assert (tmp_path / "data" / "plugin-runtime" / "debug_keys.json").is_file()
         logs = await _arun([*base, "logs", "--no-color"], env=env)
         assert "plugin runtime up: control ws://0.0.0.0:5400/control/ws" in logs
-        assert "Box: backend " in logs
+        assert "Box: box.backend " in logs  # the backend it chose, and why
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(300):
             await anyio.run_process([*base, "down", "-v"], env=env, check=False)
