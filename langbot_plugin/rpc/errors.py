@@ -94,6 +94,10 @@ class RPCError(Exception):
     #: ``error_type``, so a relay that passes the error on can show it as it came.
     peer_message: str | None = None
     peer_type: str | None = None
+    #: The peer's structured run-API error as it came (``data.error``: ``code``,
+    #: ``message``, ``retryable``, ``details``; the released host sends one for a
+    #: refused export), passed on by a relay so the plugin's SDK reads the same.
+    peer_error: dict[str, Any] | None = None
 
     def __init__(
         self,

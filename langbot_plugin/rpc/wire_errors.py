@@ -20,7 +20,7 @@ Our peers read the code; the receiving side drops that prefix from the text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from langbot_plugin.rpc.envelope import Response
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError, error_class_for_code
@@ -87,29 +87,53 @@ def error_response(seq_id: int, exc: BaseException) -> Response:
         data["details"] = sendable(redact_data(details))
     if retryable:
         data["retryable"] = True
+    if isinstance(exc, RPCError) and exc.peer_error is not None:
+        data["error"] = sendable(redact_data(exc.peer_error))
     return Response(seq_id=seq_id, code=1, message=f"{shown or wire_type}: {text}", data=data)
 
 
 def error_from_response(response: Response) -> RPCError:
     """Re-create the exception a peer reported; unknown codes become :class:`RemoteError`.
     It remembers the peer's message and type, for a relay that passes it on."""
-    error = _recreate(response)
+    structured = _structured(response.data)
+    error = _recreate(response, structured)
     wire_type = response.data.get("error_type")
     error.peer_message = response.message
     error.peer_type = wire_type if isinstance(wire_type, str) else None
+    error.peer_error = structured
     return error
 
 
-def _recreate(response: Response) -> RPCError:
+def _structured(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A run-API error record in ``data.error`` (``code`` and ``message`` at least), as
+    the released host answers a refused Box export; ``None`` when there is none."""
+    found = data.get("error")
+    if not isinstance(found, dict):
+        return None
+    record = cast(dict[str, Any], found)
+    if isinstance(record.get("code"), str) and isinstance(record.get("message"), str):
+        return record
+    return None
+
+
+def _recreate(response: Response, structured: dict[str, Any] | None) -> RPCError:
     data = response.data
     code = data.get("error_code")
     wire_type = data.get("error_type")
     details = data.get("details")
     details = details if isinstance(details, dict) else None
+    retryable = data.get("retryable") is True
     text = response.message
     if isinstance(code, str):  # one of ours: the relays' prefixes are for reference peers
         while text.startswith(f"{RELAYED}: "):
             text = text[len(RELAYED) + 2 :]
+    if structured is not None:  # the record says it better than the frame's text
+        text = structured["message"]
+        if not isinstance(code, str):
+            code = structured["code"]
+            found = structured.get("details")
+            details = cast(dict[str, Any], found) if isinstance(found, dict) else None
+            retryable = structured.get("retryable") is True
     cls = error_class_for_code(code) if isinstance(code, str) else None
     if cls is None or cls is RemoteError:
         return RemoteError(
@@ -117,7 +141,7 @@ def _recreate(response: Response) -> RPCError:
             remote_code=code if isinstance(code, str) else "",
             remote_type=wire_type if isinstance(wire_type, str) else "",
             details=details,
-            retryable=data.get("retryable") is True,
+            retryable=retryable,
         )
     # Strip the "Class: " prefix when it names this class or a class it refines (a
     # subclass may show its parent's name to reference peers); keep "ValueError: boom"
@@ -125,7 +149,6 @@ def _recreate(response: Response) -> RPCError:
     names = {base.__name__ for base in cls.__mro__ if issubclass(base, RPCError)}
     if isinstance(wire_type, str) and wire_type in names and text.startswith(f"{wire_type}: "):
         text = text[len(wire_type) + 2 :]
-    retryable = data.get("retryable") is True
     assert isinstance(code, str)
     try:
         return cls.from_wire(text, code=code, details=details, retryable=retryable)

@@ -11,7 +11,10 @@ model (scripted: ``plan [[tool, arguments], ...]``) calls the host's tools:
 2. skill ``beta`` uploaded; ``activate`` both, ``exec`` each script;
 3. a new revision of alpha written through the API; ``activate`` alpha, ``exec`` the new
    script, read back ``turn1.txt``;
-4. no activation: nothing is mounted under ``/opt/langbot-artifacts``.
+4. no activation: nothing is mounted under ``/opt/langbot-artifacts``;
+5. two files written by ``exec`` and exported (the runner's ``export`` tool, the run
+   API's ``export_box_files``): the small one is handed over, the one whose answer
+   passes the Box's 1 MiB output limit comes back as the host's size error.
 
 And the host reports one Box session for the whole conversation. Prints PASS/FAIL
 lines; exits 0 only when every check passed.
@@ -80,6 +83,10 @@ def summary(reply: str) -> str:
             result = raw
         if isinstance(result, dict) and "activated" in result:
             lines.append(f"activated {result.get('skill_name')} at {result.get('mount_path')}")
+        elif isinstance(result, dict) and "exported" in result:
+            lines.append(f"exported {result['exported']}")
+        elif isinstance(result, dict) and "error" in result:
+            lines.append(f"refused {result['error']}: {str(result.get('message'))[:200]}")
         elif isinstance(result, dict) and "stdout" in result:
             lines.append(f"exec exit {result.get('exit_code')}: {result.get('stdout')!r}")
         else:
@@ -139,6 +146,22 @@ def main() -> int:
     listing = "ls /opt/langbot-artifacts 2>/dev/null | wc -l | sed 's/^/mounted: /'"
     reply = summary(host.run(pipeline, plan(("exec", {"command": listing}))))
     check("run 4: without activations nothing is mounted", "mounted: 0", reply)
+
+    # 900,000 bytes are 1.2 MB of base64 in the export script's answer: past 1 MiB.
+    write = "head -c 1000 /dev/urandom > small.bin && head -c 900000 /dev/urandom > big.bin"
+    reply = summary(
+        host.run(
+            pipeline,
+            plan(
+                ("exec", {"command": write}),
+                ("export", {"paths": ["/workspace/small.bin"]}),
+                ("export", {"paths": ["/workspace/big.bin"]}),
+            ),
+        )
+    )
+    check("run 5: files written", "exec exit 0", reply)
+    check("run 5: the small file exported", "'small.bin', 1000]", reply)
+    check("run 5: the big one is the host's size error", "refused box.export.transport_", reply)
 
     sessions = host.call("GET", "/api/v1/box/sessions").get("data", {})
     log(f"box sessions: {json.dumps(sessions)[:800]}")

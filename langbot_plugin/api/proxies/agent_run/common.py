@@ -27,7 +27,7 @@ from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
 import anyio
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import (
@@ -100,8 +100,14 @@ def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
     ...); other codes a peer sends (the runtime's ``run_not_live``,
     ``resource_not_granted``, ...; a host's own) are kept as they are. Refusals become
     :class:`PermissionDeniedError`. Reference peers send no code, only
-    ``"Class: text"``: that becomes ``host.action_error`` with the text as message.
+    ``"Class: text"``: that becomes ``host.action_error`` with the text as message,
+    unless they send the run API's record in ``data.error`` (the released host's Box
+    export refusals): that record is the exception, as the reference SDK reads it.
     """
+    record = _peer_record(exc)
+    if record is not None:  # a host's own record: the runner reads it as it was sent
+        cls = PermissionDeniedError if record.code in PERMISSION_CODES else AgentAPIException
+        return cls(record)
     details: dict[str, Any] = {}
     if isinstance(exc, rpc.RPCError):
         wire = exc.remote_code if isinstance(exc, rpc.RemoteError) else exc.code
@@ -111,7 +117,7 @@ def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
         if wire in _WIRE_CODES:
             code, retryable = _WIRE_CODES[wire]
         elif wire and wire != rpc.RemoteError.code:
-            code, retryable = wire, wire in _RETRYABLE_CODES
+            code, retryable = wire, wire in _RETRYABLE_CODES or exc.retryable
         else:
             code, retryable = "host.action_error", False
         refused = code in PERMISSION_CODES or (
@@ -125,6 +131,16 @@ def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     cls = PermissionDeniedError if refused else AgentAPIException
     return cls.of(code, message, retryable=retryable, details=details)
+
+
+def _peer_record(exc: BaseException) -> AgentAPIError | None:
+    """The run-API record a peer sent with its error (``data.error``), when it is one."""
+    if not isinstance(exc, rpc.RPCError) or exc.peer_error is None:
+        return None
+    try:
+        return AgentAPIError.model_validate(exc.peer_error)
+    except ValidationError:
+        return None
 
 
 class _Bounded(float):

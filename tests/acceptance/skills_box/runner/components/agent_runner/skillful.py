@@ -3,7 +3,8 @@
 The host's sandbox tools (``exec`` and the others) work only for a run that bound a
 Box (``acquire_box`` then ``bind_box``; 4.11.2 ``pkg/box/runner.py``). This runner
 binds the conversation's Box (one reuse key for every run, so one Box session), then
-hands the model every granted tool (``activate``, ``exec``, ...) and calls what the
+hands the model every granted tool (``activate``, ``exec``, ...) plus ``export`` (the
+run API's ``export_box_files``: files of the Box handed to the host) and calls what the
 model calls, until it answers in text. A refused call is the tool's result, so the
 model (and the acceptance check) sees why.
 """
@@ -20,6 +21,16 @@ from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 
 REUSE_KEY = "acceptance-conversation"
 MAX_STEPS = 8
+EXPORT_TOOL = LLMTool(
+    name="export",
+    human_desc="export",
+    description="Hand files of the Box to the host",
+    parameters={
+        "type": "object",
+        "properties": {"paths": {"type": "array", "items": {"type": "string"}}},
+        "required": ["paths"],
+    },
+)
 
 
 class Skillful(AgentRunner):
@@ -40,6 +51,7 @@ class Skillful(AgentRunner):
             )
             for tool in api.get_allowed_tools()
         ]
+        tools.append(EXPORT_TOOL)
         messages = [Message(role="user", content=ctx.input.to_text())]
         for _ in range(MAX_STEPS):
             answer = await api.invoke_llm(models[0].model_id, messages, tools)
@@ -52,7 +64,11 @@ class Skillful(AgentRunner):
                 name = call.function.name
                 arguments: dict[str, Any] = json.loads(call.function.arguments or "{}")
                 try:
-                    result: Any = await api.call_tool(name, arguments)
+                    if name == EXPORT_TOOL.name:
+                        files = await api.export_box_files(arguments["paths"])
+                        result: Any = {"exported": [[f.name, f.size] for f in files]}
+                    else:
+                        result = await api.call_tool(name, arguments)
                 except AgentAPIException as exc:
                     result = {"error": exc.code, "message": exc.message}
                 messages.append(
