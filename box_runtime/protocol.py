@@ -9,6 +9,12 @@ serve both: a 0.5 host names no ``process_id`` (its one process per session is
 ``default``), a 0.7 host runs many per session.
 
 ``__ping`` and the other control actions are served by the RPC session itself.
+
+Each declaration says how long a caller waits (``timeout``): every client of the Box
+(:class:`box_runtime.client.BoxClient` and the host's ``ActionRPCBoxClient`` over it)
+takes its waits from here. A quick read waits :data:`QUICK_SEC` (the released host's
+wait); ``box_exec`` waits its own ``timeout_sec`` plus :data:`EXEC_MARGIN_SEC`, the time
+the Box may need first (the first ``box_init``, a cold session create).
 """
 
 from __future__ import annotations
@@ -55,11 +61,14 @@ __all__ = [
     "BOX_UPSERT_SANDBOX_ADMISSION_GRANT",
     "BOX_VERIFY_SHARED_WORKSPACE",
     "BOX_WRITE_FILES",
+    "CREATE_SEC",
     "DIALECT_05_ONLY",
     "DIALECT_07_ONLY",
+    "EXEC_MARGIN_SEC",
     "EXPORT_ACTIONS",
     "FILE_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
+    "QUICK_SEC",
     "SKILL_ACTIONS",
     "SKILL_CREATE",
     "SKILL_DELETE",
@@ -361,70 +370,103 @@ class AnyResult(Result):
 
 # --------------------------------------------------------------------------- actions
 
+#: The wait of a quick action (a read, a small change): the released host's.
+QUICK_SEC = 15.0
+#: A session create may run a full container create (the Docker backend allows 30 s).
+CREATE_SEC = 60.0
+#: What ``box_exec`` waits beyond the command's own ``timeout_sec``: the Box may first
+#: wait for the host's first ``box_init`` and create the session (as ``box_create_session``).
+EXEC_MARGIN_SEC = CREATE_SEC
+
 BOX_INIT = ActionSpec(
-    "box_init", Params, InitResult, doc="Deep-merge the host's box config and apply it."
+    "box_init",
+    Params,
+    InitResult,
+    doc="Deep-merge the host's box config and apply it.",
+    timeout=CREATE_SEC,  # a changed backend is selected (probed) before it answers
 )
-BOX_HEALTH = ActionSpec("box_health", Empty, BackendInfo, doc="Backend availability.")
-BOX_STATUS = ActionSpec("box_status", Empty, BoxStatus, doc="Backend, sessions, limits, capacity.")
-BOX_GET_BACKEND_INFO = ActionSpec("box_get_backend_info", Empty, BackendInfo)
+BOX_HEALTH = ActionSpec(
+    "box_health", Empty, BackendInfo, doc="Backend availability.", timeout=QUICK_SEC
+)
+BOX_STATUS = ActionSpec(
+    "box_status", Empty, BoxStatus, doc="Backend, sessions, limits, capacity.", timeout=QUICK_SEC
+)
+BOX_GET_BACKEND_INFO = ActionSpec("box_get_backend_info", Empty, BackendInfo, timeout=QUICK_SEC)
 BOX_EXEC = ActionSpec(
-    "box_exec", BoxSpec, BoxExecutionResult, doc="Run a command, creating the session on demand."
+    "box_exec",
+    BoxSpec,
+    BoxExecutionResult,
+    doc="Run a command, creating the session on demand.",
+    payload_wait=("timeout_sec", EXEC_MARGIN_SEC),
 )
-BOX_CREATE_SESSION = ActionSpec("box_create_session", BoxSpec, BoxSessionInfo)
-BOX_GET_SESSION = ActionSpec("box_get_session", SessionRef, BoxSessionInfo)
-BOX_GET_SESSIONS = ActionSpec("box_get_sessions", Empty, SessionList)
-BOX_DELETE_SESSION = ActionSpec("box_delete_session", SessionRef, Deleted)
-BOX_GET_STORAGE_ANALYSIS = ActionSpec("box_get_storage_analysis", Empty, StorageAnalysis)
+BOX_CREATE_SESSION = ActionSpec("box_create_session", BoxSpec, BoxSessionInfo, timeout=CREATE_SEC)
+BOX_GET_SESSION = ActionSpec("box_get_session", SessionRef, BoxSessionInfo, timeout=QUICK_SEC)
+BOX_GET_SESSIONS = ActionSpec("box_get_sessions", Empty, SessionList, timeout=QUICK_SEC)
+BOX_DELETE_SESSION = ActionSpec("box_delete_session", SessionRef, Deleted, timeout=30.0)
+BOX_GET_STORAGE_ANALYSIS = ActionSpec(
+    "box_get_storage_analysis", Empty, StorageAnalysis, timeout=60.0
+)
 BOX_SHUTDOWN = ActionSpec(
-    "box_shutdown", Empty, Empty, doc="Remove every non-persistent session; keep serving."
+    "box_shutdown",
+    Empty,
+    Empty,
+    doc="Remove every non-persistent session; keep serving.",
+    timeout=QUICK_SEC,
 )
 BOX_START_MANAGED_PROCESS = ActionSpec(
     "box_start_managed_process",
     ManagedProcessStart,
     ManagedProcessInfo,
     doc="Start a long-lived process in a session (a running one with the same spec is reused).",
+    timeout=30.0,  # a first `uvx <pkg>` downloads before it starts
 )
 BOX_GET_MANAGED_PROCESS = ActionSpec(
-    "box_get_managed_process", ManagedProcessRef, ManagedProcessInfo
+    "box_get_managed_process", ManagedProcessRef, ManagedProcessInfo, timeout=QUICK_SEC
 )
 BOX_STOP_MANAGED_PROCESS = ActionSpec(
     "box_stop_managed_process",
     ManagedProcessRef,
     ManagedProcessStopped,
     doc="Stop a process in order: close stdin, wait, terminate, kill.",
+    timeout=30.0,
 )
 BOX_UPSERT_SANDBOX_ADMISSION_GRANT = ActionSpec(
     "box_upsert_sandbox_admission_grant",
     AdmissionGrant,
     AdmissionReceipt,
     doc="Install or renew a workspace's admission grant (managed mode).",
+    timeout=QUICK_SEC,
 )
 BOX_REVOKE_SANDBOX_ADMISSION_GRANT = ActionSpec(
     "box_revoke_sandbox_admission_grant",
     AdmissionRevocation,
     RevocationReceipt,
     doc="Revoke a workspace's grants up to a revision (managed mode).",
+    timeout=30.0,
 )
 BOX_VERIFY_SHARED_WORKSPACE = ActionSpec(
-    "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof
+    "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof, timeout=QUICK_SEC
 )
 BOX_READ_FILES = ActionSpec(
     "box_read_files",
     ReadFilesRequest,
     ReadFilesResult,
     doc="Explicit export: read selected files of a session, all or none, within limits.",
+    timeout=60.0,
 )
 BOX_REMOVE_FILES_IF_MATCH = ActionSpec(
     "box_remove_files_if_match",
     RemoveFilesRequest,
     RemoveFilesResult,
     doc="Delete exported files only where the content still matches the accepted digest.",
+    timeout=60.0,
 )
 BOX_WRITE_FILES = ActionSpec(
     "box_write_files",
     WriteFilesRequest,
     WriteFilesResult,
     doc="Import: write files into a new directory below /workspace/inbox of a session.",
+    timeout=60.0,
 )
 EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
 #: Actions that move files into or out of an existing session.
