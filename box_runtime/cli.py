@@ -14,7 +14,8 @@ import logging
 
 import anyio
 
-from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
+from box_runtime.backends import LOCAL_ORDER, default_factories
+from box_runtime.backends.selection import select_backend
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, options_from_env, serve
 

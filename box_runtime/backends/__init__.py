@@ -1,139 +1,91 @@
-"""Sandbox backends behind one interface, and how the runtime picks one.
+"""Sandbox backends behind one interface, each registered once: :data:`BACKENDS`.
 
-Selection: an explicit ``box.backend`` wins (``docker``, ``podman``, ``nsjail``,
-``e2b``, ``host``); ``local`` probes Docker, then Podman's socket, then nsjail, and takes
-the first usable one (E2B is never probed: an operator names it). :class:`Selection`
-keeps why each candidate before the chosen one was skipped; the runtime logs it and
-reports it in ``box_get_backend_info``, ``box_status`` and ``/readyz``.
-``host`` runs commands unsandboxed: it is never probed, and serves only when
-:mod:`.host_policy` allows it (``box.host.allow_unsandboxed: true``, a loopback-only
-Box, an unprivileged user). Backends are created through factories so tests can
-substitute :class:`~.fake.FakeBackend`.
+A backend is its file in this folder (a :class:`~.base.SandboxBackend` whose ``name``
+is its ``box.backend`` name) plus one :class:`Registered` line below: that name, the
+model of its ``box.<name>`` configuration section, its class, and whether ``box.backend:
+local`` probes it (in the table's order). The model and the class are named
+``"module:attribute"`` below ``box_runtime`` and imported when first needed, so a Box
+loads a backend's SDK only when it uses the backend; the model is imported whenever a
+configuration is validated, so keep it where importing is cheap. Everything else that
+names backends comes from this table: the configuration's sections
+(:class:`~box_runtime.config.BoxConfig`), the settings that call for a new selection,
+``lbp box --backend``, and the conformance suite's candidates (a test holds the two
+equal). How one is chosen: :mod:`.selection`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from box_runtime.backends.base import SandboxBackend
-from box_runtime.backends.host_policy import check_host_backend
-from box_runtime.config import DEFAULT_IMAGE, BoxConfig
-from box_runtime.errors import BoxHostBackendRefusedError
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from box_runtime.backends.base import SandboxBackend
+    from box_runtime.config import BoxConfig
 
 __all__ = [
+    "BACKENDS",
     "LOCAL_ORDER",
+    "NAMES",
     "BackendFactory",
-    "Selection",
+    "Registered",
     "default_factories",
-    "select_backend",
+    "registered",
 ]
 
-BackendFactory = Callable[[BoxConfig], SandboxBackend]
+BackendFactory = Callable[["BoxConfig"], "SandboxBackend"]
 
+
+def _load(reference: str) -> Any:
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(f"box_runtime.{module}"), attribute)
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """One backend: its name, its section's model and its class (module docstring)."""
+
+    name: str
+    config: str
+    backend: str
+    #: ``box.backend: local`` probes it.
+    local: bool = False
+
+    def config_model(self) -> type[BaseModel]:
+        return _load(self.config)
+
+    def backend_class(self) -> type[SandboxBackend]:
+        return _load(self.backend)
+
+    def create(self, config: BoxConfig) -> SandboxBackend:
+        """The backend, built from its section of ``config``."""
+        return self.backend_class().from_config(config.section(self.name), config)
+
+
+BACKENDS = (
+    Registered("docker", "config:DockerConfig", "backends.docker:DockerBackend", local=True),
+    Registered("podman", "config:PodmanConfig", "backends.podman:PodmanBackend", local=True),
+    Registered("nsjail", "config:NsjailConfig", "backends.nsjail:NsjailBackend", local=True),
+    Registered("e2b", "config:E2BConfig", "backends.e2b:E2BBackend"),
+    Registered("host", "config:HostConfig", "backends.host:HostBackend"),
+)
+#: Every registered backend's name.
+NAMES = tuple(backend.name for backend in BACKENDS)
 #: The order ``box.backend: local`` probes in.
-LOCAL_ORDER = ("docker", "podman", "nsjail")
+LOCAL_ORDER = tuple(backend.name for backend in BACKENDS if backend.local)
 
 
-def _docker(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.docker import DockerBackend
-
-    return DockerBackend(config.docker)
-
-
-def _podman(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.podman import PodmanBackend
-
-    return PodmanBackend(config.podman)
-
-
-def _nsjail(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.nsjail import NsjailBackend
-
-    return NsjailBackend(config.nsjail)
-
-
-def _host(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.host import HostBackend
-
-    return HostBackend(config.host)
-
-
-def _e2b(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.e2b import E2BBackend
-
-    return E2BBackend(
-        config.e2b,
-        ttl_sec=config.sessions.ttl_sec,
-        default_image=config.local.image or DEFAULT_IMAGE,
-    )
+def registered(name: str) -> Registered:
+    """The registered backend ``name`` (``KeyError`` for another name)."""
+    for backend in BACKENDS:
+        if backend.name == name:
+            return backend
+    raise KeyError(name)
 
 
 def default_factories() -> dict[str, BackendFactory]:
-    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail, "e2b": _e2b, "host": _host}
-
-
-@dataclass(slots=True)
-class Selection:
-    """The chosen backend (or ``None``) and, per candidate, why it was not usable."""
-
-    backend: SandboxBackend | None
-    requested: str
-    reasons: dict[str, str]
-
-    @property
-    def reason(self) -> str:
-        if self.backend is not None:
-            return ""
-        return "; ".join(f"{name}: {why}" for name, why in self.reasons.items()) or (
-            f"no backend named {self.requested!r}"
-        )
-
-    def describe(self, serves: str = "using {name}") -> str:
-        """One line for the log: what was asked for, what serves (``serves``, formatted
-        with the backend's ``name``), and what was skipped and why."""
-        if self.backend is None:
-            return f"box.backend {self.requested}: no usable backend ({self.reason})"
-        line = f"box.backend {self.requested}: {serves.format(name=self.backend.name)}"
-        if self.reasons:
-            skipped = "; ".join(f"{name} skipped: {why}" for name, why in self.reasons.items())
-            line += f" ({skipped})"
-        return line
-
-
-async def select_backend(
-    config: BoxConfig,
-    factories: Mapping[str, BackendFactory],
-    *,
-    listen_host: str | None = None,
-) -> Selection:
-    """Create and probe candidates in order; return the first usable backend.
-
-    ``listen_host``: the address the Box serves on (the ``host`` backend refuses any
-    but loopback); ``None`` for a Box that does not listen.
-    """
-    requested = config.backend
-    reasons: dict[str, str] = {}
-    if requested == "host":
-        try:
-            check_host_backend(config, listen_host)
-        except BoxHostBackendRefusedError as exc:
-            reasons[requested] = exc.message
-            return Selection(None, requested, reasons)
-    candidates = LOCAL_ORDER if requested == "local" else (requested,)
-    for name in candidates:
-        factory = factories.get(name)
-        if factory is None:
-            reasons[name] = "not available in this build"
-            continue
-        try:
-            backend = factory(config)
-            why = await backend.probe()
-        except Exception as exc:  # a probe must never take the runtime down
-            reasons[name] = f"probe failed: {exc}"
-            continue
-        if why is None:
-            return Selection(backend, requested, reasons)
-        reasons[name] = why
-        await backend.aclose()
-    return Selection(None, requested, reasons)
+    """Each registered backend's factory, by name (tests substitute their own)."""
+    return {backend.name: backend.create for backend in BACKENDS}

@@ -21,8 +21,9 @@ from typing import Any
 import anyio
 import pytest
 
-from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
+from box_runtime.backends import LOCAL_ORDER, default_factories
 from box_runtime.backends.host_policy import resolve_identity
+from box_runtime.backends.selection import select_backend
 from box_runtime.child import BOX_COMMAND
 from box_runtime.config import BoxConfig, HostConfig
 from box_runtime.errors import (
