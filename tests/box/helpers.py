@@ -86,11 +86,8 @@ async def served_box(
         host="127.0.0.1", port=0, token=token, trusted_instance=trusted_instance
     )
     async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(serve, options, runtime, handle_signals=False))
         with anyio.fail_after(PATIENCE):
-            await options.listening.wait()
-        port = options.bound_port
-        assert port is not None
+            port = await tg.start(partial(serve, options, runtime, handle_signals=False))
         try:
             yield Served(f"ws://127.0.0.1:{port}/rpc/ws", port, runtime, options)
         finally:
