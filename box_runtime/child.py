@@ -1,26 +1,17 @@
 """``lbp box`` as a child process: the one starter of ``lbp dev --box``, ``lbp demo``,
 the harness's ``BoxSandbox``, the benchmarks and the tests.
 
-    async with start_box(config={"backend": "nsjail"}) as box:   # served on a free port
-        async with box.client() as client:
-            await client.exec(session_id="s", cmd="echo hi")
+    async with start_box(config={"backend": "nsjail"}) as box, box.client() as client:
+        await client.exec(session_id="s", cmd="echo hi")
 
-    async with start_box(stdio=True) as box:   # as LangBot starts it: the RPC on its stdio
-        async with box.client() as client: ...
-
-The child is ``python -m langbot_plugin.cli.__init__ box`` (LangBot's command; ``command``
-replaces it, e.g. with another Box), told its ``--ws-control-port`` (a free one unless
-``port`` is given) and given ``config`` as ``LANGBOT_BOX_CONFIG``. Without ``stdio`` the
-start waits, bounded, until the port accepts connections (:class:`BoxStartError` with
-the last lines of a ``log`` file when it does not); with ``stdio`` the RPC runs on the
-child's stdin and stdout at once. Its log (stderr, and stdout when that is not the
-RPC) goes to ``log``: a file path (appended to), an open file, ``None`` (this process's
-own streams) or ``subprocess.DEVNULL`` (the default).
-
-Leaving the block stops the child in the project's order
-(:func:`langbot_plugin.rpc.processes.stop_process`): its stdin closes (a stdio Box exits
-by itself then), then it is terminated (the Box removes its sessions), then killed. The
-body may end it itself first, with a signal and a wait.
+The child is LangBot's command (``command`` replaces it), on ``--ws-control-port`` (a
+free port unless given), with ``config`` as ``LANGBOT_BOX_CONFIG``. It serves on the
+port (the start waits until it accepts connections) or, with ``stdio``, on its own
+stdin and stdout, as LangBot starts it. Its log (stderr, and stdout when that is not
+the RPC) goes to ``log``: a file path (appended to; its tail is quoted when the start
+fails), an open file, ``None`` (this process's streams) or ``DEVNULL``. Leaving the
+block stops it in order (:func:`langbot_plugin.rpc.processes.stop_process`); the body
+may end it first itself.
 """
 
 from __future__ import annotations
@@ -45,7 +36,7 @@ from langbot_plugin.rpc.transport_stdio import stdio_transport
 
 __all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "start_box"]
 
-#: ``lbp box`` as LangBot starts it (the module path of its own command).
+#: ``lbp box`` as LangBot starts it.
 BOX_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__", "box")
 #: Seconds each stop step may take: a Box removes its sandboxes when terminated.
 STOP_SEC = 30.0
@@ -54,7 +45,7 @@ Log = Path | IO[bytes] | int | None
 
 
 class BoxStartError(RuntimeError):
-    """The child did not start serving (the message quotes its log when there is one)."""
+    """The child did not start serving."""
 
 
 @dataclass(slots=True)

@@ -15,8 +15,7 @@ import logging
 import anyio
 from anyio.abc import TaskStatus
 
-from box_runtime.backends import LOCAL_ORDER, default_factories
-from box_runtime.backends.selection import select_backend
+from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, serve
 

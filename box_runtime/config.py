@@ -30,7 +30,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import InitErrorDetails
 
 from box_runtime.errors import BoxValidationError
 from box_runtime.models import BUILTIN_PROFILES
@@ -336,53 +335,37 @@ class BoxConfig(_Section):
     @model_validator(mode="wrap")
     @classmethod
     def _backend_sections(cls, data: Any, handler: ModelWrapValidatorHandler[BoxConfig]) -> Any:
-        """Validate each registered backend's section with its model, as a field would be."""
+        """Validate each registered backend's section with its model, as a field is."""
         from box_runtime.backends import BACKENDS
 
-        if isinstance(data, BoxConfig) or not isinstance(data, Mapping):
+        if not isinstance(data, Mapping):
             return handler(data)
-        raw = dict(cast(Mapping[str, Any], data))
-        given = {backend.name: raw.pop(backend.name, None) for backend in BACKENDS}
-        errors: list[InitErrorDetails] = []
-        try:
-            config = handler(raw)
-        except ValidationError as exc:
-            errors.extend(_details(exc, ()))
-            config = None
+        rest = dict(cast(Mapping[str, Any], data))
         sections: dict[str, BaseModel] = {}
+        errors: list[Any] = []
         for backend in BACKENDS:
-            model, value = backend.config_model(), given[backend.name]
+            value = rest.pop(backend.name, None) or {}
             try:
-                sections[backend.name] = (
-                    value if isinstance(value, model) else model.model_validate(value or {})
-                )
+                sections[backend.name] = backend.config_model().model_validate(value)
             except ValidationError as exc:
-                errors.extend(_details(exc, (backend.name,)))
-        if errors or config is None:
+                errors += [{**e, "loc": (backend.name, *e["loc"])} for e in exc.errors()]
+        config: BoxConfig | None = None
+        try:
+            config = handler(rest)
+        except ValidationError as exc:
+            errors = [*exc.errors(), *errors]
+        if config is None or errors:
             raise ValidationError.from_exception_data(cls.__name__, errors)
-        extra = config.__pydantic_extra__
-        assert extra is not None  # extra="allow"
-        extra.update(sections)
+        if config.__pydantic_extra__ is not None:  # always, with extra="allow"
+            config.__pydantic_extra__.update(sections)
         return config
 
     def section(self, name: str, model: type[S] = BaseModel) -> S:
         """The section ``box.<name>`` of a registered backend, as its model."""
         value = (self.__pydantic_extra__ or {})[name]
         if not isinstance(value, model):
-            raise TypeError(f"box.{name} is a {type(value).__name__}, not a {model.__name__}")
+            raise TypeError(f"box.{name} is not a {model.__name__}")
         return value
-
-
-def _details(error: ValidationError, prefix: tuple[str | int, ...]) -> list[InitErrorDetails]:
-    return [
-        InitErrorDetails(
-            type=item["type"],  # pyright: ignore[reportArgumentType]
-            loc=(*prefix, *item["loc"]),
-            input=item["input"],
-            ctx=item.get("ctx", {}),
-        )
-        for item in error.errors(include_url=False)
-    ]
 
 
 def deep_merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,9 @@ the Box may need first (the first ``box_init``, a cold session create).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from box_runtime.admission_models import (
     AdmissionGrant,
@@ -377,21 +377,28 @@ CREATE_SEC = 60.0
 #: What ``box_exec`` waits beyond the command's own ``timeout_sec``: the Box may first
 #: wait for the host's first ``box_init`` and create the session (as ``box_create_session``).
 EXEC_MARGIN_SEC = CREATE_SEC
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
 
-BOX_INIT = ActionSpec(
+
+def _box(
+    name: str, params: type[P], result: type[R], doc: str = "", *, timeout: float = QUICK_SEC
+) -> ActionSpec[P, R]:
+    """A Box action; a caller waits :data:`QUICK_SEC` unless it says otherwise."""
+    return ActionSpec(name, params, result, doc=doc, timeout=timeout)
+
+
+# A changed backend is selected (probed) before box_init answers.
+BOX_INIT = _box(
     "box_init",
     Params,
     InitResult,
-    doc="Deep-merge the host's box config and apply it.",
-    timeout=CREATE_SEC,  # a changed backend is selected (probed) before it answers
+    "Deep-merge the host's box config and apply it.",
+    timeout=CREATE_SEC,
 )
-BOX_HEALTH = ActionSpec(
-    "box_health", Empty, BackendInfo, doc="Backend availability.", timeout=QUICK_SEC
-)
-BOX_STATUS = ActionSpec(
-    "box_status", Empty, BoxStatus, doc="Backend, sessions, limits, capacity.", timeout=QUICK_SEC
-)
-BOX_GET_BACKEND_INFO = ActionSpec("box_get_backend_info", Empty, BackendInfo, timeout=QUICK_SEC)
+BOX_HEALTH = _box("box_health", Empty, BackendInfo, "Backend availability.")
+BOX_STATUS = _box("box_status", Empty, BoxStatus, "Backend, sessions, limits, capacity.")
+BOX_GET_BACKEND_INFO = _box("box_get_backend_info", Empty, BackendInfo)
 BOX_EXEC = ActionSpec(
     "box_exec",
     BoxSpec,
@@ -399,73 +406,64 @@ BOX_EXEC = ActionSpec(
     doc="Run a command, creating the session on demand.",
     payload_wait=("timeout_sec", EXEC_MARGIN_SEC),
 )
-BOX_CREATE_SESSION = ActionSpec("box_create_session", BoxSpec, BoxSessionInfo, timeout=CREATE_SEC)
-BOX_GET_SESSION = ActionSpec("box_get_session", SessionRef, BoxSessionInfo, timeout=QUICK_SEC)
-BOX_GET_SESSIONS = ActionSpec("box_get_sessions", Empty, SessionList, timeout=QUICK_SEC)
-BOX_DELETE_SESSION = ActionSpec("box_delete_session", SessionRef, Deleted, timeout=30.0)
-BOX_GET_STORAGE_ANALYSIS = ActionSpec(
-    "box_get_storage_analysis", Empty, StorageAnalysis, timeout=60.0
+BOX_CREATE_SESSION = _box("box_create_session", BoxSpec, BoxSessionInfo, timeout=CREATE_SEC)
+BOX_GET_SESSION = _box("box_get_session", SessionRef, BoxSessionInfo)
+BOX_GET_SESSIONS = _box("box_get_sessions", Empty, SessionList)
+BOX_DELETE_SESSION = _box("box_delete_session", SessionRef, Deleted, timeout=30.0)
+BOX_GET_STORAGE_ANALYSIS = _box("box_get_storage_analysis", Empty, StorageAnalysis, timeout=60.0)
+BOX_SHUTDOWN = _box(
+    "box_shutdown", Empty, Empty, "Remove every non-persistent session; keep serving."
 )
-BOX_SHUTDOWN = ActionSpec(
-    "box_shutdown",
-    Empty,
-    Empty,
-    doc="Remove every non-persistent session; keep serving.",
-    timeout=QUICK_SEC,
-)
-BOX_START_MANAGED_PROCESS = ActionSpec(
+BOX_START_MANAGED_PROCESS = _box(
     "box_start_managed_process",
     ManagedProcessStart,
     ManagedProcessInfo,
-    doc="Start a long-lived process in a session (a running one with the same spec is reused).",
+    "Start a long-lived process in a session (a running one with the same spec is reused).",
     timeout=30.0,  # a first `uvx <pkg>` downloads before it starts
 )
-BOX_GET_MANAGED_PROCESS = ActionSpec(
-    "box_get_managed_process", ManagedProcessRef, ManagedProcessInfo, timeout=QUICK_SEC
-)
-BOX_STOP_MANAGED_PROCESS = ActionSpec(
+BOX_GET_MANAGED_PROCESS = _box("box_get_managed_process", ManagedProcessRef, ManagedProcessInfo)
+BOX_STOP_MANAGED_PROCESS = _box(
     "box_stop_managed_process",
     ManagedProcessRef,
     ManagedProcessStopped,
-    doc="Stop a process in order: close stdin, wait, terminate, kill.",
+    "Stop a process in order: close stdin, wait, terminate, kill.",
     timeout=30.0,
 )
-BOX_UPSERT_SANDBOX_ADMISSION_GRANT = ActionSpec(
+BOX_UPSERT_SANDBOX_ADMISSION_GRANT = _box(
     "box_upsert_sandbox_admission_grant",
     AdmissionGrant,
     AdmissionReceipt,
-    doc="Install or renew a workspace's admission grant (managed mode).",
-    timeout=QUICK_SEC,
+    "Install or renew a workspace's admission grant (managed mode).",
 )
-BOX_REVOKE_SANDBOX_ADMISSION_GRANT = ActionSpec(
+BOX_REVOKE_SANDBOX_ADMISSION_GRANT = _box(
     "box_revoke_sandbox_admission_grant",
     AdmissionRevocation,
     RevocationReceipt,
-    doc="Revoke a workspace's grants up to a revision (managed mode).",
+    "Revoke a workspace's grants up to a revision (managed mode).",
     timeout=30.0,
 )
-BOX_VERIFY_SHARED_WORKSPACE = ActionSpec(
-    "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof, timeout=QUICK_SEC
+BOX_VERIFY_SHARED_WORKSPACE = _box(
+    "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof
 )
-BOX_READ_FILES = ActionSpec(
+BOX_READ_FILES = _box(
     "box_read_files",
     ReadFilesRequest,
     ReadFilesResult,
-    doc="Explicit export: read selected files of a session, all or none, within limits.",
+    "Explicit export: read selected files of a session, all or none, within limits.",
     timeout=60.0,
 )
-BOX_REMOVE_FILES_IF_MATCH = ActionSpec(
+BOX_REMOVE_FILES_IF_MATCH = _box(
     "box_remove_files_if_match",
     RemoveFilesRequest,
     RemoveFilesResult,
-    doc="Delete exported files only where the content still matches the accepted digest.",
+    "Delete exported files only where the content still matches the accepted digest.",
     timeout=60.0,
 )
-BOX_WRITE_FILES = ActionSpec(
+BOX_WRITE_FILES = _box(
     "box_write_files",
     WriteFilesRequest,
     WriteFilesResult,
-    doc="Import: write files into a new directory below /workspace/inbox of a session.",
+    "Import: write files into a new directory below /workspace/inbox of a session.",
     timeout=60.0,
 )
 EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)

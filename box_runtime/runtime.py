@@ -43,10 +43,9 @@ import anyio
 from box_runtime import quota_watch
 from box_runtime.admission import Admission, admitted_spec, canonical_workspace
 from box_runtime.artifacts import ArtifactSource, check_sources, is_artifact
-from box_runtime.backends import BackendFactory, default_factories
+from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.backends.host_policy import check_host_backend
-from box_runtime.backends.selection import Selection, select_backend
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
     BoxAdmissionError,

@@ -1,22 +1,26 @@
 """Sandbox backends behind one interface, each registered once: :data:`BACKENDS`.
 
-A backend is its file in this folder (a :class:`~.base.SandboxBackend` whose ``name``
-is its ``box.backend`` name) plus one :class:`Registered` line below: that name, the
-model of its ``box.<name>`` configuration section, its class, and whether ``box.backend:
-local`` probes it (in the table's order). The model and the class are named
-``"module:attribute"`` below ``box_runtime`` and imported when first needed, so a Box
-loads a backend's SDK only when it uses the backend; the model is imported whenever a
-configuration is validated, so keep it where importing is cheap. Everything else that
-names backends comes from this table: the configuration's sections
-(:class:`~box_runtime.config.BoxConfig`), the settings that call for a new selection,
-``lbp box --backend``, and the conformance suite's candidates (a test holds the two
-equal). How one is chosen: :mod:`.selection`.
+A backend is its file in this folder (a :class:`~.base.SandboxBackend` named as its
+``box.backend`` value) plus one :class:`Registered` line: that name, the model of its
+``box.<name>`` section, its class (both ``"module:attribute"`` below ``box_runtime``,
+imported when first needed: the model at every validation, the class, with its SDK,
+only by a Box that uses it), and whether ``box.backend: local`` probes it (in order).
+The configuration's sections, ``lbp box --backend``, the settings that call for a new
+selection and (a test holds them equal) the conformance candidates follow this table.
+
+Selection (:func:`select_backend`): an explicit ``box.backend`` wins; ``local`` probes
+the backends registered ``local`` in order and takes the first usable one (E2B is never
+probed: an operator names it). :class:`Selection` keeps why each candidate before the
+chosen one was skipped; the runtime logs it and reports it in ``box_get_backend_info``,
+``box_status`` and ``/readyz``. ``host`` runs commands unsandboxed: it is never probed,
+and serves only when :mod:`.host_policy` allows it. Tests substitute factories (the
+:class:`~.fake.FakeBackend`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +36,9 @@ __all__ = [
     "NAMES",
     "BackendFactory",
     "Registered",
+    "Selection",
     "default_factories",
-    "registered",
+    "select_backend",
 ]
 
 BackendFactory = Callable[["BoxConfig"], "SandboxBackend"]
@@ -78,14 +83,75 @@ NAMES = tuple(backend.name for backend in BACKENDS)
 LOCAL_ORDER = tuple(backend.name for backend in BACKENDS if backend.local)
 
 
-def registered(name: str) -> Registered:
-    """The registered backend ``name`` (``KeyError`` for another name)."""
-    for backend in BACKENDS:
-        if backend.name == name:
-            return backend
-    raise KeyError(name)
-
-
 def default_factories() -> dict[str, BackendFactory]:
     """Each registered backend's factory, by name (tests substitute their own)."""
     return {backend.name: backend.create for backend in BACKENDS}
+
+
+@dataclass(slots=True)
+class Selection:
+    """The chosen backend (or ``None``) and, per candidate, why it was not usable."""
+
+    backend: SandboxBackend | None
+    requested: str
+    reasons: dict[str, str]
+
+    @property
+    def reason(self) -> str:
+        if self.backend is not None:
+            return ""
+        return "; ".join(f"{name}: {why}" for name, why in self.reasons.items()) or (
+            f"no backend named {self.requested!r}"
+        )
+
+    def describe(self, serves: str = "using {name}") -> str:
+        """One line for the log: what was asked for, what serves (``serves``, formatted
+        with the backend's ``name``), and what was skipped and why."""
+        if self.backend is None:
+            return f"box.backend {self.requested}: no usable backend ({self.reason})"
+        line = f"box.backend {self.requested}: {serves.format(name=self.backend.name)}"
+        if self.reasons:
+            skipped = "; ".join(f"{name} skipped: {why}" for name, why in self.reasons.items())
+            line += f" ({skipped})"
+        return line
+
+
+async def select_backend(
+    config: BoxConfig,
+    factories: Mapping[str, BackendFactory],
+    *,
+    listen_host: str | None = None,
+) -> Selection:
+    """Create and probe candidates in order; return the first usable backend.
+
+    ``listen_host``: the address the Box serves on (the ``host`` backend refuses any
+    but loopback); ``None`` for a Box that does not listen.
+    """
+    from box_runtime.backends.host_policy import check_host_backend
+    from box_runtime.errors import BoxHostBackendRefusedError
+
+    requested = config.backend
+    reasons: dict[str, str] = {}
+    if requested == "host":
+        try:
+            check_host_backend(config, listen_host)
+        except BoxHostBackendRefusedError as exc:
+            reasons[requested] = exc.message
+            return Selection(None, requested, reasons)
+    candidates = LOCAL_ORDER if requested == "local" else (requested,)
+    for name in candidates:
+        factory = factories.get(name)
+        if factory is None:
+            reasons[name] = "not available in this build"
+            continue
+        try:
+            backend = factory(config)
+            why = await backend.probe()
+        except Exception as exc:  # a probe must never take the runtime down
+            reasons[name] = f"probe failed: {exc}"
+            continue
+        if why is None:
+            return Selection(backend, requested, reasons)
+        reasons[name] = why
+        await backend.aclose()
+    return Selection(None, requested, reasons)

@@ -16,7 +16,6 @@ call to a workspace, as the envelope ``context``.
 
 from __future__ import annotations
 
-import abc
 import logging
 from typing import Any
 
@@ -37,94 +36,10 @@ __all__ = ["ActionRPCBoxClient", "BoxRuntimeClient"]
 Context = ActionContext | dict[str, Any] | None
 
 
-class BoxRuntimeClient(abc.ABC):
-    """What a host's Box service needs of a Box runtime."""
-
-    @abc.abstractmethod
-    async def initialize(self) -> None: ...
-
-    @abc.abstractmethod
-    async def execute(
-        self, spec: BoxSpec, action_context: Context = None
-    ) -> BoxExecutionResult: ...
-
-    @abc.abstractmethod
-    async def shutdown(self) -> None: ...
-
-    @abc.abstractmethod
-    async def get_status(self, action_context: Context = None) -> dict[str, Any]: ...
-
-    @abc.abstractmethod
-    async def get_sessions(self, action_context: Context = None) -> list[dict[str, Any]]: ...
-
-    @abc.abstractmethod
-    async def get_backend_info(self) -> dict[str, Any]: ...
-
-    async def get_storage_analysis(self, action_context: Context = None) -> dict[str, Any]:
-        """Optional (a client of its own may leave it out, as the reference's may)."""
-        raise NotImplementedError
-
-    @abc.abstractmethod
-    async def delete_session(self, session_id: str, action_context: Context = None) -> None: ...
-
-    @abc.abstractmethod
-    async def create_session(
-        self, spec: BoxSpec, action_context: Context = None
-    ) -> dict[str, Any]: ...
-
-    @abc.abstractmethod
-    async def start_managed_process(
-        self, session_id: str, spec: ManagedProcessSpec, action_context: Context = None
-    ) -> ManagedProcessInfo: ...
-
-    @abc.abstractmethod
-    async def get_managed_process(
-        self, session_id: str, process_id: str = DEFAULT_PROCESS_ID, action_context: Context = None
-    ) -> ManagedProcessInfo: ...
-
-    @abc.abstractmethod
-    async def stop_managed_process(
-        self, session_id: str, process_id: str = DEFAULT_PROCESS_ID, action_context: Context = None
-    ) -> None: ...
-
-    @abc.abstractmethod
-    async def get_session(
-        self, session_id: str, action_context: Context = None
-    ) -> dict[str, Any]: ...
-
-    @abc.abstractmethod
-    async def init(self, config: dict[str, Any]) -> None: ...
-
-    async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]:
-        """Optional, as in the reference."""
-        raise NotImplementedError
-
-    async def upsert_sandbox_admission_grant(self, grant: SandboxAdmissionGrant) -> dict[str, Any]:
-        """Optional, as in the reference."""
-        raise NotImplementedError
-
-    async def revoke_sandbox_admission_grant(
-        self, revocation: SandboxAdmissionRevocation
-    ) -> dict[str, Any]:
-        """Optional, as in the reference."""
-        raise NotImplementedError
-
-
-class ActionRPCBoxClient(BoxRuntimeClient):
-    """A :class:`BoxRuntimeClient` over the session of the connector's current Handler."""
-
-    def __init__(self, logger: logging.Logger | None = None) -> None:
-        self._logger = logger or logging.getLogger("langbot_plugin.box")
-        self._handler: Handler | None = None
-
-    @property
-    def handler(self) -> Handler:
-        if self._handler is None or self._handler.closed:
-            raise BoxRuntimeUnavailableError("box runtime not connected")
-        return self._handler
-
-    def set_handler(self, handler: Handler | None) -> None:
-        self._handler = handler
+class BoxRuntimeClient:
+    """What a host's Box service needs of a Box runtime: each method is one Box action
+    sent through :meth:`_call` (which :class:`ActionRPCBoxClient` implements over a
+    Handler); a client of its own may override the methods instead."""
 
     async def _call(
         self,
@@ -132,37 +47,20 @@ class ActionRPCBoxClient(BoxRuntimeClient):
         data: dict[str, Any] | None = None,
         action_context: Context = None,
     ) -> dict[str, Any]:
-        handler = self.handler
-        scope = handler.resolve_outbound_action_context(action_context)
-        context = None if scope is None else scope.model_dump(exclude_none=True)
-        try:
-            return await BoxClient(handler.session, context=context).send(spec, data or {})
-        except ConnectionClosedError as exc:
-            raise BoxRuntimeUnavailableError(f"box runtime connection lost: {exc.message}") from exc
-        except BoxError:
-            raise
-        except RPCError as exc:
-            raise BoxError(f"{exc.wire_type}: {exc.message}") from exc
+        raise NotImplementedError
 
     async def initialize(self) -> None:
         try:
             await self._call(p.BOX_HEALTH)
         except BoxError as exc:
             raise BoxRuntimeUnavailableError(f"box runtime unavailable: {exc}") from exc
-        self._logger.info("LangBot Box runtime connected via action RPC.")
 
     async def execute(self, spec: BoxSpec, action_context: Context = None) -> BoxExecutionResult:
         data = await self._call(p.BOX_EXEC, spec.model_dump(mode="json"), action_context)
         return BoxExecutionResult.model_validate(data)
 
     async def shutdown(self) -> None:
-        if self._handler is None:
-            return
-        try:
-            await self._call(p.BOX_SHUTDOWN)
-        except BoxError as exc:
-            self._logger.debug("Box shutdown during cleanup failed: %s", exc)
-        self._handler = None
+        await self._call(p.BOX_SHUTDOWN)
 
     async def get_status(self, action_context: Context = None) -> dict[str, Any]:
         return await self._call(p.BOX_STATUS, None, action_context)
@@ -206,6 +104,69 @@ class ActionRPCBoxClient(BoxRuntimeClient):
         ref = {"session_id": session_id, "process_id": process_id}
         await self._call(p.BOX_STOP_MANAGED_PROCESS, ref, action_context)
 
+    async def init(self, config: dict[str, Any]) -> None:
+        await self._call(p.BOX_INIT, config)
+
+    async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]:
+        return await self._call(p.BOX_VERIFY_SHARED_WORKSPACE, {"marker_name": marker_name})
+
+    async def upsert_sandbox_admission_grant(self, grant: SandboxAdmissionGrant) -> dict[str, Any]:
+        return await self._call(p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT, grant.model_dump(mode="json"))
+
+    async def revoke_sandbox_admission_grant(
+        self, revocation: SandboxAdmissionRevocation
+    ) -> dict[str, Any]:
+        data = revocation.model_dump(mode="json")
+        return await self._call(p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT, data)
+
+
+class ActionRPCBoxClient(BoxRuntimeClient):
+    """A :class:`BoxRuntimeClient` over the session of the connector's current Handler."""
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self._logger = logger or logging.getLogger("langbot_plugin.box")
+        self._handler: Handler | None = None
+
+    @property
+    def handler(self) -> Handler:
+        if self._handler is None or self._handler.closed:
+            raise BoxRuntimeUnavailableError("box runtime not connected")
+        return self._handler
+
+    def set_handler(self, handler: Handler | None) -> None:
+        self._handler = handler
+
+    async def _call(
+        self,
+        spec: ActionSpec[Any, Any],
+        data: dict[str, Any] | None = None,
+        action_context: Context = None,
+    ) -> dict[str, Any]:
+        handler = self.handler
+        scope = handler.resolve_outbound_action_context(action_context)
+        context = None if scope is None else scope.model_dump(exclude_none=True)
+        try:
+            return await BoxClient(handler.session, context=context).send(spec, data or {})
+        except ConnectionClosedError as exc:
+            raise BoxRuntimeUnavailableError(f"box runtime connection lost: {exc.message}") from exc
+        except BoxError:
+            raise
+        except RPCError as exc:
+            raise BoxError(f"{exc.wire_type}: {exc.message}") from exc
+
+    async def initialize(self) -> None:
+        await super().initialize()
+        self._logger.info("LangBot Box runtime connected via action RPC.")
+
+    async def shutdown(self) -> None:
+        if self._handler is None:
+            return
+        try:
+            await super().shutdown()
+        except BoxError as exc:
+            self._logger.debug("Box shutdown during cleanup failed: %s", exc)
+        self._handler = None
+
     def get_managed_process_websocket_url(
         self,
         session_id: str,
@@ -223,18 +184,3 @@ class ActionRPCBoxClient(BoxRuntimeClient):
         if "://" not in base:
             base = "ws://" + base
         return relay_url(base, session_id, process_id)
-
-    async def init(self, config: dict[str, Any]) -> None:
-        await self._call(p.BOX_INIT, config)
-
-    async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]:
-        return await self._call(p.BOX_VERIFY_SHARED_WORKSPACE, {"marker_name": marker_name})
-
-    async def upsert_sandbox_admission_grant(self, grant: SandboxAdmissionGrant) -> dict[str, Any]:
-        return await self._call(p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT, grant.model_dump(mode="json"))
-
-    async def revoke_sandbox_admission_grant(
-        self, revocation: SandboxAdmissionRevocation
-    ) -> dict[str, Any]:
-        data = revocation.model_dump(mode="json")
-        return await self._call(p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT, data)

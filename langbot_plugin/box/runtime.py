@@ -33,8 +33,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from box_runtime.backends import Selection
 from box_runtime.backends.base import SandboxBackend
-from box_runtime.backends.selection import Selection
 from box_runtime.config import BoxConfig
 from box_runtime.errors import BoxReadinessError
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec

@@ -1,19 +1,17 @@
-"""LangBot's ``exec`` sandbox tool, written once: what the local host's run Box
+"""LangBot's ``exec`` sandbox tool, written once: the local host's run Box
 (:class:`~langbot_plugin.host.box_service.RunBoxService`), ``lbp dev --box`` and the
-harness's ``BoxSandbox`` give runners.
+harness's ``BoxSandbox`` serve it.
 
-LangBot 4.11.2 offers runners ``exec`` (``command``; ``workdir``, ``timeout_sec`` and
-``env`` passed to the Box as given, the Box's profile supplying what is left out) and
-answers with the command's result as its ``BoxService`` and native tool loader shape it:
-
-``session_id``, ``backend``, ``status``, ``ok``, ``exit_code``, ``duration_ms``;
-``stdout`` and ``stderr``, each cut to :data:`OUTPUT_LIMIT_CHARS` characters (the head
-and the tail around a ``... [N characters truncated] ...`` notice); ``stdout_truncated``
-and ``stderr_truncated`` (set by that cut, or by the Box's own output limit);
-``preview`` (``stdout:\\n...\\n\\nstderr:\\n...`` when both have text, else the one that
-has); ``truncated`` (either stream cut). The host also caps each text at 50 KiB, which
-4,000 characters never reach. A call without a non-empty ``command`` string is refused
-(``invalid_params``).
+As LangBot 4.11.2 does: ``command`` runs in the session, ``workdir``, ``timeout_sec``
+and ``env`` go to the Box as given (its profile supplies what is left out; a call
+without a non-empty ``command`` string is refused), and the answer is its
+``BoxService`` result plus its native tool loader's fields: ``session_id``,
+``backend``, ``status``, ``ok``, ``exit_code``, ``stdout`` and ``stderr`` (each cut to
+:data:`OUTPUT_LIMIT_CHARS`, its head and tail around a ``... [N characters truncated]
+...`` notice), ``stdout_truncated`` and ``stderr_truncated`` (that cut, or the Box's
+own), ``duration_ms``, ``preview`` (``stdout:\n...\n\nstderr:\n...`` when both have
+text, else the one that has) and ``truncated``. (LangBot also caps each text at 50 KiB,
+which 4,000 characters never reach.)
 """
 
 from __future__ import annotations

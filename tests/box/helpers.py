@@ -211,27 +211,6 @@ def remove_containers(deployment: str) -> None:
         client.close()
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def wait_for_port(port: int, *, seconds: float = 30.0) -> None:
-    """Bounded wait until something accepts connections on 127.0.0.1:``port``."""
-    with anyio.fail_after(seconds):
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return
-
-
 async def read_files_of(
     runtime: BoxRuntime,
     session_id: str,

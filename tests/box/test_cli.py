@@ -19,8 +19,7 @@ from box_runtime.child import BOX_COMMAND, start_box
 from box_runtime.image import BASE_PACKAGES, build_commands
 from langbot_plugin.cli.cmd_box import main
 from langbot_plugin.rpc import PermissionDeniedError, RPCSession
-
-from .helpers import free_port, wait_for_port
+from langbot_plugin.rpc.processes import free_port, wait_for_port
 
 pytestmark = pytest.mark.anyio
 
@@ -96,7 +95,7 @@ async def test_stdio_mode_as_the_host_spawns_it(tmp_path: anyio.Path) -> None:
         with pytest.raises(PermissionDeniedError):
             await session.call("box_status", {}, context={**context, "instance_uuid": "inst-2"})
         # the port serves the probes on loopback, with the token
-        await wait_for_port(port)
+        assert await wait_for_port(port, 30)
         async with aiohttp.ClientSession() as http:
             health = await http.get(f"http://127.0.0.1:{port}/healthz")
             assert (await health.json())["live"] is True

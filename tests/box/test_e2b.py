@@ -18,8 +18,8 @@ import anyio
 import pytest
 from e2b import AsyncSandbox
 
+from box_runtime.backends import select_backend
 from box_runtime.backends.e2b import E2BBackend
-from box_runtime.backends.selection import select_backend
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,

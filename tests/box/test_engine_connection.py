@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from box_runtime.backends import default_factories
+from box_runtime.backends import default_factories, select_backend
 from box_runtime.backends.docker_connect import client_kwargs, is_plain_remote
 from box_runtime.backends.podman import default_socket
-from box_runtime.backends.selection import select_backend
 from box_runtime.config import BoxConfig, DockerConfig
 
 pytestmark = pytest.mark.anyio
