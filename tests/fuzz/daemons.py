@@ -21,11 +21,11 @@ import anyio
 from anyio.abc import Process
 
 from box_runtime.client import BoxClient, relay_headers, relay_url
-from langbot_plugin.dev.processes import port_open
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 from langbot_plugin.host.runtime_client import default_workspace
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError
+from langbot_plugin.rpc.processes import port_open
 from tests.box.helpers import jail_state
 from tests.conftest import free_port
 from tests.e2e.processes import ECHO_PLUGIN, LBP, command_context, rt_command
