@@ -20,6 +20,8 @@ from langbot_plugin.host.sandbox_tools import (
 )
 from langbot_plugin.rpc.errors import InvalidParamsError
 from langbot_plugin.testing.box import BoxSandbox
+from tests.support.reference import run_json_script
+from tests.support.released_host import SCRIPTS, need_released_host
 
 #: The keys of LangBot 4.11.2's answer (``BoxService._serialize_result`` and the native
 #: tool loader's ``_normalize_exec_result``), in its order.
@@ -120,3 +122,26 @@ def test_every_place_that_offers_exec_offers_the_same_tool(tmp_path: Path) -> No
             EXEC_DESCRIPTION,
             EXEC_PARAMETERS,
         )
+
+
+def test_the_answer_is_the_released_hosts_own(tmp_path: Path) -> None:
+    """The released host computes the answer of the same Box results (its 4,000-character
+    cut across the lengths where the notice's count gains a digit, the preview of one
+    or both streams, a failed and a timed out run)."""
+    python = need_released_host()
+    lengths = [*range(3995, 4045), *range(9990, 10050), 99_990, 100_000, 100_050, 1_000_045]
+    results = [
+        result(stdout="".join(chr(97 + i % 26) for i in range(n)), stderr="e" * (n % 7))
+        for n in lengths
+    ]
+    results += [
+        result(stdout="42\n"),
+        result(stdout="o", stderr="e", exit_code=3),
+        result(status="timed_out", exit_code=None, stderr="late"),
+        result(),
+    ]
+    for each in results:  # what the host's result model holds (not the Box's own flags)
+        del each["stdout_truncated"], each["stderr_truncated"]
+    script = SCRIPTS / "exec_answer.py"
+    theirs = run_json_script(python, script, {"results": results}, tmp_path)["answers"]
+    assert [exec_answer(each) for each in results] == theirs
