@@ -14,7 +14,9 @@ Each declaration says how long a caller waits (``timeout``): every client of the
 (:class:`box_runtime.client.BoxClient` and the host's ``ActionRPCBoxClient`` over it)
 takes its waits from here. A quick read waits :data:`QUICK_SEC` (the released host's
 wait); ``box_exec`` waits its own ``timeout_sec`` plus :data:`EXEC_MARGIN_SEC`, the time
-the Box may need first (the first ``box_init``, a cold session create).
+the Box may need first (the first ``box_init``, a cold session create, the commands
+before it in its session), and never less than :data:`EXEC_SEC`, the wait of the SDK the
+released host ships with.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ __all__ = [
     "DIALECT_05_ONLY",
     "DIALECT_07_ONLY",
     "EXEC_MARGIN_SEC",
+    "EXEC_SEC",
     "EXPORT_ACTIONS",
     "FILE_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
@@ -377,6 +380,9 @@ CREATE_SEC = 60.0
 #: What ``box_exec`` waits beyond the command's own ``timeout_sec``: the Box may first
 #: wait for the host's first ``box_init`` and create the session (as ``box_create_session``).
 EXEC_MARGIN_SEC = CREATE_SEC
+#: The least ``box_exec`` waits: the reference SDK's ``ActionRPCBoxClient`` waits this
+#: long whatever the command's ``timeout_sec`` (commands of one session queue).
+EXEC_SEC = 300.0
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R")
 
@@ -404,6 +410,7 @@ BOX_EXEC = ActionSpec(
     BoxSpec,
     BoxExecutionResult,
     doc="Run a command, creating the session on demand.",
+    timeout=EXEC_SEC,
     payload_wait=("timeout_sec", EXEC_MARGIN_SEC),
 )
 BOX_CREATE_SESSION = _box("box_create_session", BoxSpec, BoxSessionInfo, timeout=CREATE_SEC)

@@ -159,7 +159,8 @@ class ActionSpec(Generic[P, R]):
     default); a payload ``timeout`` (seconds) may raise it up to ``max_timeout``.
     ``payload_wait`` is ``(key, margin)`` for an action whose payload sets the time its
     work may take (``box_exec``'s ``timeout_sec``): a caller waits the payload's ``key``
-    seconds (else the params model's default for it) plus ``margin``.
+    seconds (else the params model's default for it) plus ``margin``, and at least
+    ``timeout`` when that is set.
     ``files`` names result keys that carry the key of a file the answering side pushed
     before answering; ``request_files`` names payload keys (``"context.file_key"`` for a
     nested one) that carry the key of a file the caller pushed before calling.
@@ -283,8 +284,8 @@ class ActionSpec(Generic[P, R]):
             field_info = cast(type[BaseModel], self.params).model_fields.get(key)
             asked = field_info.default if field_info is not None else None
         if isinstance(asked, bool) or not isinstance(asked, int | float):
-            return self.default_wait + margin
-        return float(asked) + margin
+            asked = DEFAULT_TIMEOUT
+        return max(float(asked) + margin, self.timeout or 0.0)
 
     def requested_wait(self, requested: object) -> float | None:
         """The wait for a payload that asks for ``requested`` seconds (capped)."""

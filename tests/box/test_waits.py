@@ -1,5 +1,6 @@
 """How long a client of the Box waits: declared once, on each action of
-``box_runtime.protocol``; ``box_exec`` waits its own ``timeout_sec`` plus a margin. Both
+``box_runtime.protocol``; ``box_exec`` waits its own ``timeout_sec`` plus a margin, at least the reference's
+300 s. Both
 clients (``BoxClient`` and the host's ``ActionRPCBoxClient``, an adapter over it) send
 every call through ``BoxClient.send``, which takes the wait from the declaration."""
 
@@ -25,13 +26,16 @@ def test_every_action_declares_its_wait() -> None:
     assert p.BOX_STATUS.wait() == p.QUICK_SEC
 
 
-def test_exec_waits_its_own_timeout_plus_the_margin() -> None:
+def test_exec_waits_its_own_timeout_plus_the_margin_and_never_less_than_the_reference() -> None:
     margin = p.EXEC_MARGIN_SEC
-    full = BoxSpec(cmd="true", session_id="s", timeout_sec=250).model_dump(mode="json")
-    assert p.BOX_EXEC.wait(payload=full) == 250 + margin  # the host sends whole specs
-    default = BoxSpec.model_fields["timeout_sec"].default
-    assert p.BOX_EXEC.wait(payload={"cmd": "true"}) == default + margin
-    assert p.BOX_EXEC.wait(payload={"timeout_sec": True}) == 30 + margin
+    assert p.EXEC_SEC == 300.0  # the reference SDK's ActionRPCBoxClient.execute
+    full = BoxSpec(cmd="true", session_id="s", timeout_sec=500).model_dump(mode="json")
+    assert p.BOX_EXEC.wait(payload=full) == 500 + margin  # the host sends whole specs
+    short = BoxSpec(cmd="true", session_id="s", timeout_sec=30).model_dump(mode="json")
+    assert p.BOX_EXEC.wait(payload=short) == p.EXEC_SEC  # commands of a session queue
+    assert p.BOX_EXEC.wait(payload={"cmd": "true"}) == p.EXEC_SEC
+    assert p.BOX_EXEC.wait(payload={"timeout_sec": True}) == p.EXEC_SEC
+    assert p.BOX_EXEC.wait(payload={"timeout_sec": p.EXEC_SEC}) == p.EXEC_SEC + margin
     assert p.BOX_EXEC.wait(12.0, payload=full) == 12.0  # a caller's own wait wins
     assert p.BOX_EXEC.wait(None, payload=full) is None  # no limit
 
