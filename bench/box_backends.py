@@ -124,7 +124,7 @@ async def _ours(config: dict[str, Any]) -> AsyncGenerator[BoxClient]:
     port = free_port()
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
     async with (
-        box_server([*BOX_COMMAND, "--ws-control-port", str(port)], env, port),
+        box_server(BOX_COMMAND, env, port),
         box_client(port) as client,
     ):
         yield client

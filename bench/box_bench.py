@@ -30,20 +30,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 
-from bench.procs import LOG_DIR, free_port, run_table, wait_port
+from bench.procs import LOG_DIR, free_port, run_table
 from bench.refenv import DEFAULT_VENV
 from bench.stats import ms, ratio
+from box_runtime.child import BOX_COMMAND, start_box
 from box_runtime.client import BoxClient
 
 #: Our ``lbp box``, as the host spawns it.
-BOX_COMMAND = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
 IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox
 BIG = "head -c 10000000 /dev/zero | tr '\\0' x"
 #: The instance the Box benches' clients speak for, and their placement context.
@@ -61,28 +61,16 @@ Timer = Callable[[], Awaitable[float]]
 
 @asynccontextmanager
 async def box_server(
-    command: list[str], env: dict[str, str], port: int, log: str | None = None
+    command: Sequence[str], env: dict[str, str], port: int, log: str | None = None
 ) -> AsyncGenerator[None]:
-    """A Box server child on ``port``; its stderr goes to ``.bench/logs/<log>.log`` if named."""
-    stderr: int | IO[bytes] = subprocess.DEVNULL
-    with contextlib.ExitStack() as files:
-        if log is not None:
-            LOG_DIR.mkdir(parents=True, exist_ok=True)
-            stderr = files.enter_context(
-                await anyio.to_thread.run_sync(lambda: open(LOG_DIR / f"{log}.log", "wb"))  # noqa: SIM115
-            )
-        async with await anyio.open_process(
-            command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=stderr
-        ) as process:
-            try:
-                await wait_port(port, timeout=60)
-                yield
-            finally:
-                process.terminate()
-                with anyio.move_on_after(30):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
+    """A Box server child (``command``: ours or another Box) on ``port``; its log goes to
+    ``.bench/logs/<log>.log`` if named."""
+    target: Path | int = subprocess.DEVNULL
+    if log is not None:
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
+        target = LOG_DIR / f"{log}.log"
+    async with start_box(command=command, env=env, port=port, log=target):
+        yield
 
 
 @asynccontextmanager
@@ -280,7 +268,7 @@ async def run() -> dict[str, dict[str, float]]:
         return {"LANGBOT_BOX_CONFIG": json.dumps(config)}
 
     # contender -> (command, environment); the reference only when its venv exists
-    servers: dict[str, tuple[list[str], dict[str, str]]] = {
+    servers: dict[str, tuple[Sequence[str], dict[str, str]]] = {
         "ours": (BOX_COMMAND, ours_config("ours")),
         "ours_docker_exec": (BOX_COMMAND, ours_config("exec", exec_agent=False)),
     }
@@ -299,9 +287,7 @@ async def run() -> dict[str, dict[str, float]]:
             clients: dict[str, BoxClient] = {}
             for name, (command, env) in servers.items():
                 port = free_port()
-                await stack.enter_async_context(
-                    box_server([*command, "--ws-control-port", str(port)], env, port)
-                )
+                await stack.enter_async_context(box_server(command, env, port))
                 clients[name] = await stack.enter_async_context(box_client(port))
             await _measure_docker(raw, clients, samples)
         await _measure_nsjail(state, BOX_COMMAND, free_port(), samples)
@@ -348,16 +334,14 @@ async def _measure_docker(
 
 
 async def _measure_nsjail(
-    state: Path, box: list[str], port: int, samples: dict[str, dict[str, list[float]]]
+    state: Path, box: Sequence[str], port: int, samples: dict[str, dict[str, list[float]]]
 ) -> None:
     command = await anyio.to_thread.run_sync(_nsjail_raw_command, state)
     if command is None:
         return
     config = {"backend": "nsjail", "state_dir": str(state / "jails")}
     async with (
-        box_server(
-            [*box, "--ws-control-port", str(port)], {"LANGBOT_BOX_CONFIG": json.dumps(config)}, port
-        ),
+        box_server(box, {"LANGBOT_BOX_CONFIG": json.dumps(config)}, port),
         box_client(port) as ours,
     ):
         for _ in range(3):

@@ -80,7 +80,7 @@ async def _run(standin: StandIn, state: Path) -> dict[str, dict[str, float]]:
     }
     env = {"LANGBOT_BOX_CONFIG": json.dumps(config)}
     async with (
-        box_server([*BOX_COMMAND, "--ws-control-port", str(port)], env, port),
+        box_server(BOX_COMMAND, env, port),
         box_client(port) as client,
     ):
         for _ in range(3):  # warm both code paths

@@ -69,9 +69,8 @@ async def _served(backend: str) -> AsyncGenerator[Any]:
     options = ServerOptions(host="127.0.0.1", port=0, token="")
     try:
         async with runtime.running(), anyio.create_task_group() as tg:
-            tg.start_soon(partial(serve, options, runtime, handle_signals=False))
-            await options.listening.wait()
-            url = f"ws://127.0.0.1:{options.bound_port}/rpc/ws"
+            port = await tg.start(partial(serve, options, runtime, handle_signals=False))
+            url = f"ws://127.0.0.1:{port}/rpc/ws"
             context = {"instance_uuid": "i", "workspace_uuid": "w", "placement_generation": 1}
             async with BoxClient.connect(url, instance_id="i", context=context) as client:
                 yield client

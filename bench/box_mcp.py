@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -120,7 +120,11 @@ async def _mcp(read_write: Any) -> AsyncGenerator[Session]:
 
 
 async def _through_box(
-    stack: AsyncExitStack, command: list[str], config: dict[str, Any], state: Path, reference: bool
+    stack: AsyncExitStack,
+    command: Sequence[str],
+    config: dict[str, Any],
+    state: Path,
+    reference: bool,
 ) -> tuple[Session, BoxClient, str]:
     """A Box server, ``mcp-shared`` with the server started, and an MCP session via its relay."""
     port = free_port()
@@ -128,9 +132,7 @@ async def _through_box(
     if reference:  # the reference finds nsjail on PATH only
         env["PATH"] = f"{state / 'bin'}:{os.environ.get('PATH', '')}"
     name = ("ref-" if reference else "ours-") + config["backend"]
-    await stack.enter_async_context(
-        box_server([*command, "--ws-control-port", str(port)], env, port, f"box_mcp-{name}")
-    )
+    await stack.enter_async_context(box_server(command, env, port, f"box_mcp-{name}"))
     client = await stack.enter_async_context(
         BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws", instance_id=INSTANCE, context=CONTEXT)
     )

@@ -13,30 +13,31 @@ from __future__ import annotations
 import logging
 
 import anyio
+from anyio.abc import TaskStatus
 
 from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
 from box_runtime.runtime import BoxRuntime
-from box_runtime.server import ServerOptions, options_from_env, serve
+from box_runtime.server import ServerOptions, serve
 
 __all__ = ["announce_backend", "serve_box"]
 
 logger = logging.getLogger("box_runtime.server")
 
 
-async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
+async def announce_backend(runtime: BoxRuntime) -> None:
     """Log the backend the current configuration selects, once the server listens.
 
     A runtime configured at start (``LANGBOT_BOX_CONFIG``) selects and logs its
     backend itself; otherwise the backend is chosen at the host's ``box_init``, and
     this says what the defaults would pick, without starting anything.
     """
-    await options.listening.wait()
     if runtime.initialized.is_set():
         return
     config = runtime.config
     if config.backend == "local":
         logger.info("Box: box.backend local probes %s", ", then ".join(LOCAL_ORDER))
-    selection = await select_backend(config, default_factories(), listen_host=options.host)
+    listen_host = runtime.settings.listen_host
+    selection = await select_backend(config, default_factories(), listen_host=listen_host)
     if selection.backend is None:
         logger.warning(
             "Box: %s yet; LangBot's box_init may configure another", selection.describe()
@@ -57,15 +58,20 @@ async def announce_backend(runtime: BoxRuntime, options: ServerOptions) -> None:
 async def serve_box(host: str, port: int, stdio: bool, backend: str | None = None) -> None:
     """Run the Box until a signal or the end of stdin; raises ``StartupError``/``BoxError``.
     ``backend`` (``lbp box --backend``) pins the sandbox backend over any config."""
-    options = options_from_env(host, port, stdio)
+    options = ServerOptions.from_environ(host, port, stdio)
     runtime = BoxRuntime(backend=backend)
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
-        tg.start_soon(announce_backend, runtime, options)
+
+        async def serving(*, task_status: TaskStatus[int]) -> None:
+            await serve(options, runtime, task_status=task_status)
+            tg.cancel_scope.cancel()  # stops the announcement too
+
         try:
-            await serve(options, runtime)
-        except Exception as exc:  # re-raised below, outside the task group
+            await tg.start(serving)
+        except Exception as exc:  # it did not start: re-raised below, outside the group
             failure = exc
-        tg.cancel_scope.cancel()
+        else:
+            await announce_backend(runtime)
     if failure is not None:
         raise failure

@@ -1,13 +1,17 @@
-"""A typed async client of the Box, for hosts and for our own tests and benchmarks.
+"""The typed async client of the Box, for hosts and for our own tools, tests and benchmarks.
 
     async with BoxClient.connect("ws://127.0.0.1:5410/rpc/ws", instance_id="inst-1") as box:
         await box.init({"backend": "docker"})
         result = await box.exec(session_id="s1", cmd="echo hi")
 
-Errors come back as the runtime's own classes (``BoxSessionNotFoundError``, ...),
-re-created from the wire code by the RPC core. Only the fields a caller set on a
-:class:`~box_runtime.models.BoxSpec` are sent, so the runtime's profile supplies the
-rest. ``context`` (tenancy) is attached to every tenant action when given.
+Every call goes through :meth:`BoxClient.send`, and waits as long as the action's
+declaration in :mod:`box_runtime.protocol` says (``box_exec``: its own ``timeout_sec``
+plus a margin); the released host's ``langbot_plugin.box.client.ActionRPCBoxClient`` is
+an adapter over this client. Errors come back as the runtime's own classes
+(``BoxSessionNotFoundError``, ...), re-created from the wire code by the RPC core. Only
+the fields a caller set on a :class:`~box_runtime.models.BoxSpec` are sent, so the
+runtime's profile supplies the rest. ``context`` (tenancy) is attached to every tenant
+action when given.
 """
 
 from __future__ import annotations
@@ -16,36 +20,47 @@ import hashlib
 import urllib.parse
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Self
+from typing import Any, Self, TypeVar
+
+from pydantic import BaseModel
 
 from box_runtime import protocol as p
 
 # Importing the errors registers their wire codes, so calls re-raise the Box's classes.
 from box_runtime.errors import BoxError, BoxExportRefusedError
 from box_runtime.export import ExportedFile
+from box_runtime.link_names import (
+    CONTROL_TOKEN_HEADER,
+    GENERATION_HEADER,
+    INSTANCE_HEADER,
+    WORKSPACE_HEADER,
+)
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import DEFAULT_PROCESS_ID, ManagedProcessInfo, ManagedProcessSpec
-from langbot_plugin.protocol.spec import Empty
+from langbot_plugin.protocol.spec import ActionSpec, Empty
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 
 __all__ = ["BoxClient", "BoxError", "accept_read", "relay_headers", "relay_url"]
 
-#: Extra seconds an exec call waits beyond the command's own timeout.
-EXEC_MARGIN_SEC = 30.0
 #: Chunk size of imported files (the Box's own export chunk size).
 _UPLOAD_CHUNK_BYTES = 512 * 1024
+R = TypeVar("R")
 
 
 class BoxClient:
-    """Calls the Box actions over one RPC session."""
+    """Calls the Box actions over one RPC session.
+
+    ``timeout``: ``None`` (the default) waits as each action declares; a number waits
+    that long for every call.
+    """
 
     def __init__(
         self,
         session: RPCSession,
         *,
         context: Mapping[str, Any] | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
     ) -> None:
         self.session = session
         self.context = dict(context) if context is not None else None
@@ -60,15 +75,11 @@ class BoxClient:
         token: str | None = None,
         instance_id: str | None = None,
         context: Mapping[str, Any] | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
     ) -> AsyncGenerator[Self]:
-        headers: dict[str, str] = {}
-        if token:
-            headers["X-LangBot-Box-Control-Token"] = token
-        if instance_id:
-            headers["X-LangBot-Instance-Id"] = instance_id
+        headers = relay_headers(token=token, instance_id=instance_id)
         async with connect_ws(url, headers=headers) as transport:
-            session = RPCSession(transport, name="box-client", default_timeout=timeout)
+            session = RPCSession(transport, name="box-client")
             async with session.running():
                 yield cls(session, context=context, timeout=timeout)
 
@@ -76,29 +87,47 @@ class BoxClient:
         """The same connection speaking for another tenant."""
         return BoxClient(self.session, context=context, timeout=self.timeout)
 
+    # ------------------------------------------------------------------ the one call path
+
+    async def send(
+        self, spec: ActionSpec[Any, Any], payload: dict[str, Any], *, tenant: bool = True
+    ) -> dict[str, Any]:
+        """Call ``spec`` with ``payload`` as it is and return the Box's answer unparsed
+        (``tenant``: the action carries the client's ``context``)."""
+        context = self.context if tenant else None
+        if self.timeout is None:
+            return await spec.relay(self.session, payload, context=context)
+        return await spec.relay(self.session, payload, context=context, timeout=self.timeout)
+
+    async def _call(
+        self,
+        spec: ActionSpec[Any, R],
+        params: BaseModel | Mapping[str, Any] | None = None,
+        *,
+        tenant: bool = True,
+    ) -> R:
+        return spec.parse_result(await self.send(spec, spec.dump_params(params), tenant=tenant))
+
     # ------------------------------------------------------------------ control
 
     async def init(self, config: Mapping[str, Any]) -> p.InitResult:
-        return await p.BOX_INIT.call(self.session, dict(config), timeout=self.timeout)
+        return await self._call(p.BOX_INIT, dict(config), tenant=False)
 
     async def health(self) -> p.BackendInfo:
-        return await p.BOX_HEALTH.call(self.session, Empty(), timeout=self.timeout)
+        return await self._call(p.BOX_HEALTH, Empty(), tenant=False)
 
     async def backend_info(self) -> p.BackendInfo:
-        return await p.BOX_GET_BACKEND_INFO.call(self.session, Empty(), timeout=self.timeout)
+        return await self._call(p.BOX_GET_BACKEND_INFO, Empty(), tenant=False)
 
     async def status(self) -> p.BoxStatus:
-        return await p.BOX_STATUS.call(
-            self.session, Empty(), context=self.context, timeout=self.timeout
-        )
+        return await self._call(p.BOX_STATUS, Empty())
 
     async def shutdown(self) -> None:
-        await p.BOX_SHUTDOWN.call(self.session, Empty(), timeout=self.timeout)
+        await self._call(p.BOX_SHUTDOWN, Empty(), tenant=False)
 
     async def verify_shared_workspace(self, marker_name: str) -> p.SharedWorkspaceProof:
-        return await p.BOX_VERIFY_SHARED_WORKSPACE.call(
-            self.session, p.SharedWorkspaceProbe(marker_name=marker_name), timeout=self.timeout
-        )
+        probe = p.SharedWorkspaceProbe(marker_name=marker_name)
+        return await self._call(p.BOX_VERIFY_SHARED_WORKSPACE, probe, tenant=False)
 
     # ------------------------------------------------------------------ sessions
 
@@ -115,38 +144,21 @@ class BoxClient:
     async def exec(
         self, spec: BoxSpec | Mapping[str, Any] | None = None, **fields: Any
     ) -> BoxExecutionResult:
-        payload = self._spec(spec, fields)
-        wait = float(payload.get("timeout_sec", 300)) + EXEC_MARGIN_SEC
-        return await p.BOX_EXEC.call(self.session, payload, context=self.context, timeout=wait)
+        return await self._call(p.BOX_EXEC, self._spec(spec, fields))
 
     async def create_session(
         self, spec: BoxSpec | Mapping[str, Any] | None = None, **fields: Any
     ) -> BoxSessionInfo:
-        return await p.BOX_CREATE_SESSION.call(
-            self.session, self._spec(spec, fields), context=self.context, timeout=self.timeout
-        )
+        return await self._call(p.BOX_CREATE_SESSION, self._spec(spec, fields))
 
     async def get_session(self, session_id: str) -> BoxSessionInfo:
-        return await p.BOX_GET_SESSION.call(
-            self.session,
-            p.SessionRef(session_id=session_id),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        return await self._call(p.BOX_GET_SESSION, p.SessionRef(session_id=session_id))
 
     async def list_sessions(self) -> list[BoxSessionInfo]:
-        result = await p.BOX_GET_SESSIONS.call(
-            self.session, Empty(), context=self.context, timeout=self.timeout
-        )
-        return result.sessions
+        return (await self._call(p.BOX_GET_SESSIONS, Empty())).sessions
 
     async def delete_session(self, session_id: str) -> None:
-        await p.BOX_DELETE_SESSION.call(
-            self.session,
-            p.SessionRef(session_id=session_id),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        await self._call(p.BOX_DELETE_SESSION, p.SessionRef(session_id=session_id))
 
     # ------------------------------------------------------------------ explicit export
 
@@ -162,27 +174,17 @@ class BoxClient:
         exported, or an answer that does not match the request: ``invalid_response``).
         ``run_id`` makes the Box count the batch against that run's cumulative limits.
         """
-        result = await p.BOX_READ_FILES.call(
-            self.session,
-            p.ReadFilesRequest(session_id=session_id, paths=list(paths), run_id=run_id),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        request = p.ReadFilesRequest(session_id=session_id, paths=list(paths), run_id=run_id)
+        result = await self._call(p.BOX_READ_FILES, request)
         return accept_read(list(paths), result, self.session.files.take)
 
     async def remove_files_if_match(
         self, session_id: str, files: Iterable[tuple[str, str]]
     ) -> p.RemoveFilesResult:
         """Delete exported files (``(path, sha256)``) whose content still matches."""
-        return await p.BOX_REMOVE_FILES_IF_MATCH.call(
-            self.session,
-            p.RemoveFilesRequest(
-                session_id=session_id,
-                files=[p.FileDigest(path=path, sha256=digest) for path, digest in files],
-            ),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        digests = [p.FileDigest(path=path, sha256=digest) for path, digest in files]
+        request = p.RemoveFilesRequest(session_id=session_id, files=digests)
+        return await self._call(p.BOX_REMOVE_FILES_IF_MATCH, request)
 
     async def write_files(
         self, session_id: str, directory: str, files: Sequence[tuple[str, bytes]]
@@ -197,18 +199,12 @@ class BoxClient:
                 data, context=self.context, chunk_bytes=_UPLOAD_CHUNK_BYTES
             )
             infos.append(p.WriteFileInfo(name=name, size=len(data), file_key=key))
-        result = await p.BOX_WRITE_FILES.call(
-            self.session,
-            p.WriteFilesRequest(session_id=session_id, directory=directory, files=infos),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        request = p.WriteFilesRequest(session_id=session_id, directory=directory, files=infos)
+        result = await self._call(p.BOX_WRITE_FILES, request)
         return list(result.paths)
 
     async def storage_analysis(self) -> p.StorageAnalysis:
-        return await p.BOX_GET_STORAGE_ANALYSIS.call(
-            self.session, Empty(), context=self.context, timeout=self.timeout
-        )
+        return await self._call(p.BOX_GET_STORAGE_ANALYSIS, Empty())
 
     # ------------------------------------------------------------------ managed processes
 
@@ -220,32 +216,20 @@ class BoxClient:
             if isinstance(spec, ManagedProcessSpec)
             else ManagedProcessSpec.model_validate(spec)
         )
-        return await p.BOX_START_MANAGED_PROCESS.call(
-            self.session,
-            p.ManagedProcessStart(session_id=session_id, spec=checked),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        start = p.ManagedProcessStart(session_id=session_id, spec=checked)
+        return await self._call(p.BOX_START_MANAGED_PROCESS, start)
 
     async def get_managed_process(
         self, session_id: str, process_id: str = DEFAULT_PROCESS_ID
     ) -> ManagedProcessInfo:
-        return await p.BOX_GET_MANAGED_PROCESS.call(
-            self.session,
-            p.ManagedProcessRef(session_id=session_id, process_id=process_id),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        ref = p.ManagedProcessRef(session_id=session_id, process_id=process_id)
+        return await self._call(p.BOX_GET_MANAGED_PROCESS, ref)
 
     async def stop_managed_process(
         self, session_id: str, process_id: str = DEFAULT_PROCESS_ID
     ) -> None:
-        await p.BOX_STOP_MANAGED_PROCESS.call(
-            self.session,
-            p.ManagedProcessRef(session_id=session_id, process_id=process_id),
-            context=self.context,
-            timeout=self.timeout,
-        )
+        ref = p.ManagedProcessRef(session_id=session_id, process_id=process_id)
+        await self._call(p.BOX_STOP_MANAGED_PROCESS, ref)
 
 
 def relay_url(base_url: str, session_id: str, process_id: str = DEFAULT_PROCESS_ID) -> str:
@@ -271,12 +255,12 @@ def relay_headers(
     """The handshake headers of a relay connection."""
     headers: dict[str, str] = {}
     if token:
-        headers["X-LangBot-Box-Control-Token"] = token
+        headers[CONTROL_TOKEN_HEADER] = token
     if instance_id:
-        headers["X-LangBot-Instance-Id"] = instance_id
+        headers[INSTANCE_HEADER] = instance_id
     if context:
-        headers["X-LangBot-Workspace-Id"] = str(context["workspace_uuid"])
-        headers["X-LangBot-Placement-Generation"] = str(context["placement_generation"])
+        headers[WORKSPACE_HEADER] = str(context["workspace_uuid"])
+        headers[GENERATION_HEADER] = str(context["placement_generation"])
     return headers
 
 

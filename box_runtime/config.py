@@ -11,18 +11,21 @@ Keys the released host sends: ``enabled``, ``backend``, ``default_memory_mb``,
 ``admission``, ``docker``, ``e2b``, ``limits``, ``local``. Keys of our own:
 ``sessions``, ``output``, ``nsjail``, ``podman``, ``host``, ``pool``, ``env_passthrough``,
 ``deployment_id``, ``state_dir``, ``init_wait_sec`` (documented in ``docs/box.md``).
+Each backend's section (``docker``, ``podman``...) is the model its registration in
+:data:`box_runtime.backends.BACKENDS` names: :meth:`BoxConfig.section` returns it.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     ValidationError,
     field_validator,
     model_validator,
@@ -57,7 +60,10 @@ DEFAULT_IMAGE = "langbot-box-sandbox:latest"
 #: The most warm sandboxes a pool keeps, all images together.
 MAX_POOL_SIZE = 32
 
-BackendName = Literal["local", "docker", "nsjail", "podman", "e2b", "host", "fake"]
+#: ``box.backend`` values beside the registered backends' names: ``local`` probes the
+#: local ones; ``fake`` is the unit tests' backend (given to the runtime as a factory).
+SELECTORS = ("local", "fake")
+S = TypeVar("S", bound=BaseModel)
 
 
 class _Section(BaseModel):
@@ -295,15 +301,10 @@ class AdmissionConfig(_Section):
 
 class BoxConfig(_Section):
     enabled: bool = True
-    backend: BackendName = "local"
+    backend: str = "local"
     default_memory_mb: int | None = Field(default=None, ge=32)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     local: LocalConfig = Field(default_factory=LocalConfig)
-    docker: DockerConfig = Field(default_factory=DockerConfig)
-    podman: PodmanConfig = Field(default_factory=PodmanConfig)
-    nsjail: NsjailConfig = Field(default_factory=NsjailConfig)
-    e2b: E2BConfig = Field(default_factory=E2BConfig)
-    host: HostConfig = Field(default_factory=HostConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     admission: AdmissionConfig = Field(default_factory=AdmissionConfig)
@@ -320,9 +321,50 @@ class BoxConfig(_Section):
 
     @field_validator("backend", mode="before")
     @classmethod
-    def _lower_backend(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return value.strip().lower() or "local"
+    def _known_backend(cls, value: Any) -> Any:
+        from box_runtime.backends import NAMES
+
+        if not isinstance(value, str):
+            return value
+        name = value.strip().lower() or "local"
+        if name not in (*NAMES, *SELECTORS):
+            known = ", ".join(repr(n) for n in ("local", *NAMES))
+            raise ValueError(f"unknown backend {value!r}; one of {known}")
+        return name
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _backend_sections(cls, data: Any, handler: ModelWrapValidatorHandler[BoxConfig]) -> Any:
+        """Validate each registered backend's section with its model, as a field is."""
+        from box_runtime.backends import BACKENDS
+
+        if not isinstance(data, Mapping):
+            return handler(data)
+        rest = dict(cast(Mapping[str, Any], data))
+        sections: dict[str, BaseModel] = {}
+        errors: list[Any] = []
+        for backend in BACKENDS:
+            value = rest.pop(backend.name, None) or {}
+            try:
+                sections[backend.name] = backend.config_model().model_validate(value)
+            except ValidationError as exc:
+                errors += [{**e, "loc": (backend.name, *e["loc"])} for e in exc.errors()]
+        config: BoxConfig | None = None
+        try:
+            config = handler(rest)
+        except ValidationError as exc:
+            errors = [*exc.errors(), *errors]
+        if config is None or errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        if config.__pydantic_extra__ is not None:  # always, with extra="allow"
+            config.__pydantic_extra__.update(sections)
+        return config
+
+    def section(self, name: str, model: type[S] = BaseModel) -> S:
+        """The section ``box.<name>`` of a registered backend, as its model."""
+        value = (self.__pydantic_extra__ or {})[name]
+        if not isinstance(value, model):
+            raise TypeError(f"box.{name} is not a {model.__name__}")
         return value
 
 
@@ -366,9 +408,11 @@ def merge_config(
 
 def unknown_keys(model: BaseModel, prefix: str = "box") -> list[str]:
     """Dotted names of keys the model kept without knowing them (for a warning)."""
-    found = [f"{prefix}.{key}" for key in (model.model_extra or {})]
-    for name in type(model).model_fields:
-        value = getattr(model, name)
-        if isinstance(value, _Section):
-            found.extend(unknown_keys(value, f"{prefix}.{name}"))
+    found: list[str] = []
+    known = {name: getattr(model, name) for name in type(model).model_fields}
+    for key, value in {**known, **(model.model_extra or {})}.items():
+        if isinstance(value, BaseModel):  # a section (a backend's is kept as an extra)
+            found.extend(unknown_keys(value, f"{prefix}.{key}"))
+        elif key not in known:
+            found.append(f"{prefix}.{key}")
     return found

@@ -9,13 +9,21 @@ serve both: a 0.5 host names no ``process_id`` (its one process per session is
 ``default``), a 0.7 host runs many per session.
 
 ``__ping`` and the other control actions are served by the RPC session itself.
+
+Each declaration says how long a caller waits (``timeout``): every client of the Box
+(:class:`box_runtime.client.BoxClient` and the host's ``ActionRPCBoxClient`` over it)
+takes its waits from here. A quick read waits :data:`QUICK_SEC` (the released host's
+wait); ``box_exec`` waits its own ``timeout_sec`` plus :data:`EXEC_MARGIN_SEC`, the time
+the Box may need first (the first ``box_init``, a cold session create, the commands
+before it in its session), and never less than :data:`EXEC_SEC`, the wait of the SDK the
+released host ships with.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from box_runtime.admission_models import (
     AdmissionGrant,
@@ -55,11 +63,15 @@ __all__ = [
     "BOX_UPSERT_SANDBOX_ADMISSION_GRANT",
     "BOX_VERIFY_SHARED_WORKSPACE",
     "BOX_WRITE_FILES",
+    "CREATE_SEC",
     "DIALECT_05_ONLY",
     "DIALECT_07_ONLY",
+    "EXEC_MARGIN_SEC",
+    "EXEC_SEC",
     "EXPORT_ACTIONS",
     "FILE_ACTIONS",
     "MANAGED_PROCESS_ACTIONS",
+    "QUICK_SEC",
     "SKILL_ACTIONS",
     "SKILL_CREATE",
     "SKILL_DELETE",
@@ -361,70 +373,105 @@ class AnyResult(Result):
 
 # --------------------------------------------------------------------------- actions
 
-BOX_INIT = ActionSpec(
-    "box_init", Params, InitResult, doc="Deep-merge the host's box config and apply it."
+#: The wait of a quick action (a read, a small change): the released host's.
+QUICK_SEC = 15.0
+#: A session create may run a full container create (the Docker backend allows 30 s).
+CREATE_SEC = 60.0
+#: What ``box_exec`` waits beyond the command's own ``timeout_sec``: the Box may first
+#: wait for the host's first ``box_init`` and create the session (as ``box_create_session``).
+EXEC_MARGIN_SEC = CREATE_SEC
+#: The least ``box_exec`` waits: the reference SDK's ``ActionRPCBoxClient`` waits this
+#: long whatever the command's ``timeout_sec`` (commands of one session queue).
+EXEC_SEC = 300.0
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
+
+
+def _box(
+    name: str, params: type[P], result: type[R], doc: str = "", *, timeout: float = QUICK_SEC
+) -> ActionSpec[P, R]:
+    """A Box action; a caller waits :data:`QUICK_SEC` unless it says otherwise."""
+    return ActionSpec(name, params, result, doc=doc, timeout=timeout)
+
+
+# A changed backend is selected (probed) before box_init answers.
+BOX_INIT = _box(
+    "box_init",
+    Params,
+    InitResult,
+    "Deep-merge the host's box config and apply it.",
+    timeout=CREATE_SEC,
 )
-BOX_HEALTH = ActionSpec("box_health", Empty, BackendInfo, doc="Backend availability.")
-BOX_STATUS = ActionSpec("box_status", Empty, BoxStatus, doc="Backend, sessions, limits, capacity.")
-BOX_GET_BACKEND_INFO = ActionSpec("box_get_backend_info", Empty, BackendInfo)
+BOX_HEALTH = _box("box_health", Empty, BackendInfo, "Backend availability.")
+BOX_STATUS = _box("box_status", Empty, BoxStatus, "Backend, sessions, limits, capacity.")
+BOX_GET_BACKEND_INFO = _box("box_get_backend_info", Empty, BackendInfo)
 BOX_EXEC = ActionSpec(
-    "box_exec", BoxSpec, BoxExecutionResult, doc="Run a command, creating the session on demand."
+    "box_exec",
+    BoxSpec,
+    BoxExecutionResult,
+    doc="Run a command, creating the session on demand.",
+    timeout=EXEC_SEC,
+    payload_wait=("timeout_sec", EXEC_MARGIN_SEC),
 )
-BOX_CREATE_SESSION = ActionSpec("box_create_session", BoxSpec, BoxSessionInfo)
-BOX_GET_SESSION = ActionSpec("box_get_session", SessionRef, BoxSessionInfo)
-BOX_GET_SESSIONS = ActionSpec("box_get_sessions", Empty, SessionList)
-BOX_DELETE_SESSION = ActionSpec("box_delete_session", SessionRef, Deleted)
-BOX_GET_STORAGE_ANALYSIS = ActionSpec("box_get_storage_analysis", Empty, StorageAnalysis)
-BOX_SHUTDOWN = ActionSpec(
-    "box_shutdown", Empty, Empty, doc="Remove every non-persistent session; keep serving."
+BOX_CREATE_SESSION = _box("box_create_session", BoxSpec, BoxSessionInfo, timeout=CREATE_SEC)
+BOX_GET_SESSION = _box("box_get_session", SessionRef, BoxSessionInfo)
+BOX_GET_SESSIONS = _box("box_get_sessions", Empty, SessionList)
+BOX_DELETE_SESSION = _box("box_delete_session", SessionRef, Deleted, timeout=30.0)
+BOX_GET_STORAGE_ANALYSIS = _box("box_get_storage_analysis", Empty, StorageAnalysis, timeout=60.0)
+BOX_SHUTDOWN = _box(
+    "box_shutdown", Empty, Empty, "Remove every non-persistent session; keep serving."
 )
-BOX_START_MANAGED_PROCESS = ActionSpec(
+BOX_START_MANAGED_PROCESS = _box(
     "box_start_managed_process",
     ManagedProcessStart,
     ManagedProcessInfo,
-    doc="Start a long-lived process in a session (a running one with the same spec is reused).",
+    "Start a long-lived process in a session (a running one with the same spec is reused).",
+    timeout=30.0,  # a first `uvx <pkg>` downloads before it starts
 )
-BOX_GET_MANAGED_PROCESS = ActionSpec(
-    "box_get_managed_process", ManagedProcessRef, ManagedProcessInfo
-)
-BOX_STOP_MANAGED_PROCESS = ActionSpec(
+BOX_GET_MANAGED_PROCESS = _box("box_get_managed_process", ManagedProcessRef, ManagedProcessInfo)
+BOX_STOP_MANAGED_PROCESS = _box(
     "box_stop_managed_process",
     ManagedProcessRef,
     ManagedProcessStopped,
-    doc="Stop a process in order: close stdin, wait, terminate, kill.",
+    "Stop a process in order: close stdin, wait, terminate, kill.",
+    timeout=30.0,
 )
-BOX_UPSERT_SANDBOX_ADMISSION_GRANT = ActionSpec(
+BOX_UPSERT_SANDBOX_ADMISSION_GRANT = _box(
     "box_upsert_sandbox_admission_grant",
     AdmissionGrant,
     AdmissionReceipt,
-    doc="Install or renew a workspace's admission grant (managed mode).",
+    "Install or renew a workspace's admission grant (managed mode).",
 )
-BOX_REVOKE_SANDBOX_ADMISSION_GRANT = ActionSpec(
+BOX_REVOKE_SANDBOX_ADMISSION_GRANT = _box(
     "box_revoke_sandbox_admission_grant",
     AdmissionRevocation,
     RevocationReceipt,
-    doc="Revoke a workspace's grants up to a revision (managed mode).",
+    "Revoke a workspace's grants up to a revision (managed mode).",
+    timeout=30.0,
 )
-BOX_VERIFY_SHARED_WORKSPACE = ActionSpec(
+BOX_VERIFY_SHARED_WORKSPACE = _box(
     "box_verify_shared_workspace", SharedWorkspaceProbe, SharedWorkspaceProof
 )
-BOX_READ_FILES = ActionSpec(
+BOX_READ_FILES = _box(
     "box_read_files",
     ReadFilesRequest,
     ReadFilesResult,
-    doc="Explicit export: read selected files of a session, all or none, within limits.",
+    "Explicit export: read selected files of a session, all or none, within limits.",
+    timeout=60.0,
 )
-BOX_REMOVE_FILES_IF_MATCH = ActionSpec(
+BOX_REMOVE_FILES_IF_MATCH = _box(
     "box_remove_files_if_match",
     RemoveFilesRequest,
     RemoveFilesResult,
-    doc="Delete exported files only where the content still matches the accepted digest.",
+    "Delete exported files only where the content still matches the accepted digest.",
+    timeout=60.0,
 )
-BOX_WRITE_FILES = ActionSpec(
+BOX_WRITE_FILES = _box(
     "box_write_files",
     WriteFilesRequest,
     WriteFilesResult,
-    doc="Import: write files into a new directory below /workspace/inbox of a session.",
+    "Import: write files into a new directory below /workspace/inbox of a session.",
+    timeout=60.0,
 )
 EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
 #: Actions that move files into or out of an existing session.

@@ -29,10 +29,12 @@ import hmac
 import logging
 import os
 import signal
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import anyio
 from aiohttp import WSCloseCode, web
+from anyio.abc import TaskStatus
 
 from box_runtime.backends.host_policy import check_host_backend
 from box_runtime.errors import (
@@ -79,16 +81,40 @@ class StartupError(Exception):
     """The server refuses to start with these options (message says why)."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ServerOptions:
+    """How the process serves: ``lbp box``'s flags and the environment's secrets.
+
+    The configuration of the sandboxes is the runtime's
+    (:class:`~box_runtime.settings.Settings`); :func:`serve` tells it ``host``.
+    """
+
     host: str = "127.0.0.1"
     port: int = 5410
     stdio: bool = False
     token: str = ""
     trusted_instance: str | None = None
-    #: Set once the HTTP site listens (tests read the bound port from here).
-    listening: anyio.Event = field(default_factory=anyio.Event)
-    bound_port: int | None = None
+
+    @classmethod
+    def from_environ(
+        cls,
+        host: str = "127.0.0.1",
+        port: int = 5410,
+        stdio: bool = False,
+        *,
+        token: str | None = None,
+        trusted_instance: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> ServerOptions:
+        """The options with the token (``LANGBOT_BOX_CONTROL_TOKEN``) and the trusted
+        instance (``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) of the environment, unless given
+        (``""``: none)."""
+        env = os.environ if environ is None else environ
+        token = env.get(CONTROL_TOKEN_ENV, "") if token is None else token
+        trusted = (
+            env.get(TRUSTED_INSTANCE_ENV, "") if trusted_instance is None else trusted_instance
+        )
+        return cls(host, port, stdio, token.strip(), trusted.strip() or None)
 
 
 def check_options(options: ServerOptions) -> None:
@@ -273,8 +299,13 @@ async def serve(
     runtime: BoxRuntime | None = None,
     *,
     handle_signals: bool = True,
+    task_status: TaskStatus[int] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the Box until a signal, the end of stdin (stdio mode) or cancellation."""
+    """Run the Box until a signal, the end of stdin (stdio mode) or cancellation.
+
+    Started with ``await task_group.start(serve, ...)``, it reports the port it listens
+    on (``options.port``; the one the system chose for ``0``) once it serves, and raises
+    :class:`StartupError` before that when it cannot."""
     check_options(options)
     runtime = runtime or BoxRuntime()
     runtime.settings.listen_host = options.host
@@ -289,6 +320,7 @@ async def serve(
         await runner.setup()
         try:
             site = web.TCPSite(runner, options.host, options.port)
+            bound = options.port
             try:
                 await site.start()
             except OSError as exc:
@@ -301,9 +333,9 @@ async def serve(
                 )
             else:
                 addresses = runner.addresses
-                options.bound_port = int(addresses[0][1]) if addresses else options.port
-                logger.info("Box: listening on %s:%s", options.host, options.bound_port)
-            options.listening.set()
+                bound = int(addresses[0][1]) if addresses else options.port
+                logger.info("Box: listening on %s:%s", options.host, bound)
+            task_status.started(bound)
             async with anyio.create_task_group() as tg:
                 if handle_signals:
                     tg.start_soon(_on_signals, tg.cancel_scope)
@@ -328,13 +360,3 @@ async def _serve_stdio(service: BoxService, options: ServerOptions) -> None:
         finally:
             service.detach(session)
     logger.info("Box: stdin closed, shutting down")
-
-
-def options_from_env(host: str, port: int, stdio: bool) -> ServerOptions:
-    return ServerOptions(
-        host=host,
-        port=port,
-        stdio=stdio,
-        token=os.environ.get(CONTROL_TOKEN_ENV, "").strip(),
-        trusted_instance=os.environ.get(TRUSTED_INSTANCE_ENV, "").strip() or None,
-    )

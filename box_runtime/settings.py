@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from box_runtime.backends import NAMES
 from box_runtime.config import BoxConfig, merge_config, unknown_keys
 from box_runtime.errors import BoxValidationError
 from box_runtime.portable import effective_uid
@@ -29,8 +30,8 @@ __all__ = ["BACKEND_KEYS", "Settings"]
 
 logger = logging.getLogger("box_runtime")
 
-#: Config sections whose change calls for a new backend selection.
-BACKEND_KEYS = ("backend", "docker", "podman", "nsjail", "e2b", "host")
+#: Config keys whose change calls for a new backend selection.
+BACKEND_KEYS = ("backend", *NAMES)
 
 
 class Settings:

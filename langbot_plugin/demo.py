@@ -24,8 +24,8 @@ import anyio
 from anyio.abc import Process
 
 from langbot_plugin.api.entities.builtin.command.context import typed_command
-from langbot_plugin.dev.processes import free_port, port_open, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
+from langbot_plugin.rpc.processes import free_port, port_open, stop_process
 
 __all__ = ["example_plugin", "main", "run_demo"]
 
@@ -156,15 +156,13 @@ async def drive_plugin(host: PluginRuntimeClient) -> None:
     say(f"last plugin log line: {logs[-1]['text'] if logs else '(none)'}")
 
 
-async def drive_box(workdir: Path, lbp: list[str]) -> None:
+async def drive_box(workdir: Path) -> None:
     """Start ``lbp box`` and run one command in a sandbox, if a backend works here."""
-    from box_runtime.client import BoxClient
+    from box_runtime.child import start_box
 
-    port = free_port()
-    async with child([*lbp, "box", "--ws-control-port", str(port)], workdir / "box.log", workdir):
-        await wait_for(lambda: port_open(port), 30)
-        say(f"lbp box is up: ws://127.0.0.1:{port}/rpc/ws")
-        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as box:
+    async with start_box(cwd=workdir, log=workdir / "box.log", start_seconds=30) as child:
+        say(f"lbp box is up: {child.url}")
+        async with child.client() as box:
             await box.init({"backend": "nsjail"})  # needs no image
             info = await box.backend_info()
             if not info.available:
@@ -207,7 +205,7 @@ async def run_demo(keep: bool = False) -> None:
             async with PluginRuntimeClient.connect(url, local) as host:
                 say("connected as a LangBot host (a scripted model stands in for an LLM)")
                 await drive_plugin(host)
-        await drive_box(workdir, lbp)
+        await drive_box(workdir)
         say("done: everything above ran over real sockets and processes")
     finally:
         if keep:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from box_runtime.client import BoxClient
+from box_runtime.child import start_box
 from box_runtime.errors import BoxHostBackendRefusedError
-from tests.box.helpers import box_process, remove_containers, require
+from tests.box.helpers import remove_containers, require
 from tests.support.posix import HIDDEN, hidden_posix_env
 
 pytestmark = pytest.mark.timeout(120)
@@ -109,8 +109,8 @@ async def test_lbp_box_serves_docker_without_the_posix_only_modules(tmp_path: Pa
     extra = {"PYTHONPATH": hidden_posix_env()["PYTHONPATH"]}
     try:
         async with (
-            box_process(config, env=extra) as (_, port),
-            BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client,
+            start_box(config=config, env=extra) as box,
+            box.client() as client,
         ):
             host = {"backend": "host", "host": {"allow_unsandboxed": True}}
             with pytest.raises(BoxHostBackendRefusedError) as refused:

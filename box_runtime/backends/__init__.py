@@ -1,76 +1,91 @@
-"""Sandbox backends behind one interface, and how the runtime picks one.
+"""Sandbox backends behind one interface, each registered once: :data:`BACKENDS`.
 
-Selection: an explicit ``box.backend`` wins (``docker``, ``podman``, ``nsjail``,
-``e2b``, ``host``); ``local`` probes Docker, then Podman's socket, then nsjail, and takes
-the first usable one (E2B is never probed: an operator names it). :class:`Selection`
-keeps why each candidate before the chosen one was skipped; the runtime logs it and
-reports it in ``box_get_backend_info``, ``box_status`` and ``/readyz``.
-``host`` runs commands unsandboxed: it is never probed, and serves only when
-:mod:`.host_policy` allows it (``box.host.allow_unsandboxed: true``, a loopback-only
-Box, an unprivileged user). Backends are created through factories so tests can
-substitute :class:`~.fake.FakeBackend`.
+A backend is its file in this folder (a :class:`~.base.SandboxBackend` named as its
+``box.backend`` value) plus one :class:`Registered` line: that name, the model of its
+``box.<name>`` section, its class (both ``"module:attribute"`` below ``box_runtime``,
+imported when first needed: the model at every validation, the class, with its SDK,
+only by a Box that uses it), and whether ``box.backend: local`` probes it (in order).
+The configuration's sections, ``lbp box --backend``, the settings that call for a new
+selection and (a test holds them equal) the conformance candidates follow this table.
+
+Selection (:func:`select_backend`): an explicit ``box.backend`` wins; ``local`` probes
+the backends registered ``local`` in order and takes the first usable one (E2B is never
+probed: an operator names it). :class:`Selection` keeps why each candidate before the
+chosen one was skipped; the runtime logs it and reports it in ``box_get_backend_info``,
+``box_status`` and ``/readyz``. ``host`` runs commands unsandboxed: it is never probed,
+and serves only when :mod:`.host_policy` allows it. Tests substitute factories (the
+:class:`~.fake.FakeBackend`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from box_runtime.backends.base import SandboxBackend
-from box_runtime.backends.host_policy import check_host_backend
-from box_runtime.config import DEFAULT_IMAGE, BoxConfig
-from box_runtime.errors import BoxHostBackendRefusedError
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from box_runtime.backends.base import SandboxBackend
+    from box_runtime.config import BoxConfig
 
 __all__ = [
+    "BACKENDS",
     "LOCAL_ORDER",
+    "NAMES",
     "BackendFactory",
+    "Registered",
     "Selection",
     "default_factories",
     "select_backend",
 ]
 
-BackendFactory = Callable[[BoxConfig], SandboxBackend]
+BackendFactory = Callable[["BoxConfig"], "SandboxBackend"]
 
+
+def _load(reference: str) -> Any:
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(f"box_runtime.{module}"), attribute)
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """One backend: its name, its section's model and its class (module docstring)."""
+
+    name: str
+    config: str
+    backend: str
+    #: ``box.backend: local`` probes it.
+    local: bool = False
+
+    def config_model(self) -> type[BaseModel]:
+        return _load(self.config)
+
+    def backend_class(self) -> type[SandboxBackend]:
+        return _load(self.backend)
+
+    def create(self, config: BoxConfig) -> SandboxBackend:
+        """The backend, built from its section of ``config``."""
+        return self.backend_class().from_config(config.section(self.name), config)
+
+
+BACKENDS = (
+    Registered("docker", "config:DockerConfig", "backends.docker:DockerBackend", local=True),
+    Registered("podman", "config:PodmanConfig", "backends.podman:PodmanBackend", local=True),
+    Registered("nsjail", "config:NsjailConfig", "backends.nsjail:NsjailBackend", local=True),
+    Registered("e2b", "config:E2BConfig", "backends.e2b:E2BBackend"),
+    Registered("host", "config:HostConfig", "backends.host:HostBackend"),
+)
+#: Every registered backend's name.
+NAMES = tuple(backend.name for backend in BACKENDS)
 #: The order ``box.backend: local`` probes in.
-LOCAL_ORDER = ("docker", "podman", "nsjail")
-
-
-def _docker(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.docker import DockerBackend
-
-    return DockerBackend(config.docker)
-
-
-def _podman(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.podman import PodmanBackend
-
-    return PodmanBackend(config.podman)
-
-
-def _nsjail(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.nsjail import NsjailBackend
-
-    return NsjailBackend(config.nsjail)
-
-
-def _host(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.host import HostBackend
-
-    return HostBackend(config.host)
-
-
-def _e2b(config: BoxConfig) -> SandboxBackend:
-    from box_runtime.backends.e2b import E2BBackend
-
-    return E2BBackend(
-        config.e2b,
-        ttl_sec=config.sessions.ttl_sec,
-        default_image=config.local.image or DEFAULT_IMAGE,
-    )
+LOCAL_ORDER = tuple(backend.name for backend in BACKENDS if backend.local)
 
 
 def default_factories() -> dict[str, BackendFactory]:
-    return {"docker": _docker, "podman": _podman, "nsjail": _nsjail, "e2b": _e2b, "host": _host}
+    """Each registered backend's factory, by name (tests substitute their own)."""
+    return {backend.name: backend.create for backend in BACKENDS}
 
 
 @dataclass(slots=True)
@@ -112,6 +127,9 @@ async def select_backend(
     ``listen_host``: the address the Box serves on (the ``host`` backend refuses any
     but loopback); ``None`` for a Box that does not listen.
     """
+    from box_runtime.backends.host_policy import check_host_backend
+    from box_runtime.errors import BoxHostBackendRefusedError
+
     requested = config.backend
     reasons: dict[str, str] = {}
     if requested == "host":

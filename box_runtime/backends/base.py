@@ -23,7 +23,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
@@ -33,6 +33,9 @@ from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.models import BoxSpec
 from box_runtime.output import CollectedOutput
 from box_runtime.quota import QuotaEnforcement
+
+if TYPE_CHECKING:
+    from box_runtime.config import BoxConfig
 
 __all__ = [
     "ExecOutcome",
@@ -175,6 +178,13 @@ class SandboxBackend(abc.ABC):
     #: artifact view (``SandboxPlan.mounts`` then holds it, read-only, at
     #: ``/opt/langbot-artifacts``) rather than mounting each command's artifacts itself.
     artifact_view: ClassVar[bool] = False
+
+    @classmethod
+    def from_config(cls, section: Any, config: BoxConfig) -> Self:
+        """The backend configured by its ``box.<name>`` section (``config``: the whole
+        configuration, for a backend that needs more of it)."""
+        del config
+        return cls(section)  # pyright: ignore[reportCallIssue]
 
     @abc.abstractmethod
     async def probe(self) -> str | None:

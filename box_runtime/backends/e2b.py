@@ -29,7 +29,7 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from e2b import AsyncSandbox, CommandExitException, SandboxQuery, SandboxState
@@ -46,7 +46,7 @@ from box_runtime.backends.e2b_errors import sdk_errors
 from box_runtime.backends.e2b_files import SandboxFileOps, export, remove_if_unchanged
 from box_runtime.backends.e2b_process import E2BProcess, output_sink
 from box_runtime.backends.e2b_sync import Manifest, SyncLimits, pull, push
-from box_runtime.config import DEFAULT_IMAGE, E2BConfig
+from box_runtime.config import DEFAULT_IMAGE, BoxConfig, E2BConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.output import OutputCollector
@@ -102,6 +102,16 @@ class E2BBackend(SandboxBackend):
         self._clock = clock
         self._live: dict[str, _Live] = {}
         self._limits = SyncLimits(config.sync_max_file_mb * 1024 * 1024, config.sync_max_files)
+
+    @classmethod
+    def from_config(cls, section: Any, config: BoxConfig) -> Self:
+        """Sandboxes live as long as the sessions' TTL allows; the default image is
+        ``box.local.image``'s."""
+        return cls(
+            section,
+            ttl_sec=config.sessions.ttl_sec,
+            default_image=config.local.image or DEFAULT_IMAGE,
+        )
 
     @property
     def sandbox_timeout(self) -> int:

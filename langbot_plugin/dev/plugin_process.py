@@ -21,7 +21,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from langbot_plugin.dev.errors import DevError
 from langbot_plugin.dev.events import EventHub, LogRecordParser
-from langbot_plugin.dev.processes import stop_process
+from langbot_plugin.rpc.processes import stop_process
 
 __all__ = ["PluginProcess"]
 

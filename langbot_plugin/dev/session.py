@@ -54,12 +54,12 @@ from langbot_plugin.dev.host_side import (
 )
 from langbot_plugin.dev.models import echo_model
 from langbot_plugin.dev.plugin_process import PluginProcess
-from langbot_plugin.dev.processes import free_port
 from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.scripted import HostModel, HostTool
 from langbot_plugin.rpc import Dispatcher
+from langbot_plugin.rpc.processes import free_port
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir

@@ -4,7 +4,8 @@
 ``bind_box`` for the runs of a :class:`~langbot_plugin.host.services.RunServices`, and
 runs the sandbox tools (``exec``) of a run in the Box the run bound. It talks to the
 Box through a :class:`SandboxClient`: ``box_runtime.client.BoxClient`` is one (the
-host layer does not import the Box runtime; whoever builds the host passes it in).
+host layer does not import the Box runtime; whoever builds the host passes it in). The
+tools are :mod:`langbot_plugin.host.sandbox_tools`'.
 
 Scope (seed 000). The host owns the Box scope: a run's Box is the session of its
 conversation target, ``scope_id(target_type="conversation", target_id=..., ...)``
@@ -37,6 +38,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.box import (
 )
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.registry import RunSession
+from langbot_plugin.host.sandbox_tools import EXEC_TOOL, ExecClient, run_exec
 from langbot_plugin.host.services import RunServices
 from langbot_plugin.protocol.host_api import box
 from langbot_plugin.protocol.host_api.common import RunScopedParams
@@ -44,12 +46,8 @@ from langbot_plugin.protocol.spec import ActionTable
 from langbot_plugin.rpc import RequestContext
 from langbot_plugin.rpc.errors import InvalidParamsError
 
-__all__ = ["EXEC_TOOL", "SANDBOX_TOOLS", "RunBoxService", "SandboxClient", "ScopeId"]
+__all__ = ["RunBoxService", "SandboxClient", "ScopeId"]
 
-#: The sandbox tool that runs a shell command in the run's Box.
-EXEC_TOOL = "exec"
-SANDBOX_TOOLS = frozenset({EXEC_TOOL})
-_EXEC_TIMEOUT_SEC = 120
 #: Where imported input files go in a Box (the released host's inbox).
 INBOX = "/workspace/inbox"
 
@@ -58,14 +56,13 @@ class _Answer(Protocol):
     def model_dump(self, *, mode: str = ...) -> dict[str, Any]: ...
 
 
-class SandboxClient(Protocol):
+class SandboxClient(ExecClient, Protocol):
     """What the host needs of a Box client (``box_runtime.client.BoxClient``)."""
 
     async def status(self) -> _Answer: ...
     async def create_session(
         self, spec: Mapping[str, Any] | None = None, **fields: Any
     ) -> _Answer: ...
-    async def exec(self, spec: Mapping[str, Any] | None = None, **fields: Any) -> _Answer: ...
     async def write_files(
         self, session_id: str, directory: str, files: Sequence[tuple[str, bytes]]
     ) -> list[str]: ...
@@ -222,15 +219,6 @@ class RunBoxService:
         box_id = self.bound.get(run_id)
         if box_id is None:
             raise InvalidParamsError("the runner must bind a Box before using sandbox tools")
-        command = parameters.get("command")
-        if tool_name != EXEC_TOOL or not isinstance(command, str) or not command:
-            raise InvalidParamsError("exec needs a non-empty 'command' string")
-        spec = {
-            **self._acquired[box_id],
-            "cmd": command,
-            "workdir": str(parameters.get("workdir") or "/workspace"),
-            "timeout_sec": int(parameters.get("timeout_sec") or _EXEC_TIMEOUT_SEC),
-        }
-        result = (await self.client.exec(spec)).model_dump(mode="json")
-        keys = ("status", "exit_code", "stdout", "stderr", "stdout_truncated", "stderr_truncated")
-        return {key: result.get(key) for key in keys}
+        if tool_name != EXEC_TOOL:
+            raise InvalidParamsError(f"no sandbox tool {tool_name!r}")
+        return await run_exec(self.client, parameters, box_id, self._acquired[box_id])

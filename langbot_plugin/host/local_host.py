@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langbot_plugin.api.proxies.agent_run.replies import EVENT_REPLY_TOOL
 from langbot_plugin.host.box_files import BoxFileAccess
-from langbot_plugin.host.box_service import SANDBOX_TOOLS, RunBoxService, SandboxClient, ScopeId
+from langbot_plugin.host.box_service import RunBoxService, SandboxClient, ScopeId
 from langbot_plugin.host.errors import RunNotOwnedError
 from langbot_plugin.host.query_api import QueryHost
 from langbot_plugin.host.run_host import OnResult, RunHost, RunOutcome, StartedRun
+from langbot_plugin.host.sandbox_tools import SANDBOX_TOOLS
 from langbot_plugin.host.scripted import HostModel, HostTool, ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.host_api import messaging, models, storage

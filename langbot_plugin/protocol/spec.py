@@ -2,7 +2,8 @@
 
 A spec names the action (plus the other dialect's names), its parameter and result
 models, whether it streams, who calls whom (:class:`Direction`), how long a caller
-waits (``timeout``, and ``max_timeout`` for a wait the payload asks for), and which
+waits (``timeout``; ``max_timeout`` for a wait the payload asks for; ``payload_wait``
+for an action whose payload sets its own time limit), and which
 keys name a file pushed with ``__file_chunk`` beside the call. It is modelled on MCP's
 low-level server, which registers ``(method, params model, handler)`` rows, and its
 client session's typed ``send_request(request, result_type)``.
@@ -156,6 +157,10 @@ class ActionSpec(Generic[P, R]):
 
     ``timeout`` is the default wait of a caller in seconds (``None``: the session's
     default); a payload ``timeout`` (seconds) may raise it up to ``max_timeout``.
+    ``payload_wait`` is ``(key, margin)`` for an action whose payload sets the time its
+    work may take (``box_exec``'s ``timeout_sec``): a caller waits the payload's ``key``
+    seconds (else the params model's default for it) plus ``margin``, and at least
+    ``timeout`` when that is set.
     ``files`` names result keys that carry the key of a file the answering side pushed
     before answering; ``request_files`` names payload keys (``"context.file_key"`` for a
     nested one) that carry the key of a file the caller pushed before calling.
@@ -170,6 +175,7 @@ class ActionSpec(Generic[P, R]):
     direction: Direction | None = None
     timeout: float | None = None
     max_timeout: float | None = None
+    payload_wait: tuple[str, float] | None = None
     files: tuple[str, ...] = ()
     request_files: tuple[str, ...] = ()
     #: validates and dumps a ``TypedDict`` result (``None`` for a model; built on first use)
@@ -263,9 +269,23 @@ class ActionSpec(Generic[P, R]):
         """The wait of a caller that names none: the spec's, else the session default."""
         return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
 
-    def wait(self, timeout: float | _Default | None = _DEFAULT) -> float | None:
-        """The caller's wait: ``timeout`` if given (``None``: no limit), else the default."""
-        return self.default_wait if isinstance(timeout, _Default) else timeout
+    def wait(
+        self, timeout: float | _Default | None = _DEFAULT, payload: Mapping[str, Any] | None = None
+    ) -> float | None:
+        """The caller's wait: ``timeout`` if given (``None``: no limit), else the default
+        (for a ``payload_wait`` action, derived from ``payload``)."""
+        if not isinstance(timeout, _Default):
+            return timeout
+        if self.payload_wait is None:
+            return self.default_wait
+        key, margin = self.payload_wait
+        asked = (payload or {}).get(key)
+        if isinstance(asked, bool) or not isinstance(asked, int | float) or asked <= 0:
+            field_info = cast(type[BaseModel], self.params).model_fields.get(key)
+            asked = field_info.default if field_info is not None else None
+        if isinstance(asked, bool) or not isinstance(asked, int | float):
+            asked = DEFAULT_TIMEOUT
+        return max(float(asked) + margin, self.timeout or 0.0)
 
     def requested_wait(self, requested: object) -> float | None:
         """The wait for a payload that asks for ``requested`` seconds (capped)."""
@@ -323,7 +343,7 @@ class ActionSpec(Generic[P, R]):
         timeout: float | _Default | None = _DEFAULT,
     ) -> dict[str, Any]:
         """Pass ``data`` on unparsed and return the answer unparsed (for relays)."""
-        limit = self.wait(timeout)
+        limit = self.wait(timeout, data)
         if context is None:
             return await cast(Caller, peer).call(name or self.name, data, timeout=limit)
         return await cast(ScopedCaller, peer).call(
@@ -340,7 +360,7 @@ class ActionSpec(Generic[P, R]):
         timeout: float | _Default | None = _DEFAULT,
     ) -> ItemStream:
         """Open this streaming action with ``data`` unparsed; items come back unparsed."""
-        limit = self.wait(timeout)
+        limit = self.wait(timeout, data)
         if context is None:
             return cast(Caller, peer).stream(name or self.name, data, timeout=limit)
         return cast(ScopedCaller, peer).stream(

@@ -34,6 +34,7 @@ from langbot_plugin.protocol import slots
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.rpc import NotReadyError, RequestContext, RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
+from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.rpc.scoped import ScopedSession
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.forwarding import plugin_table
@@ -42,11 +43,11 @@ from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.worker_env import worker_env
 from langbot_plugin.runtime.workers import (
+    STOP_SEC,
     RestartPolicy,
     Restarts,
     WorkerError,
     WorkerSpec,
-    end_process,
     pump_logs,
     spawn_linked,
     tail,
@@ -238,7 +239,7 @@ class SharedPool:
                     pass
             session.close()
         if pool.process is not None:
-            await end_process(pool.process)
+            await stop_process(pool.process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
         with anyio.move_on_after(10):
             await pool.done.wait()
 
@@ -271,8 +272,7 @@ class SharedPool:
                 slot.handle = None
         pool.session = None
         if pool.process is not None and pool.process.returncode is None:
-            with anyio.CancelScope(shield=True):
-                await end_process(pool.process)
+            await stop_process(pool.process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
         if not pool.up.is_set():
             pool.start_error = exc
             pool.up.set()

@@ -29,6 +29,7 @@ from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
+from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
@@ -38,18 +39,21 @@ from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.worker_env import worker_env
 
 __all__ = [
+    "STOP_SEC",
     "RestartPolicy",
     "Restarts",
     "Supervisor",
     "WorkerError",
     "WorkerSpec",
-    "end_process",
     "pump_logs",
     "spawn_linked",
     "tail",
 ]
 
 logger = logging.getLogger("langbot_plugin.runtime.workers")
+
+#: Seconds a worker told to stop gets for each step of the stop order.
+STOP_SEC = 3.0
 
 
 class WorkerError(RPCError):
@@ -211,7 +215,8 @@ class Supervisor:
                     pass
             handle.session.close()
         if process is not None:
-            await end_process(process)
+            # told to stop (shutdown, link closed): it gets the time to exit by itself
+            await stop_process(process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
 
     async def _keep_running(self, worker: _Worker) -> None:
         restarts = Restarts(self.policy, f"plugin {worker.spec.identity}")
@@ -238,8 +243,7 @@ class Supervisor:
             self.state.registry.remove(worker.handle)
         process = worker.process
         if process is not None and process.returncode is None:
-            with anyio.CancelScope(shield=True):
-                await end_process(process)
+            await stop_process(process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
         if not worker.started.is_set():
             worker.start_error = exc
             worker.started.set()
@@ -353,19 +357,6 @@ async def spawn_linked(
         os.close(to_child)  # the child, if it started, has its own copies
         os.close(to_parent)
     return process, from_child, from_parent
-
-
-async def end_process(process: Process) -> None:
-    """Wait for a process told to stop, then terminate it, then kill it."""
-    if process.returncode is not None:
-        return
-    for step in (process.terminate, process.kill):
-        with anyio.move_on_after(3):
-            await process.wait()
-        if process.returncode is not None:
-            return
-        step()
-    await process.wait()
 
 
 def tail(logs: LogBuffer, count: int = 15) -> str:

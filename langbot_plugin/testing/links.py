@@ -22,14 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from anyio.abc import Process
 
-from langbot_plugin.dev.processes import free_port
-from langbot_plugin.dev.processes import stop_process as _stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
+from langbot_plugin.rpc.processes import free_port, stop_process
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.testing.errors import HarnessError
@@ -37,7 +35,7 @@ from langbot_plugin.testing.loading import PluginModules, load_plugin_here
 from langbot_plugin.worker.debug_client import register_params
 from langbot_plugin.worker.loader import LoadedPlugin
 
-__all__ = ["Connection", "child_process", "free_port", "in_memory", "stop_process"]
+__all__ = ["Connection", "child_process", "in_memory"]
 
 REGISTER_TIMEOUT = 60.0
 STOP_SECONDS = 10.0
@@ -136,10 +134,5 @@ async def child_process(root: Path, host: LocalHost, workdir: Path) -> AsyncGene
                     )
                 yield Connection(client, binding, None, log_file)
         finally:
-            await stop_process(process)
-
-
-async def stop_process(process: Process) -> None:
-    """Stop a child in order (:func:`langbot_plugin.dev.processes.stop_process`), giving
-    a daemon started with ``-s`` the time to stop by itself once its stdin closes."""
-    await _stop_process(process, stdin_grace=STOP_SECONDS, grace=STOP_SECONDS)
+            # ``lbp rt -s`` stops by itself once its stdin closes: give it the time to.
+            await stop_process(process, stdin_grace=STOP_SECONDS, grace=STOP_SECONDS)

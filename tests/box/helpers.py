@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import Process
 
 from box_runtime.backends.base import Mount, SandboxBackend, SandboxPlan
 from box_runtime.backends.fake import FakeBackend
@@ -90,11 +86,8 @@ async def served_box(
         host="127.0.0.1", port=0, token=token, trusted_instance=trusted_instance
     )
     async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(serve, options, runtime, handle_signals=False))
         with anyio.fail_after(PATIENCE):
-            await options.listening.wait()
-        port = options.bound_port
-        assert port is not None
+            port = await tg.start(partial(serve, options, runtime, handle_signals=False))
         try:
             yield Served(f"ws://127.0.0.1:{port}/rpc/ws", port, runtime, options)
         finally:
@@ -216,67 +209,6 @@ def remove_containers(deployment: str) -> None:
             container.remove(force=True)
     finally:
         client.close()
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def wait_for_port(port: int, *, seconds: float = 30.0) -> None:
-    """Bounded wait until something accepts connections on 127.0.0.1:``port``."""
-    with anyio.fail_after(seconds):
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return
-
-
-#: ``lbp box`` as the host spawns it (the module path of the host's own command).
-BOX_COMMAND = [sys.executable, "-m", "langbot_plugin.cli.__init__", "box"]
-
-
-@asynccontextmanager
-async def box_process(
-    config: dict[str, Any],
-    *args: str,
-    port: int | None = None,
-    stderr: int | IO[bytes] = subprocess.DEVNULL,
-    command: list[str] | None = None,
-    env: dict[str, str] | None = None,
-    cwd: str | None = None,
-) -> AsyncGenerator[tuple[Process, int]]:
-    """A served ``lbp box`` child (``config`` as ``LANGBOT_BOX_CONFIG``), once it listens.
-
-    ``environ``: variables added to this process's environment for the child.
-
-    Yields the process and its port. The body may end it itself (a signal, then a
-    wait); a Box still running when the body ends is killed. That matters when the body
-    fails: anyio's ``Process.aclose`` would wait for a process that goes on serving, and
-    the test's time limit would report that wait instead of the real error.
-    ``command`` replaces ``lbp box`` (another Box: the reference's, which needs a ``cwd``
-    outside this checkout: ``-m`` puts the working directory first on ``sys.path``),
-    ``env`` adds to the environment.
-    """
-    chosen = free_port() if port is None else port
-    environment = {**os.environ, **(env or {}), "LANGBOT_BOX_CONFIG": json.dumps(config)}
-    argv = [*(command or BOX_COMMAND), "--ws-control-port", str(chosen), *args]
-    async with await anyio.open_process(argv, env=environment, stderr=stderr, cwd=cwd) as process:
-        try:
-            await wait_for_port(chosen)
-            yield process, chosen
-        finally:
-            if process.returncode is None:
-                process.kill()
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
 
 
 async def read_files_of(

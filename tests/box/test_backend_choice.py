@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
-from box_runtime.client import BoxClient
+from box_runtime.child import start_box
 from box_runtime.models import BoxSpec
 from box_runtime.runtime import BoxRuntime
 from tests.box.conformance.candidates import BUSYBOX, PODMAN_SOCKET
-from tests.box.helpers import box_process, jail_state, remove_containers, require
+from tests.box.helpers import jail_state, remove_containers, require
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -91,11 +91,11 @@ async def test_local_falls_to_nsjail_and_says_why_both_engines_were_skipped(
 async def test_readyz_and_status_name_the_choice_and_the_skipped_engine(state: Path) -> None:
     require("podman")
     async with (
-        box_process(local(state, docker=NOWHERE)) as (_, port),
+        start_box(config=local(state, docker=NOWHERE)) as box,
         httpx.AsyncClient() as http,
-        BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client,
+        box.client() as client,
     ):
-        answer = await http.get(f"http://127.0.0.1:{port}/readyz", timeout=60)
+        answer = await http.get(f"http://127.0.0.1:{box.port}/readyz", timeout=60)
         status = await client.status()
     body = answer.json()
     assert answer.status_code == 200, body

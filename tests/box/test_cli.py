@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -16,12 +15,11 @@ import anyio
 import pytest
 from anyio.abc import Process
 
+from box_runtime.child import BOX_COMMAND, start_box
 from box_runtime.image import BASE_PACKAGES, build_commands
 from langbot_plugin.cli.cmd_box import main
 from langbot_plugin.rpc import PermissionDeniedError, RPCSession
-from langbot_plugin.rpc.transport_stdio import stdio_transport
-
-from .helpers import BOX_COMMAND, free_port, wait_for_port
+from langbot_plugin.rpc.processes import free_port, wait_for_port
 
 pytestmark = pytest.mark.anyio
 
@@ -73,21 +71,12 @@ def test_image_build_commands() -> None:
 async def stdio_box(
     port: int, config: dict[str, Any]
 ) -> AsyncGenerator[tuple[RPCSession, Process]]:
-    env = {
-        **os.environ,
-        "LANGBOT_BOX_CONFIG": json.dumps(config),
-        "LANGBOT_BOX_TRUSTED_INSTANCE_UUID": "inst-1",
-        "LANGBOT_BOX_CONTROL_TOKEN": "c" * 48,
-    }
-    async with await anyio.open_process(
-        [*BOX_COMMAND, "-s", "--ws-control-port", str(port)], env=env, stderr=subprocess.DEVNULL
-    ) as process:
-        assert process.stdout is not None
-        assert process.stdin is not None
-        async with stdio_transport(process.stdout, process.stdin) as transport:
-            session = RPCSession(transport, default_timeout=30)
-            async with session.running():
-                yield session, process
+    env = {"LANGBOT_BOX_TRUSTED_INSTANCE_UUID": "inst-1", "LANGBOT_BOX_CONTROL_TOKEN": "c" * 48}
+    async with (
+        start_box(stdio=True, port=port, config=config, env=env) as box,
+        box.client() as client,
+    ):
+        yield client.session, box.process
 
 
 async def test_stdio_mode_as_the_host_spawns_it(tmp_path: anyio.Path) -> None:
@@ -106,7 +95,7 @@ async def test_stdio_mode_as_the_host_spawns_it(tmp_path: anyio.Path) -> None:
         with pytest.raises(PermissionDeniedError):
             await session.call("box_status", {}, context={**context, "instance_uuid": "inst-2"})
         # the port serves the probes on loopback, with the token
-        await wait_for_port(port)
+        assert await wait_for_port(port, 30)
         async with aiohttp.ClientSession() as http:
             health = await http.get(f"http://127.0.0.1:{port}/healthz")
             assert (await health.json())["live"] is True

@@ -10,9 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from box_runtime.child import BOX_COMMAND, start_box
 from box_runtime.client import BoxClient
 
-from .helpers import BOX_COMMAND, box_process, jail_state, require_nsjail
+from .helpers import jail_state, require_nsjail
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -45,8 +46,8 @@ async def test_backend_flag_and_the_client_run_a_command_in_a_session(
     # The config asks for Docker; the flag keeps nsjail, also against a later box_init.
     config = {"backend": "docker", "state_dir": str(state / "state")}
     with log.open("wb") as stderr:
-        async with box_process(config, "--backend", "nsjail", stderr=stderr) as (_, port):
-            url = f"ws://127.0.0.1:{port}/rpc/ws"
+        async with start_box("--backend", "nsjail", config=config, log=stderr) as box:
+            url = box.url
             async with BoxClient.connect(url) as client:
                 await client.init({"backend": "docker"})
                 assert (await client.backend_info()).name == "nsjail"

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from box_runtime.backends.docker_user import BOX_OWNED
-from box_runtime.client import BoxClient
+from box_runtime.child import start_box
 from box_runtime.errors import (
     BoxMountDeniedError,
     BoxQuotaExceededError,
@@ -24,7 +24,6 @@ from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
 from .helpers import (
-    box_process,
     delete_while_a_command_runs,
     read_files_of,
     remove_files_of,
@@ -341,8 +340,9 @@ async def test_the_default_image_runs_as_nobody_with_a_writable_home(
 
 
 async def test_sigterm_removes_non_persistent_sessions(state: Path, deployment: str) -> None:
-    async with box_process(docker_config(state, deployment)) as (process, port):
-        async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
+    async with start_box(config=docker_config(state, deployment)) as box:
+        process = box.process
+        async with box.client() as client:
             await client.exec(session_id="temp", cmd="true")
             await client.exec(session_id="keep", cmd="true", persistent=True)
         assert len(containers(deployment)) == 2

@@ -17,8 +17,7 @@ from box_runtime.backends.docker_errors import (
 )
 from box_runtime.config import DockerConfig
 from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
-
-from .helpers import free_port
+from langbot_plugin.rpc.processes import free_port
 
 
 def _response(status: int) -> requests.Response:

@@ -23,6 +23,7 @@ import pytest
 
 from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
 from box_runtime.backends.host_policy import resolve_identity
+from box_runtime.child import BOX_COMMAND
 from box_runtime.config import BoxConfig, HostConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
@@ -33,7 +34,8 @@ from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.server import ServerOptions, StartupError, serve
 from box_runtime.sessions import Tenant
-from tests.box.helpers import BOX_COMMAND, free_port, jail_state, require
+from langbot_plugin.rpc.processes import free_port
+from tests.box.helpers import jail_state, require
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

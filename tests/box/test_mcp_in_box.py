@@ -22,12 +22,11 @@ from mcp_types import CallToolResult, TextContent
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-from box_runtime.client import BoxClient
+from box_runtime.child import start_box
 from box_runtime.process_models import ManagedProcessInfo, ManagedProcessStatus
 from tests.support.mcp_ws import MAX_FRAME_BYTES, FrameLog
 from tests.support.waiting import wait_until
 
-from .helpers import box_process
 from .mcp_box import (
     BACKENDS,
     RELAY_BACKENDS,
@@ -202,8 +201,9 @@ async def test_sigterm_stops_managed_processes(backend: str) -> None:
     with scratch_dir() as state:
         config = box_config(backend, state, deployment)
         try:
-            async with box_process(config) as (process, port):
-                async with BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client:
+            async with start_box(config=config) as box:
+                process = box.process
+                async with box.client() as client:
                     await client.create_session(session_id="keep", persistent=True)
                     await client.start_managed_process(
                         "keep",

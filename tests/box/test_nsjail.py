@@ -15,7 +15,7 @@ import pytest
 from box_runtime.backends.base import ExecRequest
 from box_runtime.backends.cgroups import CgroupPlan
 from box_runtime.backends.nsjail import build_args
-from box_runtime.client import BoxClient
+from box_runtime.child import start_box
 from box_runtime.config import NsjailConfig
 from box_runtime.errors import BoxMountDeniedError, BoxQuotaExceededError
 from box_runtime.models import BoxExecutionStatus, BoxSpec
@@ -24,7 +24,6 @@ from box_runtime.runtime import BoxRuntime
 from tests.support.waiting import wait_until
 
 from .helpers import (
-    box_process,
     delete_while_a_command_runs,
     jail_state,
     read_files_of,
@@ -279,9 +278,10 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
         "local": {"allowed_mount_roots": [str(state / "mounts")]},
     }
     async with (
-        box_process(config) as (process, port),
-        BoxClient.connect(f"ws://127.0.0.1:{port}/rpc/ws") as client,
+        start_box(config=config) as box,
+        box.client() as client,
     ):
+        process = box.process
         await client.exec(session_id="keep", cmd="echo kept > /workspace/f", persistent=True)
         await client.exec(session_id="temp", cmd="true")
         async with anyio.create_task_group() as tg:

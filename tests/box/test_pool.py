@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.child import start_box
 from box_runtime.client import BoxClient
 from box_runtime.errors import BoxValidationError
 from box_runtime.models import BoxSpec
@@ -18,7 +19,7 @@ from box_runtime.sessions import Tenant
 from tests.support.waiting import wait_until
 
 from .conformance.candidates import BUSYBOX, _labelled  # pyright: ignore[reportPrivateUsage]
-from .helpers import CONTEXT, box_process, fake_runtime, require_docker, served_box
+from .helpers import CONTEXT, fake_runtime, require_docker, served_box
 
 pytestmark = pytest.mark.anyio
 
@@ -214,7 +215,8 @@ async def test_sigterm_drains_the_pool_of_a_served_box(tmp_path: Path, deploymen
     leftovers = _labelled(dict)
     log = tmp_path / "box.log"
     with log.open("wb") as stderr:
-        async with box_process(config, "--log-level", "debug", stderr=stderr) as (process, _):
+        async with start_box("--log-level", "debug", config=config, log=stderr) as box:
+            process = box.process
             # The pool fills at startup, before any request; a sandbox is idle once its
             # check command ran (the agent records each command in /tmp/.lbp-exec).
             await wait_until(lambda: checked(deployment) == 2, seconds=60)

@@ -19,10 +19,11 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.child import start_box
 from tests.support.reference import need_reference
 from tests.support.released_host import need_released_host
 
-from .helpers import box_process, jail_state, require_docker, require_nsjail
+from .helpers import jail_state, require_docker, require_nsjail
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
@@ -93,10 +94,10 @@ async def test_the_released_hosts_skill_flow_in_one_session(
         "state_dir": str(state / "box"),
     }
     command, env = reference_box(state) if box == "reference" else (None, None)
-    async with box_process(
-        config, "--host", "127.0.0.1", command=command, env=env, cwd=str(state)
-    ) as (_, port):
-        steps = await drive(python, f"ws://127.0.0.1:{port}", backend, root, image)
+    async with start_box(
+        "--host", "127.0.0.1", config=config, command=command, env=env, cwd=state
+    ) as child:
+        steps = await drive(python, f"ws://127.0.0.1:{child.port}", backend, root, image)
     assert steps["box_available"] is True
     # The workspace the host made (root, 0755) is written and read back runs later.
     assert output(steps, "1 write") == "turn1"

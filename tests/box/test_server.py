@@ -20,7 +20,13 @@ from box_runtime.errors import (
     BoxValidationError,
 )
 from box_runtime.protocol import ALL_ACTIONS, DIALECT_05_ONLY
-from box_runtime.server import ServerOptions, StartupError, check_options
+from box_runtime.server import (
+    CONTROL_TOKEN_ENV,
+    TRUSTED_INSTANCE_ENV,
+    ServerOptions,
+    StartupError,
+    check_options,
+)
 from langbot_plugin.rpc import PermissionDeniedError, RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 from langbot_plugin.rpc.wire_errors import error_from_response, error_response
@@ -316,3 +322,13 @@ def test_non_loopback_needs_a_token() -> None:
     check_options(ServerOptions(host="::1"))
     with pytest.raises(StartupError, match="instance id"):
         check_options(ServerOptions(trusted_instance="bad id"))
+
+
+def test_the_options_read_the_environment_once() -> None:
+    """``lbp box`` and the reference's ``create_app`` face build their options alike."""
+    environ = {CONTROL_TOKEN_ENV: f" {TOKEN} ", TRUSTED_INSTANCE_ENV: "inst-9"}
+    options = ServerOptions.from_environ("::1", 0, True, environ=environ)
+    assert options == ServerOptions("::1", 0, True, TOKEN, "inst-9")
+    given = ServerOptions.from_environ(token="t" * 40, trusted_instance="", environ=environ)
+    assert (given.token, given.trusted_instance) == ("t" * 40, None)
+    assert ServerOptions.from_environ(environ={}) == ServerOptions()

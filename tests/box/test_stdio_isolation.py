@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 
 import anyio
 import pytest
 
-from tests.conftest import free_port
+from box_runtime.child import start_box
 
-from .helpers import BOX_COMMAND
 from .mcp_box import require, scratch_dir
 
 pytestmark = pytest.mark.anyio
@@ -21,15 +18,8 @@ async def test_an_nsjail_exec_reads_dev_null_not_the_rpc_pipe() -> None:
     require("nsjail")
     with scratch_dir() as state:
         config = {"backend": "nsjail", "state_dir": str(state / "state")}
-        env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-        command = [*BOX_COMMAND, "-s"]
-        async with await anyio.open_process(
-            [*command, "--ws-control-port", str(free_port())],
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        ) as box:
+        async with start_box(stdio=True, config=config) as child:
+            box = child.process
             assert box.stdin is not None
             assert box.stdout is not None
             request = {

@@ -78,4 +78,7 @@ def test_daemon_help_imports_no_heavy_module(argv: list[str]) -> None:
     loaded = _modules_after(argv)
     heavy = [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)]
     assert heavy == []
-    assert not [m for m in loaded if m.startswith("box_runtime")]
+    # The Box's backend registry names --backend's choices; it imports nothing beyond
+    # the standard library, and no other part of the Box is loaded.
+    box = {m for m in loaded if m == "box_runtime" or m.startswith("box_runtime.")}
+    assert box <= {"box_runtime", "box_runtime.backends"}

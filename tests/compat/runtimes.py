@@ -20,9 +20,9 @@ from typing import Literal
 import anyio
 from anyio.abc import Process
 
-from langbot_plugin.dev.processes import port_open, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
+from langbot_plugin.rpc.processes import port_open, stop_process
 from tests.conftest import free_port
 from tests.e2e.processes import LBP, WORKSPACE
 from tests.support.reference import need_reference

@@ -223,4 +223,6 @@ def test_box_nsjail_offers_the_sandbox_tools(tmp_path: Path) -> None:
     assert done.code == 0, done.err
     assert done.out == "bot> It is 42.\n"
     assert "sandbox tools for the runner: exec, read, write, export_box_files" in done.err
-    assert '← tool exec: {"exit_code": 0, "stdout": "42\\n"' in done.err
+    # LangBot 4.11.2's answer (langbot_plugin.host.sandbox_tools)
+    answer = '{"session_id": "lbp-dev", "backend": "nsjail", "status": "completed", "ok": true'
+    assert f'← tool exec: {answer}, "exit_code": 0, "stdout": "42\\n"' in done.err

@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from langbot_plugin.dev.processes import port_open, stop_process
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.host.runtime_client import default_workspace
+from langbot_plugin.rpc.processes import port_open, stop_process
 from tests.conftest import free_port
 from tests.support.waiting import wait_until
 

@@ -9,18 +9,16 @@ the reference SDK (``LBP_REFERENCE_PYTHON``) unless ``LBP_REQUIRE_REFERENCE=1``.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
+from box_runtime.child import start_box
 from langbot_plugin.host import HostTool, LocalHost, ScriptedModel
-from tests.box.helpers import BOX_COMMAND, free_port, jail_state, require_nsjail, wait_for_port
+from tests.box.helpers import jail_state, require_nsjail
 from tests.e2e.processes import (
     command_context,
     host_for,
@@ -28,7 +26,6 @@ from tests.e2e.processes import (
     lbp_run,
     plugin_listed,
     run_context,
-    stop,
     wait_until,
 )
 from tests.support.scaffold import AUTHOR, NAME, scaffold_plugin
@@ -93,16 +90,8 @@ async def _nsjail_box() -> AsyncGenerator[str]:
             "state_dir": str(state / "state"),
             "local": {"allowed_mount_roots": [str(state / "mounts")]},
         }
-        port = free_port()
-        env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-        process = await anyio.open_process(
-            [*BOX_COMMAND, "--ws-control-port", str(port)], env=env, stdout=None, stderr=None
-        )
-        try:
-            await wait_for_port(port)
-            yield f"ws://127.0.0.1:{port}/rpc/ws"
-        finally:
-            await stop(process)
+        async with start_box(config=config, log=None) as box:
+            yield box.url
 
 
 async def test_a_07_runner_binds_a_box_and_runs_a_command_in_it(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from langbot_plugin.dev.processes import port_open
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.rpc import RPCError
+from langbot_plugin.rpc.processes import port_open
 from langbot_plugin.signing_keys import generate_key
 from tests.conftest import free_port
 from tests.e2e.processes import ECHO_PLUGIN, LBP, WORKSPACE, Runtime, command_context

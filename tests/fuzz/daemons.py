@@ -9,9 +9,8 @@ resident memory for the long runs' figures.
 
 from __future__ import annotations
 
-import json
-import os
 import re
+import subprocess
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,15 +19,16 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
+from box_runtime.child import start_box
 from box_runtime.client import BoxClient, relay_headers, relay_url
-from langbot_plugin.dev.processes import port_open
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 from langbot_plugin.host.runtime_client import default_workspace
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError
+from langbot_plugin.rpc.processes import port_open
 from tests.box.helpers import jail_state
 from tests.conftest import free_port
-from tests.e2e.processes import ECHO_PLUGIN, LBP, command_context, rt_command
+from tests.e2e.processes import ECHO_PLUGIN, command_context, rt_command
 from tests.e2e.stderr_lines import StderrLines, child
 from tests.fuzz.seeds import Ids
 from tests.support.pypi import package
@@ -196,7 +196,6 @@ class BoxUnderFuzz:
 @asynccontextmanager
 async def box_under_fuzz(tmp: Path, backend: str) -> AsyncGenerator[BoxUnderFuzz]:
     """``lbp box`` on ``backend`` with a running managed process (``cat``) to relay to."""
-    port = free_port()
     roots = jail_state("lbp-fuzz-box-")  # the jail user must reach the sessions' folders
     root = next(roots)
     config = {
@@ -204,17 +203,17 @@ async def box_under_fuzz(tmp: Path, backend: str) -> AsyncGenerator[BoxUnderFuzz
         "state_dir": str(root / "state"),
         "local": {"allowed_mount_roots": [str(root / "mounts")]},
     }
-    env = {**os.environ, "LANGBOT_BOX_CONFIG": json.dumps(config)}
-    command = [*LBP, "box", "--host", "127.0.0.1", "--ws-control-port", str(port)]
     instance = str(WORKSPACE.instance_uuid)
-    async with child(command, tmp, env) as (process, stderr):
-        await wait_until(lambda: port_open(port), seconds=60)
-        async with BoxClient.connect(
-            f"ws://127.0.0.1:{port}/rpc/ws",
-            instance_id=instance,
-            context=BOX_TENANT,
-        ) as client:
-            box = BoxUnderFuzz(process, stderr, client, port, instance)
+    # stderr is read until the child has stopped (its shutdown lines count too)
+    async with (
+        anyio.create_task_group() as tg,
+        start_box("--host", "127.0.0.1", config=config, cwd=tmp, log=subprocess.PIPE) as child,
+    ):
+        assert child.process.stderr is not None
+        stderr = StderrLines(child.process.stderr)
+        tg.start_soon(stderr.pump)
+        async with child.client(instance_id=instance, context=BOX_TENANT) as client:
+            box = BoxUnderFuzz(child.process, stderr, client, child.port, instance)
             try:
                 await client.create_session(session_id=box.relay_session, persistent=True)
                 await client.start_managed_process(

@@ -77,6 +77,7 @@ async def test_a_runs_box_is_its_scope_bound_once_and_runs_commands(client: BoxC
         )
         done = await service.call_tool(first.run_id, "exec", {"command": "echo $((6*7)) $PWD"})
         assert (done["exit_code"], done["stdout"].strip()) == (0, "42 /workspace")
+        assert (done["session_id"], done["backend"], done["ok"]) == (mine["id"], "nsjail", True)
         await service.call_tool(first.run_id, "exec", {"command": "echo hi > /workspace/r.txt"})
         exported = await rt.call("export_box_files", payload(first, paths=["/workspace/r.txt"]))
         assert [(f["name"], f["size"]) for f in exported["items"]] == [("r.txt", 3)]

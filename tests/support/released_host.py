@@ -20,9 +20,10 @@ from typing import Any
 import anyio
 import pytest
 
+from box_runtime.child import start_box
 from box_runtime.server import CONTROL_TOKEN_ENV, TRUSTED_INSTANCE_ENV
 from tests.box.conformance.candidates import PODMAN_SOCKET
-from tests.box.helpers import box_process, remove_containers, require
+from tests.box.helpers import remove_containers, require
 from tests.box.mcp_box import scratch_dir
 
 __all__ = ["CHECKOUT", "need_released_host", "released_host_python", "run_with_our_box"]
@@ -95,9 +96,9 @@ async def run_with_our_box(
                 *command,
             ]
         try:
-            async with box_process(config, "--host", "127.0.0.1", env=environ) as (box, port):
+            async with start_box("--host", "127.0.0.1", config=config, env=environ) as child:
                 full = {
-                    "endpoint": f"ws://127.0.0.1:{port}",
+                    "endpoint": f"ws://127.0.0.1:{child.port}",
                     "token": token,
                     "instance": INSTANCE,
                     "root": str(state / "mounts"),
@@ -109,8 +110,8 @@ async def run_with_our_box(
                 done = await anyio.run_process(
                     command, input=json.dumps(full).encode(), cwd=home, check=False
                 )
-                box.terminate()  # the Box removes its sandboxes as it stops
-                await box.wait()
+                child.process.terminate()  # the Box removes its sandboxes as it stops
+                await child.process.wait()
         finally:
             if backend == "docker":
                 await anyio.to_thread.run_sync(remove_containers, deployment)

@@ -46,7 +46,7 @@ start_plugin skillbox
 
 $NSX "$PY" "$HERE/drive.py" "$API"
 FAIL=$?
-log "box: $(grep -c 'session .* created on' "$WORKDIR/box.log") session(s) created; backend: $(grep -o 'using the [a-z]* backend' "$WORKDIR/box.log" | head -1)"
+log "box: $(grep -c 'session .* created on' "$WORKDIR/box.log") session(s) created; backend: $(grep -o 'box.backend [a-z0-9]*: using [a-z0-9]*' "$WORKDIR/box.log" | head -1)"
 [ $FAIL = 0 ] && log "SKILLS-IN-BOX ACCEPTANCE PASSED ($BACKEND)" || log "SKILLS-IN-BOX ACCEPTANCE FAILED ($BACKEND; logs in $WORKDIR)"
 if [ "${KEEP:-0}" -gt 0 ]; then log "keeping services up for ${KEEP}s (netns $NS)"; sleep "$KEEP"; fi
 exit $FAIL

@@ -17,32 +17,17 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
+from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.io.connection import TransportConnection
 from langbot_plugin.runtime.io.controller import Controller, NewConnectionCallback
 
-__all__ = ["StdioClientController", "stop_process"]
+__all__ = ["StdioClientController"]
 
 logger = logging.getLogger("langbot_plugin.runtime.io.stdio")
 
 #: Seconds given to each stop step (exit after stdin closes, after SIGTERM, after SIGKILL).
 STOP_STEP_SEC = 2.0
-
-
-async def stop_process(process: anyio.abc.Process, step: float = STOP_STEP_SEC) -> bool:
-    """Wait for ``process`` to exit, then terminate it, then kill it; ``True`` once it is gone."""
-    with anyio.CancelScope(shield=True):
-        for signal_it in (None, process.terminate, process.kill):
-            if process.returncode is not None:
-                return True
-            if signal_it is not None:
-                try:
-                    signal_it()
-                except ProcessLookupError:
-                    return True
-            with anyio.move_on_after(step):
-                await process.wait()
-    return process.returncode is not None
 
 
 async def _drain(stream: anyio.abc.ByteReceiveStream, name: str) -> None:
@@ -112,5 +97,8 @@ class StdioClientController(Controller):
         if connection is not None:
             await connection.close()
         process, self.process = self.process, None
-        if process is not None and not await stop_process(process):
+        gone = process is None or await stop_process(
+            process, stdin_grace=STOP_STEP_SEC, grace=STOP_STEP_SEC, release=False
+        )
+        if not gone:
             raise RuntimeError("the runtime process did not exit after SIGKILL")

@@ -1,0 +1,128 @@
+"""``lbp box`` as a child process: the one starter of ``lbp dev --box``, ``lbp demo``,
+the harness's ``BoxSandbox``, the benchmarks and the tests.
+
+    async with start_box(config={"backend": "nsjail"}) as box, box.client() as client:
+        await client.exec(session_id="s", cmd="echo hi")
+
+The child is LangBot's command (``command`` replaces it), on ``--ws-control-port`` (a
+free port unless given), with ``config`` as ``LANGBOT_BOX_CONFIG``. It serves on the
+port (the start waits until it accepts connections) or, with ``stdio``, on its own
+stdin and stdout, as LangBot starts it. Its log (stderr, and stdout when that is not
+the RPC) goes to ``log``: a file path (appended to; its tail is quoted when the start
+fails), an open file, ``None`` (this process's streams) or ``DEVNULL``. Leaving the
+block stops it in order (:func:`langbot_plugin.rpc.processes.stop_process`); the body
+may end it first itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+from anyio.abc import Process
+
+from box_runtime.client import BoxClient
+from langbot_plugin.rpc import RPCSession
+from langbot_plugin.rpc.processes import free_port, stop_process, wait_for_port
+from langbot_plugin.rpc.transport_stdio import stdio_transport
+
+__all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "start_box"]
+
+#: ``lbp box`` as LangBot starts it.
+BOX_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__", "box")
+#: Seconds each stop step may take: a Box removes its sandboxes when terminated.
+STOP_SEC = 30.0
+
+Log = Path | IO[bytes] | int | None
+
+
+class BoxStartError(RuntimeError):
+    """The child did not start serving."""
+
+
+@dataclass(slots=True)
+class BoxChild:
+    """A running ``lbp box`` child."""
+
+    process: Process
+    port: int
+    stdio: bool
+
+    @property
+    def url(self) -> str:
+        """Its action RPC over WebSocket (not served in ``stdio`` mode)."""
+        return f"ws://127.0.0.1:{self.port}/rpc/ws"
+
+    @asynccontextmanager
+    async def client(
+        self,
+        *,
+        token: str | None = None,
+        instance_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> AsyncGenerator[BoxClient]:
+        """A client of the child: over its stdio (once) or a WebSocket connection."""
+        if not self.stdio:
+            async with BoxClient.connect(
+                self.url, token=token, instance_id=instance_id, context=context
+            ) as client:
+                yield client
+            return
+        assert self.process.stdout is not None
+        assert self.process.stdin is not None
+        async with stdio_transport(self.process.stdout, self.process.stdin) as transport:
+            session = RPCSession(transport, name="box-client")
+            async with session.running():
+                yield BoxClient(session, context=context)
+
+
+def _tail(log: Log) -> str:
+    if not isinstance(log, Path):
+        return "see its log"
+    lines = log.read_text(errors="replace").strip().splitlines()[-3:]
+    return " / ".join(lines) or "no output"
+
+
+@asynccontextmanager
+async def start_box(
+    *args: str,
+    stdio: bool = False,
+    port: int | None = None,
+    config: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    command: Sequence[str] | None = None,
+    cwd: str | Path | None = None,
+    log: Log = subprocess.DEVNULL,
+    start_seconds: float = 60.0,
+) -> AsyncGenerator[BoxChild]:
+    """Start ``lbp box`` (module docstring); ``args`` are more of its flags, ``env``
+    is added to this process's environment."""
+    chosen = free_port() if port is None else port
+    environment = {**os.environ, **(env or {})}
+    if config is not None:
+        environment["LANGBOT_BOX_CONFIG"] = json.dumps(config)
+    flags = ["-s"] if stdio else []
+    argv = [*(command or BOX_COMMAND), *flags, "--ws-control-port", str(chosen), *args]
+    async with AsyncExitStack() as stack:
+        sink = stack.enter_context(log.open("ab")) if isinstance(log, Path) else log
+        process = await anyio.open_process(
+            argv,
+            env=environment,
+            cwd=cwd,
+            stdout=subprocess.PIPE if stdio else sink,
+            stderr=sink,
+        )
+        try:
+            if not stdio and not await wait_for_port(chosen, start_seconds, process):
+                raise BoxStartError(f"lbp box did not start ({_tail(log)})")
+            yield BoxChild(process, chosen, stdio)
+        finally:
+            await stop_process(process, stdin_grace=STOP_SEC if stdio else 0.0, grace=STOP_SEC)
