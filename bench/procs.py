@@ -2,6 +2,8 @@
 
 Standard library only: the reference drivers (``bench/reference``), which run under the
 reference interpreter and must never see our package, import this module as ``procs``.
+That is why its ``free_port`` and asyncio ``stop_process`` do not come from
+``langbot_plugin.rpc.processes`` (the one port and stop helper everywhere else).
 """
 
 from __future__ import annotations

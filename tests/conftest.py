@@ -1,4 +1,5 @@
-"""Shared fixtures: the anyio backend, free ports, and connected transport pairs.
+"""Shared fixtures: the anyio backend, free ports (``rpc.processes.free_port``, the one
+port helper), and connected transport pairs.
 
 Every test runs under the time limit of :mod:`tests.timeouts`.
 """
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+from langbot_plugin.rpc.processes import free_port
 from langbot_plugin.rpc.transport import Transport
 
 pytest_plugins = ["tests.timeouts"]
@@ -23,12 +24,6 @@ pytest_plugins = ["tests.timeouts"]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def raw_exchange(transport: Transport, frame: str, seconds: float = 30) -> dict[str, Any]:
