@@ -207,3 +207,32 @@ def test_the_cli_reports_an_unreachable_runtime_in_one_line() -> None:
     )
     assert done.returncode == 1
     assert done.stderr.startswith("lbp rt status: cannot reach lbp rt at")
+
+
+async def test_lbp_box_and_lbp_run_log_json_lines(tmp_path: Path) -> None:
+    from tests.conftest import free_port
+    from tests.e2e.stderr_lines import child
+
+    port = free_port()
+    env = {**os.environ, "LANGBOT_BOX_CONFIG": '{"backend": "fake"}'}
+    box = [*LBP, "box", "--ws-control-port", str(port), "--log-format", "json"]
+    async with child(box, tmp_path, env) as (_, lines):
+        index = await lines.wait_for(r"listening")
+        for text in lines.lines[: index + 1]:
+            entry = json.loads(text)
+            assert entry["logger"].startswith("box_runtime")
+    plugin = copy_plugin(ECHO_PLUGIN, tmp_path / "echo")
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime) as host:
+        key = await host.get_debug_key()
+        run_env = {
+            **os.environ,
+            "DEBUG_RUNTIME_WS_URL": runtime.debug_url,
+            "PLUGIN_DEBUG_KEY": key,
+            "LBP_LOG_FORMAT": "json",  # the environment's form of --log-format
+        }
+        async with child([*LBP, "run", "--no-reload"], plugin, run_env) as (_, lines):
+            await wait_until(lambda: plugin_listed(host, "tester/echoplug"))
+            await wait_until(lambda: bool(lines.lines))
+            entries = [json.loads(text) for text in lines.lines if text.strip()]
+            assert entries
+            assert all({"ts", "level", "logger", "message"} <= e.keys() for e in entries)
