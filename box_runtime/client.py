@@ -231,6 +231,13 @@ class BoxClient:
         ref = p.ManagedProcessRef(session_id=session_id, process_id=process_id)
         await self._call(p.BOX_STOP_MANAGED_PROCESS, ref)
 
+    async def audit(
+        self, session_id: str | None = None, *, after_seq: int = 0, limit: int = 200
+    ) -> p.AuditPage:
+        """The audit of one session, or of this client's whole workspace (its context)."""
+        query = p.AuditQuery(session_id=session_id, after_seq=after_seq, limit=limit)
+        return await self._call(p.BOX_GET_AUDIT, query)
+
 
 def relay_url(base_url: str, session_id: str, process_id: str = DEFAULT_PROCESS_ID) -> str:
     """The relay address of a managed process (``base_url``: ``ws://host:port``).

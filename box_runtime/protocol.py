@@ -31,6 +31,7 @@ from box_runtime.admission_models import (
     AdmissionRevocation,
     RevocationReceipt,
 )
+from box_runtime.audit import AuditPage, AuditQuery
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.pool_models import PoolSpecStatus, PoolStatus
 from box_runtime.process_models import (
@@ -46,6 +47,7 @@ __all__ = [
     "BOX_CREATE_SESSION",
     "BOX_DELETE_SESSION",
     "BOX_EXEC",
+    "BOX_GET_AUDIT",
     "BOX_GET_BACKEND_INFO",
     "BOX_GET_MANAGED_PROCESS",
     "BOX_GET_SESSION",
@@ -88,6 +90,8 @@ __all__ = [
     "AdmissionReceipt",
     "AdmissionRevocation",
     "AnyResult",
+    "AuditPage",
+    "AuditQuery",
     "BackendInfo",
     "BoxStatus",
     "Capacity",
@@ -473,6 +477,12 @@ BOX_WRITE_FILES = _box(
     "Import: write files into a new directory below /workspace/inbox of a session.",
     timeout=60.0,
 )
+BOX_GET_AUDIT = ActionSpec(
+    "box_get_audit",
+    AuditQuery,
+    AuditPage,
+    doc="The audit of one session or of the caller's workspace (box_runtime.audit).",
+)
 EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
 #: Actions that move files into or out of an existing session.
 FILE_ACTIONS = (*EXPORT_ACTIONS, BOX_WRITE_FILES)
@@ -529,5 +539,6 @@ ALL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     BOX_REVOKE_SANDBOX_ADMISSION_GRANT,
     BOX_VERIFY_SHARED_WORKSPACE,
     *FILE_ACTIONS,
+    BOX_GET_AUDIT,
     *SKILL_ACTIONS,
 )

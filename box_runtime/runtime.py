@@ -43,6 +43,7 @@ import anyio
 from box_runtime import quota_watch
 from box_runtime.admission import Admission, admitted_spec, canonical_workspace
 from box_runtime.artifacts import ArtifactSource, check_sources, is_artifact
+from box_runtime.audit import BoxAudit
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.backends.host_policy import check_host_backend
@@ -51,6 +52,7 @@ from box_runtime.errors import (
     BoxAdmissionError,
     BoxBackendUnavailableError,
     BoxCapacityExceededError,
+    BoxError,
     BoxSandboxGoneError,
     BoxSessionConflictError,
     BoxSessionNotFoundError,
@@ -67,6 +69,7 @@ from box_runtime.scope import placement_session_id, workspace_namespace
 from box_runtime.security import check_env, passthrough_env
 from box_runtime.session_dirs import remove_session_dir, sweep
 from box_runtime.sessions import (
+    SKILLS_DIR,
     QuotaMode,
     Session,
     SessionKey,
@@ -127,6 +130,8 @@ class BoxRuntime:
         self._fs_quota_reason: str | None = None
         self.admission = Admission(self.config)
         self.reaped = 0
+        #: what sessions did (box_runtime.audit; ``box_get_audit``)
+        self.audit = BoxAudit()
         self.processes = ProcessTable(lambda: self.config.limits)
         self.pool = WarmPool(
             backend=self.backend,
@@ -328,7 +333,7 @@ class BoxRuntime:
             == (instance_uuid, workspace_uuid)
             and key.session_id != keep
         ]
-        await self._remove_all(doomed, keep_persistent=False)
+        await self._remove_all(doomed, keep_persistent=False, reason="workspace dropped")
 
     async def create_session(self, spec: BoxSpec, tenant: Tenant | None) -> BoxSessionInfo:
         resolved = await self._resolve(spec, tenant)
@@ -378,10 +383,23 @@ class BoxRuntime:
             try:
                 session = await self._create(spec, key)
                 self._sessions[key] = session
+                self._audit_created(session)
                 return session
             finally:
                 del self._creating[key]
                 done.set()
+
+    def _audit_created(self, session: Session) -> None:
+        spec = session.spec
+        self.audit.record(
+            "session.create", session.key, backend=session.backend_name, image=spec.image
+        )
+        skills = f"{spec.mount_path.rstrip('/')}/{SKILLS_DIR}/"
+        self.audit.mounted(
+            session.key,
+            (m.mount_path for m in spec.extra_mounts if m.mount_path.startswith(skills)),
+            backend=session.backend_name,
+        )
 
     async def _plan(
         self, spec: BoxSpec, key: SessionKey, quota_mode: QuotaMode
@@ -485,7 +503,9 @@ class BoxRuntime:
             raise BoxSessionNotFoundError(f"session {session_id} not found")
         await self._remove(session, keep_persistent=False)
 
-    async def _remove(self, session: Session, *, keep_persistent: bool) -> None:
+    async def _remove(
+        self, session: Session, *, keep_persistent: bool, reason: str = "deleted"
+    ) -> None:
         if session.closing:
             await session.closed.wait()
             return
@@ -510,6 +530,11 @@ class BoxRuntime:
         finally:
             if self._sessions.get(session.key) is session:
                 del self._sessions[session.key]
+                if not (keep_persistent and session.spec.persistent):
+                    self.audit.record(
+                        "session.delete", session.key, backend=session.backend_name, reason=reason
+                    )
+                    self.audit.forget(session.key)
             session.closed.set()
 
     async def retire_generations(
@@ -524,16 +549,23 @@ class BoxRuntime:
             and key.tenant.workspace_uuid == workspace_uuid
             and key.tenant.generation < current
         ]
-        await self._remove_all(stale, keep_persistent=False)
+        await self._remove_all(stale, keep_persistent=False, reason="generation retired")
 
-    async def _remove_all(self, sessions: list[Session], *, keep_persistent: bool) -> None:
+    async def _remove_all(
+        self, sessions: list[Session], *, keep_persistent: bool, reason: str = "deleted"
+    ) -> None:
         async with anyio.create_task_group() as tg:
             for session in sessions:
-                tg.start_soon(lambda s=session: self._remove(s, keep_persistent=keep_persistent))
+                tg.start_soon(
+                    lambda s=session: self._remove(
+                        s, keep_persistent=keep_persistent, reason=reason
+                    )
+                )
 
     async def shutdown_sessions(self) -> None:
         """Remove every non-persistent session (persistent ones keep running)."""
-        await self._remove_all(list(self._sessions.values()), keep_persistent=True)
+        sessions = list(self._sessions.values())
+        await self._remove_all(sessions, keep_persistent=True, reason="box stopping")
 
     async def reap_expired(self) -> int:
         """Remove idle non-persistent sessions older than the TTL; return how many."""
@@ -551,7 +583,7 @@ class BoxRuntime:
             and not any(p.running for p in self.processes.in_session(s.key))
         ]
         self.reaped += len(expired)  # counted first: the table empties during the removal
-        await self._remove_all(expired, keep_persistent=False)
+        await self._remove_all(expired, keep_persistent=False, reason="expired")
         return len(expired)
 
     # ------------------------------------------------------------------ exec
@@ -577,9 +609,20 @@ class BoxRuntime:
             started = time.perf_counter()
             store = session.artifacts
             artifacts = await store.acquire(sources, view=backend.artifact_view)
+            self.audit.mounted(session.key, (s.digest for s in sources), backend=backend.name)
             try:
                 request = dataclasses.replace(request, artifacts=artifacts)
                 outcome = await self._run_command(session, backend, request)
+            except BoxError as exc:
+                self.audit.record(
+                    "exec",
+                    session.key,
+                    backend=backend.name,
+                    command=resolved.cmd,
+                    duration_ms=int((time.perf_counter() - started) * 1000),
+                    error=exc.code,
+                )
+                raise
             finally:
                 store.release(a.hex for a in artifacts)
             duration_ms = int((time.perf_counter() - started) * 1000)
@@ -607,6 +650,17 @@ class BoxRuntime:
         if quota is not None:
             result.stderr += "" if not result.stderr or result.stderr.endswith("\n") else "\n"
             result.stderr += f"[box] {quota.message}"
+        self.audit.record(
+            "exec",
+            session.key,
+            backend=backend.name,
+            command=resolved.cmd,
+            exit_code=result.exit_code,
+            status=result.status.value,
+            duration_ms=duration_ms,
+            stdout_bytes=result.stdout_bytes,
+            stderr_bytes=result.stderr_bytes,
+        )
         return result
 
     @property
@@ -714,6 +768,15 @@ class BoxRuntime:
             raise
         if started[1]:  # an existing process was reused: it holds what it started with
             store.release(hexes)
+        else:
+            self.audit.mounted(session.key, (s.digest for s in session.artifact_sources))
+            self.audit.record(
+                "process.start",
+                session.key,
+                backend=backend.name,
+                process_id=started[0].process_id,
+                command=[spec.command, *spec.args],
+            )
         session.touch(self._clock())
         if session.closing:
             await started[0].stop()
@@ -730,6 +793,7 @@ class BoxRuntime:
     ) -> None:
         session = self.existing(session_id, tenant)
         await self.processes.stop(session.key, process_id)
+        self.audit.record("process.stop", session.key, process_id=process_id)
         session.touch(self._clock())
 
     def relay_session(self, url_session_id: str, tenant: Tenant | None) -> Session:

@@ -279,6 +279,13 @@ class BoxService:
                     file_key=key,
                 )
             )
+        self.runtime.audit.record(
+            "files.export",
+            session.key,
+            run_id=request.run_id,
+            paths=[item.path for item in batch],
+            bytes=sum(item.size for item in batch),
+        )
         return p.ReadFilesResult(
             files=infos,
             run_files=len(ledger.files) if ledger is not None else None,
@@ -304,6 +311,9 @@ class BoxService:
             items,
             clock=self.runtime.clock,
         )
+        self.runtime.audit.record(
+            "files.write", session.key, paths=paths, bytes=sum(len(data) for _, data in items)
+        )
         return p.WriteFilesResult(paths=paths)
 
     async def remove_files_if_match(
@@ -315,6 +325,9 @@ class BoxService:
             session,
             [(f.path, f.sha256) for f in request.files],
             clock=self.runtime.clock,
+        )
+        self.runtime.audit.record(
+            "files.remove", session.key, paths=[path for path, kept in outcome if kept is None]
         )
         return p.RemoveFilesResult(
             removed=[path for path, kept in outcome if kept is None],
@@ -358,6 +371,9 @@ class BoxService:
         tenant = await self._tenant(ctx)
         await self.runtime.stop_managed_process(ref.session_id, ref.process_id, tenant)
         return p.ManagedProcessStopped(stopped=ref.process_id)
+
+    async def get_audit(self, query: p.AuditQuery, ctx: RequestContext) -> p.AuditPage:
+        return self.runtime.audit.query(await self._tenant(ctx), query)
 
     def _check_grant_instance(self, ctx: RequestContext, instance_uuid: str) -> None:
         self._check_instance(ctx)
@@ -416,6 +432,7 @@ class BoxService:
             p.BOX_READ_FILES: self.read_files,
             p.BOX_REMOVE_FILES_IF_MATCH: self.remove_files_if_match,
             p.BOX_WRITE_FILES: self.write_files,
+            p.BOX_GET_AUDIT: self.get_audit,
             **self.skills.handlers(),
         }
         for spec in p.ALL_ACTIONS:

@@ -24,6 +24,7 @@ when each is raised::
     ├── MalformedMessageError                 malformed_message
     ├── MessageTooLargeError                  message_too_large
     ├── TooManyRequestsError                  too_many_requests           retryable
+    │   └── RunRateLimitedError               rate_limited                protocol.errors
     ├── RPCTimeoutError                       timeout                     retryable
     ├── CallCancelledError                    cancelled
     ├── ConnectionClosedError                 connection_closed           retryable
@@ -34,7 +35,8 @@ when each is raised::
     │   ├── RunNotOwnedError                  run_not_owned
     │   ├── RunDeadlineError                  deadline_exceeded
     │   ├── ResourceNotGrantedError           resource_not_granted
-    │   └── ApiNotAvailableError              api_not_available
+    │   ├── ApiNotAvailableError              api_not_available
+    │   └── MCPServerNotAllowedError          mcp_server_not_allowed      api.agent_tools.mcp_policy
     ├── UnauthenticatedError                  unauthenticated
     ├── NotFoundError                         not_found
     ├── ConflictError                         conflict
@@ -70,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
+    from langbot_plugin.api.agent_tools.mcp_policy import MCPServerNotAllowedError
     from langbot_plugin.api.agent_tools.mcp_protocol import MCPMethodNotFoundError, MCPRequestError
     from langbot_plugin.api.definition.components.manifest import InvalidRunnerManifest
     from langbot_plugin.api.definition.discovery import ManifestError
@@ -106,6 +109,7 @@ if TYPE_CHECKING:
         RunDeadlineError,
         RunNotLiveError,
         RunNotOwnedError,
+        RunRateLimitedError,
     )
     from langbot_plugin.protocol.handler_calls import ActionCallError
     from langbot_plugin.rpc.errors import (
@@ -154,6 +158,7 @@ __all__ = [
     "InvalidRunnerManifest",
     "MCPMethodNotFoundError",
     "MCPRequestError",
+    "MCPServerNotAllowedError",
     "MalformedMessageError",
     "ManifestError",
     "MessageTooLargeError",
@@ -174,6 +179,7 @@ __all__ = [
     "RunEndedError",
     "RunNotLiveError",
     "RunNotOwnedError",
+    "RunRateLimitedError",
     "TooManyRequestsError",
     "UnauthenticatedError",
     "UnknownEventError",
@@ -207,6 +213,7 @@ _HOMES: dict[str, str] = {
     "InvalidRunnerManifest": "langbot_plugin.api.definition.components.manifest",
     "MCPMethodNotFoundError": "langbot_plugin.api.agent_tools.mcp_protocol",
     "MCPRequestError": "langbot_plugin.api.agent_tools.mcp_protocol",
+    "MCPServerNotAllowedError": "langbot_plugin.api.agent_tools.mcp_policy",
     "MalformedMessageError": "langbot_plugin.rpc.errors",
     "ManifestError": "langbot_plugin.api.definition.discovery",
     "MessageTooLargeError": "langbot_plugin.rpc.errors",
@@ -227,6 +234,7 @@ _HOMES: dict[str, str] = {
     "RunEndedError": "langbot_plugin.api.proxies.run_binding",
     "RunNotLiveError": "langbot_plugin.protocol.errors",
     "RunNotOwnedError": "langbot_plugin.protocol.errors",
+    "RunRateLimitedError": "langbot_plugin.protocol.errors",
     "TooManyRequestsError": "langbot_plugin.rpc.errors",
     "UnauthenticatedError": "langbot_plugin.rpc.errors",
     "UnknownEventError": "langbot_plugin.api.entities.events",

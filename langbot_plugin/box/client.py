@@ -78,6 +78,19 @@ class BoxRuntimeClient:
     async def get_storage_analysis(self, action_context: Context = None) -> dict[str, Any]:
         return await self._call(p.BOX_GET_STORAGE_ANALYSIS, None, action_context)
 
+    async def get_audit(
+        self,
+        session_id: str | None = None,
+        *,
+        after_seq: int = 0,
+        limit: int = 200,
+        action_context: Context = None,
+    ) -> dict[str, Any]:
+        """The Box's audit of one session, or of the context's workspace (ours: the
+        reference has no Box audit): ``{events, last_seq, dropped}``."""
+        query = p.AuditQuery(session_id=session_id, after_seq=after_seq, limit=limit)
+        return await self._call(p.BOX_GET_AUDIT, query.model_dump(), action_context)
+
     async def delete_session(self, session_id: str, action_context: Context = None) -> None:
         await self._call(p.BOX_DELETE_SESSION, {"session_id": session_id}, action_context)
 

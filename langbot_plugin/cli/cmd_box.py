@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from langbot_plugin.cli.common import Parser
-from langbot_plugin.cli.daemon import add_log_level, port
+from langbot_plugin.cli.daemon import add_log_format, add_log_level, port
 
 __all__ = ["main"]
 
@@ -78,6 +78,7 @@ def _server_parser() -> argparse.ArgumentParser:
         "(default: LANGBOT_BOX_CONFIG's backend, else local: Docker, then nsjail)",
     )
     add_log_level(parser)
+    add_log_format(parser)
     return parser
 
 
@@ -116,7 +117,7 @@ def _run_server(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import USAGE, CliError
     from langbot_plugin.cli.daemon import bind_failure, setup_logging
 
-    setup_logging(args.log_level)
+    setup_logging(args.log_level, args.log_format)
     import anyio
 
     from box_runtime.cli import serve_box

@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from langbot_plugin.cli.common import Parser
-from langbot_plugin.cli.daemon import add_log_level, port
+from langbot_plugin.cli.daemon import add_log_format, add_log_level, port
 from langbot_plugin.cli.rt_config import POLICIES
 
 PROG = "lbp rt"
@@ -98,11 +98,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="an environment variable plugin workers keep beyond the allowlist (repeatable; "
         "PREFIX_* names a prefix)",
     )
+    parser.add_argument(
+        "--stuck-call-sec",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="report a plugin call unanswered this long: one log line, counted, and "
+        "shown by 'lbp rt status' (default 60)",
+    )
     add_log_level(parser)
+    add_log_format(parser)
     return parser
 
 
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return number
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["status"]:
+        from langbot_plugin.cli.rt_status import main as status
+
+        return status(argv[1:])
     args = build_parser().parse_args(argv)
     from langbot_plugin.cli.common import guarded
 
@@ -115,7 +138,7 @@ def _serve(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.rt_config import resolve_settings
 
     settings = resolve_settings(args)
-    setup_logging(settings.log_level)
+    setup_logging(settings.log_level, settings.log_format)
     import logging
 
     import anyio
@@ -137,6 +160,7 @@ def _serve(args: argparse.Namespace) -> int:
         signature_policy=settings.signature_policy,
         trusted_keys=settings.trusted_keys,
         worker_env=settings.worker_env,
+        stuck_call_sec=settings.stuck_call_sec,
     )
     try:
         options.check()

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from langbot_plugin.cli.common import Parser
-from langbot_plugin.cli.daemon import add_log_level
+from langbot_plugin.cli.daemon import add_log_format, add_log_level
 
 PROG = "lbp run"
 
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a label for ps/htop, e.g. author/plugin_name (logged; cosmetic only)",
     )
     add_log_level(parser)
+    add_log_format(parser)
     return parser
 
 
@@ -159,7 +160,7 @@ def _run(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import setup_logging
 
-    setup_logging(args.log_level)
+    setup_logging(args.log_level, args.log_format)
     from langbot_plugin.worker.dotenv import load_dotenv
 
     root: Path = args.dir.resolve()

@@ -5,6 +5,10 @@ One vocabulary (``--log-level debug|info|warning|error``, any case, or
 
     2025-05-01 12:00:00.123 INFO    langbot_plugin.runtime: plugin runtime up: ...
 
+or, with ``--log-format json`` (or ``LBP_LOG_FORMAT=json``), one JSON object a line
+with the action, plugin, run and trace ids where known
+(:class:`langbot_plugin.rpc.log_context.JsonLogFormatter`),
+
 and one way to report a port that cannot be bound: a single line, exit status 1 when
 the port is taken or not allowed (the machine's state), 2 when the address is wrong.
 Only the standard library is imported here (it is loaded before ``--help`` answers).
@@ -16,14 +20,18 @@ import argparse
 import errno
 import os
 import sys
+from collections.abc import Callable
 
 from langbot_plugin.cli.common import FAILURE, USAGE, CliError
 
 __all__ = [
     "LOG_FORMAT",
+    "LOG_FORMATS",
     "LOG_LEVELS",
+    "add_log_format",
     "add_log_level",
     "bind_failure",
+    "log_format",
     "log_level",
     "port",
     "setup_logging",
@@ -33,18 +41,27 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMAT = "%(asctime)s.%(msecs)03d %(levelname)-7s %(name)s: %(message)s"
 LOG_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 LOG_LEVEL_ENV = "LBP_LOG_LEVEL"
+LOG_FORMATS = ("text", "json")
+LOG_FORMAT_ENV = "LBP_LOG_FORMAT"
 #: Libraries whose INFO lines are noise for an operator.
 QUIET_LOGGERS = ("websockets", "asyncio", "docker", "urllib3", "aiohttp.access")
 
 
+def _one_of(value: str, choices: tuple[str, ...], what: str) -> str:
+    chosen = value.strip().lower()
+    if chosen not in choices:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a {what} (choose {', '.join(choices)})")
+    return chosen
+
+
 def log_level(value: str) -> str:
     """``argparse`` type: one of :data:`LOG_LEVELS`, in any case."""
-    chosen = value.strip().lower()
-    if chosen not in LOG_LEVELS:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a log level (choose {', '.join(LOG_LEVELS)})"
-        )
-    return chosen
+    return _one_of(value, LOG_LEVELS, "log level")
+
+
+def log_format(value: str) -> str:
+    """``argparse`` type: one of :data:`LOG_FORMATS`, in any case."""
+    return _one_of(value, LOG_FORMATS, "log format")
 
 
 def port(value: str) -> int:
@@ -68,21 +85,40 @@ def add_log_level(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def setup_logging(level: str | None) -> str:
-    """Log to stderr in :data:`LOG_FORMAT` at ``level`` (or ``$LBP_LOG_LEVEL``, or info)."""
+def add_log_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--log-format",
+        type=log_format,
+        default=None,
+        metavar="FORMAT",
+        help=f"text or json: one JSON object a line (default text, or ${LOG_FORMAT_ENV})",
+    )
+
+
+def _from_env(name: str, parse: Callable[[str], str], default: str) -> str:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return parse(raw) if raw else default
+    except argparse.ArgumentTypeError as exc:
+        raise CliError(f"{name}: {exc}", USAGE) from None
+
+
+def setup_logging(level: str | None, fmt: str | None = None) -> str:
+    """Log to stderr at ``level`` (or ``$LBP_LOG_LEVEL``, or info), as text
+    (:data:`LOG_FORMAT`) or JSON lines (``fmt``, or ``$LBP_LOG_FORMAT``)."""
     import logging
 
-    chosen = level
-    if chosen is None:
-        raw = os.environ.get(LOG_LEVEL_ENV, "").strip()
-        try:
-            chosen = log_level(raw) if raw else "info"
-        except argparse.ArgumentTypeError as exc:
-            raise CliError(f"{LOG_LEVEL_ENV}: {exc}", USAGE) from None
+    chosen = level if level is not None else _from_env(LOG_LEVEL_ENV, log_level, "info")
+    shape = fmt if fmt is not None else _from_env(LOG_FORMAT_ENV, log_format, "text")
     from langbot_plugin.rpc.redaction import RedactingFilter
 
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT))
+    if shape == "json":
+        from langbot_plugin.rpc.log_context import JsonLogFormatter
+
+        handler.setFormatter(JsonLogFormatter())
+    else:
+        handler.setFormatter(logging.Formatter(LOG_FORMAT, LOG_DATE_FORMAT))
     handler.addFilter(RedactingFilter())  # no secret in a daemon's log
     root = logging.getLogger()
     root.handlers[:] = [handler]

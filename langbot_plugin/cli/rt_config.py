@@ -8,6 +8,8 @@ the flags, under the flags' names with ``_`` for ``-``::
     ws_debug_port = 5401
     data_dir = "/var/lib/langbot-plugin/runtime"   # relative paths: from the file's folder
     log_level = "info"
+    log_format = "text"       # or "json": one JSON object a line
+    stuck_call_sec = 60       # a plugin call unanswered this long is logged and counted
     pypi_index_url = "https://pypi.org/simple"
     pypi_trusted_hosts = ["pypi.internal"]
     debug_only = false        # serve debug plugins only; installed ones are kept, not started
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.cli.common import USAGE, CliError
-from langbot_plugin.cli.daemon import log_level, port
+from langbot_plugin.cli.daemon import log_format, log_level, port
 
 if TYPE_CHECKING:
     from langbot_plugin.runtime.state import Policy
@@ -74,6 +76,9 @@ class RtSettings:
     trusted_keys: dict[str, str] = field(default_factory=dict[str, str])
     #: variables plugin workers keep beyond the allowlist (``runtime.worker_env``)
     worker_env: tuple[str, ...] = ()
+    log_format: str | None = None
+    #: seconds after which an unanswered plugin call is reported (``runtime.inflight``)
+    stuck_call_sec: float = 60.0
 
 
 def default_data_dir(stdio: bool) -> Path:
@@ -107,6 +112,19 @@ def _level(value: object) -> str:
         raise ValueError(str(exc)) from None
 
 
+def _format(value: object) -> str:
+    try:
+        return log_format(_text(value))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _seconds(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
 def _strings(value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
         raise ValueError("must be a list of strings")
@@ -132,6 +150,8 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "ws_debug_port": _port,
     "data_dir": _text,
     "log_level": _level,
+    "log_format": _format,
+    "stuck_call_sec": _seconds,
     "pypi_index_url": _text,
     "pypi_trusted_hosts": _strings,
     "debug_only": _flag,
@@ -215,6 +235,8 @@ def resolve_settings(args: argparse.Namespace) -> RtSettings:
             else file.get("trusted_keys", {})
         ),
         worker_env=(*file.get("worker_env", ()), *(args.worker_env or ())),
+        log_format=pick("log_format", None),
+        stuck_call_sec=pick("stuck_call_sec", 60.0),
     )
 
 

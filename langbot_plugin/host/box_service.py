@@ -38,7 +38,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.box import (
 )
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.registry import RunSession
-from langbot_plugin.host.sandbox_tools import EXEC_TOOL, ExecClient, run_exec
+from langbot_plugin.host.sandbox_tools import EXEC_TOOL, ExecClient, exec_answer, exec_spec
 from langbot_plugin.host.services import RunServices
 from langbot_plugin.protocol.host_api import box
 from langbot_plugin.protocol.host_api.common import RunScopedParams
@@ -124,6 +124,27 @@ class RunBoxService:
             thread_id=scope.thread_id,
         )
 
+    def _audit(
+        self,
+        run_id: str,
+        what: str,
+        box_id: str,
+        detail: dict[str, Any],
+        *,
+        duration_ms: float | None = None,
+    ) -> None:
+        """Name the Box session (and what ran in it) in the run's audit: ``kind: box``."""
+        audit = self.services.audit
+        if audit is not None:
+            audit.record(
+                run_id,
+                "box",
+                action=f"box.{what}",
+                resource=box_id,
+                duration_ms=duration_ms,
+                detail=detail,
+            )
+
     # ------------------------------------------------------------------ actions
 
     async def get_box_status(self, p: RunScopedParams, ctx: RequestContext) -> BoxStatus:
@@ -176,6 +197,7 @@ class RunBoxService:
             )
         self.bound[session.run_id] = p.box_id
         self.services.files.bind(session.run_id, p.box_id)  # export_box_files reads it
+        self._audit(session.run_id, "bind", p.box_id, {"session_id": p.box_id})
         return BoxBinding(box_id=p.box_id, outbox=f"/workspace/outbox/{session.run_id}")
 
     async def import_box_attachments(
@@ -221,4 +243,32 @@ class RunBoxService:
             raise InvalidParamsError("the runner must bind a Box before using sandbox tools")
         if tool_name != EXEC_TOOL:
             raise InvalidParamsError(f"no sandbox tool {tool_name!r}")
-        return await run_exec(self.client, parameters, box_id, self._acquired[box_id])
+        base = self._acquired[box_id]
+        result = (await self.client.exec(exec_spec(parameters, box_id, base))).model_dump(
+            mode="json"
+        )
+        self._audit(
+            run_id,
+            "exec",
+            box_id,
+            {
+                "session_id": box_id,
+                "command": str(parameters.get("command"))[:1024],
+                "exit_code": result.get("exit_code"),
+                "status": result.get("status"),
+                "stdout_bytes": result.get("stdout_bytes"),
+                "stderr_bytes": result.get("stderr_bytes"),
+                # the skill revisions the command saw (content-addressed mounts)
+                "skills": _skill_revisions(base),
+            },
+            duration_ms=result.get("duration_ms"),
+        )
+        return exec_answer(result)
+
+
+def _skill_revisions(spec: Mapping[str, Any]) -> list[str]:
+    """The content digests (skill revisions) a session spec mounts."""
+    mounts: list[Any] = list(spec.get("extra_mounts") or [])
+    return [
+        str(m["content_digest"]) for m in mounts if isinstance(m, dict) and m.get("content_digest")
+    ]

@@ -37,6 +37,7 @@ import anyio
 from langbot_plugin.host.deliveries import Delivery
 from langbot_plugin.host.errors import RunDeadlineError, RunNotLiveError, RunNotOwnedError
 from langbot_plugin.host.grants import STEERING_FLAG, RunGrants, RunScope
+from langbot_plugin.host.limits import DEFAULT_RATE_LIMIT, RunRateLimit, TokenBucket
 from langbot_plugin.host.steering import SteeringQueue
 from langbot_plugin.rpc.errors import ConflictError, NotFoundError
 from langbot_plugin.rpc.redaction import redact_data
@@ -80,6 +81,8 @@ class RunSession:
     #: Replies and files the run delivered besides its result stream, in order.
     deliveries: list[Delivery] = field(default_factory=list[Delivery])
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    #: the run's host-call budget (``host.limits``), made at its first call
+    bucket: TokenBucket | None = None
 
     @property
     def finished(self) -> bool:
@@ -133,9 +136,17 @@ class RunSession:
 class RunRegistry:
     """Runs by id, with authorization and lifecycle (see the module docstring)."""
 
-    def __init__(self, *, clock: Clock = time.time, retain_finished: int = 1000) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.time,
+        retain_finished: int = 1000,
+        rate_limit: RunRateLimit | None = DEFAULT_RATE_LIMIT,
+    ) -> None:
         self.clock = clock
         self.retain_finished = retain_finished
+        #: host calls a run may make (``None``: unlimited); see :mod:`.limits`
+        self.rate_limit = rate_limit
         self._runs: dict[str, RunSession] = {}
         self._ids = 0
         self._event_ids = 0
@@ -224,6 +235,10 @@ class RunRegistry:
                 f"Run session {run_id} passed its deadline",
                 details={"run_id": run_id, "deadline_at": session.deadline_at},
             )
+        if self.rate_limit is not None:
+            if session.bucket is None:
+                session.bucket = TokenBucket(self.rate_limit)
+            session.bucket.take(session.run_id)
         return session
 
     def finish(

@@ -47,6 +47,7 @@ runner state           the host, per scope key; until cleared  kept / conversati
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
@@ -66,6 +67,13 @@ from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles
 from langbot_plugin.host.errors import BoxFilesError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES, RunGrants, RunScope
+from langbot_plugin.host.limits import (
+    DEFAULT_RATE_LIMIT,
+    Retention,
+    RunRateLimit,
+    SweepReport,
+    sweep,
+)
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.results import NormalizedResult, ResultNormalizer
 from langbot_plugin.host.run_context import build_run_context
@@ -86,6 +94,8 @@ from langbot_plugin.rpc.redaction import mark_secret
 
 __all__ = ["OnResult", "RunHost", "RunOutcome", "StartedRun"]
 
+logger = logging.getLogger("langbot_plugin.host")
+
 
 class RunHost:
     """Registry + stores + service table (see the module docstring)."""
@@ -102,12 +112,18 @@ class RunHost:
         box: BoxFileAccess | None = None,
         admins: Mapping[str, Iterable[str]] | None = None,
         runners: ListRunners | None = None,
+        rate_limit: RunRateLimit | None = DEFAULT_RATE_LIMIT,
+        retention: Retention | None = None,
     ) -> None:
         self.db = database if isinstance(database, HostDatabase) else HostDatabase(database)
         self.clock = clock
         self.langbot_version = langbot_version
         self.max_message_bytes = max_message_bytes
-        self.registry = RunRegistry(clock=clock, retain_finished=retain_finished)
+        #: how long runner state, transcripts and audits are kept (:meth:`sweep`)
+        self.retention = retention if retention is not None else Retention()
+        self.registry = RunRegistry(
+            clock=clock, retain_finished=retain_finished, rate_limit=rate_limit
+        )
         self.state = StateStore(self.db)
         self.transcript = TranscriptStore(self.db)
         self.events = EventLogStore(self.db)
@@ -129,6 +145,26 @@ class RunHost:
         self.recorder = RunRecorder(
             self.registry, self.state, self.transcript, self.services, self.files
         )
+
+    async def sweep(self, now: float | None = None) -> SweepReport:
+        """Delete runner state, transcripts and audit entries past :attr:`retention`."""
+        await self.audit.flush()
+        report = await sweep(self.db, self.retention, now=self.clock() if now is None else now)
+        if report != SweepReport():
+            logger.info(
+                "swept expired records: %d runner state, %d transcript, %d audit",
+                report.runner_state,
+                report.transcript,
+                report.audit,
+            )
+        return report
+
+    async def sweeping(self) -> None:
+        """Sweep every ``retention.interval_sec`` for as long as the host runs (run it
+        in the host's task group)."""
+        while True:
+            await self.sweep()
+            await anyio.sleep(self.retention.interval_sec)
 
     def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
         """The run-scoped actions, in front of ``inner`` (gated by run authorization;

@@ -19,12 +19,20 @@ whichever side refused::
                                                       ``box.export.invalid_response``,
                                                       ``box.files.not_deliverable``
 
+    TooManyRequestsError        too_many_requests
+    └── RunRateLimitedError     rate_limited          the run made more host calls than its
+                                                      rate allows (``host.limits``; retryable)
+
 Declared here, below the runtime, so that the runtime relays their codes unchanged.
 """
 
 from __future__ import annotations
 
-from langbot_plugin.rpc.errors import InvalidParamsError, PermissionDeniedError
+from langbot_plugin.rpc.errors import (
+    InvalidParamsError,
+    PermissionDeniedError,
+    TooManyRequestsError,
+)
 
 __all__ = [
     "ApiNotAvailableError",
@@ -33,6 +41,7 @@ __all__ = [
     "RunDeadlineError",
     "RunNotLiveError",
     "RunNotOwnedError",
+    "RunRateLimitedError",
 ]
 
 
@@ -72,3 +81,10 @@ class BoxFilesError(InvalidParamsError):
     ``limit``/``actual`` or ``reason``)."""
 
     code = "box"
+
+
+class RunRateLimitedError(TooManyRequestsError):
+    """A run made more host calls than its rate allows (``details.retry_after_sec``)."""
+
+    code = "rate_limited"
+    retryable = True

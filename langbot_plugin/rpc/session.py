@@ -56,6 +56,7 @@ from langbot_plugin.rpc.errors import (
     TooManyRequestsError,
 )
 from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES, FileStore, new_file_key
+from langbot_plugin.rpc.log_context import serving
 from langbot_plugin.rpc.request_tasks import RequestTasks
 from langbot_plugin.rpc.reserved import (
     CANCEL,
@@ -512,6 +513,7 @@ class RPCSession:
     async def _serve_request(self, request: Request, route: Route, running: _Running) -> None:
         ctx = RequestContext(self, request)
         seq = request.seq_id
+        serving(request)  # what this task's log lines name (rpc.log_context)
         try:
             with running.scope:
                 try:

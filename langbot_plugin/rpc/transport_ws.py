@@ -39,6 +39,7 @@ from langbot_plugin.rpc.transport import (
 
 __all__ = [
     "AuthDecision",
+    "HTTPRequestRoute",
     "HTTPRoute",
     "WSFrameReader",
     "WSFrameWriter",
@@ -50,6 +51,8 @@ __all__ = [
 #: ``None`` lets the upgrade through; a ``(status, text)`` pair refuses it.
 AuthDecision = tuple[http.HTTPStatus, str] | None
 HTTPRoute = Callable[[], tuple[http.HTTPStatus, str]]
+#: A GET that sees the request and its peer's address: ``(status, body, content type)``.
+HTTPRequestRoute = Callable[[HTTPRequest, str], tuple[http.HTTPStatus, str, str]]
 
 
 async def _close(connection: Connection) -> None:
@@ -144,11 +147,11 @@ async def connect_ws(
             await _close(connection)
 
 
-def _text_response(status: http.HTTPStatus, body: str) -> HTTPResponse:
+def _text_response(
+    status: http.HTTPStatus, body: str, content_type: str = "text/plain; charset=utf-8"
+) -> HTTPResponse:
     payload = body.encode("utf-8")
-    headers = Headers(
-        [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(payload)))]
-    )
+    headers = Headers([("Content-Type", content_type), ("Content-Length", str(len(payload)))])
     return HTTPResponse(status.value, status.phrase, headers, payload)
 
 
@@ -160,20 +163,30 @@ async def serve_ws(
     paths: frozenset[str] | None = None,
     authorize: Callable[[HTTPRequest], AuthDecision] | None = None,
     http_routes: Mapping[str, HTTPRoute] | None = None,
+    request_routes: Mapping[str, HTTPRequestRoute] | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Server:
     """Start a WebSocket server; ``on_connection`` runs once per accepted connection.
 
     ``paths`` restricts the upgrade to these request paths (404 otherwise).
+    ``request_routes`` answer GETs that need the request (its headers) and the peer's
+    address (``host``, without the port), e.g. to check a token.
     """
     routes = dict(http_routes or {})
+    with_request = dict(request_routes or {})
 
-    def process_request(_: ServerConnection, request: HTTPRequest) -> HTTPResponse | None:
+    def process_request(connection: ServerConnection, request: HTTPRequest) -> HTTPResponse | None:
         path = request.path.split("?", 1)[0]
+        plain = "upgrade" not in request.headers.get("Connection", "").lower()
         route = routes.get(path)
-        if route is not None and "upgrade" not in request.headers.get("Connection", "").lower():
+        if route is not None and plain:
             status, body = route()
             return _text_response(status, body)
+        full = with_request.get(path)
+        if full is not None and plain:
+            peer = connection.remote_address
+            status, body, content_type = full(request, str(peer[0]) if peer else "")
+            return _text_response(status, body, content_type)
         if paths is not None and path not in paths:
             return _text_response(http.HTTPStatus.NOT_FOUND, f"no WebSocket endpoint at {path}\n")
         if authorize is not None:

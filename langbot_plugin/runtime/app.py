@@ -2,13 +2,16 @@
 
 Serves the host's control connection (WebSocket ``/control/ws`` on 5400, or stdio with
 ``-s``) and plugins under development (WebSocket ``/plugin/debug/ws`` on 5401), with
-``/healthz`` on both ports. Stops on SIGTERM/SIGINT, or when the host closes stdio.
+``/healthz`` on both ports, and ``/status`` (the live plugins and the calls they have
+not answered yet: :mod:`.inflight`) to loopback clients or with the control token.
+Stops on SIGTERM/SIGINT, or when the host closes stdio.
 """
 
 from __future__ import annotations
 
 import hmac
 import http
+import json
 import logging
 import signal
 from collections.abc import Awaitable, Callable
@@ -19,10 +22,12 @@ from websockets.asyncio.server import Server
 from websockets.http11 import Request as HTTPRequest
 
 from langbot_plugin.rpc import RPCSession, Transport
-from langbot_plugin.rpc.transport_ws import AuthDecision, serve_ws
+from langbot_plugin.rpc.loopback import is_loopback
+from langbot_plugin.rpc.transport_ws import AuthDecision, HTTPRequestRoute, serve_ws
 from langbot_plugin.runtime.artifacts import ArtifactStore
 from langbot_plugin.runtime.control import ControlConnection
 from langbot_plugin.runtime.dependencies import DependencyInstaller
+from langbot_plugin.runtime.inflight import runtime_status
 from langbot_plugin.runtime.installations import Installations
 from langbot_plugin.runtime.link import PluginLink
 from langbot_plugin.runtime.security import (
@@ -37,6 +42,7 @@ __all__ = [
     "CONTROL_PATH",
     "DEBUG_KEY_HEADER",
     "DEBUG_PATH",
+    "STATUS_PATH",
     "TOKEN_HEADER",
     "BindError",
     "PluginRuntime",
@@ -46,6 +52,7 @@ logger = logging.getLogger("langbot_plugin.runtime")
 
 CONTROL_PATH = "/control/ws"
 DEBUG_PATH = "/plugin/debug/ws"
+STATUS_PATH = "/status"
 TOKEN_HEADER = PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER
 DEBUG_KEY_HEADER = PLUGIN_DEBUG_KEY_HEADER
 
@@ -123,6 +130,22 @@ class PluginRuntime:
             "plugin debug page into PLUGIN_DEBUG_KEY",
         )
 
+    def _status(self, request: HTTPRequest, peer: str) -> tuple[http.HTTPStatus, str, str]:
+        """``GET /status``: open to loopback clients, else only with the control token."""
+        token = self.options.control_token
+        presented = request.headers.get(TOKEN_HEADER, "")
+        allowed = (
+            hmac.compare_digest(presented.encode(), token.encode())
+            if token and presented
+            else is_loopback(peer)
+        )
+        if not allowed:
+            text = f"/status needs {TOKEN_HEADER} from beyond loopback\n"
+            return http.HTTPStatus.UNAUTHORIZED, text, "text/plain; charset=utf-8"
+        report = runtime_status(self.state.registry, self.state.registry.calls)
+        report["live_runs"] = len(self.state.live_runs)
+        return http.HTTPStatus.OK, json.dumps(report) + "\n", "application/json"
+
     async def _on_control(self, transport: Transport, request: HTTPRequest) -> None:
         await self.serve_control(transport, name=f"host@{request.headers.get('Host', '?')}")
 
@@ -149,6 +172,7 @@ class PluginRuntime:
         authorize: Callable[[HTTPRequest], AuthDecision],
     ) -> Server:
         routes: dict[str, Callable[[], tuple[http.HTTPStatus, str]]] = {"/healthz": _healthz}
+        request_routes: dict[str, HTTPRequestRoute] = {STATUS_PATH: self._status}
         try:
             server = await serve_ws(
                 on_connection,
@@ -157,6 +181,7 @@ class PluginRuntime:
                 paths=frozenset({path}),
                 authorize=authorize,
                 http_routes=routes,
+                request_routes=request_routes,
             )
         except OSError as exc:
             raise BindError(what, self.options.host, port, exc) from exc
@@ -180,6 +205,7 @@ class PluginRuntime:
                 )
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
+                tg.start_soon(self.state.registry.calls.watch)
                 self.installations.shared.bind(tg)
                 if opts.handle_signals:
                     tg.start_soon(self._watch_signals, tg.cancel_scope)

@@ -21,7 +21,9 @@ from langbot_plugin.protocol.runners import (
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import Relayed
 from langbot_plugin.rpc import NotFoundError, RPCError, RPCTimeoutError
+from langbot_plugin.rpc.log_context import note
 from langbot_plugin.rpc.redaction import mark_secret
+from langbot_plugin.runtime.inflight import TrackedPeer
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRun, LiveRuns
 
@@ -89,8 +91,10 @@ async def run_runner(
 
     mark_secret(*secret_config_values(runner.spec.get("config"), params.context.get("config")))
     live_runs.open(LiveRun.from_context(run_id, identity, params.context), scope)
+    note(plugin=identity)
     try:
-        async with contextlib.aclosing(_stream_run(handle, run_id, identity, params)) as items:
+        peer = registry.calls.peer(handle)
+        async with contextlib.aclosing(_stream_run(peer, run_id, params)) as items:
             async for item in items:
                 yield item
     finally:
@@ -106,15 +110,13 @@ def _failed(
 
 
 async def _stream_run(
-    handle: PluginHandle, run_id: str, identity: str, params: host.HostRunRunnerParams
+    peer: TrackedPeer, run_id: str, params: host.HostRunRunnerParams
 ) -> AsyncGenerator[RunResultItem]:
     last_sequence = 0
     request = plug.RunRunnerParams(runner_name=params.runner_name, context=params.context)
     try:
         async with contextlib.aclosing(
-            plug.RUN_RUNNER.iterate(
-                handle.session, request, timeout=_run_idle_timeout(params.context)
-            )
+            plug.RUN_RUNNER.iterate(peer, request, timeout=_run_idle_timeout(params.context))
         ) as items:
             async for item in items:
                 if item.sequence is not None:
@@ -129,7 +131,7 @@ async def _stream_run(
             sequence=last_sequence + 1,
         )
     except RPCError as exc:
-        logger.warning("run %s of %s failed in transit: %s", run_id, identity, exc)
+        logger.warning("run %s of %s failed in transit: %s", run_id, peer.plugin, exc)
         yield _failed(
             run_id,
             "runner.forward_exception",
@@ -171,8 +173,10 @@ async def execute_command(
     registry: PluginRegistry, scope: ActionScope, params: host.HostExecuteCommandParams
 ) -> AsyncIterator[host.CommandReturnItem]:
     handle = _command_owner(registry, scope, params)
+    note(plugin=handle.identity)
     request = plug.ExecuteCommandParams(command_context=params.command_context)
-    async with contextlib.aclosing(plug.EXECUTE_COMMAND.iterate(handle.session, request)) as items:
+    peer = registry.calls.peer(handle)
+    async with contextlib.aclosing(plug.EXECUTE_COMMAND.iterate(peer, request)) as items:
         async for item in items:
             yield _command_return(item)
 
@@ -199,7 +203,8 @@ async def call_tool(
         if handle.has_component("Tool", tool):
             payload = params.model_dump(exclude={"include_plugins"}, exclude_unset=True)
             payload["tool_name"] = tool
-            return Relayed(await plug.CALL_TOOL.relay(handle.session, payload))
+            note(plugin=handle.identity)
+            return Relayed(await plug.CALL_TOOL.relay(registry.calls.peer(handle), payload))
     raise NotFoundError(f"no plugin provides the tool {params.tool_name!r}")
 
 
@@ -217,7 +222,7 @@ async def emit_event(
         before = _reply_chain(event_context)
         try:
             result = await plug.EMIT_EVENT.call(
-                handle.session, plug.EmitEventParams(event_context=event_context)
+                registry.calls.peer(handle), plug.EmitEventParams(event_context=event_context)
             )
         except RPCError as exc:
             where = exc.details.get("file"), exc.details.get("line")

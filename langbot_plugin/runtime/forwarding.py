@@ -24,6 +24,7 @@ from langbot_plugin.protocol.run_audit import (
 )
 from langbot_plugin.protocol.spec import ActionTable
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route
+from langbot_plugin.rpc.log_context import note
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -62,6 +63,7 @@ def _unary(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
 
     async def forward(ctx: RequestContext) -> dict[str, Any]:
         handle = current(ctx)
+        note(plugin=handle.identity)
         state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
         host = state.upstream.current()
@@ -79,6 +81,7 @@ def _unary(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
 def _stream(row: Forward, current: HandleSource, state: RuntimeState) -> Route:
     async def forward(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
         handle = current(ctx)
+        note(plugin=handle.identity)
         state.live_runs.authorize(row.action, ctx.data, handle.identity)
         payload, timeout = prepare_payload(row, handle, ctx.data)
         host = state.upstream.current()

@@ -19,6 +19,7 @@ import anyio
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope, bridge_installation_uuid
 from langbot_plugin.rpc import FileStore, StreamCall
+from langbot_plugin.runtime.inflight import InflightCalls
 
 __all__ = ["PluginHandle", "PluginPeer", "PluginRegistry"]
 
@@ -140,6 +141,8 @@ class PluginRegistry:
     """Live plugins, at most one per identity and workspace."""
 
     def __init__(self) -> None:
+        #: the calls made to these plugins that are still open (``runtime.inflight``)
+        self.calls = InflightCalls()
         self._handles: list[PluginHandle] = []
         self._counter = 0
         self._changed = anyio.Event()

@@ -176,6 +176,9 @@ class LiveRuns:
     def __contains__(self, run_id: str) -> bool:
         return run_id in self._runs
 
+    def __len__(self) -> int:
+        return len(self._runs)
+
     def open(self, run: LiveRun, scope: ActionScope | None = None) -> None:
         """``run`` streams from now on; the workspace of ``scope`` (its ``run_runner``'s)
         owns its audit."""

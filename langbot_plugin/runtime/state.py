@@ -15,6 +15,7 @@ from langbot_plugin.rpc import RPCError
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
 from langbot_plugin.runtime.debug_keys import DebugKeys
+from langbot_plugin.runtime.inflight import DEFAULT_STUCK_SEC
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
 from langbot_plugin.runtime.security import PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
@@ -54,10 +55,14 @@ class RuntimeOptions:
     handle_signals: bool = True
     #: variables (or ``PREFIX_*``) a worker gets beyond the allowlist (runtime.worker_env)
     worker_env: tuple[str, ...] = ()
+    #: seconds a plugin may leave a call unanswered before it is reported as stuck
+    stuck_call_sec: float = DEFAULT_STUCK_SEC
 
     def check(self) -> None:
         """Refuse a token too weak to guard anything, an unauthenticated control port
         beyond loopback, and a signature policy that cannot admit anything."""
+        if not self.stuck_call_sec > 0:
+            raise ValueError(f"stuck_call_sec must be positive, not {self.stuck_call_sec!r}")
         if self.signature_policy not in get_args(Policy):
             raise ValueError(
                 f"signature policy {self.signature_policy!r} is not one of off, warn, require"
@@ -82,6 +87,7 @@ class RuntimeState:
     def __init__(self, options: RuntimeOptions) -> None:
         self.options = options
         self.registry = PluginRegistry()
+        self.registry.calls.threshold = options.stuck_call_sec
         self.upstream = Upstream()
         self.debug_keys = DebugKeys(path=options.data_dir / "debug_keys.json")
         self.live_runs = LiveRuns()

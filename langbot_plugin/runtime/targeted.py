@@ -23,6 +23,7 @@ from langbot_plugin.protocol.containers import ManifestDump
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Params, Result, parse_peer
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route, RPCError
+from langbot_plugin.rpc.log_context import note
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -68,7 +69,8 @@ def _route(row: Targeted, state: RuntimeState) -> Route:
             if isinstance(key, str):
                 pushed = await handle.session.send_file(ctx.session.files.take(key))
                 payload = _with_value(payload, path, pushed)
-        result = await row.plugin.relay(handle.session, payload)
+        note(plugin=handle.identity)
+        result = await row.plugin.relay(state.registry.calls.peer(handle), payload)
         if plugin_files:
             key = result.get(plugin_files[0])
             host_key = None

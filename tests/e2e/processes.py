@@ -65,12 +65,13 @@ async def lbp_rt(
     *extra: str,
     ports: tuple[int, int] | None = None,
     env: dict[str, str] | None = None,
+    stderr: Any = None,
 ) -> AsyncGenerator[Runtime]:
     control, debug = ports or (free_port(), free_port())
     data = tmp / "rt-data"
     # a relative data folder, as `lbp rt` is usually started (cwd is tmp)
     command = rt_command(control, debug, "rt-data", *extra)
-    process = await anyio.open_process(command, stdout=None, stderr=None, cwd=tmp, env=env)
+    process = await anyio.open_process(command, stdout=None, stderr=stderr, cwd=tmp, env=env)
     try:
         await wait_until(lambda: port_open(control))
         yield Runtime(process, control, debug, data)

@@ -88,3 +88,13 @@ async def test_a_runs_box_is_its_scope_bound_once_and_runs_commands(client: BoxC
         assert await rt.call("import_box_attachments", payload(first)) == {"items": []}
         status = await rt.call("get_box_status", payload(first))
         assert status["available"] is True
+
+    # the run's audit names the Box session it bound and what ran there
+    boxed = [e for e in await host.audit.entries(first.run_id) if e["kind"] == "box"]
+    assert [e["action"] for e in boxed] == ["box.bind", "box.exec", "box.exec"]
+    assert {e["resource"] for e in boxed} == {mine["id"]}
+    assert {e["detail"]["session_id"] for e in boxed} == {mine["id"]}
+    first_exec = boxed[1]["detail"]
+    assert (first_exec["command"], first_exec["exit_code"]) == ("echo $((6*7)) $PWD", 0)
+    assert first_exec["stdout_bytes"] == len("42 /workspace\n")
+    assert first_exec["skills"] == []

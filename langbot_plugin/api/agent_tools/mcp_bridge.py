@@ -30,6 +30,12 @@ from langbot_plugin.api.agent_tools._server import (
 )
 from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
 from langbot_plugin.api.agent_tools.mcp_config import AgentMCPServerConfig
+from langbot_plugin.api.agent_tools.mcp_policy import (
+    MCPBridgePolicy,
+    MCPServerNotAllowedError,
+    PolicyResolver,
+    note_refusal,
+)
 from langbot_plugin.api.agent_tools.mcp_protocol import (
     AgentToolsMCPResolver,
     MCPMethodNotFoundError,
@@ -48,6 +54,7 @@ __all__ = [
     "MCP_SERVER_INFO",
     "MCP_STDIO_MODULE",
     "AgentRunMCPBridge",
+    "MCPBridgePolicy",
     "MCPMethodNotFoundError",
     "RunnerAPIProxy",
     "RunnerContext",
@@ -102,15 +109,20 @@ class AgentRunMCPBridge(ServedOnLoopback):
         port: int = 0,
         request_timeout: float = 60.0,
         server_name: str = LANGBOT_AGENT_MCP_SERVER_NAME,
+        policy: MCPBridgePolicy | None = None,
     ) -> None:
         self.tools = tools
         self.host = host
         self.port = port
         self.request_timeout = request_timeout
         self.server_name = server_name
+        #: The servers a harness config may name and the dangerous tools (mcp_policy).
+        self.policy = policy if policy is not None else MCPBridgePolicy()
         #: The secret a client must present; new for every bridge.
         self.token = secrets.token_urlsafe(32)
-        self._surface = AgentToolsMCPResolver(tools)
+        self._surface = PolicyResolver(
+            AgentToolsMCPResolver(tools), self.policy, api=tools.api, run_id=tools.ctx.run_id
+        )
 
     @classmethod
     def from_run_api(
@@ -122,6 +134,7 @@ class AgentRunMCPBridge(ServedOnLoopback):
         port: int = 0,
         request_timeout: float = 60.0,
         server_name: str = LANGBOT_AGENT_MCP_SERVER_NAME,
+        policy: MCPBridgePolicy | None = None,
     ) -> AgentRunMCPBridge:
         """A bridge for the built-in tools of the run."""
         return cls(
@@ -130,6 +143,7 @@ class AgentRunMCPBridge(ServedOnLoopback):
             port=port,
             request_timeout=request_timeout,
             server_name=server_name,
+            policy=policy,
         )
 
     # ------------------------------------------------------------------ serving
@@ -211,10 +225,17 @@ class AgentRunMCPBridge(ServedOnLoopback):
         return config.to_dict(include_type=True)
 
     def merged_mcp_config(self, base_config: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """``base_config`` with this bridge's stdio server added."""
-        return merge_mcp_server_config(
+        """``base_config`` with this bridge's stdio server added; a server outside the
+        policy's allowlist is refused (:class:`~.mcp_policy.MCPServerNotAllowedError`)."""
+        merged = merge_mcp_server_config(
             base_config, self.mcp_server_config(), server_name=self.server_name
         )
+        try:
+            self.policy.check_servers(merged["mcpServers"], own=self.server_name)
+        except MCPServerNotAllowedError as exc:
+            note_refusal(self.tools.api, "mcp_server", ",".join(exc.details["servers"]), exc)
+            raise
+        return merged
 
     async def handle_http_mcp_request(self, payload: Any) -> Any:
         """Answer one JSON-RPC payload (or a batch) as the HTTP endpoint would (no token

@@ -1,0 +1,166 @@
+"""The Box's audit: what happened in which session, bounded and queryable.
+
+Every session create and delete (and why: asked, expired, retired, shut down), every
+command (its command line, exit code, duration and output sizes, never the output),
+managed process start and stop, file write, export and removal, and each skill a
+session mounts (a ``.skills`` mount at create, or a content-addressed skill revision
+the first time a command or process of the session uses it) is one
+:class:`AuditEvent`. The runtime keeps the last :data:`MAX_EVENTS` in memory (older
+ones are counted in ``dropped``); ``box_get_audit`` reads them for one session or for
+the caller's whole workspace (the request's tenant), oldest first, after a sequence
+number.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import shlex
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from langbot_plugin.protocol.spec import Params, Result
+
+if TYPE_CHECKING:  # the host library imports the models here without the daemon's code
+    from box_runtime.sessions import SessionKey, Tenant
+
+__all__ = ["MAX_EVENTS", "AuditEvent", "AuditKind", "AuditPage", "AuditQuery", "BoxAudit"]
+
+#: Events the runtime keeps (all tenants together); older ones are dropped, counted.
+MAX_EVENTS = 10_000
+#: Characters of a command line kept in an event.
+MAX_COMMAND_CHARS = 1024
+#: Paths named in one file event.
+MAX_PATHS = 64
+
+AuditKind = Literal[
+    "session.create",
+    "session.delete",
+    "exec",
+    "process.start",
+    "process.stop",
+    "files.write",
+    "files.export",
+    "files.remove",
+    "skill.mount",
+]
+
+
+class AuditEvent(Result):
+    """One audited thing a session did (fields that do not apply are left out)."""
+
+    seq: int
+    at: str
+    kind: AuditKind
+    session_id: str
+    instance_uuid: str | None = None
+    workspace_uuid: str | None = None
+    backend: str | None = None
+    image: str | None = None
+    run_id: str | None = None
+    command: str | None = None
+    exit_code: int | None = None
+    status: str | None = None
+    duration_ms: int | None = None
+    stdout_bytes: int | None = None
+    stderr_bytes: int | None = None
+    process_id: str | None = None
+    paths: list[str] | None = None
+    bytes: int | None = None
+    skill: str | None = None
+    reason: str | None = None
+    error: str | None = None
+
+
+class AuditQuery(Params):
+    """``box_get_audit``: one session's events, or the whole workspace's."""
+
+    session_id: str | None = None
+    after_seq: int = Field(default=0, ge=0)
+    limit: int = Field(default=200, ge=1, le=1000)
+
+
+class AuditPage(Result):
+    events: list[AuditEvent]
+    #: the last sequence number handed out (ask again with ``after_seq`` of the last event)
+    last_seq: int
+    #: events no longer kept (the log is bounded)
+    dropped: int
+
+
+def _command(cmd: str | list[str]) -> str:
+    text = cmd if isinstance(cmd, str) else shlex.join(cmd)
+    return text if len(text) <= MAX_COMMAND_CHARS else text[:MAX_COMMAND_CHARS] + "..."
+
+
+class BoxAudit:
+    """The runtime's bounded event log (see the module docstring)."""
+
+    def __init__(self, max_events: int = MAX_EVENTS) -> None:
+        self._events: deque[tuple[Tenant | None, AuditEvent]] = deque(maxlen=max_events)
+        self._seq = itertools.count(1)
+        self.last_seq = 0
+        self.dropped = 0
+        #: skills each live session has mounted (a skill is recorded once per session)
+        self._mounted: dict[SessionKey, set[str]] = {}
+
+    def record(self, kind: AuditKind, key: SessionKey, **fields: object) -> AuditEvent:
+        if "command" in fields and fields["command"] is not None:
+            fields["command"] = _command(fields["command"])  # type: ignore[arg-type]
+        paths = fields.get("paths")
+        if isinstance(paths, list) and len(paths) > MAX_PATHS:  # pyright: ignore[reportUnknownArgumentType]
+            fields["paths"] = paths[:MAX_PATHS]
+        self.last_seq = next(self._seq)
+        tenant = key.tenant
+        event = AuditEvent.model_validate(
+            {
+                "seq": self.last_seq,
+                "at": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+                "kind": kind,
+                "session_id": key.session_id,
+                "instance_uuid": tenant.instance_uuid if tenant else None,
+                "workspace_uuid": tenant.workspace_uuid if tenant else None,
+                **{k: v for k, v in fields.items() if v is not None},
+            }
+        )
+        if len(self._events) == self._events.maxlen:
+            self.dropped += 1
+        self._events.append((tenant, event))
+        return event
+
+    def mounted(self, key: SessionKey, skills: Iterable[str], **fields: object) -> None:
+        """Record each skill ``key``'s session has not mounted before."""
+        seen = self._mounted.setdefault(key, set())
+        for skill in skills:
+            if skill not in seen:
+                seen.add(skill)
+                self.record("skill.mount", key, skill=skill, **fields)
+
+    def forget(self, key: SessionKey) -> None:
+        """The session is gone: a new one of the same id mounts its skills afresh."""
+        self._mounted.pop(key, None)
+
+    def query(self, tenant: Tenant | None, query: AuditQuery) -> AuditPage:
+        """The tenant's events (one workspace, every generation), oldest first."""
+
+        def same(other: Tenant | None) -> bool:
+            if tenant is None or other is None:
+                return tenant is other
+            return (other.instance_uuid, other.workspace_uuid) == (
+                tenant.instance_uuid,
+                tenant.workspace_uuid,
+            )
+
+        events: list[AuditEvent] = []
+        for owner, event in self._events:
+            if event.seq <= query.after_seq or not same(owner):
+                continue
+            if query.session_id is not None and event.session_id != query.session_id:
+                continue
+            events.append(event)
+            if len(events) >= query.limit:
+                break
+        return AuditPage(events=events, last_seq=self.last_seq, dropped=self.dropped)
