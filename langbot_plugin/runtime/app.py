@@ -30,7 +30,7 @@ from langbot_plugin.runtime.security import (
     PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER,
 )
 from langbot_plugin.runtime.signatures import SignaturePolicy
-from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
+from langbot_plugin.runtime.state import CONTROL_TOKEN_ENV, RuntimeOptions, RuntimeState
 from langbot_plugin.runtime.workers import Supervisor
 
 __all__ = [
@@ -164,7 +164,8 @@ class PluginRuntime:
         return server
 
     async def run(self) -> None:
-        """Serve until stopped; raises :class:`BindError` when a port cannot be bound."""
+        """Serve until stopped; raises :class:`BindError` when a port cannot be bound,
+        :class:`ConfinementUnavailableError` under ``confine = on`` where it cannot."""
         opts = self.options
         try:
             await self._listen(
@@ -178,6 +179,7 @@ class PluginRuntime:
                     CONTROL_PATH,
                     self._authorize_control,
                 )
+            await self._decide_confinement()
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
                 self.installations.shared.bind(tg)
@@ -203,6 +205,23 @@ class PluginRuntime:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._shutdown()
+
+    async def _decide_confinement(self) -> None:
+        """Choose (and log) how plugin workers run; say so when a confined plugin could
+        still reach the control port (it shares the network, and the port has no token)."""
+        opts = self.options
+        decision = await self.state.confinement.decide()
+        if (
+            decision.confined
+            and opts.confinement.network == "host"
+            and not opts.stdio
+            and opts.control_token is None
+        ):
+            logger.warning(
+                "plugin workers share this machine's network and the control port has no "
+                'token: a plugin can connect to it; set %s, or worker_network = "none"',
+                CONTROL_TOKEN_ENV,
+            )
 
     async def _serve_stdio(self) -> None:
         from langbot_plugin.rpc.transport_stdio import process_stdio_transport

@@ -14,6 +14,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import RPCError
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
+from langbot_plugin.runtime.confine import Confinement, ConfinementOptions
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
@@ -54,6 +55,8 @@ class RuntimeOptions:
     handle_signals: bool = True
     #: variables (or ``PREFIX_*``) a worker gets beyond the allowlist (runtime.worker_env)
     worker_env: tuple[str, ...] = ()
+    #: how installed plugins' workers are confined and limited (runtime.confine)
+    confinement: ConfinementOptions = field(default_factory=ConfinementOptions)
 
     def check(self) -> None:
         """Refuse a token too weak to guard anything, an unauthenticated control port
@@ -85,6 +88,7 @@ class RuntimeState:
         self.upstream = Upstream()
         self.debug_keys = DebugKeys(path=options.data_dir / "debug_keys.json")
         self.live_runs = LiveRuns()
+        self.confinement = Confinement(options.confinement, options.data_dir)
 
     async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:
         """Forget a plugin and tell its process to stop (bounded, best effort)."""
