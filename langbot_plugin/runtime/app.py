@@ -168,6 +168,8 @@ class PluginRuntime:
         :class:`ConfinementUnavailableError` under ``confine = on`` where it cannot."""
         opts = self.options
         try:
+            # before the ports open: a host that connects at once may install at once
+            await self._decide_confinement()
             await self._listen(
                 "debug port", opts.debug_port, self._on_debug, DEBUG_PATH, self._authorize_debug
             )
@@ -179,7 +181,6 @@ class PluginRuntime:
                     CONTROL_PATH,
                     self._authorize_control,
                 )
-            await self._decide_confinement()
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
                 self.installations.shared.bind(tg)
