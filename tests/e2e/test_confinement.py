@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from langbot_plugin.host import PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
 from tests.conftest import free_port
-from tests.e2e.processes import Runtime, command_context, copy_plugin, host_for
+from tests.e2e.processes import Runtime, command_context, copy_plugin, host_for, worker_pids
 from tests.e2e.stderr_lines import StderrLines, child, logged_runtime
 from tests.support.pypi import package
 from tests.support.waiting import PATIENCE, wait_until
@@ -34,8 +35,9 @@ CHECKOUT = str(Path(__file__).resolve().parents[2])
 SECRET = "wJalrXUtnFEMI-planted-runtime-secret"
 VICTIMS_SECRET = "the-victims-own-secret"
 #: the hostile plugin's limits: small, so that the attempts pass them quickly
-LIMITS = ("--plugin-limits", "tester/hostile:memory_mb=128,pids=24")
+LIMITS = ("--plugin-limits", "tester/hostile:memory_mb=128,pids=24,open_files=64,cpus=0.5")
 FORKS = 64
+FILES = 200
 HOG_MB = 400
 
 
@@ -95,6 +97,7 @@ class Scene:
             "write_own": await self.attempt("keep mine"),
             "ps": await self.attempt("ps"),
             "fork": await self.attempt(f"fork {FORKS}"),
+            "files": await self.attempt(f"files {FILES}"),
         }
 
     async def hog_beside_the_victim(self) -> tuple[BaseException | dict[str, Any], int]:
@@ -134,6 +137,35 @@ async def scene(runtime: Runtime, lines: StderrLines, host: PluginRuntimeClient)
     return made
 
 
+@dataclass(frozen=True)
+class Cgroup:
+    memory_bytes: int
+    #: (quota, period) in microseconds
+    cpu_quota: tuple[int, int]
+
+
+def worker_cgroup(runtime_pid: int, installation: str) -> Cgroup:
+    """The limits of the cgroup the runtime made for ``installation``'s worker, read
+    where the kernel keeps them for the worker's process (v1 or v2)."""
+    root = Path("/sys/fs/cgroup")
+    for pid in worker_pids(runtime_pid):
+        paths: dict[str, Path] = {}
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                paths[controller] = root / controller / path.lstrip("/")
+        if "" in paths and paths[""].name.endswith(installation):  # v2
+            quota, period = (paths[""] / "cpu.max").read_text().split()
+            memory = int((paths[""] / "memory.max").read_text())
+            return Cgroup(memory, (int(quota), int(period)))
+        if "memory" in paths and paths["memory"].name.endswith(installation):
+            memory = int((paths["memory"] / "memory.limit_in_bytes").read_text())
+            cpu = paths["cpu"]
+            quota = int((cpu / "cpu.cfs_quota_us").read_text())
+            return Cgroup(memory, (quota, int((cpu / "cpu.cfs_period_us").read_text())))
+    raise AssertionError(f"no worker of {installation} in a cgroup of its own")
+
+
 def planted_env() -> dict[str, str]:
     return {**os.environ, "AWS_SECRET_ACCESS_KEY": SECRET}
 
@@ -167,6 +199,12 @@ async def test_a_confined_plugin_is_refused_or_contained_and_its_neighbour_answe
         assert "fork refused after" in tried["fork"]["error"]
         refused_after = int(tried["fork"]["error"].split("after ")[1].split()[0])
         assert 0 < refused_after < 24
+        assert "open refused after" in tried["files"]["error"], tried["files"]
+        assert "Too many open files" in tried["files"]["error"]
+        # its cgroup holds its own memory and CPU limits (the kernel enforces them)
+        group = worker_cgroup(runtime.process.pid, s.hostile.installation_uuid)
+        assert group.memory_bytes == 128 << 20
+        assert group.cpu_quota == (50_000, 100_000)
         await lines.wait_for(
             r"plugin tester/hostile: \[resource_exhausted\] \d+ process start\(s\) refused "
             r"at its limit of 24 processes"
@@ -200,6 +238,7 @@ async def test_a_confined_plugin_is_refused_or_contained_and_its_neighbour_answe
             f"write {runtime.data.resolve() / 'pwned'}",
             "list processes",
             f"start {FORKS} processes",
+            f"open {FILES} files",
         )
 
 
@@ -227,6 +266,7 @@ async def test_with_confinement_off_the_same_plugin_reaches_everything(tmp_path:
         assert tried["write_victim"]["reached"]
         assert runtime.process.pid in tried["ps"]["seen"]  # every process of the machine
         assert tried["fork"] == {"reached": True, "seen": FORKS}
+        assert tried["files"] == {"reached": True, "seen": FILES}
         outcome, _ = await s.hog_beside_the_victim()
         assert outcome == {"reached": True, "seen": HOG_MB}  # past the 128 MB it would have
         assert not lines.matching("resource_exhausted")
@@ -262,7 +302,7 @@ async def test_an_unprivileged_runtime_confines_its_plugins_in_user_namespaces()
         str(_system_python()), "-m", "langbot_plugin.cli.__init__", "rt",
         "--ws-control-port", str(control), "--ws-debug-port", str(debug),
         "--data-dir", str(work / "rt-data"),
-        "--plugin-limits", "tester/hostile:memory_mb=512,pids=24",
+        "--plugin-limits", "tester/hostile:memory_mb=512,pids=24,open_files=64",
     ]  # fmt: skip
     try:
         async with child(command, work, env) as (process, lines):
@@ -276,6 +316,7 @@ async def test_an_unprivileged_runtime_confines_its_plugins_in_user_namespaces()
                 assert tried["write_own"]["reached"], tried["write_own"]
                 assert runtime.process.pid not in tried["ps"]["seen"]
                 assert "fork refused after" in tried["fork"]["error"]
+                assert "Too many open files" in tried["files"]["error"]
                 # without a cgroup the memory limit is the address space: allocations
                 # past it fail inside the plugin, which serves on
                 hog = await s.attempt("hog 1024")
