@@ -21,6 +21,7 @@ from websockets.http11 import Request as HTTPRequest
 from langbot_plugin.rpc import RPCSession, Transport
 from langbot_plugin.rpc.transport_ws import AuthDecision, serve_ws
 from langbot_plugin.runtime.artifacts import ArtifactStore
+from langbot_plugin.runtime.confine import Decision
 from langbot_plugin.runtime.control import ControlConnection
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.installations import Installations
@@ -168,8 +169,9 @@ class PluginRuntime:
         :class:`ConfinementUnavailableError` under ``confine = on`` where it cannot."""
         opts = self.options
         try:
-            # before the ports open: a host that connects at once may install at once
-            await self._decide_confinement()
+            # before the ports open (a host that connects at once may install at once);
+            # said once they are open (a port in use is the one line of a failed start)
+            decision = await self.state.confinement.decide()
             await self._listen(
                 "debug port", opts.debug_port, self._on_debug, DEBUG_PATH, self._authorize_debug
             )
@@ -181,6 +183,7 @@ class PluginRuntime:
                     CONTROL_PATH,
                     self._authorize_control,
                 )
+            self._announce_confinement(decision)
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
                 self.installations.shared.bind(tg)
@@ -207,11 +210,11 @@ class PluginRuntime:
             with anyio.CancelScope(shield=True):
                 await self._shutdown()
 
-    async def _decide_confinement(self) -> None:
-        """Choose (and log) how plugin workers run; say so when a confined plugin could
-        still reach the control port (it shares the network, and the port has no token)."""
+    def _announce_confinement(self, decision: Decision) -> None:
+        """Log how plugin workers run, and why; say so when a confined plugin could still
+        reach the control port (it shares the network, and the port has no token)."""
         opts = self.options
-        decision = await self.state.confinement.decide()
+        self.state.confinement.announce(decision)
         if (
             decision.confined
             and opts.confinement.network == "host"

@@ -1,6 +1,7 @@
 """How the runtime starts a plugin worker: confined and limited where the machine allows.
 
-Once, at start, :meth:`Confinement.decide` chooses the mode and logs it in one line:
+Once, at start, :meth:`Confinement.decide` chooses the mode and
+:meth:`Confinement.announce` logs it in one line:
 
 * **confined as root**: nsjail, each plugin as a user id of its own
   (:mod:`.data_folders`), limits through a cgroup of its own (:mod:`.cgroups`);
@@ -168,7 +169,7 @@ class Confinement:
         self.folders = DataFolders(data_dir / "plugin-data")
 
     async def decide(self) -> Decision:
-        """The mode, chosen once (probing nsjail) and logged; raises
+        """The mode, chosen once (probing nsjail); raises
         :class:`ConfinementUnavailableError` under ``confine = on`` where it cannot."""
         async with self._lock:
             if self._decision is None:
@@ -178,12 +179,15 @@ class Confinement:
                     raise ConfinementUnavailableError(
                         f"confine = on, but plugin workers cannot be confined here: {why}"
                     )
-                level = logging.INFO if decision.confined else logging.WARNING
-                logger.log(level, "%s", decision.line(self.options))
                 if decision.cgroups.version != "none":
                     decision.cgroups.sweep()
                 self._decision = decision
             return self._decision
+
+    def announce(self, decision: Decision) -> None:
+        """The start-up line: the mode and why (WARNING when not confined)."""
+        level = logging.INFO if decision.confined else logging.WARNING
+        logger.log(level, "%s", decision.line(self.options))
 
     async def _choose(self) -> Decision:
         if self.options.mode == "off":
