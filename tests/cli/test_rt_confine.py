@@ -15,6 +15,7 @@ from tests.cli.helpers import child_env, lbp
 from tests.conftest import free_port
 from tests.e2e.processes import LBP
 from tests.e2e.stderr_lines import child
+from tests.support.confine import require_confinement
 
 pytestmark = pytest.mark.anyio
 
@@ -122,8 +123,8 @@ async def test_the_start_up_line_says_why_workers_are_not_confined(
         await lines.wait_for("plugin runtime up", after=found)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the root mode needs root")
 async def test_the_start_up_line_names_the_mode_and_the_limits(tmp_path: Path) -> None:
+    require_confinement(as_root=True, cgroups=True)
     command = [*LBP, "rt", "--ws-control-port", str(free_port())]
     command += ["--ws-debug-port", str(free_port()), "--data-dir", "d"]
     command += ["--worker-memory-mb", "256", "--worker-cpus", "0", "--worker-network", "none"]

@@ -22,9 +22,11 @@ import pytest
 from langbot_plugin.host import PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
+from langbot_plugin.runtime.confine.confinement import userns_refusal
 from tests.conftest import free_port
 from tests.e2e.processes import Runtime, command_context, copy_plugin, host_for, worker_pids
 from tests.e2e.stderr_lines import StderrLines, child, logged_runtime
+from tests.support.confine import require_confinement
 from tests.support.pypi import package
 from tests.support.waiting import PATIENCE, wait_until
 
@@ -173,6 +175,7 @@ def planted_env() -> dict[str, str]:
 async def test_a_confined_plugin_is_refused_or_contained_and_its_neighbour_answers(
     tmp_path: Path,
 ) -> None:
+    require_confinement(as_root=True, cgroups=True)
     async with (
         logged_runtime(tmp_path, *LIMITS, env=planted_env()) as (runtime, lines),
         host_for(runtime) as host,
@@ -202,6 +205,7 @@ async def test_a_confined_plugin_is_refused_or_contained_and_its_neighbour_answe
         assert "open refused after" in tried["files"]["error"], tried["files"]
         assert "Too many open files" in tried["files"]["error"]
         # its cgroup holds its own memory and CPU limits (the kernel enforces them)
+        assert s.hostile.installation_uuid is not None
         group = worker_cgroup(runtime.process.pid, s.hostile.installation_uuid)
         assert group.memory_bytes == 128 << 20
         assert group.cpu_quota == (50_000, 100_000)
@@ -286,6 +290,9 @@ def _system_python() -> str | None:
 
 @pytest.mark.skipif(_system_python() is None, reason="needs root, setpriv and a system python")
 async def test_an_unprivileged_runtime_confines_its_plugins_in_user_namespaces() -> None:
+    refusal = userns_refusal()
+    if refusal is not None:
+        pytest.skip(f"this kernel refuses them: {refusal}")
     nobody = 65534
     work = Path(tempfile.mkdtemp(prefix="lbp-userns-", dir="/tmp"))
     os.chown(work, nobody, nobody)
