@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from langbot_plugin.dev.processes import port_open
+from langbot_plugin.rpc.processes import port_open
 from tests.conftest import free_port
 from tests.e2e.processes import LBP, Runtime, stop
 from tests.support.waiting import wait_until

@@ -16,7 +16,6 @@ import pytest
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.rpc import RPCError
-from langbot_plugin.rpc.processes import port_open
 from langbot_plugin.signing_keys import generate_key
 from tests.e2e.processes import ECHO_PLUGIN, WORKSPACE, Runtime, command_context
 from tests.e2e.stderr_lines import logged_runtime as runtime
