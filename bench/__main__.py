@@ -55,6 +55,7 @@ from bench.report import (
     at_most_ref_ratio,
     below_ref,
     within_raw,
+    within_raw_plus,
 )
 
 SECTIONS = ("rpc", "host", "cli", "box")
@@ -456,6 +457,7 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
         )
     cancel_section(report, repeat)
     shared_section(report, repeat)
+    confine_section(report, repeat)
 
 
 def shared_section(report: Report, repeat: int) -> None:
@@ -487,6 +489,49 @@ def shared_section(report: Report, repeat: int) -> None:
     )
     row.runs = {"ours": seen}
     report.add(row, within_raw(2.0))
+
+
+def confine_section(report: Report, repeat: int) -> None:
+    """Installed plugins confined (``--confine auto``) against not (``--confine off``):
+    ours only, both runtimes in one run (issue 27)."""
+    runs = Runs()
+    argv = [sys.executable, "-m", "bench.confine_ours", "3" if report.quick else "7"]
+    for round_ in range(repeat):
+        if repeat > 1:
+            log(f"round {round_ + 1}/{repeat}")
+        run_driver(report, runs, "confine-ours", argv, False)
+    results = runs.results.get("confine-ours", [])
+    if results and "workers are confined" not in results[0]["auto"]["mode"]:
+        report.problem(f"confine-ours: workers were not confined: {results[0]['auto']['mode']}")
+    raw_note = "raw column: the same runtime with --confine off, installs interleaved"
+
+    def row(what: str, unit: str, fn: Callable[[dict[str, Any]], float], note: str) -> Row:
+        confined = runs.figure("confine-ours", lambda d: fn(d["auto"]))
+        seen = runs.seen.get("confine-ours", [])
+        off = runs.figure("confine-ours", lambda d: fn(d["off"]))
+        made = Row("host -> rt -> plugin", what, unit, ours=confined, raw=off, note=note)
+        made.runs = {"ours": seen, "raw": runs.seen.get("confine-ours", [])}
+        return made
+
+    spawn = row(
+        "installed plugin: package -> running, confined, median",
+        "s",
+        lambda d: stats.median(d["spawn"]),
+        f"{raw_note}; transfer, unpack, jail, spawn and registration",
+    )
+    spawn.target = "<= 1.2x unconfined"
+    report.add(spawn, within_raw(1.2))
+    private = [r["auto"]["jail_private"] for r in results]
+    jail = [r["auto"]["jail_rss"] for r in results]
+    memory = row(
+        "idle RSS of one installed worker, confined (worker + its nsjail)",
+        "MB",
+        lambda d: d["worker_rss"] + d["jail_rss"],
+        f"{raw_note}; nsjail: RSS {min(jail, default=0):.1f} MB, of it private "
+        f"{min(private, default=0):.1f} MB (its file pages are shared by every jail)",
+    )
+    memory.target = "<= unconfined + 10 MB RSS"
+    report.add(memory, within_raw_plus(10.0))
 
 
 def cancel_section(report: Report, repeat: int) -> None:

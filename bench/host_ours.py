@@ -97,13 +97,14 @@ async def wait_listed(
 LBP = str(Path(sys.executable).parent / "lbp")
 
 
-async def start_runtime(work: Path) -> tuple[asyncio.subprocess.Process, int, int]:
-    """Our ``lbp rt`` on two free ports, logging to ``work/rt.log``: (process, control, debug)."""
+async def start_runtime(work: Path, *extra: str) -> tuple[asyncio.subprocess.Process, int, int]:
+    """Our ``lbp rt`` on two free ports (and ``extra`` flags), logging to
+    ``work/rt.log``: (process, control, debug)."""
     control, debug = free_port(), free_port()
     log = (work / "rt.log").open("wb")
     rt = await asyncio.create_subprocess_exec(
         *[LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)],
-        *["--data-dir", str(work / "data"), "--log-level", "WARNING"],
+        *["--data-dir", str(work / "data"), "--log-level", "WARNING", *extra],
         cwd=work,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log,

@@ -160,8 +160,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def tree_rss_mb(pid: int) -> float:
-    """RSS of ``pid`` plus all its descendants, in MiB."""
+def tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (Linux ``/proc``)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -172,14 +172,22 @@ def tree_rss_mb(pid: int) -> float:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0.0, [pid]
+    found, todo = [], [pid]
     while todo:
         current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def tree_rss_mb(pid: int) -> float:
+    """RSS of ``pid`` plus all its descendants, in MiB."""
+    total = 0.0
+    for current in tree(pid):
         try:
             total += rss_mb(current)
         except (OSError, DriverError):
             continue
-        todo.extend(children.get(current, []))
     return total
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "at_most_ref_ratio",
     "below_ref",
     "within_raw",
+    "within_raw_plus",
 ]
 
 #: A target: given the row, (met?, evidence) or ``None`` when it cannot be judged.
@@ -58,6 +59,17 @@ def within_raw(factor: float) -> Target:
             return None
         ratio = row.raw / row.ours if row.higher_is_better else row.ours / row.raw
         return ratio <= factor, f"{ratio:.2f}x raw"
+
+    return check
+
+
+def within_raw_plus(margin: float) -> Target:
+    """Ours at most ``margin`` (in the row's unit) above the raw column."""
+
+    def check(row: Row) -> tuple[bool, str] | None:
+        if row.ours is None or row.raw is None:
+            return None
+        return row.ours <= row.raw + margin, f"{row.ours - row.raw:+.1f} {row.unit}"
 
     return check
 

@@ -3,7 +3,9 @@
 ``entities`` is ``langbot_plugin.api.entities``: the plugin API's data models (messages,
 run records, contexts), which the action catalogue in ``protocol`` uses as its wire
 types; they import nothing above ``rpc``. ``box_runtime`` may use ``langbot_plugin.rpc``
-and ``langbot_plugin.protocol`` only. A module that imports
+and ``langbot_plugin.protocol`` only, and ``langbot_plugin.nsjail_common`` (the nsjail
+binary, system mounts and cgroup lookup it shares with the runtime's confined workers,
+which imports nothing of ours). A module that imports
 a layer above its own (or a sibling daemon package) fails here.
 
 ``hostlib`` is the host-side library the released LangBot host imports (``runtime.io``,
@@ -40,6 +42,8 @@ RANK = {
     "cli": 5,
 }
 SIBLINGS = {"worker", "runtime", "host", "hostlib"}
+#: What of langbot_plugin box_runtime may import.
+BOX_RUNTIME_MAY_USE = ("rpc", "protocol", "nsjail_common")
 #: Module prefixes of the host-side library (checked before the package's own layer).
 HOSTLIB = (
     "langbot_plugin.runtime.io",
@@ -73,6 +77,7 @@ TOP_LEVEL_RANK = {
     "__init__": 0,
     "certification": 0,
     "signing_keys": 0,
+    "nsjail_common": 0,
     "testing": 5,
     "demo": 5,
     "__main__": 5,
@@ -132,8 +137,10 @@ def problems_of(root: Path) -> list[str]:
             t_owner, t_sub = layer_of(target)
             where = f"{rel}.py:{line} imports {target}"
             if owner == "box_runtime":
-                if t_owner == "langbot_plugin" and t_sub not in ("rpc", "protocol"):
-                    problems.append(f"{where} (box_runtime may use only rpc and protocol)")
+                if t_owner == "langbot_plugin" and t_sub not in BOX_RUNTIME_MAY_USE:
+                    problems.append(
+                        f"{where} (box_runtime may use only rpc, protocol and nsjail_common)"
+                    )
                 continue
             if (
                 module.startswith("langbot_plugin.box.")

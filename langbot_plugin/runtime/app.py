@@ -25,6 +25,7 @@ from langbot_plugin.rpc import RPCSession, Transport
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.transport_ws import AuthDecision, HTTPRequestRoute, serve_ws
 from langbot_plugin.runtime.artifacts import ArtifactStore
+from langbot_plugin.runtime.confine import Decision
 from langbot_plugin.runtime.control import ControlConnection
 from langbot_plugin.runtime.dependencies import DependencyInstaller
 from langbot_plugin.runtime.inflight import runtime_status
@@ -35,7 +36,7 @@ from langbot_plugin.runtime.security import (
     PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER,
 )
 from langbot_plugin.runtime.signatures import SignaturePolicy
-from langbot_plugin.runtime.state import RuntimeOptions, RuntimeState
+from langbot_plugin.runtime.state import CONTROL_TOKEN_ENV, RuntimeOptions, RuntimeState
 from langbot_plugin.runtime.workers import Supervisor
 
 __all__ = [
@@ -189,9 +190,13 @@ class PluginRuntime:
         return server
 
     async def run(self) -> None:
-        """Serve until stopped; raises :class:`BindError` when a port cannot be bound."""
+        """Serve until stopped; raises :class:`BindError` when a port cannot be bound,
+        :class:`ConfinementUnavailableError` under ``confine = on`` where it cannot."""
         opts = self.options
         try:
+            # before the ports open (a host that connects at once may install at once);
+            # said once they are open (a port in use is the one line of a failed start)
+            decision = await self.state.confinement.decide()
             await self._listen(
                 "debug port", opts.debug_port, self._on_debug, DEBUG_PATH, self._authorize_debug
             )
@@ -203,6 +208,7 @@ class PluginRuntime:
                     CONTROL_PATH,
                     self._authorize_control,
                 )
+            self._announce_confinement(decision)
             async with anyio.create_task_group() as tg:
                 self.supervisor.bind(tg)
                 tg.start_soon(self.state.registry.calls.watch)
@@ -229,6 +235,23 @@ class PluginRuntime:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._shutdown()
+
+    def _announce_confinement(self, decision: Decision) -> None:
+        """Log how plugin workers run, and why; say so when a confined plugin could still
+        reach the control port (it shares the network, and the port has no token)."""
+        opts = self.options
+        self.state.confinement.announce(decision)
+        if (
+            decision.confined
+            and opts.confinement.network == "host"
+            and not opts.stdio
+            and opts.control_token is None
+        ):
+            logger.warning(
+                "plugin workers share this machine's network and the control port has no "
+                'token: a plugin can connect to it; set %s, or worker_network = "none"',
+                CONTROL_TOKEN_ENV,
+            )
 
     async def _serve_stdio(self) -> None:
         from langbot_plugin.rpc.transport_stdio import process_stdio_transport

@@ -298,6 +298,7 @@ class Installations:
         self._record_path(uuid)  # an id that is not a safe name is refused first
         await self.stop(uuid)
         self._forget(uuid)
+        self.state.confinement.forget(uuid)  # its data folder goes with it
 
     async def reconcile(self, desired: list[DesiredInstallation]) -> ReconcileResult:
         """Start what is wanted and known; list what is wanted but missing."""

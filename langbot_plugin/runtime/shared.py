@@ -21,9 +21,11 @@ attaches every slot again.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +39,8 @@ from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.rpc.scoped import ScopedSession
 from langbot_plugin.rpc.transport_stdio import pipe_transport
+from langbot_plugin.runtime.confine import Launch, WorkerLaunch
+from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine
 from langbot_plugin.runtime.plugins import PluginHandle
@@ -79,6 +83,8 @@ class _Slot:
 @dataclass(eq=False)
 class _Pool:
     python: str
+    #: the folder that holds every installed package (read-only in its jail)
+    packages: Path
     slots: dict[str, _Slot] = field(default_factory=dict[str, _Slot])
     session: RPCSession | None = None
     process: Process | None = None
@@ -135,7 +141,7 @@ class SharedPool:
         logs = self._logs.setdefault(installation_uuid, LogBuffer())
         pool = self._pools.get(spec.python)
         if pool is None or pool.stopping:
-            pool = _Pool(python=spec.python)
+            pool = _Pool(python=spec.python, packages=spec.plugin_dir.resolve().parent)
             self._pools[spec.python] = pool
             self._tg.start_soon(self._keep_running, pool)
         await pool.up.wait()
@@ -294,21 +300,62 @@ class SharedPool:
         return slot.handle
 
     async def _run_once(self, pool: _Pool) -> None:
-        command = [pool.python, "-m", "langbot_plugin.worker", "--shared"]
+        digest = hashlib.sha256(pool.python.encode()).hexdigest()[:16]
         try:
-            process, from_child, from_parent = await spawn_linked(
-                command, self.state.options.data_dir, worker_env(self.state.options.worker_env)
+            launch = await self.state.confinement.launch(
+                WorkerLaunch(
+                    key=f"shared-{digest}",
+                    identity="the shared worker",
+                    python=pool.python,
+                    args=["-m", "langbot_plugin.worker", "--shared"],
+                    read_only=[pool.packages],  # a slot may be attached at any time
+                    cwd=None,
+                    limits=self.state.options.confinement.limits,
+                ),
+                worker_env(self.state.options.worker_env),
             )
         except OSError as exc:
+            pool.start_error = exc
+            pool.up.set()
+            return
+        try:
+            process, from_child, from_parent = await spawn_linked(
+                launch.command, launch.cwd, launch.env
+            )
+        except OSError as exc:
+            launch.close()
             pool.start_error = exc
             pool.up.set()
             return
         pool.process = process
         assert process.stderr is not None
         restarted = pool.up.is_set()
+        try:
+            await self._serve(pool, process, (from_child, from_parent), restarted, launch)
+        finally:
+            exhausted = None if pool.stopping else launch.exhausted()
+            launch.close()
+        if exhausted is not None:
+            for slot in pool.slots.values():
+                report_exhausted(exhausted, slot.spec.identity, slot.logs.add)
+        logger.info(
+            "shared worker exited (%s) with %d plugins", process.returncode, len(pool.slots)
+        )
+
+    async def _serve(
+        self,
+        pool: _Pool,
+        process: Process,
+        pipes: tuple[int, int],
+        restarted: bool,
+        launch: Launch,
+    ) -> None:
+        assert process.stderr is not None
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump_logs, process.stderr, functools.partial(self._route_logs, pool))
-            async with pipe_transport(from_child, from_parent, frame_threshold=None) as transport:
+            route = functools.partial(self._route_logs, pool)
+            tg.start_soon(watch_limits, launch, "the shared worker", route)
+            async with pipe_transport(*pipes, frame_threshold=None) as transport:
                 routes = plugin_table(lambda ctx: self._current(pool, ctx), self.state)
                 session = RPCSession(
                     transport, routes, name="shared-worker", file_chunk_bytes=1 << 20
@@ -326,9 +373,6 @@ class SharedPool:
                     slot.handle = None
             pool.session = None
             tg.cancel_scope.cancel()
-        logger.info(
-            "shared worker exited (%s) with %d plugins", process.returncode, len(pool.slots)
-        )
 
     async def _attach_again(self, pool: _Pool) -> None:
         for slot in list(pool.slots.values()):

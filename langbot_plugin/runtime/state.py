@@ -14,6 +14,7 @@ from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.rpc import RPCError
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
+from langbot_plugin.runtime.confine import Confinement, ConfinementOptions
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.inflight import DEFAULT_STUCK_SEC
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
@@ -57,6 +58,8 @@ class RuntimeOptions:
     worker_env: tuple[str, ...] = ()
     #: seconds a plugin may leave a call unanswered before it is reported as stuck
     stuck_call_sec: float = DEFAULT_STUCK_SEC
+    #: how installed plugins' workers are confined and limited (runtime.confine)
+    confinement: ConfinementOptions = field(default_factory=ConfinementOptions)
 
     def check(self) -> None:
         """Refuse a token too weak to guard anything, an unauthenticated control port
@@ -91,6 +94,7 @@ class RuntimeState:
         self.upstream = Upstream()
         self.debug_keys = DebugKeys(path=options.data_dir / "debug_keys.json")
         self.live_runs = LiveRuns()
+        self.confinement = Confinement(options.confinement, options.data_dir)
 
     async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:
         """Forget a plugin and tell its process to stop (bounded, best effort)."""

@@ -31,6 +31,8 @@ from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.rpc.transport_stdio import pipe_transport
+from langbot_plugin.runtime.confine import WorkerLaunch
+from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
@@ -252,35 +254,63 @@ class Supervisor:
         """Run the process until it exits; the first run reports its start outcome."""
         spec = worker.spec
         folder = spec.plugin_dir.resolve()
-        command = [spec.python, "-m", "langbot_plugin.worker", "--plugin-dir", str(folder)]
         first = not worker.started.is_set()
         try:
-            process, from_child, from_parent = await spawn_linked(
-                command, folder, worker_env(self.state.options.worker_env)
+            launch = await self.state.confinement.launch(
+                WorkerLaunch(
+                    key=spec.binding.installation_uuid or spec.identity.replace("/", "__"),
+                    identity=spec.identity,
+                    python=spec.python,
+                    args=["-m", "langbot_plugin.worker", "--plugin-dir", str(folder)],
+                    read_only=[folder],
+                    cwd=folder,
+                    limits=self.state.options.confinement.limits_for(spec.identity),
+                ),
+                worker_env(self.state.options.worker_env),
             )
         except OSError as exc:
             worker.start_error = exc
             worker.started.set()
             return
+        try:
+            process, from_child, from_parent = await spawn_linked(
+                launch.command, launch.cwd, launch.env
+            )
+        except OSError as exc:
+            launch.close()
+            worker.start_error = exc
+            worker.started.set()
+            return
         worker.process = process
         assert process.stderr is not None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(pump_logs, process.stderr, worker.logs.add)
-            async with pipe_transport(from_child, from_parent, frame_threshold=None) as transport:
-                handle_box: list[PluginHandle] = []
-                routes = plugin_table(lambda _ctx: handle_box[0], self.state)
-                session = RPCSession(
-                    transport, routes, name=spec.identity, file_chunk_bytes=1 << 20
-                )
-                tg.start_soon(session.serve)
-                await self._initialize(worker, session, handle_box, first)
-                await process.wait()
-                session.close()
-            if worker.handle is not None:
-                self.state.registry.remove(worker.handle)
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump_logs, process.stderr, worker.logs.add)
+                tg.start_soon(watch_limits, launch, spec.identity, worker.logs.add)
+                async with pipe_transport(
+                    from_child, from_parent, frame_threshold=None
+                ) as transport:
+                    handle_box: list[PluginHandle] = []
+                    routes = plugin_table(lambda _ctx: handle_box[0], self.state)
+                    session = RPCSession(
+                        transport, routes, name=spec.identity, file_chunk_bytes=1 << 20
+                    )
+                    tg.start_soon(session.serve)
+                    await self._initialize(worker, session, handle_box, first)
+                    await process.wait()
+                    session.close()
+                if worker.handle is not None:
+                    self.state.registry.remove(worker.handle)
+                tg.cancel_scope.cancel()
+        finally:
+            exhausted = None if worker.stopping else launch.exhausted()
+            launch.close()
+        if exhausted is not None:
+            report_exhausted(exhausted, spec.identity, worker.logs.add)
         if first and not worker.started.is_set():
-            worker.start_error = WorkerError(f"exited with status {process.returncode}")
+            worker.start_error = exhausted or WorkerError(
+                f"exited with status {process.returncode}"
+            )
             worker.started.set()
         logger.info("plugin %s worker exited (%s)", spec.identity, process.returncode)
 

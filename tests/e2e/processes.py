@@ -79,6 +79,35 @@ async def lbp_rt(
         await stop(process)
 
 
+def worker_pids(runtime_pid: int) -> list[int]:
+    """The plugin worker interpreters below ``runtime_pid``, as this machine numbers them
+    (a confined worker is process 1 of its own namespace, under nsjail)."""
+    parents: dict[int, int] = {}
+    argv: dict[int, list[bytes]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            argv[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def below(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == runtime_pid:
+                return True
+        return False
+
+    return sorted(
+        pid
+        for pid, args in argv.items()
+        if args[1:3] == [b"-m", b"langbot_plugin.worker"] and below(pid)
+    )
+
+
 def copy_plugin(source: Path, target: Path) -> Path:
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", ".env"))
     return target

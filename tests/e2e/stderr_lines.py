@@ -12,7 +12,10 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from tests.e2e.processes import stop
+from langbot_plugin.rpc.processes import port_open
+from tests.conftest import free_port
+from tests.e2e.processes import LBP, Runtime, stop
+from tests.support.waiting import wait_until
 
 
 class StderrLines:
@@ -76,3 +79,15 @@ async def child(
         finally:
             await stop(process)
             tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def logged_runtime(
+    tmp: Path, *flags: str, env: dict[str, str] | None = None
+) -> AsyncGenerator[tuple[Runtime, StderrLines]]:
+    """``lbp rt`` (data in ``tmp/rt-data``) with its log read line by line."""
+    control, debug = free_port(), free_port()
+    command = [*LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)]
+    async with child([*command, "--data-dir", "rt-data", *flags], tmp, env) as (process, lines):
+        await wait_until(lambda: port_open(control))
+        yield Runtime(process, control, debug, tmp / "rt-data"), lines

@@ -20,6 +20,7 @@ from tests.e2e.processes import (
     lbp_rt,
     run_context,
     wait_until,
+    worker_pids,
 )
 from tests.support.pypi import local_index, package
 from tests.support.waiting import PATIENCE
@@ -106,9 +107,7 @@ async def test_a_running_call_fails_at_once_when_the_worker_is_killed(tmp_path: 
 
     async with lbp_rt(tmp_path) as runtime, host_for(runtime) as host:
         binding, _ = await host.install_package(package(PROBE))
-        pid = int(
-            (await host.execute_command(command_context("probe pid"), scope=binding))[0]["text"]
-        )
+        [pid] = worker_pids(runtime.process.pid)
         items: list[dict[str, object]] = []
         with anyio.fail_after(PATIENCE):
             async for item in host.run_runner(

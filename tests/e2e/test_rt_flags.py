@@ -46,7 +46,7 @@ async def test_debug_only_serves_debug_plugins_and_keeps_installed_ones(tmp_path
     async with lbp_rt(tmp_path, ports=ports) as runtime, host_for(runtime, local) as host:
         assert (await host.reconcile([binding])).applied == [binding.installation_uuid]
         replies = await host.execute_command(command_context("probe pid"), scope=binding)
-        assert replies[0]["text"].isdigit()
+        assert replies[0]["text"]  # a token of the worker process
 
 
 @pytest.mark.timeout(180)
@@ -62,7 +62,7 @@ async def test_skip_deps_check_never_runs_pip(tmp_path: Path) -> None:
             binding, result = await host.install_package(package(PROBE, extra))
             assert (result.state, result.message) == ("running", None)
             replies = await host.execute_command(command_context("probe pid"), scope=binding)
-            assert replies[0]["text"].isdigit()
+            assert replies[0]["text"]  # a token of the worker process
             assert not (runtime.data / "envs").exists()  # no environment was even created
             logs = await host.get_plugin_logs("tester", "probe", scope=binding)
             assert any("initialized" in line["text"] for line in logs)

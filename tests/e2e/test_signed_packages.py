@@ -16,15 +16,12 @@ import pytest
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.rpc import RPCError
-from langbot_plugin.rpc.processes import port_open
 from langbot_plugin.signing_keys import generate_key
-from tests.conftest import free_port
-from tests.e2e.processes import ECHO_PLUGIN, LBP, WORKSPACE, Runtime, command_context
-from tests.e2e.stderr_lines import StderrLines, child
+from tests.e2e.processes import ECHO_PLUGIN, WORKSPACE, Runtime, command_context
+from tests.e2e.stderr_lines import logged_runtime as runtime
 from tests.e2e.test_marketplace_install import install, marketplace
 from tests.support.pypi import package
 from tests.support.signing import ring_line, sign, tamper
-from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -38,16 +35,6 @@ BAD = {
     "digest_mismatch": tamper(SIGNED, "components/commands/hello.py", b'"hello,', b'"jello,'),
     "unknown_key": sign(PLAIN, FOREIGN),
 }
-
-
-@asynccontextmanager
-async def runtime(tmp: Path, *flags: str) -> AsyncGenerator[tuple[Runtime, StderrLines]]:
-    """``lbp rt`` (data in ``tmp/rt-data``) with its log read line by line."""
-    control, debug = free_port(), free_port()
-    command = [*LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)]
-    async with child([*command, "--data-dir", "rt-data", *flags], tmp) as (process, lines):
-        await wait_until(lambda: port_open(control))
-        yield Runtime(process, control, debug, tmp / "rt-data"), lines
 
 
 @asynccontextmanager

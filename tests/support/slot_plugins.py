@@ -59,6 +59,7 @@ execution:
 _TOOL = """\
 import asyncio
 import os
+import uuid
 
 from langbot_plugin.api.definition.components.tool.tool import Tool
 
@@ -92,7 +93,8 @@ class WhoAmI(Tool):
             return {{key: os.environ.get(key) for key in params["keys"]}}
         if action == "exit":
             os._exit(7)
-        return {{"tag": TAG, "module": utils.__name__, "count": COUNT, "pid": os.getpid()}}
+        return {{"tag": TAG, "module": utils.__name__, "count": COUNT,
+                 "pid": os.environ.setdefault("LBP_TEST_PROCESS", uuid.uuid4().hex)}}
 """
 
 

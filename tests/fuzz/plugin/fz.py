@@ -2,7 +2,7 @@
 
 ``fz emit <base64> ...`` writes each decoded frame, and a newline, straight to the
 pipe this worker shares with ``lbp rt``, around the SDK: what a broken or malicious
-plugin process can send. ``fz pid`` answers the worker's process id; ``fz surrogate``
+plugin process can send. ``fz pid`` answers a token of the worker process (its pid is 1 when confined); ``fz surrogate``
 returns text the wire cannot carry (cut inside an emoji).
 """
 
@@ -11,6 +11,7 @@ import base64
 import fcntl
 import os
 import stat
+import uuid
 from collections.abc import AsyncGenerator
 
 from langbot_plugin.api.definition.components.command.command import Command
@@ -54,7 +55,7 @@ class Fz(Command):
 
         @self.subcommand("pid")
         async def pid(self: Command, context: ExecuteContext) -> AsyncGenerator[CommandReturn]:
-            yield CommandReturn(text=str(os.getpid()))
+            yield CommandReturn(text=os.environ.setdefault("LBP_TEST_PROCESS", uuid.uuid4().hex))
 
         @self.subcommand("surrogate")
         async def surrogate(
