@@ -55,6 +55,7 @@ from typing import Any
 
 import anyio
 
+from langbot_plugin.host.artifacts import ArtifactStore
 from langbot_plugin.host.attachments import InputFile, RunAttachments
 from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.audit_feed import (
@@ -131,6 +132,8 @@ class RunHost:
         self.audit = AuditLog(self.db)
         self.files = BoxFiles(box)
         self.attachments = RunAttachments()
+        #: What runs created with ``artifact.created`` (Protocol v1).
+        self.artifacts = ArtifactStore(self.db, clock=clock)
         self.services = RunServices(
             self.registry,
             self.state,
@@ -142,6 +145,7 @@ class RunHost:
             attachments=self.attachments,
             admins=AdminAccess(admins),
             runners=runners,
+            artifacts=self.artifacts,
         )
         self.recorder = RunRecorder(
             self.registry, self.state, self.transcript, self.services, self.files

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from langbot_plugin.host import HostTool
+from langbot_plugin.host.run_context import DEFAULT_APIS
 from langbot_plugin.testing import PluginHarness, ScriptedLLM
 
 pytestmark = pytest.mark.anyio
@@ -29,9 +30,9 @@ EXPECTED: dict[str, Any] = {
     "history.search": [],
     "events.get": True,
     "events.page": 1,
-    "artifacts.metadata": {"code": "not_found", "finer": "not_supported"},
-    "artifacts.read_range": {"code": "not_found", "finer": "not_supported"},
-    "artifacts.open_stream": {"code": "not_found", "finer": "not_supported"},
+    "artifacts.metadata": {"code": "not_found", "finer": "not_found"},
+    "artifacts.read_range": {"code": "not_found", "finer": "not_found"},
+    "artifacts.open_stream": {"code": "not_found", "finer": "not_found"},
     "state": ["abc", None],
     "storage": ["abc", ["external.session_id"], []],
     "storage.binding": {"code": "not_found", "finer": "not_supported"},
@@ -44,10 +45,16 @@ def _echo(parameters: dict[str, Any]) -> dict[str, Any]:
     return {"echo": parameters.get("text")}
 
 
-async def _samples(*, process: bool, traced: bool) -> tuple[dict[str, Any], list[str]]:
+async def _samples(
+    *, process: bool, traced: bool, create: str | None = None
+) -> tuple[dict[str, Any], list[str]]:
     llm = ScriptedLLM(["answer", "answer"])
     tool = HostTool("echo", _echo, description="echoes")
     async with PluginHarness(PLUGIN, llm=llm, tools=[tool], process=process) as h:
+        if create is not None:
+            made = await h.run_agent("make it", runner="samples", config={"create": create})
+            assert made.text == "created", made.error
+            assert made.types == ["artifact.created", "run.completed"]
         reply = await h.run_agent("what now?", runner="samples", config={"traced": traced})
     assert reply.ok, reply.error
     return json.loads(reply.text or "{}"), reply.types
@@ -67,6 +74,15 @@ async def test_the_samples_in_a_real_runtime_process() -> None:
     assert outcomes == EXPECTED
 
 
+async def test_an_artifact_a_run_created_is_read_by_the_next() -> None:
+    outcomes, _ = await _samples(process=True, traced=False, create="0123456789")
+    assert outcomes["artifacts.metadata"] == ["file", "text/plain", "notes.txt", 10]
+    assert outcomes["artifacts.read_range"] == "2345"
+    assert outcomes["artifacts.open_stream"] == "0123456789"
+    # the history holds both user turns and the first run's answer
+    assert outcomes["history.page"] == ["what now?", "created", "make it"]
+
+
 async def test_capabilities_declared_in_code_are_listed_and_the_bridge_serves() -> None:
     async with PluginHarness(PLUGIN, llm=ScriptedLLM(["x"]), process=True) as h:
         listing = await h.client.list_runners(h.connection.scope)
@@ -82,3 +98,13 @@ async def test_capabilities_declared_in_code_are_listed_and_the_bridge_serves() 
     served, *tools = (reply.text or "").split()
     assert served == "True"
     assert "langbot_get_current_event" in tools
+
+
+async def test_without_the_artifact_flags_the_run_is_refused_unauthorized() -> None:
+    released = [flag for flag in DEFAULT_APIS if not flag.startswith("artifact_")]
+    async with PluginHarness(PLUGIN, llm=ScriptedLLM(["a"])) as h:
+        reply = await h.run_agent("hi", runner="samples", available_apis=released)
+    outcomes = json.loads(reply.text or "{}")
+    refused = {"code": "unauthorized", "finer": "permission_denied.api"}
+    assert outcomes["artifacts.metadata"] == refused
+    assert outcomes["artifacts.open_stream"] == refused

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from langbot_plugin.api.proxies.agent_run.artifacts import AgentRunArtifactsAPIMixin
 from langbot_plugin.api.proxies.agent_run.box import AgentRunBoxAPIMixin
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.api.proxies.agent_run.context import AgentRunContextAPIMixin
@@ -15,6 +16,7 @@ from langbot_plugin.api.proxies.agent_run.state import AgentRunStateAPIMixin
 
 __all__ = [
     "AgentRunAPIProxy",
+    "AgentRunArtifactsAPIMixin",
     "AgentRunBoxAPIMixin",
     "AgentRunContextAPIMixin",
     "AgentRunLedgerAPIMixin",
@@ -33,6 +35,7 @@ class AgentRunAPIProxy(
     AgentRunFilesAPIMixin,
     AgentRunLedgerAPIMixin,
     AgentRunStateAPIMixin,
+    AgentRunArtifactsAPIMixin,
     RunAPINamespaces,
 ):
     """Host APIs for one run, limited to what the run was granted.

@@ -10,8 +10,8 @@ actions, the same deadline. Two things differ, both Protocol v1's:
   :func:`~langbot_plugin.api.entities.builtin.agent_runner.errors.as_protocol_v1`), our
   finer code in ``details["code"]``;
 * what no host action serves is refused with a code, never answered by a stand-in:
-  the ``binding`` storage area and ``api.artifacts`` (``not_found``, ``details.code``
-  ``not_supported``).
+  the ``binding`` storage area (``not_found``, ``details.code`` ``not_supported``);
+  ``api.artifacts`` needs a host that serves artifacts (our host library does).
 
 ``api.models.stream`` and ``api.artifacts.open_stream`` may be awaited (as the seed's
 samples write them) or iterated directly.
@@ -19,6 +19,7 @@ samples write them) or iterated directly.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.provider.message import Message, MessageChunk
     from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
     from langbot_plugin.api.proxies.agent_run.api import AgentRunAPIProxy
+    from langbot_plugin.protocol.host_api.artifacts import ArtifactMetadata
     from langbot_plugin.protocol.host_api.models import RerankResult, ToolDetail
     from langbot_plugin.protocol.host_api.run_context import (
         StateDeleteResult,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STORAGE_AREAS",
+    "STREAM_CHUNK",
     "ArtifactsAPI",
     "EventsAPI",
     "HistoryAPI",
@@ -63,6 +66,8 @@ T = TypeVar("T")
 
 #: Protocol v1's storage areas; ``binding`` has no host action yet.
 STORAGE_AREAS = ("plugin", "workspace", "binding")
+#: Bytes ``api.artifacts.open_stream`` reads a call.
+STREAM_CHUNK = 1024 * 1024
 
 
 async def _v1(call: Awaitable[T]) -> T:
@@ -294,20 +299,32 @@ class PlatformAPI(_Namespace):
 
 
 class ArtifactsAPI(_Namespace):
-    """``metadata`` / ``read_range`` / ``open_stream``: refused, no host serves them yet."""
+    """``metadata`` / ``read_range`` / ``open_stream`` (``artifact_metadata``,
+    ``artifact_bytes``; the stream reads :data:`STREAM_CHUNK` bytes a call). Only a
+    Protocol v1 host serves them (``available_apis.artifact_*``); elsewhere they are
+    refused ``unauthorized``."""
 
     __slots__ = ()
 
-    _NEEDS = "no artifact store is connected to this run"
-
-    async def metadata(self, artifact_id: str) -> dict[str, Any]:
-        raise _unserved("api.artifacts.metadata", self._NEEDS)
+    async def metadata(self, artifact_id: str) -> ArtifactMetadata:
+        return await _v1(self._api.artifact_metadata(artifact_id))
 
     async def read_range(self, artifact_id: str, offset: int = 0, length: int = 65536) -> bytes:
-        raise _unserved("api.artifacts.read_range", self._NEEDS)
+        return await _v1(self._api.artifact_bytes(artifact_id, offset, length))
 
     def open_stream(self, artifact_id: str) -> Streamed[bytes]:
-        raise _unserved("api.artifacts.open_stream", self._NEEDS)
+        return Streamed(self._chunks(artifact_id))
+
+    async def _chunks(self, artifact_id: str) -> AsyncGenerator[bytes]:
+        offset = 0
+        while True:
+            chunk = await self._api.artifact_read(artifact_id, offset, STREAM_CHUNK)
+            data = base64.b64decode(chunk.content_base64)
+            if data:
+                yield data
+            offset += len(data)
+            if chunk.eof or not data:
+                return
 
 
 class RunAPINamespaces:

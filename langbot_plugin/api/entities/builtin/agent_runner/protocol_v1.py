@@ -13,13 +13,27 @@ and ``ctx.resources.files`` empty when the host did not send them.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from langbot_plugin.api.entities.builtin.agent_runner.compat import HostContextModel
+from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 
-__all__ = ["ArtifactRef", "BootstrapContext", "FileResource", "StaticContextRef", "extra_as"]
+__all__ = [
+    "ARTIFACT_CREATED",
+    "ArtifactRef",
+    "BootstrapContext",
+    "FileResource",
+    "StaticContextRef",
+    "artifact_created",
+    "extra_as",
+]
+
+#: Protocol v1's result type of a runner that made an artifact.
+ARTIFACT_CREATED = "artifact.created"
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,3 +85,33 @@ def extra_as(model: BaseModel, key: str, cls: type[M]) -> M | None:
     if raw is None or isinstance(raw, cls):
         return raw
     return cls.model_validate(raw)
+
+
+def artifact_created(
+    run_id: str,
+    content: bytes,
+    *,
+    artifact_type: str,
+    artifact_id: str | None = None,
+    mime_type: str = "application/octet-stream",
+    name: str | None = None,
+    ttl_seconds: float | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> AgentRunResult:
+    """An ``artifact.created`` result carrying ``content`` (at most 512 KiB inline). A
+    Protocol v1 host keeps it for the conversation's later runs (``api.artifacts``,
+    under ``artifact_id`` when given); the released host logs the type and ignores it."""
+    data: dict[str, Any] = {
+        "artifact_type": artifact_type,
+        "mime_type": mime_type,
+        "name": name,
+        "size_bytes": len(content),
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "content_base64": base64.b64encode(content).decode(),
+        "metadata": dict(metadata or {}),
+    }
+    if artifact_id is not None:
+        data["artifact_id"] = artifact_id
+    if ttl_seconds is not None:
+        data["ttl_seconds"] = ttl_seconds
+    return AgentRunResult(run_id=run_id, type=ARTIFACT_CREATED, data=data)
