@@ -20,7 +20,8 @@ async def test_the_second_turn_gets_the_first_inlined() -> None:
     assert first.ok, first.error
     assert second.ok, second.error
     assert first.text == "Noted. [turn 1, 0 inlined, 1 notes, artifacts: not_found]"
-    assert second.text == "Noted again. [turn 2, 2 inlined, 2 notes, artifacts: not_found]"
+    # the first turn kept its note list ("note-1", 6 bytes) as an artifact
+    assert second.text == "Noted again. [turn 2, 2 inlined, 2 notes, artifacts: 6 bytes]"
     earlier, answer, current = llm.last_request
     assert (earlier["role"], earlier["content"]) == ("user", "buy milk")
     assert answer["role"] == "assistant"

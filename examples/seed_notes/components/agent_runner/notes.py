@@ -11,6 +11,7 @@ from langbot_plugin.api.entities.builtin.agent_runner import (
     AgentRunContext,
     AgentRunResult,
 )
+from langbot_plugin.api.entities.builtin.agent_runner.protocol_v1 import artifact_created
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
 
@@ -29,11 +30,16 @@ class Notes(AgentRunner):
         messages = [Message(role=m["role"], content=m["content"]) for m in inlined]
         messages.append(Message(role="user", content=ctx.input.to_text()))
         answer = await api.models.invoke(ctx.resources.models[0].model_id, messages)
-        try:
-            await api.artifacts.metadata("latest")
-            artifacts = "ok"
+        try:  # the notes the previous turn kept as an artifact
+            previous = await api.artifacts.metadata(f"notes-{turns}")
+            artifacts = f"{previous.size_bytes} bytes"
         except AgentAPIException as exc:
             artifacts = exc.code
+        kept = "\n".join(notes).encode()
+        yield artifact_created(
+            ctx.run_id, kept, artifact_type="file", artifact_id=f"notes-{turns + 1}",
+            mime_type="text/plain", name="notes.txt",
+        )  # fmt: skip
         text = (
             f"{answer.content} [turn {turns + 1}, {len(inlined)} inlined, "
             f"{len(notes)} notes, artifacts: {artifacts}]"
