@@ -76,6 +76,12 @@ from langbot_plugin.host.limits import (
     SweepReport,
     sweep,
 )
+from langbot_plugin.host.platform_actions import (
+    EDIT_MESSAGE,
+    PlatformActions,
+    declared_actions,
+    edit_delivered_message,
+)
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.results import NormalizedResult, ResultNormalizer
 from langbot_plugin.host.run_context import build_run_context
@@ -147,8 +153,16 @@ class RunHost:
             runners=runners,
             artifacts=self.artifacts,
         )
+        #: The platform actions this host executes for runs that declare them.
+        self.platform_actions = PlatformActions()
+        self.platform_actions.handlers[EDIT_MESSAGE] = edit_delivered_message(self.registry)
         self.recorder = RunRecorder(
-            self.registry, self.state, self.transcript, self.services, self.files
+            self.registry,
+            self.state,
+            self.transcript,
+            self.services,
+            self.files,
+            actions=self.platform_actions,
         )
 
     async def sweep(self, now: float | None = None) -> SweepReport:
@@ -281,6 +295,7 @@ class RunHost:
                 "thread_id": scope.thread_id,
             },
         )
+        session.platform_actions = declared_actions(declaration)
         if box_session is not None:
             self.files.bind(session.run_id, box_session)
         return StartedRun(context, session)
