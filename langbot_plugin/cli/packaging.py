@@ -6,9 +6,11 @@ in from the ``Page`` components, and every other file of the folder except what
 folders, ``.env`` files with secrets, virtual environments, caches, compiled Python,
 earlier packages). Before writing, the build checks (:func:`check_package`, which is
 also ``lbp build --check``) that the runtime would load the plugin (``check_plugin``:
-manifests, kinds, versions, code that compiles, entry classes), that every file the
-manifests point to is packaged, and that LangBot would accept the upload (at most 512
-files, 16 MiB each, 64 MiB in all). Every problem is reported, one line each.
+manifests, kinds, versions, code that compiles, entry classes), that each runner's
+capabilities, permissions and context policy are keys a released SDK or Protocol v1
+knows (a runner using Protocol v1 keys is warned that LangBot 4.11.2 ignores them),
+that every file the manifests point to is packaged, and that LangBot would accept the
+upload (at most 512 files, 16 MiB each, 64 MiB in all). Every problem is reported, one line each.
 
 Entries are sorted and carry a fixed timestamp (``SOURCE_DATE_EPOCH`` if set), so the
 same folder always gives the same bytes.
@@ -30,9 +32,11 @@ import yaml
 from langbot_plugin.api.definition.discovery import MANIFEST_FILE, PluginPackage
 from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.validation import check_plugin
-from langbot_plugin.api.definition.yaml_document import Problem
+from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_document
 from langbot_plugin.cli.common import USAGE, CliError
 from langbot_plugin.cli.ignore import Ignorer
+from langbot_plugin.protocol import runner_declaration
+from langbot_plugin.protocol.runners import RUNNER_KINDS
 
 __all__ = [
     "ALWAYS_EXCLUDED",
@@ -156,6 +160,35 @@ def _version_problem(package: PluginPackage) -> Problem | None:
     return Problem(MANIFEST_FILE, None, f"metadata.version {version!r} must be set, e.g. 0.1.0")
 
 
+#: How a Protocol v1 key is flagged: it works with our host library, not the released host.
+NEEDS_PROTOCOL_V1 = (
+    "{what} needs a host that supports Protocol v1 (seed 003); LangBot 4.11.2 ignores it"
+)
+
+
+def _declaration_problems(package: PluginPackage) -> list[Problem]:
+    """Unknown keys and values of each runner's declaration (refused), and the Protocol
+    v1 ones (added to ``package.warnings``), each with its file and line."""
+    problems: list[Problem] = []
+    for component in package.components:
+        if component.kind not in RUNNER_KINDS:
+            continue
+        spec = component.spec
+        refused = runner_declaration.problems(spec)
+        flagged = runner_declaration.protocol_v1_only(spec)
+        if not refused and not flagged:
+            continue
+        doc = read_yaml_document(package.root / component.rel_path, component.rel_path)
+        if isinstance(doc, Problem):
+            problems.append(doc)
+            continue
+        problems.extend(doc.problem(message, *path) for path, message in refused)
+        package.warnings.extend(
+            doc.problem(NEEDS_PROTOCOL_V1.format(what=what), *path) for path, what in flagged
+        )
+    return problems
+
+
 def _reference_problems(package: PluginPackage, files: set[str]) -> list[Problem]:
     """Files the manifests name that are missing or left out of the package.
 
@@ -253,6 +286,7 @@ def check_package(root: Path, output_dir: Path) -> BuildPlan:
     version = _version_problem(package)
     if version is not None:
         problems.append(version)
+    problems.extend(_declaration_problems(package))
     if problems:  # the typed views below need a manifest that passed
         raise refusal(problems)
     populate_pages(package)

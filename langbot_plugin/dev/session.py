@@ -58,6 +58,7 @@ from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.scripted import HostModel, HostTool
+from langbot_plugin.protocol.runner_declaration import DECLARATION_KEY
 from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.processes import free_port
 from langbot_plugin.rpc.transport_memory import memory_pair
@@ -358,6 +359,14 @@ class DevSession(SessionCalls):
                 return dict(entry["manifest"])
         raise DevError("the plugin has no agent runner: add one with 'lbp comp AgentRunner'")
 
+    def _declaration(self) -> dict[str, Any] | None:
+        """The runner's Protocol v1 declaration, as the runtime listed it."""
+        for entry in self.runners:
+            if entry["manifest"]["name"] == self.runner:
+                declared = entry.get(DECLARATION_KEY)
+                return declared if isinstance(declared, dict) else None  # pyright: ignore[reportUnknownVariableType]
+        return None
+
     async def send(self, text: str) -> RunOutcome:
         """One agent run of the chosen runner on ``text``; its results are emitted as
         they arrive, ``run.ended`` last."""
@@ -375,6 +384,7 @@ class DevSession(SessionCalls):
             sender_name="Developer",
             resources=runner_resources(manifest, local),
             config=runner_config(manifest, self.model.model_uuid, self.config_overrides),
+            declaration=self._declaration(),
         )
         run_id = started.run_id
         await self.events.emit(

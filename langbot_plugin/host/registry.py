@@ -83,6 +83,8 @@ class RunSession:
     cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     #: the run's host-call budget (``host.limits``), made at its first call
     bucket: TokenBucket | None = None
+    #: The platform actions the runner declared (Protocol v1), executed when offered.
+    platform_actions: frozenset[str] = frozenset()
 
     @property
     def finished(self) -> bool:

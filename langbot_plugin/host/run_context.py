@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langbot_plugin.host.grants import RESOURCE_KINDS
+from langbot_plugin.protocol.host_api import artifacts as art
 from langbot_plugin.protocol.host_api import run_context as rc
 from langbot_plugin.protocol.host_api import run_ledger as rl
 from langbot_plugin.protocol.run_needs import AVAILABLE_APIS, api_flag
@@ -39,6 +40,8 @@ DEFAULT_APIS = tuple(
             rc.EVENT_PAGE,
             rc.STATE_GET,
             rc.STEERING_PULL,
+            art.ARTIFACT_METADATA,
+            art.ARTIFACT_READ,
             rl.RUN_GET,
             rl.RUN_LIST,
             rl.RUN_EVENTS_PAGE,

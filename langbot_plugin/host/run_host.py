@@ -55,6 +55,7 @@ from typing import Any
 
 import anyio
 
+from langbot_plugin.host.artifacts import ArtifactStore
 from langbot_plugin.host.attachments import InputFile, RunAttachments
 from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.audit_feed import (
@@ -64,6 +65,7 @@ from langbot_plugin.host.audit_feed import (
     record_runtime_audit,
 )
 from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles
+from langbot_plugin.host.context_policy import apply_context_policy
 from langbot_plugin.host.errors import BoxFilesError
 from langbot_plugin.host.event_log import EventLogStore
 from langbot_plugin.host.grants import STATE_SCOPES, RunGrants, RunScope
@@ -73,6 +75,12 @@ from langbot_plugin.host.limits import (
     RunRateLimit,
     SweepReport,
     sweep,
+)
+from langbot_plugin.host.platform_actions import (
+    EDIT_MESSAGE,
+    PlatformActions,
+    declared_actions,
+    edit_delivered_message,
 )
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.results import NormalizedResult, ResultNormalizer
@@ -130,6 +138,8 @@ class RunHost:
         self.audit = AuditLog(self.db)
         self.files = BoxFiles(box)
         self.attachments = RunAttachments()
+        #: What runs created with ``artifact.created`` (Protocol v1).
+        self.artifacts = ArtifactStore(self.db, clock=clock)
         self.services = RunServices(
             self.registry,
             self.state,
@@ -141,9 +151,18 @@ class RunHost:
             attachments=self.attachments,
             admins=AdminAccess(admins),
             runners=runners,
+            artifacts=self.artifacts,
         )
+        #: The platform actions this host executes for runs that declare them.
+        self.platform_actions = PlatformActions()
+        self.platform_actions.handlers[EDIT_MESSAGE] = edit_delivered_message(self.registry)
         self.recorder = RunRecorder(
-            self.registry, self.state, self.transcript, self.services, self.files
+            self.registry,
+            self.state,
+            self.transcript,
+            self.services,
+            self.files,
+            actions=self.platform_actions,
         )
 
     async def sweep(self, now: float | None = None) -> SweepReport:
@@ -191,6 +210,7 @@ class RunHost:
         config_schema: list[dict[str, Any]] | None = None,
         box_session: str | None = None,
         input_files: Sequence[InputFile] = (),
+        declaration: Mapping[str, Any] | None = None,
         **context_options: Any,
     ) -> StartedRun:
         """Record the input, build the context and register the run.
@@ -201,7 +221,10 @@ class RunHost:
         ``prompt`` is what ``get_prompt`` answers; ``box_session`` is the existing Box
         session whose files the run may export; ``input_files`` are the files the event
         carried (listed with a ``ref`` in ``input.attachments``, held by the host for
-        ``import_box_attachments``). ``secrets`` (values the host marks
+        ``import_box_attachments``). ``declaration`` is the runner's Protocol v1
+        declaration (the ``protocol_v1`` of its ``list_runners`` entry): its ``context``
+        policy decides what is inlined (:mod:`langbot_plugin.host.context_policy`).
+        ``secrets`` (values the host marks
         secret) and the values of ``config_schema`` fields declared ``type: secret`` (the
         runner's ``spec.config``, as ``list_runners`` gives it) are redacted from the
         transcript, the event log, the ledger, the audit and errors from now on.
@@ -241,6 +264,7 @@ class RunHost:
             has_history_before=count > (1 if record_input else 0),
             event_seq=await self.events.latest_seq(scope),
         )
+        await apply_context_policy(context, declaration, self.transcript, scope)
         scopes = tuple(STATE_SCOPES if state_scopes is None else state_scopes)
         context["state"] = await self._snapshot(scope, runner, scopes)
         if input_files:
@@ -271,6 +295,7 @@ class RunHost:
                 "thread_id": scope.thread_id,
             },
         )
+        session.platform_actions = declared_actions(declaration)
         if box_session is not None:
             self.files.bind(session.run_id, box_session)
         return StartedRun(context, session)

@@ -3,7 +3,11 @@
 :class:`RunRecorder` is the part of :class:`~langbot_plugin.host.run_host.RunHost`'s
 drive loop that writes: every result goes to the run's ledger (with what was
 truncated or dropped as a repeat), a ``state.updated`` is applied to the run's state
-scope (an external harness resume id noted for the audit), a delivered message joins
+scope (an external harness resume id noted for the audit), an ``action.requested`` is
+executed when policy allows (:mod:`langbot_plugin.host.platform_actions`), an
+``artifact.created``
+(Protocol v1) is kept in the artifact store (its id in the ledger event's metadata, its
+bytes not in the ledger), a delivered message joins
 the conversation's transcript, and the files a ``message.completed`` names are
 delivered with it (once, all or none). A result is recorded whole, even when a cancel
 or the deadline comes meanwhile.
@@ -18,6 +22,7 @@ import anyio
 
 from langbot_plugin.host.box_files import BoxFiles, HeldFile
 from langbot_plugin.host.deliveries import Delivery
+from langbot_plugin.host.platform_actions import PlatformActions
 from langbot_plugin.host.registry import RunRegistry, RunSession
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.run_outcome import OnResult, RunOutcome
@@ -26,7 +31,10 @@ from langbot_plugin.host.state_store import StateStore
 from langbot_plugin.host.transcript import TranscriptStore
 from langbot_plugin.rpc.errors import RPCError
 
-__all__ = ["RunRecorder"]
+__all__ = ["ARTIFACT_CREATED", "RunRecorder"]
+
+#: Protocol v1's result type of a runner that made an artifact.
+ARTIFACT_CREATED = "artifact.created"
 
 
 class RunRecorder:
@@ -39,7 +47,11 @@ class RunRecorder:
         transcript: TranscriptStore,
         services: RunServices,
         files: BoxFiles,
+        *,
+        actions: PlatformActions | None = None,
     ) -> None:
+        #: The platform actions this host executes for ``action.requested`` results.
+        self.actions = actions if actions is not None else PlatformActions()
         self.registry = registry
         self.state = state
         self.transcript = transcript
@@ -91,19 +103,50 @@ class RunRecorder:
             metadata["truncated"] = result.truncated.to_dict()
         if result.duplicate:
             metadata["duplicate_final_message"] = True
+        data = result.data
         if result.type == "state.updated":
             metadata.update(await self._update_state(session, result.data))
+        elif result.type == "action.requested":
+            metadata.update(await self._act(session, data))
+        elif result.type == ARTIFACT_CREATED:
+            metadata.update(await self._keep_artifact(session, data))
+            data = {k: v for k, v in data.items() if k != "content_base64"}  # kept once
         self.registry.record_event(
             session,
             sequence=result.sequence,
             kind=result.type,
-            data=result.data,
+            data=data,
             usage=result.usage,
             metadata=metadata,
         )
         if result.message is not None and session.scope.conversation_id is not None:
             await self.remember(session, result.text or "", result.data.get("message"))
         outcome.results.append(result)
+
+    async def _act(self, session: RunSession, data: dict[str, Any]) -> dict[str, Any]:
+        """Execute an ``action.requested`` when policy allows (Protocol v1)."""
+        done = await self.actions.execute(session, data)
+        if done and self.services.audit is not None:
+            executed = bool(done.get("action_executed"))
+            self.services.audit.record(
+                session.run_id,
+                "action.executed" if executed else "action.not_executed",
+                action=str(data.get("action")),
+                code=done.get("action_error_code"),
+                detail={"reason": done.get("action_not_executed")} if not executed else None,
+            )
+        return done
+
+    async def _keep_artifact(self, session: RunSession, data: dict[str, Any]) -> dict[str, Any]:
+        """Store an ``artifact.created`` (Protocol v1); its id, or why it was refused."""
+        store = self.services.artifacts
+        if store is None:
+            return {"artifact_rejected": "this host keeps no artifacts"}
+        try:
+            kept = await store.create(session.scope, session.run_id, data)
+        except RPCError as exc:
+            return {"artifact_rejected": exc.message, "artifact_error_code": exc.code}
+        return {"artifact_id": kept.artifact_id, "sha256": kept.sha256}
 
     async def _update_state(self, session: RunSession, data: dict[str, Any]) -> dict[str, Any]:
         scope = str(data.get("scope"))

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.protocol.run_audit import GET_RUN_AUDIT, GetRunAuditParams, RunAudit
+from langbot_plugin.protocol.runner_declaration import DECLARATION_KEY
 from langbot_plugin.protocol.scope import ActionScope, bridge_binding
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import Dispatcher, RPCSession, Transport
@@ -193,6 +194,21 @@ class PluginRuntimeClient:
             self.session, {"include_plugins": None}, context=self._context(scope)
         )
         return result.runners
+
+    async def runner_declaration(
+        self, author: str, name: str, runner: str, scope: ActionScope | None = None
+    ) -> dict[str, Any] | None:
+        """The Protocol v1 declaration the runtime lists for one runner (``None`` when
+        the runner declares nothing of Protocol v1)."""
+        for entry in await self.list_runners(scope):
+            if (entry.get("plugin_author"), entry.get("plugin_name"), entry.get("runner_name")) == (
+                author,
+                name,
+                runner,
+            ):
+                declared = entry.get(DECLARATION_KEY)
+                return declared if isinstance(declared, dict) else None  # pyright: ignore[reportUnknownVariableType]
+        return None
 
     async def run_runner(
         self,

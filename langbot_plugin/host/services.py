@@ -43,6 +43,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistorySearchResult,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
+from langbot_plugin.host.artifacts import ArtifactStore
 from langbot_plugin.host.attachments import RunAttachments
 from langbot_plugin.host.audit import AuditLog
 from langbot_plugin.host.box_files import BoxFiles
@@ -95,8 +96,11 @@ class RunServices:
         attachments: RunAttachments | None = None,
         admins: AdminAccess | None = None,
         runners: ListRunners | None = None,
+        artifacts: ArtifactStore | None = None,
     ) -> None:
         self.audit = audit
+        #: The artifacts runs created (``artifact_metadata`` / ``artifact_read``).
+        self.artifacts = artifacts
         #: The plugins this host names as admins (the admin run API, the ledger across runs).
         self.admins = admins if admins is not None else AdminAccess()
         #: The external runtimes registered through the admin run API.
@@ -162,6 +166,10 @@ class RunServices:
         t.add(box.EXPORT_BOX_FILES, files.export_box_files(self))
         t.add(messaging.CALL_PLATFORM_API, files.call_platform_api(self))
         register_admin_actions(t, self, self.runtimes, self._runners)
+        if self.artifacts is not None:
+            from langbot_plugin.host.service_artifacts import register_artifact_actions
+
+            register_artifact_actions(t, self, self.artifacts)
 
     @staticmethod
     def conversation(session: RunSession, requested: str | None) -> None:

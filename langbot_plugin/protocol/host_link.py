@@ -14,6 +14,7 @@ from typing import Any
 
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.host_api import (
+    artifacts,
     box,
     knowledge,
     messaging,
@@ -108,6 +109,8 @@ HOST_API: tuple[ActionSpec[Any, Any], ...] = (
     run_context.STATE_SET,
     run_context.STATE_DELETE,
     run_context.STATE_LIST,
+    artifacts.ARTIFACT_METADATA,
+    artifacts.ARTIFACT_READ,
     run_ledger.RUN_GET,
     run_ledger.RUN_LIST,
     run_ledger.RUN_EVENTS_PAGE,

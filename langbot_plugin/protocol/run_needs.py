@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from langbot_plugin.protocol.host_api import (
+    artifacts,
     box,
     knowledge,
     messaging,
@@ -117,6 +118,8 @@ def _needs() -> dict[str, Need]:
         rc.EVENT_GET: ApiNeed("event_get"),
         rc.EVENT_PAGE: ApiNeed("event_page"),
         rc.STEERING_PULL: ApiNeed("steering_pull"),
+        artifacts.ARTIFACT_METADATA: ApiNeed("artifact_metadata"),
+        artifacts.ARTIFACT_READ: ApiNeed("artifact_read"),
         **dict.fromkeys(
             (rc.STATE_GET, rc.STATE_SET, rc.STATE_DELETE, rc.STATE_LIST), ApiNeed("state")
         ),
@@ -162,6 +165,8 @@ def _run_only() -> frozenset[str]:
         rc.STATE_SET,
         rc.STATE_DELETE,
         rc.STATE_LIST,
+        artifacts.ARTIFACT_METADATA,
+        artifacts.ARTIFACT_READ,
     )
     return frozenset(spec.name for spec in specs)
 

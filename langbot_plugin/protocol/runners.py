@@ -16,7 +16,8 @@ runners alike.
 
 The released host validates a listed runner's ``manifest`` strictly (unknown keys,
 capabilities or permission values make it drop the runner), so :func:`runner_entry`
-keeps exactly the fields and values it accepts.
+keeps exactly the fields and values it accepts; what only seed 003's Protocol v1 knows
+goes beside it (:mod:`langbot_plugin.protocol.runner_declaration`).
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ def runner_entry(author: str, plugin: str, version: str, component: ManifestDump
         "config_schema": config,
         "metadata": {"plugin_author": author, "plugin_name": plugin, "runner_name": name},
     }
-    return {
+    entry: dict[str, Any] = {
         "plugin_author": author,
         "plugin_name": plugin,
         "plugin_version": version,
@@ -185,6 +186,12 @@ def runner_entry(author: str, plugin: str, version: str, component: ManifestDump
         "permissions": permissions,
         "config": config,
     }
+    from langbot_plugin.protocol import runner_declaration  # it reads this module's names
+
+    declared = runner_declaration.protocol_v1(spec)
+    if declared is not None:
+        entry[runner_declaration.DECLARATION_KEY] = declared
+    return entry
 
 
 #: ``run.failed`` code of a run that ended without any answer.

@@ -296,6 +296,10 @@ class PluginHarness(ComponentCalls):
         if self.box is not None:
             options.setdefault("box_session", self.box.session_id)
             options.setdefault("available_apis", [*DEFAULT_APIS, "box"])
+        if "declaration" not in options:
+            options["declaration"] = await self.client.runner_declaration(
+                self.author, self.name, component.name, self.connection.scope
+            )
         started = await self.host.start_run(
             self.package.identity,
             component.name,

@@ -210,6 +210,8 @@ class LoadedPlugin:
             schema = type(instance).get_config_schema()
             if schema and isinstance(spec, dict) and not spec.get("config"):
                 spec["config"] = schema
+            if isinstance(spec, dict):
+                _declared_in_code(type(instance), spec)
         # runners too (as 0.7.18): inside a run its calls are the run's (``run_scoped``)
         instance.plugin = plugin
         await instance.initialize()
@@ -230,6 +232,19 @@ class LoadedPlugin:
                 ],
             }
         )
+
+
+def _declared_in_code(cls: type[AgentRunner], spec: dict[str, Any]) -> None:
+    """Fill ``spec.capabilities`` / ``spec.permissions`` the manifest leaves out from
+    the runner class's ``get_capabilities()`` / ``get_permissions()`` (Protocol v1), when
+    the class overrides them: only what differs from the defaults is written."""
+    for key, method in (("capabilities", "get_capabilities"), ("permissions", "get_permissions")):
+        own = getattr(getattr(cls, method), "__func__", None)
+        if spec.get(key) or own is getattr(AgentRunner, method).__func__:
+            continue
+        declared = getattr(cls, method)().model_dump(mode="json", exclude_defaults=True)
+        if declared:
+            spec[key] = declared
 
 
 def _class_line(cls: type[Any]) -> int | None:

@@ -58,6 +58,17 @@ RUNNER_COMPONENT = ManifestDump(
         },
     }
 )  # fmt: skip
+SEED_COMPONENT = ManifestDump(
+    manifest={
+        "kind": "AgentRunner",
+        "metadata": {"name": "seed"},
+        "spec": {
+            "capabilities": {"streaming": True, "platform_api": True, "event_context": True},
+            "permissions": {"storage": ["plugin", "binding"], "artifacts": ["read"]},
+            "context": {"ownership": "hybrid", "bootstrap": "recent_tail"},
+        },
+    }
+)
 
 
 def _ops() -> list[tuple[str, dict[str, Any]]]:
@@ -79,6 +90,8 @@ def _ops() -> list[tuple[str, dict[str, Any]]]:
          {"type": "select", "name": "m", "options": [{"name": "x"}], "allow_custom": True}),
         ("manifest.RunnerManifest", runner_entry("a", "p", "1.0", RUNNER_COMPONENT)["manifest"]),
         ("manifest.RunnerManifest", {"id": "x", "name": "x", "label": {}, "usages": []}),
+        # a Protocol v1 runner's listing: the released host's SDK reads it as ours does
+        ("manifest.RunnerManifest", runner_entry("a", "p", "1.0", SEED_COMPONENT)["manifest"]),
         ("manifest.RunnerCapabilities", {"streaming": True}),
         ("manifest.RunnerPermissions", {"models": ["invoke"], "tools": ["call", "detail"]}),
         ("box.BoxStatus", {"available": True, "enabled": True, "limit": 3, "used": 1,

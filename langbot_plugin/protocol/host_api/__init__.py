@@ -1,7 +1,7 @@
 """The plugin -> host API: every action a plugin sends to LangBot through the runtime.
 
 One module per area: :mod:`.messaging` (bots, messages, queries, the host), :mod:`.models`
-(LLMs, embeddings, rerank, tools), :mod:`.knowledge`, :mod:`.storage`,
+(LLMs, embeddings, rerank, tools), :mod:`.knowledge`, :mod:`.storage`, :mod:`.artifacts`,
 :mod:`.run_context` and :mod:`.run_ledger` (run-scoped), :mod:`.box`, and :mod:`.common`
 (what every payload may carry). The forwarding table that lists them all is
 :data:`langbot_plugin.protocol.host_link.FORWARDED`.
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from langbot_plugin.protocol.host_api import (
+        artifacts,
         box,
         common,
         knowledge,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "artifacts",
     "box",
     "common",
     "knowledge",

@@ -3,17 +3,20 @@
 
 from __future__ import annotations
 
+from langbot_plugin.api.proxies.agent_run.artifacts import AgentRunArtifactsAPIMixin
 from langbot_plugin.api.proxies.agent_run.box import AgentRunBoxAPIMixin
 from langbot_plugin.api.proxies.agent_run.common import AgentRunProxyBase
 from langbot_plugin.api.proxies.agent_run.context import AgentRunContextAPIMixin
 from langbot_plugin.api.proxies.agent_run.files import AgentRunFilesAPIMixin
 from langbot_plugin.api.proxies.agent_run.ledger import AgentRunLedgerAPIMixin
+from langbot_plugin.api.proxies.agent_run.namespaces import RunAPINamespaces
 from langbot_plugin.api.proxies.agent_run.replies import AgentRunReplyAPIMixin
 from langbot_plugin.api.proxies.agent_run.resources import AgentRunResourceAPIMixin
 from langbot_plugin.api.proxies.agent_run.state import AgentRunStateAPIMixin
 
 __all__ = [
     "AgentRunAPIProxy",
+    "AgentRunArtifactsAPIMixin",
     "AgentRunBoxAPIMixin",
     "AgentRunContextAPIMixin",
     "AgentRunLedgerAPIMixin",
@@ -32,8 +35,13 @@ class AgentRunAPIProxy(
     AgentRunFilesAPIMixin,
     AgentRunLedgerAPIMixin,
     AgentRunStateAPIMixin,
+    AgentRunArtifactsAPIMixin,
+    RunAPINamespaces,
 ):
     """Host APIs for one run, limited to what the run was granted.
+
+    The flat methods are the 0.5/0.7 API; ``api.models``, ``api.tools``, ... are the same
+    calls in Protocol v1's namespaces (:mod:`.namespaces`).
 
     ``AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)``; the channel may be an
     RPC session or an object with the reference's ``call_action`` (a test's fake

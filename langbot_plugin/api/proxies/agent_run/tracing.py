@@ -21,6 +21,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.context_binding import Res
 from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.proxies.agent_run.api import AgentRunAPIProxy
+from langbot_plugin.api.proxies.agent_run.namespaces import RunAPINamespaces
 from langbot_plugin.api.proxies.agent_run.replies import (
     EVENT_REPLY_TOOL,
     ReplyStream,
@@ -40,8 +41,9 @@ def _as_record(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"result": value}  # pyright: ignore[reportUnknownVariableType]
 
 
-class TracedRunAPI:
-    """``api`` with its calls traced into ``emit`` (see the module docstring)."""
+class TracedRunAPI(RunAPINamespaces):
+    """``api`` with its calls traced into ``emit`` (see the module docstring); its
+    namespaces (``ctx.api.tools.call``...) go through these traced methods too."""
 
     def __init__(self, api: AgentRunAPIProxy, emit: ResultSink, run_id: str | None = None) -> None:
         self._api = api

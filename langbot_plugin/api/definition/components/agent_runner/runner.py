@@ -20,7 +20,12 @@ from langbot_plugin.api.definition.components.base import BaseComponent, BasePlu
 from langbot_plugin.api.proxies.invocation import current_config
 
 if TYPE_CHECKING:
+    from langbot_plugin.api.agent_tools.mcp_bridge import AgentRunMCPBridge
     from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
+    from langbot_plugin.api.entities.builtin.agent_runner.manifest_v1 import (
+        ProtocolV1Capabilities,
+        ProtocolV1Permissions,
+    )
     from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
     from langbot_plugin.api.entities.builtin.platform.events import EBAEvent
     from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
@@ -97,10 +102,37 @@ class AgentRunner(BaseComponent):
             raise RuntimeError("this runner is not connected to a runtime yet")
         return AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=self._plugin_runtime_handler)
 
+    def create_external_mcp_bridge(self, ctx: AgentRunContext) -> AgentRunMCPBridge:
+        """A per-run MCP bridge over this run's API for an external harness (Protocol
+        v1): ``async with self.create_external_mcp_bridge(ctx) as bridge: ...``."""
+        from langbot_plugin.api.agent_tools.mcp_bridge import AgentRunMCPBridge
+
+        return AgentRunMCPBridge.from_run_api(self.get_run_api(ctx), ctx)
+
     @classmethod
     def get_config_schema(cls) -> list[dict[str, Any]]:
         """Config form items, used when the manifest's ``spec.config`` is empty."""
         return []
+
+    @classmethod
+    def get_capabilities(cls) -> ProtocolV1Capabilities:
+        """Capabilities (Protocol v1), used when the manifest declares no
+        ``spec.capabilities``; the defaults declare nothing."""
+        from langbot_plugin.api.entities.builtin.agent_runner.manifest_v1 import (
+            ProtocolV1Capabilities,
+        )
+
+        return ProtocolV1Capabilities()
+
+    @classmethod
+    def get_permissions(cls) -> ProtocolV1Permissions:
+        """Permissions (Protocol v1), used when the manifest declares no
+        ``spec.permissions``; the defaults ask for nothing."""
+        from langbot_plugin.api.entities.builtin.agent_runner.manifest_v1 import (
+            ProtocolV1Permissions,
+        )
+
+        return ProtocolV1Permissions()
 
     def handler(self, event_type: type[EBAEvent]) -> Callable[[H], H]:
         """Register a callback for a platform event class (call it in ``initialize``)::

@@ -4,7 +4,8 @@ results it yields, the manifest it declares, and the host APIs' answers.
 Submodules: ``context`` (and ``context_binding``, what an active context calls),
 ``trigger``, ``event``, ``input``, ``delivery``, ``resources``, ``context_access``,
 ``state``, ``runtime``, ``result`` (and ``payloads``), ``streaming``, ``interaction``,
-``manifest`` (``capabilities``, ``permissions``), ``box``, ``transcript``,
+``manifest`` (``capabilities``, ``permissions``; ``manifest_v1`` and ``protocol_v1``:
+what only seed 003's Protocol v1 declares), ``box``, ``transcript``,
 ``page_results``, ``steering``, ``run_ledger``, ``runtime_registry``, ``stats``,
 ``errors``, ``compat``. The same classes under their 0.7 names are in
 :mod:`langbot_plugin.api.entities.builtin.runner`.
@@ -72,6 +73,12 @@ if TYPE_CHECKING:
         AgentRunnerPermissions,
         DynamicFormItemSchema,
         I18nObject,
+    )
+    from langbot_plugin.api.entities.builtin.agent_runner.manifest_v1 import (
+        AgentRunnerContextPolicy,
+        ProtocolV1Capabilities,
+        ProtocolV1Manifest,
+        ProtocolV1Permissions,
     )
     from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
         AgentEventRecord,
@@ -159,6 +166,7 @@ __all__ = [
     "AgentRunState",
     "AgentRunStatus",
     "AgentRunnerCapabilities",
+    "AgentRunnerContextPolicy",
     "AgentRunnerManifest",
     "AgentRunnerPermissions",
     "AgentRuntime",
@@ -199,6 +207,9 @@ __all__ = [
     "ModelResource",
     "PermissionDeniedError",
     "ProcessorLogPayload",
+    "ProtocolV1Capabilities",
+    "ProtocolV1Manifest",
+    "ProtocolV1Permissions",
     "RawEventRef",
     "ReplyStreamHandle",
     "RunCompletedPayload",
@@ -243,6 +254,10 @@ _HOMES: dict[str, str] = {
     "AgentRunState": ".state",
     "AgentRunStatus": ".run_ledger",
     "AgentRunnerCapabilities": ".manifest",
+    "AgentRunnerContextPolicy": ".manifest_v1",
+    "ProtocolV1Capabilities": ".manifest_v1",
+    "ProtocolV1Manifest": ".manifest_v1",
+    "ProtocolV1Permissions": ".manifest_v1",
     "AgentRunnerManifest": ".manifest",
     "AgentRunnerPermissions": ".manifest",
     "AgentRuntime": ".runtime_registry",

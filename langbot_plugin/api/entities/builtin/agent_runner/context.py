@@ -34,6 +34,10 @@ from langbot_plugin.api.entities.builtin.agent_runner.event import (
     SubjectContext,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.input import AgentInput
+from langbot_plugin.api.entities.builtin.agent_runner.protocol_v1 import (
+    BootstrapContext,
+    extra_as,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.resources import (
     EVENT_REPLY_TOOL,
     AgentResources,
@@ -93,6 +97,18 @@ class AgentRunContext(HostContextModel, RunContextCalls):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     _api: RunContextAPI | None = PrivateAttr(default=None)
+
+    @property
+    def bootstrap(self) -> BootstrapContext:
+        """Protocol v1: what the host inlined for a ``host_bootstrap`` / ``hybrid``
+        runner. Like every key a host may add, it exists only when the host sent it
+        (never for self-managed runners nor from the released host, whose SDKs have no
+        such attribute): read it with ``getattr(ctx, "bootstrap", None)``."""
+        found = extra_as(self, "bootstrap", BootstrapContext)
+        if found is None:
+            raise AttributeError("bootstrap")  # pydantic then answers as for any extra key
+        return found
+
     _emit: ResultSink | None = PrivateAttr(default=None)
 
     # ------------------------------------------------------------------ binding

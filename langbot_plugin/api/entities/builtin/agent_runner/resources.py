@@ -18,6 +18,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.operations import (
     ModelOperation,
     ToolOperation,
 )
+from langbot_plugin.api.entities.builtin.agent_runner.protocol_v1 import FileResource
 
 #: The host's context tool that answers on the run's own event (a reply, its files);
 #: a run is granted it like any tool.
@@ -89,3 +90,10 @@ class AgentResources(HostContextModel):
     skills: list[SkillResource] = Field(default_factory=list)
     storage: StorageResource = Field(default_factory=StorageResource)
     platform_capabilities: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def files(self) -> list[FileResource]:
+        """Protocol v1: files the run may read (empty unless the host sends ``files``)."""
+        raw = (self.model_extra or {}).get("files")
+        items: list[Any] = raw if isinstance(raw, list) else []  # pyright: ignore[reportUnknownVariableType]
+        return [FileResource.model_validate(item) for item in items]

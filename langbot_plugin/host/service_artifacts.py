@@ -1,0 +1,42 @@
+"""The artifact actions of the service table: ``artifact_metadata`` and
+``artifact_read`` (seed 003's Protocol v1), served from the host's
+:class:`~langbot_plugin.host.artifacts.ArtifactStore`.
+
+Authorized like every run-scoped call (:meth:`RunServices.session`, with the run's
+``available_apis`` flag), then scoped to the run's conversation by the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from langbot_plugin.host.artifacts import ArtifactStore
+from langbot_plugin.protocol.host_api import artifacts as art
+from langbot_plugin.protocol.spec import ActionTable
+from langbot_plugin.rpc import RequestContext
+
+if TYPE_CHECKING:
+    from langbot_plugin.host.services import RunServices
+
+__all__ = ["register_artifact_actions"]
+
+MetadataHandler = Callable[[art.ArtifactRefParams, RequestContext], Awaitable[art.ArtifactMetadata]]
+ReadHandler = Callable[[art.ArtifactReadParams, RequestContext], Awaitable[art.ArtifactChunk]]
+
+
+def register_artifact_actions(
+    table: ActionTable, services: RunServices, store: ArtifactStore
+) -> None:
+    """Add both actions to ``table``."""
+
+    async def metadata(p: art.ArtifactRefParams, ctx: RequestContext) -> art.ArtifactMetadata:
+        session = services.session(p.run_id, ctx, art.ARTIFACT_METADATA)
+        return await store.metadata(session.scope, p.artifact_id)
+
+    async def read(p: art.ArtifactReadParams, ctx: RequestContext) -> art.ArtifactChunk:
+        session = services.session(p.run_id, ctx, art.ARTIFACT_READ)
+        return await store.read(session.scope, p.artifact_id, p.offset, p.length)
+
+    table.add(art.ARTIFACT_METADATA, metadata)
+    table.add(art.ARTIFACT_READ, read)
