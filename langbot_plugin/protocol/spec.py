@@ -164,6 +164,9 @@ class ActionSpec(Generic[P, R]):
     ``files`` names result keys that carry the key of a file the answering side pushed
     before answering; ``request_files`` names payload keys (``"context.file_key"`` for a
     nested one) that carry the key of a file the caller pushed before calling.
+    ``parse`` is how the serving side reads a peer's parameters when the params model is
+    a strict form (the handshake's :meth:`RuntimeConfig.from_peer`); by default the
+    params model itself, which keeps unknown keys.
     """
 
     name: str
@@ -178,6 +181,7 @@ class ActionSpec(Generic[P, R]):
     payload_wait: tuple[str, float] | None = None
     files: tuple[str, ...] = ()
     request_files: tuple[str, ...] = ()
+    parse: Callable[[Mapping[str, Any]], P] | None = None
     #: validates and dumps a ``TypedDict`` result (``None`` for a model; built on first use)
     _adapter: TypeAdapter[R] | None = field(init=False, repr=False, compare=False, default=None)
     _is_model: bool = field(init=False, repr=False, compare=False, default=True)
@@ -200,6 +204,8 @@ class ActionSpec(Generic[P, R]):
     # ------------------------------------------------------------------ validation
 
     def parse_params(self, data: Mapping[str, Any]) -> P:
+        if self.parse is not None:
+            return self.parse(data)
         return parse_peer(self.params, data, self.name)
 
     def _validate_result(self, data: Any) -> R:

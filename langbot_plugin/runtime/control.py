@@ -90,7 +90,7 @@ class ControlConnection:
         logger.info(
             "host connected (profile %s, instance %s)",
             params.runtime_profile,
-            params.runtime_identity.get("instance_uuid"),
+            params.runtime_identity.instance_uuid,
         )
         return Empty()
 
