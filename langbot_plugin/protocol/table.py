@@ -12,7 +12,8 @@ worker's component calls, whose models a plugin should not import to load).
 
 A route is composed with its middleware when it is first resolved and kept: a request
 costs a dictionary lookup, never a wrapper built for it. A route added later, or a
-mounted dispatcher that answers with another route, is composed again.
+mounted dispatcher that answers with another route, is composed again; ``when`` is read
+at composition (:meth:`ActionTable.recompose` after the state it reads has changed).
 """
 
 from __future__ import annotations
@@ -109,12 +110,19 @@ class ActionTable:
                 return found, mount.layers
         return None
 
+    def recompose(self) -> None:
+        """Compose every route again on its next request (a ``when`` that reads state
+        has changed its answer)."""
+        self._composed.clear()
+
     def resolve(self, action: str) -> Route | None:
+        cached = self._composed.get(action)
+        if cached is not None and cached[0] is self._routes.get(action):
+            return cached[1]  # the hot path: one route of this table, composed before
         found = self._find(action)
         if found is None:
             return None
         route, inner = found
-        cached = self._composed.get(action)
         if cached is not None and cached[0] is route:
             return cached[1]
         layers = [*self._layers, *inner]

@@ -48,8 +48,13 @@ class ControlConnection:
         self.configured = False
         self.table = ActionTable()
         self._register()
+        # Until the handshake every other action is refused; after it, no route carries
+        # the check any more (``when`` is read when a route is composed).
         handshake = frozenset(host.SET_RUNTIME_CONFIG.names)
-        self.table.use(before(self._require_config), when=lambda a: a not in handshake)
+        self.table.use(
+            before(self._require_config),
+            when=lambda a: not self.configured and a not in handshake,
+        )
 
     def resolve(self, action: str) -> Route | None:
         return self.table.resolve(action)
@@ -87,6 +92,7 @@ class ControlConnection:
 
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
         self.configured = True
+        self.table.recompose()
         self.state.upstream.attach(ctx.session, params)
         policy = RestartPolicy.from_worker_policy(params.worker_policy)
         self.installations.supervisor.policy = self.installations.shared.policy = policy

@@ -199,3 +199,20 @@ async def test_a_route_that_changes_behind_a_mount_is_composed_again() -> None:
     client, server = await served(front)
     async with client.running(), server.running():
         assert await client.call("echo", {}) == {"echo": "two"}
+
+
+async def test_a_when_that_reads_state_is_read_again_after_recompose() -> None:
+    table, _ = echo_table()
+    seen: list[str] = []
+    state = {"open": False}
+    table.use(tagging("gate", seen), when=lambda action: not state["open"])
+    gated = table.resolve("echo")
+    state["open"] = True
+    assert table.resolve("echo") is gated  # ``when`` is read at composition only
+    table.recompose()
+    opened = table.resolve("echo")
+    assert opened is not gated
+    client, server = await served(table)
+    async with client.running(), server.running():
+        assert (await ECHO.call(client, Word(word="x"))).echo == "x"
+    assert seen == []  # the recomposed route no longer carries the middleware
