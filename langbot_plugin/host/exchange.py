@@ -260,6 +260,8 @@ class Replayer:
         self.made = 0
         self.difference: Difference | None = None
         self.on_difference: Callable[[Difference], None] | None = None
+        self._unary_route = Route(self._replayed)
+        self._stream_route = Route(self._replayed_stream, stream=True)
 
     def _take(self, ctx: RequestContext) -> dict[str, Any]:
         got = {"action": ctx.request.action, "data": self.placeholders(ctx.data)}
@@ -273,25 +275,23 @@ class Replayer:
             raise Divergence(f"replay stopped: {self.difference.describe()}")
         return self.calls[self.made - 1]
 
+    async def _replayed(self, ctx: RequestContext) -> dict[str, Any]:
+        entry = self._take(ctx)
+        if "error" in entry:
+            raise _raise_recorded(entry["error"])
+        return cast(dict[str, Any], entry.get("answer") or {})
+
+    async def _replayed_stream(self, ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+        entry = self._take(ctx)
+        for item in entry.get("items") or []:
+            yield item
+        if "error" in entry:
+            raise _raise_recorded(entry["error"])
+
     def resolve(self, action: str) -> Route | None:
-        if action in UNRECORDED:
-            return self.fallback.resolve(action)
+        """The recording's answer, in the shape ``fallback`` serves ``action`` (a unary
+        answer for what it does not know); the two routes are built once."""
         known = self.fallback.resolve(action)
-        if known is not None and known.stream:
-
-            async def replayed_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                entry = self._take(ctx)
-                for item in entry.get("items") or []:
-                    yield item
-                if "error" in entry:
-                    raise _raise_recorded(entry["error"])
-
-            return Route(replayed_stream, stream=True)
-
-        async def replayed(ctx: RequestContext) -> dict[str, Any]:
-            entry = self._take(ctx)
-            if "error" in entry:
-                raise _raise_recorded(entry["error"])
-            return cast(dict[str, Any], entry.get("answer") or {})
-
-        return Route(replayed)
+        if action in UNRECORDED:
+            return known
+        return self._stream_route if known is not None and known.stream else self._unary_route
