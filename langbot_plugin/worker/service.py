@@ -118,7 +118,7 @@ class PluginService:
         from langbot_plugin.api.definition.components import Tool
 
         self._require_initialized()
-        component = self.loaded.find(("Tool",), params.tool_name)
+        component = self.loaded.find((Tool.__kind__,), params.tool_name)
         if component is None or not isinstance(component.instance, Tool):
             raise NotFoundError(f"no tool {params.tool_name!r} in {self.loaded.identity}")
         tool = component.instance
@@ -146,7 +146,7 @@ class PluginService:
             {**params.event_context, "plugin_runtime_handler": self._channel(ctx)}
         )
         emitted = False
-        for component in self.loaded.of_kind("EventListener"):
+        for component in self.loaded.of_kind(EventListener.__kind__):
             listener = component.instance
             if not isinstance(listener, EventListener):
                 continue
