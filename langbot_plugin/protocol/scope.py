@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
+from langbot_plugin.api.entities.execution import SCOPE_FIELDS as WORKSPACE_FIELDS
 from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = [
@@ -45,15 +46,10 @@ __all__ = [
     "strict_int",
 ]
 
-#: Every field of an envelope scope, in the host's order.
-SCOPE_FIELDS = (
-    "instance_uuid",
-    "workspace_uuid",
-    "placement_generation",
-    "installation_uuid",
-    "runtime_revision",
-    "artifact_digest",
-)
+#: Every field of an envelope scope, in the host's order: the workspace part (what
+#: entities carry, :data:`~langbot_plugin.api.entities.execution.SCOPE_FIELDS`), then
+#: the installation's.
+SCOPE_FIELDS = (*WORKSPACE_FIELDS, "installation_uuid", "runtime_revision", "artifact_digest")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
@@ -236,9 +232,7 @@ class ActionScope(BaseModel):
 
     def workspace_context(self) -> dict[str, Any]:
         """Only the workspace part: what the host accepts for settings calls."""
-        return self.model_dump(
-            include={"instance_uuid", "workspace_uuid", "placement_generation"}, exclude_none=True
-        )
+        return self.model_dump(include=set(WORKSPACE_FIELDS), exclude_none=True)
 
     def as_context(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
