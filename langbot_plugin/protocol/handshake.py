@@ -22,9 +22,16 @@ import logging
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Literal, Self, TypeVar, cast, get_args
+from typing import Annotated, Any, Literal, Self, TypeVar, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from langbot_plugin.protocol.scope import InstallationBinding
 
@@ -68,6 +75,10 @@ def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError("enabled must be a boolean")
     return value
+
+
+#: An installation's ``enabled``: a JSON boolean only (never ``1`` or ``"true"``).
+Enabled = Annotated[bool, BeforeValidator(_flag)]
 
 
 class PluginExecutionMode(StrEnum):
@@ -323,13 +334,8 @@ class PluginInstallationDesiredState(BaseModel):
     model_config = _FROZEN
 
     binding: InstallationBinding
-    enabled: bool = True
+    enabled: Enabled = True
     execution_mode: PluginExecutionMode = PluginExecutionMode.DEDICATED
-
-    @field_validator("enabled", mode="before")
-    @classmethod
-    def _enabled(cls, value: Any) -> bool:
-        return _flag(value)
 
 
 class ReconcilePluginInstallationsRequest(BaseModel):
@@ -353,7 +359,7 @@ class ApplyPluginInstallationRequest(BaseModel):
     model_config = _FROZEN
 
     artifact_file_key: str | None = None
-    enabled: bool = True
+    enabled: Enabled = True
     execution_mode: PluginExecutionMode = PluginExecutionMode.DEDICATED
 
     @field_validator("artifact_file_key")
@@ -362,11 +368,6 @@ class ApplyPluginInstallationRequest(BaseModel):
         if value is not None and not value.strip():
             raise ValueError("artifact_file_key must not be empty")
         return None if value is None else value.strip()
-
-    @field_validator("enabled", mode="before")
-    @classmethod
-    def _enabled(cls, value: Any) -> bool:
-        return _flag(value)
 
 
 class RemovePluginInstallationRequest(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from langbot_plugin.entities.io import context as face
 from langbot_plugin.protocol import control_link as ctl
@@ -115,3 +115,16 @@ def test_the_execution_modes_are_the_enums_values() -> None:
     assert handshake.PluginExecutionMode(params.execution_mode).name == "SHARED_CERTIFIED"
     with pytest.raises(ValidationError):
         ctl.ApplyInstallationParams.model_validate({"execution_mode": "elsewhere"})
+
+
+@pytest.mark.parametrize(
+    "model", [handshake.ApplyPluginInstallationRequest, handshake.PluginInstallationDesiredState]
+)
+def test_an_installations_enabled_is_a_json_boolean_only(model: type[BaseModel]) -> None:
+    binding = bridge_binding(ActionScope(instance_uuid="i", workspace_uuid="w"))
+    assert binding is not None
+    fields = {"binding": binding.strict()} if "binding" in model.model_fields else {}
+    assert model.model_validate({**fields, "enabled": False}).model_dump()["enabled"] is False
+    for wrong in (1, "true", None):
+        with pytest.raises(ValidationError, match="enabled must be a boolean"):
+            model.model_validate({**fields, "enabled": wrong})
