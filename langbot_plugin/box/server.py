@@ -61,17 +61,21 @@ class BoxGenerationFence:
             raise PermissionDeniedError("Stale Box placement generation")
 
 
+async def _refuse(ctx: RequestContext) -> dict[str, Any]:
+    del ctx
+    raise PermissionDeniedError("Box host control authentication is required")
+
+
+_REFUSED = Route(_refuse)
+
+
 class _Refused:
-    """The dispatcher of a connection that is not the authenticated host."""
+    """The dispatcher of a connection that is not the authenticated host: one route,
+    built once, refuses every action."""
 
     def resolve(self, action: str) -> Route | None:
         del action
-
-        async def refuse(ctx: RequestContext) -> dict[str, Any]:
-            del ctx
-            raise PermissionDeniedError("Box host control authentication is required")
-
-        return Route(refuse)
+        return _REFUSED
 
 
 class BoxServerHandler(Handler):

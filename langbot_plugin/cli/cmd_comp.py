@@ -105,6 +105,7 @@ def _comp(args: argparse.Namespace) -> int:
 
 
 def _refuse_duplicate(root: Path, kind: str, name: str) -> None:
+    from langbot_plugin.api.definition.components.kinds import kinds_sharing
     from langbot_plugin.api.definition.discovery import ManifestError, load_plugin
     from langbot_plugin.cli.common import CliError
 
@@ -112,8 +113,7 @@ def _refuse_duplicate(root: Path, kind: str, name: str) -> None:
         package = load_plugin(root)
     except ManifestError as exc:
         raise CliError(f"the plugin does not load as it is: {exc}") from None
-    runners = ("AgentRunner", "Runner")  # two names of one kind: their names share a space
-    for component in package.of_kind(*(runners if kind in runners else (kind,))):
+    for component in package.of_kind(*kinds_sharing(kind)):  # AgentRunner and Runner share one
         if component.name == name:
             raise CliError(f"a {kind} named {name!r} already exists ({component.rel_path})")
 

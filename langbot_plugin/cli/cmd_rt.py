@@ -174,47 +174,29 @@ def _serve(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.daemon import bind_failure, setup_logging
     from langbot_plugin.cli.rt_config import resolve_settings
 
-    settings = resolve_settings(args)
-    setup_logging(settings.log_level, settings.log_format)
+    options = resolve_settings(args)
+    setup_logging(options.log_level, options.log_format)
     import logging
 
     import anyio
 
     from langbot_plugin.runtime.app import BindError, PluginRuntime
     from langbot_plugin.runtime.data_lock import DataDirBusyError, hold_data_dir
-    from langbot_plugin.runtime.state import RuntimeOptions
 
-    options = RuntimeOptions(
-        host=settings.host,
-        control_port=settings.ws_control_port,
-        debug_port=settings.ws_debug_port,
-        stdio=settings.stdio,
-        data_dir=settings.data_dir,
-        pypi_index_url=settings.pypi_index_url,
-        pypi_trusted_hosts=settings.pypi_trusted_hosts,
-        debug_only=settings.debug_only,
-        skip_deps_check=settings.skip_deps_check,
-        signature_policy=settings.signature_policy,
-        trusted_keys=settings.trusted_keys,
-        worker_env=settings.worker_env,
-        stuck_call_sec=settings.stuck_call_sec,
-    )
-    if settings.confinement is not None:
-        options.confinement = settings.confinement
     try:
         options.check()
     except ValueError as exc:
         raise CliError(str(exc), USAGE) from None
     logger = logging.getLogger("langbot_plugin.runtime")
-    if settings.config_file is not None:
-        logger.info("settings from %s (flags override it)", settings.config_file)
-    logger.debug("settings: %s", settings)
-    if settings.signature_policy != "off":
-        keys = ", ".join(settings.trusted_keys) or "none"
-        policy = settings.signature_policy
+    if options.config_file is not None:
+        logger.info("settings from %s (flags override it)", options.config_file)
+    logger.debug("settings: %s", options)
+    if options.signature_policy != "off":
+        keys = ", ".join(options.trusted_keys) or "none"
+        policy = options.signature_policy
         logger.info("package signature policy %s; trusted keys: %s", policy, keys)
     try:
-        lock = hold_data_dir(settings.data_dir.resolve())
+        lock = hold_data_dir(options.data_dir.resolve())
     except DataDirBusyError as exc:
         raise CliError(str(exc), FAILURE) from None
     from langbot_plugin.runtime.confine import ConfinementUnavailableError

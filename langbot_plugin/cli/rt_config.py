@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +50,11 @@ from langbot_plugin.cli.daemon import log_format, log_level, port
 
 if TYPE_CHECKING:
     from langbot_plugin.runtime.confine.options import ConfinementOptions
-    from langbot_plugin.runtime.state import Policy
+    from langbot_plugin.runtime.state import Policy, RuntimeOptions
 
 __all__ = [
     "CONFIG_ENV",
     "POLICIES",
-    "RtSettings",
     "default_data_dir",
     "read_config",
     "resolve_settings",
@@ -65,32 +63,6 @@ __all__ = [
 CONFIG_ENV = "LBP_RT_CONFIG"
 POLICIES = ("off", "warn", "require")
 STDIO_DATA_DIR = Path("data", "plugin-runtime")
-
-
-@dataclass
-class RtSettings:
-    """Every setting of ``lbp rt`` after flags, file and defaults were merged."""
-
-    stdio: bool
-    host: str
-    ws_control_port: int
-    ws_debug_port: int
-    data_dir: Path
-    log_level: str | None
-    pypi_index_url: str | None
-    pypi_trusted_hosts: tuple[str, ...]
-    config_file: Path | None
-    debug_only: bool = False
-    skip_deps_check: bool = False
-    signature_policy: Policy = "off"
-    trusted_keys: dict[str, str] = field(default_factory=dict[str, str])
-    #: variables plugin workers keep beyond the allowlist (``runtime.worker_env``)
-    worker_env: tuple[str, ...] = ()
-    log_format: str | None = None
-    #: seconds after which an unanswered plugin call is reported (``runtime.inflight``)
-    stuck_call_sec: float = 60.0
-    #: plugin workers' confinement and limits (``runtime.confine``); None: the defaults
-    confinement: ConfinementOptions | None = None
 
 
 def default_data_dir(stdio: bool) -> Path:
@@ -261,8 +233,11 @@ def _keys(specs: list[str], base: Path, where: str) -> dict[str, str]:
         raise CliError(f"{where}: {exc}", USAGE) from None
 
 
-def resolve_settings(args: argparse.Namespace) -> RtSettings:
-    """Merge the parsed flags (``None`` when not given) over the config file and defaults."""
+def resolve_settings(args: argparse.Namespace) -> RuntimeOptions:
+    """Merge the parsed flags (``None`` when not given) over the config file, the
+    environment and the defaults, into the runtime's one settings object."""
+    from langbot_plugin.runtime.state import RuntimeOptions
+
     raw_path: str | None = args.config or os.environ.get(CONFIG_ENV, "").strip() or None
     config_file = Path(raw_path).expanduser() if raw_path else None
     file = read_config(config_file) if config_file is not None else {}
@@ -274,11 +249,11 @@ def resolve_settings(args: argparse.Namespace) -> RtSettings:
         return file.get(name, default)
 
     data_dir = args.data_dir or file.get("data_dir") or default_data_dir(args.stdio_control)
-    return RtSettings(
+    return RuntimeOptions(
         stdio=args.stdio_control,
         host=pick("host", "127.0.0.1"),
-        ws_control_port=pick("ws_control_port", 5400),
-        ws_debug_port=pick("ws_debug_port", 5401),
+        control_port=pick("ws_control_port", 5400),
+        debug_port=pick("ws_debug_port", 5401),
         data_dir=Path(data_dir).expanduser(),
         log_level=pick("log_level", None),
         pypi_index_url=pick("pypi_index_url", None),

@@ -34,8 +34,9 @@ from langbot_plugin.protocol.host_link import (
     GET_PLUGIN_SETTINGS,
     INITIALIZE_PLUGIN_SETTINGS,
 )
-from langbot_plugin.rpc import RequestContext, Route
-from langbot_plugin.rpc.routes import preceded_by
+from langbot_plugin.protocol.table import ActionTable
+from langbot_plugin.rpc import RequestContext
+from langbot_plugin.rpc.routes import before
 
 __all__ = [
     "Announcing",
@@ -133,18 +134,14 @@ def api_name(action: str, data: dict[str, Any]) -> str:
     return _API_NAMES.get((action, str(data.get("owner_type"))), action)
 
 
-class Announcing:
+class Announcing(ActionTable):
     """The local host as the runtime sees it, with a ``host.call`` event per call."""
 
     def __init__(self, local: LocalHost, events: EventHub) -> None:
+        super().__init__()
         self.local = local
         self.events = events
-
-    def resolve(self, action: str) -> Route | None:
-        route = self.local.resolve(action)
-        if route is None or action in QUIET_ACTIONS:
-            return route
-        return preceded_by(route, self._note)
+        self.mount(local, before(self._note), when=lambda action: action not in QUIET_ACTIONS)
 
     async def _note(self, ctx: RequestContext) -> None:
         data = ctx.data

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, INITIALIZE_PLUGIN_SETTINGS
+from langbot_plugin.protocol.table import ActionTable
 from langbot_plugin.rpc import Dispatcher, RemoteError, RequestContext, Route, RPCError
 from langbot_plugin.rpc.errors import error_class_for_code
-from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
+from langbot_plugin.rpc.routes import Answer, CallNext, when_done
 
 __all__ = [
     "FORMAT",
@@ -157,13 +158,15 @@ def _raise_recorded(error: dict[str, Any]) -> RPCError:
         return RemoteError(message, remote_code=code, details=details)
 
 
-class Recorder:
+class Recorder(ActionTable):
     """A host dispatcher that serves through ``inner`` and writes every call down."""
 
     def __init__(self, inner: Dispatcher, recording: Recording | None = None) -> None:
+        super().__init__()
         self.inner = inner
         self.recording = recording or Recording()
         self.placeholders = Placeholders()
+        self.mount(inner, self._record, when=lambda action: action not in UNRECORDED)
 
     def input(self, line: str) -> None:
         self.recording.entries.append({"input": line})
@@ -171,44 +174,27 @@ class Recorder:
     def output(self, kind: str, data: dict[str, Any]) -> None:
         self.recording.entries.append({"output": {"kind": kind, **self.placeholders(data)}})
 
-    def _entry(self, ctx: RequestContext) -> dict[str, Any]:
-        entry = {"call": {"action": ctx.request.action, "data": self.placeholders(ctx.data)}}
+    async def _record(self, ctx: RequestContext, call_next: CallNext) -> Answer:
+        entry: dict[str, Any] = {
+            "call": {"action": ctx.request.action, "data": self.placeholders(ctx.data)}
+        }
         self.recording.entries.append(entry)
-        return entry
-
-    def resolve(self, action: str) -> Route | None:
-        route = self.inner.resolve(action)
-        if route is None or action in UNRECORDED:
-            return route
-        if route.stream:
-            stream = cast(StreamHandler, route.handler)
-
-            async def recorded_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                entry = self._entry(ctx)
-                items: list[Any] = []
-                entry["items"] = items
-                try:
-                    async for item in stream(ctx):
-                        items.append(copy.deepcopy(item))
-                        yield item
-                except Exception as exc:
-                    entry["error"] = _error_entry(exc)
-                    raise
-
-            return Route(recorded_stream, stream=True)
-        unary = cast(UnaryHandler, route.handler)
-
-        async def recorded(ctx: RequestContext) -> dict[str, Any]:
-            entry = self._entry(ctx)
-            try:
-                answer = await unary(ctx)
-            except Exception as exc:
-                entry["error"] = _error_entry(exc)
-                raise
+        try:
+            answer = await call_next(ctx)
+        except Exception as exc:
+            entry["error"] = _error_entry(exc)
+            raise
+        if isinstance(answer, dict):
             entry["answer"] = copy.deepcopy(answer)
             return answer
+        items: list[Any] = []
+        entry["items"] = items
 
-        return Route(recorded)
+        def done(error: Exception | None) -> None:
+            if error is not None:
+                entry["error"] = _error_entry(error)
+
+        return when_done(answer, done, lambda item: items.append(copy.deepcopy(item)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +260,8 @@ class Replayer:
         self.made = 0
         self.difference: Difference | None = None
         self.on_difference: Callable[[Difference], None] | None = None
+        self._unary_route = Route(self._replayed)
+        self._stream_route = Route(self._replayed_stream, stream=True)
 
     def _take(self, ctx: RequestContext) -> dict[str, Any]:
         got = {"action": ctx.request.action, "data": self.placeholders(ctx.data)}
@@ -287,25 +275,23 @@ class Replayer:
             raise Divergence(f"replay stopped: {self.difference.describe()}")
         return self.calls[self.made - 1]
 
+    async def _replayed(self, ctx: RequestContext) -> dict[str, Any]:
+        entry = self._take(ctx)
+        if "error" in entry:
+            raise _raise_recorded(entry["error"])
+        return cast(dict[str, Any], entry.get("answer") or {})
+
+    async def _replayed_stream(self, ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+        entry = self._take(ctx)
+        for item in entry.get("items") or []:
+            yield item
+        if "error" in entry:
+            raise _raise_recorded(entry["error"])
+
     def resolve(self, action: str) -> Route | None:
-        if action in UNRECORDED:
-            return self.fallback.resolve(action)
+        """The recording's answer, in the shape ``fallback`` serves ``action`` (a unary
+        answer for what it does not know); the two routes are built once."""
         known = self.fallback.resolve(action)
-        if known is not None and known.stream:
-
-            async def replayed_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                entry = self._take(ctx)
-                for item in entry.get("items") or []:
-                    yield item
-                if "error" in entry:
-                    raise _raise_recorded(entry["error"])
-
-            return Route(replayed_stream, stream=True)
-
-        async def replayed(ctx: RequestContext) -> dict[str, Any]:
-            entry = self._take(ctx)
-            if "error" in entry:
-                raise _raise_recorded(entry["error"])
-            return cast(dict[str, Any], entry.get("answer") or {})
-
-        return Route(replayed)
+        if action in UNRECORDED:
+            return known
+        return self._stream_route if known is not None and known.stream else self._unary_route

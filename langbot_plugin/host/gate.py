@@ -1,26 +1,28 @@
 """Run authorization in front of the host's own actions (models, tools, storage ...).
 
-:class:`GatedDispatcher` answers the run-only actions from the
-:class:`~langbot_plugin.host.services.RunServices` table and forwards everything
-else to an inner dispatcher (for example :class:`~langbot_plugin.host.LocalHost`).
-An inner action whose payload carries a ``run_id`` is served only when the run is
-live and the caller's, and when the resource named in the payload is granted
-for the operation in :data:`CHECKS`. Without ``run_id`` a run-only action
-(:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`) is refused ``run_not_live``;
-any other action passes as a plugin-level call (what the 4.11.2 host lets every
-plugin do: no run's grants widen or narrow it). With ``strict=False`` a ``run_id`` the
-registry has never seen passes unchecked too (a development host that did not start
-the run itself); runs it knows are always enforced. The inner route decides the answer shape
-(``call_tool`` answers ``{result}`` with ``run_id`` and ``{tool_response}``
-without, as the 4.11.2 host does). Every call that names a run the registry knows is
-written to that run's audit (:mod:`langbot_plugin.host.audit`), granted or refused.
+:func:`gated` is an :class:`~langbot_plugin.protocol.spec.ActionTable` that answers the
+run-only actions from the :class:`~langbot_plugin.host.services.RunServices` table and
+mounts an inner dispatcher (for example :class:`~langbot_plugin.host.LocalHost`'s own
+table) behind :func:`run_gate`, the middleware of run authorization. An inner action
+whose payload carries a ``run_id`` is served only when the run is live and the
+caller's, and when the resource named in the payload is granted for the operation in
+:data:`CHECKS`. Without ``run_id`` a run-only action
+(:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`) is refused ``run_not_live``; any
+other action passes as a plugin-level call (what the 4.11.2 host lets every plugin do:
+no run's grants widen or narrow it). With ``strict=False`` a ``run_id`` the registry
+has never seen passes unchecked too (a development host that did not start the run
+itself); runs it knows are always enforced. The inner route decides the answer shape
+(``call_tool`` answers ``{result}`` with ``run_id`` and ``{tool_response}`` without, as
+the 4.11.2 host does). Every call that names a run the registry knows is written to
+that run's audit (:mod:`langbot_plugin.host.audit`) by :func:`run_audit`, granted or
+refused. Both middlewares are composed once per action by the table, not per request.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.host.errors import RunNotLiveError
 from langbot_plugin.host.registry import RunSession
@@ -33,14 +35,15 @@ from langbot_plugin.protocol.run_needs import (
     StorageNeed,
     named_resource,
 )
-from langbot_plugin.rpc import Dispatcher, RequestContext, Route
+from langbot_plugin.protocol.table import ActionTable
+from langbot_plugin.rpc import Dispatcher, RequestContext
 from langbot_plugin.rpc.errors import InvalidParamsError, RPCError
-from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler, preceded_by
+from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, before, when_done
 
 if TYPE_CHECKING:
     from langbot_plugin.host.services import RunServices
 
-__all__ = ["CHECKS", "GatedDispatcher", "audited"]
+__all__ = ["CHECKS", "gated", "run_audit", "run_gate"]
 
 Check = Callable[[RunSession, dict[str, Any]], None]
 
@@ -85,18 +88,11 @@ CHECKS: dict[str, Check] = {
 }
 
 
-class GatedDispatcher:
-    """The run-only table first, then the inner dispatcher behind run authorization."""
+def run_gate(services: RunServices, *, strict: bool = True) -> Middleware:
+    """The middleware that checks a call of an inner action against its run (see the
+    module doc); ``strict=False`` lets a ``run_id`` the registry never saw pass."""
 
-    def __init__(
-        self, services: RunServices, inner: Dispatcher | None, *, strict: bool = True
-    ) -> None:
-        self.services = services
-        self.inner = inner
-        self.strict = strict
-
-    def authorize(self, ctx: RequestContext) -> RunSession | None:
-        """Check a call of an inner action; ``None`` when it carries no ``run_id``."""
+    def authorize(ctx: RequestContext) -> None:
         run_id = ctx.data.get("run_id")
         if run_id is None:
             if ctx.request.action in RUN_ONLY:
@@ -104,24 +100,27 @@ class GatedDispatcher:
                     f"{ctx.request.action} exists only for runs: name a live run of this plugin",
                     details={"action": ctx.request.action, "run_id": None},
                 )
-            return None
-        if not self.strict and run_id not in self.services.registry:
-            return None
-        session = self.services.session(run_id, ctx)
+            return
+        if not strict and run_id not in services.registry:
+            return
+        session = services.session(run_id, ctx)
         check = CHECKS.get(ctx.request.action)
         if check is not None:
             check(session, ctx.data)
-        return session
 
-    def resolve(self, action: str) -> Route | None:
-        own = self.services.resolve(action)
-        if own is None:
-            inner = self.inner.resolve(action) if self.inner is not None else None
-            if inner is None:
-                return None
-            own = preceded_by(inner, self.authorize)
-        audit = self.services.audit
-        return own if audit is None else audited(own, action, self.services)
+    return before(authorize)
+
+
+def gated(services: RunServices, inner: Dispatcher | None, *, strict: bool = True) -> ActionTable:
+    """The run-only table first, then ``inner`` behind :func:`run_gate`; every call
+    that names a known run audited (:func:`run_audit`) when the services keep an audit."""
+    table = ActionTable()
+    table.mount(services.table)
+    if inner is not None:
+        table.mount(inner, run_gate(services, strict=strict))
+    if services.audit is not None:
+        table.use(run_audit(services))
+    return table
 
 
 def _grant_of(action: str, data: dict[str, Any]) -> tuple[object, str]:
@@ -141,17 +140,21 @@ def _grant_of(action: str, data: dict[str, Any]) -> tuple[object, str]:
 storage_names = frozenset(spec.name for spec in storage.BINARY_STORAGE)
 
 
-def audited(route: Route, action: str, services: RunServices) -> Route:
-    """``route`` with every call naming a known run written to that run's audit: the
-    resource, the grant that allowed it or the refusal code, and how long it took."""
+def run_audit(services: RunServices) -> Middleware:
+    """The middleware that writes every call naming a known run to that run's audit:
+    the resource, the grant that allowed it or the refusal code, and how long it took."""
     audit = services.audit
     assert audit is not None
 
-    def note(ctx: RequestContext, started: float, code: str | None) -> None:
+    def note(ctx: RequestContext, started: float, error: Exception | None) -> None:
+        if error is not None and not isinstance(error, RPCError):
+            return  # not a refusal: nothing the audit can name
         run_id = ctx.data.get("run_id")
         if not isinstance(run_id, str) or run_id not in services.registry:
             return  # only known runs have an audit (no entries for made-up ids)
+        action = ctx.request.action
         resource, grant = _grant_of(action, ctx.data)
+        code = error.code if error is not None else None
         audit.record(
             run_id,
             "call",
@@ -162,30 +165,13 @@ def audited(route: Route, action: str, services: RunServices) -> Route:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
-    if route.stream:
-        stream = cast(StreamHandler, route.handler)
-
-        async def audited_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-            started = time.perf_counter()
-            try:
-                async for item in stream(ctx):
-                    yield item
-            except RPCError as exc:
-                note(ctx, started, exc.code)
-                raise
-            note(ctx, started, None)
-
-        return Route(audited_stream, stream=True)
-    unary = cast(UnaryHandler, route.handler)
-
-    async def audited_call(ctx: RequestContext) -> dict[str, Any]:
+    async def audited(ctx: RequestContext, call_next: CallNext) -> Answer:
         started = time.perf_counter()
         try:
-            answer = await unary(ctx)
+            answer = await call_next(ctx)
         except RPCError as exc:
-            note(ctx, started, exc.code)
+            note(ctx, started, exc)
             raise
-        note(ctx, started, None)
-        return answer
+        return when_done(answer, lambda error: note(ctx, started, error))
 
-    return Route(audited_call)
+    return audited

@@ -47,7 +47,7 @@ from langbot_plugin.protocol.scope import ActionScope, bridge_binding
 from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError, NotSupportedError
-from langbot_plugin.rpc.routes import preceded_by
+from langbot_plugin.rpc.routes import before
 
 if TYPE_CHECKING:
     from langbot_plugin.host.runtime_client import PluginRuntimeClient
@@ -108,10 +108,10 @@ class LocalHost:
         self.runs.services.identify = self._identify
         self._own = own
         self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)
+        self._dispatcher.use(before(self._record))  # outermost: every call is written down
 
     def resolve(self, action: str) -> Route | None:
-        route = self._dispatcher.resolve(action)
-        return None if route is None else preceded_by(route, self._record)
+        return self._dispatcher.resolve(action)
 
     def calls_of(self, action: str) -> list[HostCall]:
         return [c for c in self.calls if c.action == action]

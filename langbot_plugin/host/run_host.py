@@ -96,6 +96,7 @@ from langbot_plugin.host.transcript import TranscriptStore
 from langbot_plugin.host.truncation import DEFAULT_MESSAGE_LIMIT
 from langbot_plugin.protocol.run_audit import RunAuditEntry
 from langbot_plugin.protocol.runners import secret_config_values
+from langbot_plugin.protocol.table import ActionTable
 from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.errors import RPCError, RPCTimeoutError
 from langbot_plugin.rpc.redaction import mark_secret
@@ -185,9 +186,9 @@ class RunHost:
             await self.sweep()
             await anyio.sleep(self.retention.interval_sec)
 
-    def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
+    def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> ActionTable:
         """The run-scoped actions, in front of ``inner`` (gated by run authorization;
-        see :class:`~langbot_plugin.host.gate.GatedDispatcher` for ``strict``)."""
+        see :func:`~langbot_plugin.host.gate.gated` for ``strict``)."""
         return self.services.dispatcher(inner, strict=strict)
 
     def close(self) -> None:

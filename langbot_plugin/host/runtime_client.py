@@ -10,9 +10,10 @@ from typing import Any, TypeVar
 
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.containers import PluginContainer
+from langbot_plugin.protocol.handshake import DEFAULT_WORKER_POLICY, RuntimeConfig, RuntimeIdentity
 from langbot_plugin.protocol.run_audit import GET_RUN_AUDIT, GetRunAuditParams, RunAudit
 from langbot_plugin.protocol.runner_declaration import DECLARATION_KEY
-from langbot_plugin.protocol.scope import ActionScope, bridge_binding
+from langbot_plugin.protocol.scope import ActionScope, InstallationBinding, bridge_binding
 from langbot_plugin.protocol.spec import ActionSpec
 from langbot_plugin.rpc import Dispatcher, RPCSession, Transport
 from langbot_plugin.rpc.reserved import PING
@@ -78,17 +79,22 @@ class PluginRuntimeClient:
 
     # ------------------------------------------------------------------ handshake
 
-    async def handshake(self, config: ctl.RuntimeConfig | None = None) -> None:
+    def runtime_config(self, **fields: Any) -> RuntimeConfig:
+        """The handshake this client sends: this workspace's instance, LangBot's default
+        worker policy, the ``oss_dev`` profile; ``fields`` replace any of them."""
+        instance = self.workspace.instance_uuid or "unknown"
+        identity = RuntimeIdentity(instance_uuid=instance, runtime_id=f"{instance}:plugin-runtime")
+        defaults: dict[str, Any] = {
+            "runtime_identity": identity,
+            "worker_policy": DEFAULT_WORKER_POLICY,
+            "runtime_profile": "oss_dev",
+        }
+        return RuntimeConfig.model_validate({**defaults, **fields})
+
+    async def handshake(self, config: RuntimeConfig | None = None) -> None:
         """What the released host does on every (re)connect."""
         await self.session.call(PING, timeout=10)
-        cfg = config or ctl.RuntimeConfig(
-            runtime_identity={
-                "instance_uuid": self.workspace.instance_uuid,
-                "runtime_id": f"{self.workspace.instance_uuid}:plugin-runtime",
-            },
-            runtime_profile="oss_dev",
-        )
-        await ctl.SET_RUNTIME_CONFIG.call(self.session, cfg, timeout=10)
+        await ctl.SET_RUNTIME_CONFIG.call(self.session, config or self.runtime_config(), timeout=10)
         await self.list_plugins()
         await ctl.RECONCILE_PLUGIN_INSTALLATIONS.call(
             self.session, ctl.ReconcileParams(installations=[]), timeout=300
@@ -100,14 +106,15 @@ class PluginRuntimeClient:
     # ------------------------------------------------------------------ installations
 
     def binding_for(self, installation_uuid: str, digest: str, revision: int = 1) -> ActionScope:
-        """An installation binding in this client's workspace."""
-        return self.workspace.model_copy(
-            update={
-                "installation_uuid": installation_uuid,
-                "runtime_revision": revision,
-                "artifact_digest": digest,
-            }
-        )
+        """An installation binding in this client's workspace (checked in its strict form,
+        as the host builds one)."""
+        fields = {
+            **self.workspace.workspace_context(),
+            "installation_uuid": installation_uuid,
+            "runtime_revision": revision,
+            "artifact_digest": digest,
+        }
+        return ActionScope.of(InstallationBinding.model_validate(fields))
 
     async def install_package(
         self,

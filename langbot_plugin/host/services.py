@@ -65,7 +65,7 @@ from langbot_plugin.protocol.host_api import run_context as rc
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 from langbot_plugin.protocol.run_needs import api_flag
 from langbot_plugin.protocol.spec import ActionSpec, ActionTable
-from langbot_plugin.rpc import Dispatcher, RequestContext, Route
+from langbot_plugin.rpc import Dispatcher, RequestContext
 from langbot_plugin.rpc.errors import InvalidParamsError, NotFoundError
 
 __all__ = ["Identify", "RunServices", "payload_identity"]
@@ -134,15 +134,12 @@ class RunServices:
             session.grants.require_api(api_flag(api), session.run_id)
         return session
 
-    def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> Dispatcher:
+    def dispatcher(self, inner: Dispatcher | None = None, *, strict: bool = True) -> ActionTable:
         """This table in front of ``inner``, whose run-scoped calls are gated
         (``strict=False``: calls naming a run this registry never saw pass unchecked)."""
-        from langbot_plugin.host.gate import GatedDispatcher
+        from langbot_plugin.host.gate import gated
 
-        return GatedDispatcher(self, inner, strict=strict)
-
-    def resolve(self, action: str) -> Route | None:
-        return self.table.resolve(action)
+        return gated(self, inner, strict=strict)
 
     def _register(self) -> None:
         from langbot_plugin.host import service_files as files

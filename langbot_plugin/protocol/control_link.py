@@ -7,11 +7,12 @@ Both dialects are accepted: the released 4.11 host ("0.7": ``list_runners``,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer
+from langbot_plugin.protocol.handshake import ExecutionMode, RuntimeConfig
 from langbot_plugin.protocol.plugin_link import CallToolResult
 from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
@@ -43,6 +44,7 @@ __all__ = [
     "CommandsResult",
     "DebugInfo",
     "DesiredInstallation",
+    "ExecutionMode",
     "FailedInstallation",
     "HostCallToolParams",
     "HostEmitEventParams",
@@ -65,15 +67,6 @@ __all__ = [
     "ScopedListParams",
     "ToolsResult",
 ]
-
-ExecutionMode = Literal["dedicated", "shared-runtime-v1"]
-
-
-class RuntimeConfig(Params):
-    runtime_identity: dict[str, Any] = Field(default_factory=dict[str, Any])
-    worker_policy: dict[str, Any] = Field(default_factory=dict[str, Any])
-    runtime_profile: str = "oss_dev"
-    cloud_service_url: str | None = None
 
 
 class ScopedListParams(Params):
@@ -106,12 +99,17 @@ class PluginInfoResult(Result):
 
 
 class DesiredInstallation(Params):
+    """The lenient parse of a :class:`~.handshake.PluginInstallationDesiredState` (its
+    ``binding`` is read as an :class:`~.scope.ActionScope`, naming a bad field's path)."""
+
     binding: dict[str, Any]
     enabled: bool = True
     execution_mode: ExecutionMode = "dedicated"
 
 
 class ReconcileParams(Params):
+    """The lenient parse of a :class:`~.handshake.ReconcilePluginInstallationsRequest`."""
+
     installations: list[DesiredInstallation] = Field(default_factory=list[DesiredInstallation])
 
 
@@ -129,6 +127,8 @@ class ReconcileResult(Result):
 
 
 class ApplyInstallationParams(Params):
+    """The lenient parse of an :class:`~.handshake.ApplyPluginInstallationRequest`."""
+
     enabled: bool = True
     execution_mode: ExecutionMode = "dedicated"
     artifact_file_key: str | None = None
@@ -239,6 +239,7 @@ SET_RUNTIME_CONFIG = ActionSpec(
     Empty,
     direction=_HOST,
     timeout=10,
+    parse=RuntimeConfig.from_peer,
     doc="the handshake: must come first on a connection",
 )
 LIST_PLUGINS = ActionSpec("list_plugins", ScopedListParams, PluginsResult, direction=_HOST)

@@ -23,6 +23,7 @@ from langbot_plugin.protocol.host_api import (
     run_ledger,
     storage,
 )
+from langbot_plugin.protocol.scope import SCOPE_FIELDS as ENVELOPE_SCOPE_FIELDS
 from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params
 
 __all__ = [
@@ -131,15 +132,10 @@ RUNTIME_ANSWERS: tuple[ActionSpec[Any, Any], ...] = (
 #: Payload keys a plugin may not set: the runtime derives scope and identity itself.
 SCOPE_FIELDS = frozenset(
     {
+        *ENVELOPE_SCOPE_FIELDS,
         "context",
         "action_context",
-        "instance_uuid",
-        "workspace_uuid",
-        "placement_generation",
         "execution_generation",
-        "installation_uuid",
-        "runtime_revision",
-        "artifact_digest",
         "caller_plugin_identity",
     }
 )

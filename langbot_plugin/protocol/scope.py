@@ -1,28 +1,184 @@
-"""Tenancy scopes carried in the envelope ``context``.
+"""The envelope scope: one model, a strict form for what we send and a lenient parse.
 
 The released host tags what it sends with an *action context* (instance, workspace,
 placement generation) or a full *installation binding* (plus installation uuid,
 runtime revision and artifact digest), and requires one on almost everything a
 runtime sends back. Debug plugins are served under a per-workspace *bridge*
 installation whose uuid the host derives from the instance and workspace ids.
+
+* :class:`ActionContext` and :class:`InstallationBinding` are the strict forms: frozen,
+  no extra fields, validated ids (``SCOPE_FIELDS``). They are what a host builds and
+  what the released host imports from ``langbot_plugin.entities.io.context``;
+  :func:`parse_action_envelope_context` reads a context strictly.
+* :class:`ActionScope` is the lenient parse of the same fields, what the runtime reads
+  from a peer's envelope context: every field optional (a request without a context
+  sees every plugin), unknown keys ignored, a value of the wrong type refused with
+  ``invalid_params`` naming it (:meth:`ActionScope.from_peer`).
+* :func:`bridge_binding` / :func:`bridge_installation_uuid`: the bridge installation,
+  computed once for both sides (the host's ``_legacy_oss_bridge_binding``).
+
+Both forms name exactly :data:`SCOPE_FIELDS` (a test pins it), so host and runtime
+cannot disagree about what a context holds.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
+from langbot_plugin.api.entities.execution import SCOPE_FIELDS as WORKSPACE_FIELDS
 from langbot_plugin.rpc.errors import InvalidParamsError
 
-__all__ = ["ActionScope", "bridge_binding", "bridge_installation_uuid"]
+__all__ = [
+    "SCOPE_FIELDS",
+    "ActionContext",
+    "ActionEnvelopeContext",
+    "ActionScope",
+    "InstallationBinding",
+    "bridge_binding",
+    "bridge_installation_uuid",
+    "parse_action_envelope_context",
+    "strict_int",
+]
+
+#: Every field of an envelope scope, in the host's order: the workspace part (what
+#: entities carry, :data:`~langbot_plugin.api.entities.execution.SCOPE_FIELDS`), then
+#: the installation's.
+SCOPE_FIELDS = (*WORKSPACE_FIELDS, "installation_uuid", "runtime_revision", "artifact_digest")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_FROZEN = ConfigDict(extra="forbid", frozen=True)
+
+
+def strict_int(value: Any, name: str) -> Any:
+    """``value`` if it is an integer (never a bool, a float or a numeric string)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an integer")
+    return value
+
+
+# --------------------------------------------------------------------------- strict
+
+
+class ActionContext(BaseModel):
+    """A fenced workspace, set by the trusted side of a link (never from a payload)."""
+
+    model_config = _FROZEN
+
+    instance_uuid: str
+    workspace_uuid: str
+    placement_generation: int = 1
+    installation_uuid: str | None = None
+
+    @field_validator("instance_uuid", "workspace_uuid")
+    @classmethod
+    def _required(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    @field_validator("installation_uuid")
+    @classmethod
+    def _optional(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty")
+        return None if value is None else value.strip()
+
+    @field_validator("placement_generation")
+    @classmethod
+    def _generation(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("placement_generation must be greater than or equal to 1")
+        return value
+
+    def same_workspace(self, other: ActionContext) -> bool:
+        """Whether ``other`` names the same instance, workspace and generation."""
+        return (
+            self.instance_uuid == other.instance_uuid
+            and self.workspace_uuid == other.workspace_uuid
+            and self.placement_generation == other.placement_generation
+        )
+
+    def for_installation(self, installation_uuid: str | None) -> ActionContext:
+        """The same workspace with an installation capability."""
+        return ActionContext(
+            instance_uuid=self.instance_uuid,
+            workspace_uuid=self.workspace_uuid,
+            placement_generation=self.placement_generation,
+            installation_uuid=installation_uuid,
+        )
+
+    def without_installation(self) -> ActionContext:
+        """The workspace part alone (what runtime-level calls carry)."""
+        if self.installation_uuid is None and type(self) is ActionContext:
+            return self
+        return self.for_installation(None)
+
+
+class InstallationBinding(ActionContext):
+    """The complete, immutable authority of one installation revision."""
+
+    installation_uuid: str  # pyright: ignore[reportIncompatibleVariableOverride, reportGeneralTypeIssues]
+    runtime_revision: int
+    artifact_digest: str
+
+    @field_validator("placement_generation", mode="before")
+    @classmethod
+    def _strict_generation(cls, value: Any) -> Any:
+        return strict_int(value, "placement_generation")
+
+    @field_validator("runtime_revision", mode="before")
+    @classmethod
+    def _strict_revision(cls, value: Any) -> Any:
+        return strict_int(value, "runtime_revision")
+
+    @field_validator("runtime_revision")
+    @classmethod
+    def _revision(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("runtime_revision must be greater than or equal to 1")
+        return value
+
+    @field_validator("artifact_digest")
+    @classmethod
+    def _digest(cls, value: str) -> str:
+        if not _SHA256.fullmatch(value.strip()):
+            raise ValueError("artifact_digest must be a lowercase SHA-256 hex digest")
+        return value.strip()
+
+    @property
+    def execution_generation(self) -> int:
+        """The target meaning of the wire's ``placement_generation``."""
+        return self.placement_generation
+
+    def same_installation(self, other: InstallationBinding) -> bool:
+        return self == other
+
+
+ActionEnvelopeContext = InstallationBinding | ActionContext
+_ENVELOPE: TypeAdapter[ActionEnvelopeContext] = TypeAdapter(ActionEnvelopeContext)
+
+
+def parse_action_envelope_context(
+    value: ActionEnvelopeContext | dict[str, Any],
+) -> ActionEnvelopeContext:
+    """An envelope ``context``, strictly: a full binding when it has the fields, else a
+    workspace."""
+    if isinstance(value, ActionContext):
+        return value
+    return _ENVELOPE.validate_python(value)
+
+
+# --------------------------------------------------------------------------- lenient
 
 
 class ActionScope(BaseModel):
-    """The scope fields of an envelope ``context`` (binding fields optional)."""
+    """The lenient parse of an envelope ``context``: the :data:`SCOPE_FIELDS`, each
+    optional, unknown keys ignored (what the runtime reads from its peers)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -51,6 +207,15 @@ class ActionScope(BaseModel):
                 f"{where}: {first['msg']}", details={"path": where, "errors": exc.error_count()}
             ) from None
 
+    @classmethod
+    def of(cls, context: ActionContext) -> ActionScope:
+        """The lenient view of a strict context."""
+        return cls.model_validate(context.model_dump())
+
+    def strict(self) -> ActionEnvelopeContext:
+        """This scope in its strict form (pydantic's ``ValidationError`` when it has none)."""
+        return parse_action_envelope_context(self.as_context())
+
     @property
     def workspace_key(self) -> tuple[str | None, str | None]:
         return (self.instance_uuid, self.workspace_uuid)
@@ -67,9 +232,7 @@ class ActionScope(BaseModel):
 
     def workspace_context(self) -> dict[str, Any]:
         """Only the workspace part: what the host accepts for settings calls."""
-        return self.model_dump(
-            include={"instance_uuid", "workspace_uuid", "placement_generation"}, exclude_none=True
-        )
+        return self.model_dump(include=set(WORKSPACE_FIELDS), exclude_none=True)
 
     def as_context(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -77,6 +240,9 @@ class ActionScope(BaseModel):
     @property
     def is_binding(self) -> bool:
         return self.installation_uuid is not None
+
+
+# --------------------------------------------------------------------------- bridge
 
 
 def _bridge_seed(instance_uuid: str, workspace_uuid: str) -> str:
@@ -94,7 +260,8 @@ def bridge_installation_uuid(instance_uuid: str, workspace_uuid: str) -> str:
 
 
 def bridge_binding(scope: ActionScope) -> ActionScope | None:
-    """The bridge binding of ``scope``'s workspace, or ``None`` without one."""
+    """The bridge binding of ``scope``'s workspace (the binding the host builds for it),
+    or ``None`` without one."""
     if scope.instance_uuid is None or scope.workspace_uuid is None:
         return None
     seed = _bridge_seed(scope.instance_uuid, scope.workspace_uuid)
@@ -102,7 +269,7 @@ def bridge_binding(scope: ActionScope) -> ActionScope | None:
         instance_uuid=scope.instance_uuid,
         workspace_uuid=scope.workspace_uuid,
         placement_generation=scope.placement_generation or 1,
-        installation_uuid=str(uuid.uuid5(uuid.NAMESPACE_URL, seed)),
+        installation_uuid=bridge_installation_uuid(scope.instance_uuid, scope.workspace_uuid),
         runtime_revision=1,
         artifact_digest=hashlib.sha256(seed.encode()).hexdigest(),
     )

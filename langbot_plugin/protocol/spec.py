@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from langbot_plugin.protocol.callers import Caller, ItemStream, ScopedCaller
 from langbot_plugin.rpc.errors import InternalError, InvalidParamsError, MalformedMessageError
-from langbot_plugin.rpc.routes import RequestContext, Route
+from langbot_plugin.rpc.routes import RequestContext
 from langbot_plugin.rpc.session import DEFAULT_TIMEOUT
 
 __all__ = [
@@ -164,6 +164,9 @@ class ActionSpec(Generic[P, R]):
     ``files`` names result keys that carry the key of a file the answering side pushed
     before answering; ``request_files`` names payload keys (``"context.file_key"`` for a
     nested one) that carry the key of a file the caller pushed before calling.
+    ``parse`` is how the serving side reads a peer's parameters when the params model is
+    a strict form (the handshake's :meth:`RuntimeConfig.from_peer`); by default the
+    params model itself, which keeps unknown keys.
     """
 
     name: str
@@ -178,6 +181,7 @@ class ActionSpec(Generic[P, R]):
     payload_wait: tuple[str, float] | None = None
     files: tuple[str, ...] = ()
     request_files: tuple[str, ...] = ()
+    parse: Callable[[Mapping[str, Any]], P] | None = None
     #: validates and dumps a ``TypedDict`` result (``None`` for a model; built on first use)
     _adapter: TypeAdapter[R] | None = field(init=False, repr=False, compare=False, default=None)
     _is_model: bool = field(init=False, repr=False, compare=False, default=True)
@@ -200,6 +204,8 @@ class ActionSpec(Generic[P, R]):
     # ------------------------------------------------------------------ validation
 
     def parse_params(self, data: Mapping[str, Any]) -> P:
+        if self.parse is not None:
+            return self.parse(data)
         return parse_peer(self.params, data, self.name)
 
     def _validate_result(self, data: Any) -> R:
@@ -373,77 +379,5 @@ class ActionSpec(Generic[P, R]):
 UnaryImpl = Callable[[Any, RequestContext], Awaitable[Any]]
 StreamImpl = Callable[[Any, RequestContext], AsyncIterator[Any]]
 
-
-class ActionTable:
-    """A dispatcher built from specs: validates parameters, checks results.
-
-    ``table.add(spec, handler)`` registers ``handler(params, ctx)`` under every name of
-    ``spec``. A name registered twice is a programming error. ``sparse=True`` sends only
-    the result fields a handler set (a peer that must answer exactly like another one).
-    """
-
-    def __init__(self, *, sparse: bool = False) -> None:
-        self.sparse = sparse
-        self._routes: dict[str, Route] = {}
-        self._specs: dict[str, ActionSpec[Any, Any]] = {}
-
-    def __contains__(self, name: str) -> bool:
-        return name in self._routes
-
-    @property
-    def names(self) -> frozenset[str]:
-        return frozenset(self._routes)
-
-    def resolve(self, action: str) -> Route | None:
-        return self._routes.get(action)
-
-    def add_route(self, spec: ActionSpec[Any, Any], route: Route) -> None:
-        """Register a route that serves ``spec`` without typed handling (a relay)."""
-        for name in spec.names:
-            if name in self._routes:
-                raise ValueError(f"action {name} is registered twice")
-            self._routes[name] = route
-            self._specs[name] = spec
-
-    def add(
-        self,
-        spec: ActionSpec[P, R],
-        handler: Callable[[P, RequestContext], Awaitable[R | Relayed]]
-        | Callable[[P, RequestContext], AsyncIterator[R | Relayed]],
-    ) -> None:
-        sparse = self.sparse
-        if spec.stream:
-            stream_impl = cast(StreamImpl, handler)
-
-            async def stream_route(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-                items = stream_impl(spec.parse_params(ctx.data), ctx)
-                try:
-                    async for item in items:
-                        yield spec.dump_result(item, exclude_unset=sparse)
-                finally:  # leaving early (the caller cancelled) closes the handler now
-                    aclose = getattr(items, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-
-            route = Route(stream_route, stream=True)
-        else:
-            unary_impl = cast(UnaryImpl, handler)
-
-            async def unary_route(ctx: RequestContext) -> dict[str, Any]:
-                result = await unary_impl(spec.parse_params(ctx.data), ctx)
-                return spec.dump_result(result, exclude_unset=sparse)
-
-            route = Route(unary_route)
-        self.add_route(spec, route)
-
-    def on(self, spec: ActionSpec[P, R]) -> Callable[[Any], Any]:
-        """Decorator form of :meth:`add`."""
-
-        def register(handler: Any) -> Any:
-            self.add(spec, handler)
-            return handler
-
-        return register
-
-    def spec_for(self, name: str) -> ActionSpec[Any, Any] | None:
-        return self._specs.get(name)
+# The table that serves specs lives beside them (it needs the spec, the spec does not).
+from langbot_plugin.protocol.table import ActionTable  # noqa: E402

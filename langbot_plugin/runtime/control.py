@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
 
 from langbot_plugin.protocol import control_link as host
 from langbot_plugin.protocol.run_audit import GET_RUN_AUDIT, GetRunAuditParams, RunAudit
@@ -17,6 +16,7 @@ from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Empty, Relayed
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RPCSession
+from langbot_plugin.rpc.routes import before
 from langbot_plugin.runtime.dispatch import (
     call_tool,
     emit_event,
@@ -48,12 +48,20 @@ class ControlConnection:
         self.configured = False
         self.table = ActionTable()
         self._register()
+        # Until the handshake every other action is refused; after it, no route carries
+        # the check any more (``when`` is read when a route is composed).
+        handshake = frozenset(host.SET_RUNTIME_CONFIG.names)
+        self.table.use(
+            before(self._require_config),
+            when=lambda a: not self.configured and a not in handshake,
+        )
 
     def resolve(self, action: str) -> Route | None:
-        route = self.table.resolve(action)
-        if route is None or self.configured or action == host.SET_RUNTIME_CONFIG.name:
-            return route
-        return _NOT_READY_STREAM if route.stream else _NOT_READY
+        return self.table.resolve(action)
+
+    def _require_config(self, ctx: RequestContext) -> None:
+        if not self.configured:
+            raise NotReadyError(f"{ctx.request.action} refused: set_runtime_config must come first")
 
     def closed(self, session: RPCSession) -> None:
         self.state.upstream.detach(session)
@@ -84,13 +92,14 @@ class ControlConnection:
 
     async def set_runtime_config(self, params: host.RuntimeConfig, ctx: RequestContext) -> Empty:
         self.configured = True
+        self.table.recompose()
         self.state.upstream.attach(ctx.session, params)
         policy = RestartPolicy.from_worker_policy(params.worker_policy)
         self.installations.supervisor.policy = self.installations.shared.policy = policy
         logger.info(
             "host connected (profile %s, instance %s)",
             params.runtime_profile,
-            params.runtime_identity.get("instance_uuid"),
+            params.runtime_identity.instance_uuid,
         )
         return Empty()
 
@@ -199,16 +208,3 @@ class ControlConnection:
         self, params: host.HostEmitEventParams, ctx: RequestContext
     ) -> host.HostEmitEventResult:
         return await emit_event(self.state.registry, _scope(ctx), params)
-
-
-async def _refuse(ctx: RequestContext) -> dict[str, Any]:
-    raise NotReadyError(f"{ctx.request.action} refused: set_runtime_config must come first")
-
-
-async def _refuse_stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
-    raise NotReadyError(f"{ctx.request.action} refused: set_runtime_config must come first")
-    yield {}  # pragma: no cover - makes this an async generator
-
-
-_NOT_READY = Route(_refuse)
-_NOT_READY_STREAM = Route(_refuse_stream, stream=True)

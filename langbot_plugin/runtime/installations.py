@@ -27,6 +27,7 @@ from langbot_plugin.protocol.control_link import (
     FailedInstallation,
     ReconcileResult,
 )
+from langbot_plugin.protocol.handshake import PluginExecutionMode
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import InvalidParamsError, RPCError
@@ -41,7 +42,7 @@ from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.workers import Supervisor, WorkerSpec
 
 #: The host's execution mode that places an installation in a shared worker.
-SHARED_MODE = "shared-runtime-v1"
+SHARED_MODE = PluginExecutionMode.SHARED_CERTIFIED.value
 
 __all__ = ["InstallationRecord", "Installations"]
 

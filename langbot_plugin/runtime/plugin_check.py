@@ -17,7 +17,7 @@ from pathlib import Path
 
 import anyio
 
-from langbot_plugin.api.definition.discovery import COMPONENT_KINDS
+from langbot_plugin.api.definition.components.kinds import COMPONENT_KINDS
 from langbot_plugin.api.definition.validation import check_plugin
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.rpc.errors import RPCError

@@ -33,14 +33,24 @@ Policy = Literal["off", "warn", "require"]
 
 @dataclass
 class RuntimeOptions:
+    """Every setting of ``lbp rt``: ``lbp rt`` fills it from its flags, its TOML file and
+    the environment (:func:`langbot_plugin.cli.rt_config.resolve_settings`); programs that
+    embed the runtime (``lbp dev``, the harness) build one directly."""
+
     host: str = "127.0.0.1"
     control_port: int = 5400
     debug_port: int = 5401
     stdio: bool = False
+    #: from ``$LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN`` only (never a flag or the file)
     control_token: str | None = field(
-        default_factory=lambda: os.environ.get(CONTROL_TOKEN_ENV) or None
+        default_factory=lambda: os.environ.get(CONTROL_TOKEN_ENV) or None, repr=False
     )
     data_dir: Path = field(default_factory=lambda: Path("data"))
+    log_level: str | None = None
+    #: ``text`` or ``json`` (``--log-format``; ``None``: ``$LBP_LOG_FORMAT``, else text)
+    log_format: str | None = None
+    #: the TOML file the settings were read from, if any
+    config_file: Path | None = None
     pypi_index_url: str | None = None
     pypi_trusted_hosts: tuple[str, ...] = ()
     #: serve debug plugins only: installations are verified and recorded, not started

@@ -6,7 +6,7 @@ import math
 
 import anyio
 
-from langbot_plugin.protocol.control_link import RuntimeConfig
+from langbot_plugin.protocol.handshake import RuntimeConfig
 from langbot_plugin.rpc import NotReadyError, RPCSession
 
 __all__ = ["Upstream"]

@@ -26,6 +26,7 @@ from anyio.abc import Process, TaskGroup
 
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
+from langbot_plugin.protocol.handshake import PluginWorkerPolicy
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
@@ -74,19 +75,12 @@ class RestartPolicy:
     ready_timeout: float = 120.0
 
     @classmethod
-    def from_worker_policy(cls, policy: dict[str, object]) -> RestartPolicy:
-        def num(key: str, default: float) -> float:
-            value = policy.get(key)
-            return (
-                float(value)
-                if isinstance(value, int | float) and not isinstance(value, bool)
-                else default
-            )
-
+    def from_worker_policy(cls, policy: PluginWorkerPolicy) -> RestartPolicy:
+        """The restart settings of the host's worker policy (the rest keeps its defaults)."""
         return cls(
-            failure_threshold=int(num("restart_failure_threshold", 8)),
-            failure_window=num("restart_failure_window_seconds", 30.0),
-            circuit_open=num("restart_circuit_open_seconds", 60.0),
+            failure_threshold=policy.restart_failure_threshold,
+            failure_window=policy.restart_failure_window_seconds,
+            circuit_open=policy.restart_circuit_open_seconds,
         )
 
 

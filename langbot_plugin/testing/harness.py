@@ -38,6 +38,7 @@ from langbot_plugin.host.run_host import OnResult
 from langbot_plugin.host.scripted import ScriptedModel
 from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.control_link import CommandReturnItem
+from langbot_plugin.protocol.runners import RUNNER_KINDS
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.testing import contexts
 from langbot_plugin.testing.components import ComponentCalls
@@ -51,8 +52,6 @@ if TYPE_CHECKING:  # the Box client is imported only by tests that start a Box
     from langbot_plugin.testing.box import BoxSandbox
 
 __all__ = ["PluginHarness"]
-
-RUNNER_KINDS = ("AgentRunner", "Runner")
 
 
 def _defaults(spec: Any) -> dict[str, Any]:

@@ -17,10 +17,10 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from langbot_plugin.rpc.redaction import redact
-from langbot_plugin.rpc.routes import RequestContext, Route, UnaryHandler
+from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext
 from langbot_plugin.rpc.wire_errors import attach_details
 
 __all__ = ["HEADER", "AuthorTrace", "author_frames", "author_trace", "reported", "reporting"]
@@ -110,12 +110,12 @@ def reported(root: Path) -> Generator[None]:
         raise
 
 
-def reporting(route: Route, root: Path) -> Route:
-    """A unary ``route`` whose failures in the plugin's code say where (:func:`reported`)."""
-    handler = cast(UnaryHandler, route.handler)
+def reporting(root: Path) -> Middleware:
+    """The middleware that makes a unary call's failure in the plugin's code say where
+    (:func:`reported`); a stream's items fail on their own way out."""
 
-    async def reported_handler(ctx: RequestContext) -> dict[str, Any]:
+    async def reporting_middleware(ctx: RequestContext, call_next: CallNext) -> Answer:
         with reported(root):
-            return await handler(ctx)
+            return await call_next(ctx)
 
-    return Route(reported_handler)
+    return reporting_middleware

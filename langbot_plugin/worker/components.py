@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import mimetypes
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
+from langbot_plugin.api.definition.components import BaseComponent, KnowledgeEngine, Page, Parser
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalResponse
 from langbot_plugin.api.entities.builtin.rag.models import (
     IngestionResult,
@@ -23,13 +24,14 @@ from langbot_plugin.api.entities.builtin.rag.models import (
 from langbot_plugin.protocol import plugin_components as comp
 from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext
-from langbot_plugin.worker.loader import LoadedComponent, LoadedPlugin
+from langbot_plugin.worker.loader import LoadedPlugin
 
 __all__ = ["add_components"]
 
 logger = logging.getLogger("langbot_plugin.worker")
 
 ASSET_ROOTS = ("assets", "components/pages")
+C = TypeVar("C", bound=BaseComponent)
 
 
 def _inside(root: Path, relative: str) -> Path | None:
@@ -48,13 +50,15 @@ def _mime(path: Path, default: str = "application/octet-stream") -> str:
     return mimetypes.guess_type(path.name)[0] or default
 
 
-def _pick(loaded: LoadedPlugin, kind: str, name: str | None) -> LoadedComponent:
-    components = loaded.of_kind(kind)
+def _pick(loaded: LoadedPlugin, kind: type[C], name: str | None) -> C:
+    """The live component of ``kind`` named ``name`` (the first one without a name)."""
+    components = loaded.of_kind(kind.__kind__)
     chosen = next((c for c in components if c.name == name), None) if name else None
     chosen = chosen or (components[0] if components and not name else None)
-    if chosen is None or chosen.instance is None:
-        raise NotFoundError(f"{loaded.identity} has no {kind} {name or ''}".rstrip())
-    return chosen
+    instance = chosen.instance if chosen is not None else None
+    if not isinstance(instance, kind):
+        raise NotFoundError(f"{loaded.identity} has no {kind.__kind__} {name or ''}".rstrip())
+    return instance
 
 
 def add_components(table: ActionTable, loaded: LoadedPlugin) -> None:  # noqa: PLR0915 - one closure per action
@@ -92,11 +96,9 @@ def add_components(table: ActionTable, loaded: LoadedPlugin) -> None:  # noqa: P
         return comp.AssetFile(file_file_key=key, mime_type=mime)
 
     async def page_api(params: comp.PageApiParams, ctx: RequestContext) -> comp.PageResponse:
-        from langbot_plugin.api.definition.components.page import Page
-
         if not params.page_id:
             return comp.PageResponse.fail("page_id is required")
-        component = next((c for c in loaded.of_kind("Page") if c.name == params.page_id), None)
+        component = loaded.find((Page.__kind__,), params.page_id)
         if component is None or not isinstance(component.instance, Page):
             return comp.PageResponse.fail(f"page {params.page_id!r} not found")
         request = comp.PageRequest(
@@ -109,34 +111,34 @@ def add_components(table: ActionTable, loaded: LoadedPlugin) -> None:  # noqa: P
         return raw if isinstance(raw, comp.PageResponse) else comp.PageResponse.ok(raw)
 
     async def retrieve(params: comp.RetrieveParams, ctx: RequestContext) -> RetrievalResponse:
-        engine = _pick(loaded, "KnowledgeEngine", params.retriever_name or None)
-        return await engine.instance.retrieve(params.retrieval_context)  # type: ignore[union-attr]
+        engine = _pick(loaded, KnowledgeEngine, params.retriever_name or None)
+        return await engine.retrieve(params.retrieval_context)
 
     async def ingest(params: comp.IngestParams, ctx: RequestContext) -> IngestionResult:
-        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
-        return await engine.instance.ingest(params.context)  # type: ignore[union-attr]
+        engine = _pick(loaded, KnowledgeEngine, params.engine_name or None)
+        return await engine.ingest(params.context)
 
     async def delete_document(params: comp.DocumentRef, ctx: RequestContext) -> comp.Success:
-        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
-        done = await engine.instance.delete_document(params.kb_id, params.document_id)  # type: ignore[union-attr]
+        engine = _pick(loaded, KnowledgeEngine, params.engine_name or None)
+        done = await engine.delete_document(params.kb_id, params.document_id)
         return comp.Success(success=bool(done))
 
     async def kb_created(params: comp.KnowledgeBaseConfig, ctx: RequestContext) -> comp.Success:
-        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
-        await engine.instance.on_knowledge_base_create(params.kb_id, params.config)  # type: ignore[union-attr]
+        engine = _pick(loaded, KnowledgeEngine, params.engine_name or None)
+        await engine.on_knowledge_base_create(params.kb_id, params.config)
         return comp.Success(success=True)
 
     async def kb_deleted(params: comp.KnowledgeBaseRef, ctx: RequestContext) -> comp.Success:
-        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
-        await engine.instance.on_knowledge_base_delete(params.kb_id)  # type: ignore[union-attr]
+        engine = _pick(loaded, KnowledgeEngine, params.engine_name or None)
+        await engine.on_knowledge_base_delete(params.kb_id)
         return comp.Success(success=True)
 
     async def capabilities(params: comp.EngineRef, ctx: RequestContext) -> comp.Capabilities:
-        engine = _pick(loaded, "KnowledgeEngine", params.engine_name or None)
-        return comp.Capabilities(capabilities=type(engine.instance).get_capabilities())  # type: ignore[union-attr]
+        engine = _pick(loaded, KnowledgeEngine, params.engine_name or None)
+        return comp.Capabilities(capabilities=type(engine).get_capabilities())
 
     async def parse(params: comp.ParseParams, ctx: RequestContext) -> ParseResult:
-        parser = _pick(loaded, "Parser", params.parser_name or None)
+        parser = _pick(loaded, Parser, params.parser_name or None)
         request = params.context
         context = ParseContext(
             file_content=ctx.session.files.take(request.file_key),
@@ -144,7 +146,7 @@ def add_components(table: ActionTable, loaded: LoadedPlugin) -> None:  # noqa: P
             filename=request.filename or "document",
             metadata=dict(request.metadata),
         )
-        return await parser.instance.parse(context)  # type: ignore[union-attr]
+        return await parser.parse(context)
 
     async def diagnostic(params: Params, ctx: RequestContext) -> Result:
         logger.warning("LangBot reports %s: %s", ctx.data.get("code"), ctx.data.get("message"))

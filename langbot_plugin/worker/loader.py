@@ -18,16 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from langbot_plugin.api.definition.components import (
-    AgentRunner,
-    BaseComponent,
-    Command,
-    EventListener,
-    KnowledgeEngine,
-    Page,
-    Parser,
-    Tool,
-)
+from langbot_plugin.api.definition.components import AgentRunner, BaseComponent, KnowledgeEngine
+from langbot_plugin.api.definition.components.kinds import KINDS
 from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import ManifestError, PluginPackage, load_plugin
 from langbot_plugin.api.definition.importing import forget_modules, import_module_at
@@ -45,16 +37,7 @@ __all__ = ["KIND_BASES", "LoadedComponent", "LoadedPlugin", "forget_modules"]
 logger = logging.getLogger("langbot_plugin.worker")
 
 #: Each manifest kind and the class its component must subclass, in initialization order.
-KIND_BASES: dict[str, type[BaseComponent]] = {
-    "EventListener": EventListener,
-    "Tool": Tool,
-    "Command": Command,
-    "KnowledgeEngine": KnowledgeEngine,
-    "Parser": Parser,
-    "Page": Page,
-    "AgentRunner": AgentRunner,
-    "Runner": AgentRunner,
-}
+KIND_BASES: dict[str, type[BaseComponent]] = {name: k.base for name, k in KINDS.items()}
 
 
 def _load(root: Path) -> PluginPackage:

@@ -50,27 +50,19 @@ class PluginService:
         t.add(plug.CALL_TOOL, self.call_tool)
         t.add(plug.EMIT_EVENT, self.emit_event)
         t.add(plug.SHUTDOWN, self.shutdown)
-        self._components_added = False
-        self._routes: dict[str, Route] = {}
+        # The calls into files, pages, knowledge engines and parsers are registered on the
+        # first request the core table does not know, so a plugin does not import their
+        # models before it is asked for them.
+        t.defer(self._add_components)
+        t.use(reporting(loaded.root))  # a unary call that fails in the plugin says where
 
     def resolve(self, action: str) -> Route | None:
-        """The route of ``action``. The calls into files, pages, knowledge engines and
-        parsers are registered on the first request the core table does not know, so a
-        plugin does not import their models before it is asked for them. A unary call
-        that fails in the plugin's code says where (:func:`reporting`)."""
-        known = self._routes.get(action)
-        if known is not None:
-            return known
-        route = self.table.resolve(action)
-        if route is None and not self._components_added:
-            from langbot_plugin.worker.components import add_components
+        return self.table.resolve(action)
 
-            self._components_added = True
-            add_components(self.table, self.loaded)
-            route = self.table.resolve(action)
-        if route is not None and not route.stream:
-            route = self._routes[action] = reporting(route, self.loaded.root)
-        return route
+    def _add_components(self, table: ActionTable) -> None:
+        from langbot_plugin.worker.components import add_components
+
+        add_components(table, self.loaded)
 
     def _channel(self, ctx: RequestContext) -> Channel:
         return self.channel if self.channel is not None else ctx.session
@@ -126,7 +118,7 @@ class PluginService:
         from langbot_plugin.api.definition.components import Tool
 
         self._require_initialized()
-        component = self.loaded.find(("Tool",), params.tool_name)
+        component = self.loaded.find((Tool.__kind__,), params.tool_name)
         if component is None or not isinstance(component.instance, Tool):
             raise NotFoundError(f"no tool {params.tool_name!r} in {self.loaded.identity}")
         tool = component.instance
@@ -154,7 +146,7 @@ class PluginService:
             {**params.event_context, "plugin_runtime_handler": self._channel(ctx)}
         )
         emitted = False
-        for component in self.loaded.of_kind("EventListener"):
+        for component in self.loaded.of_kind(EventListener.__kind__):
             listener = component.instance
             if not isinstance(listener, EventListener):
                 continue

@@ -70,6 +70,7 @@ class SharedService:
         self.table.add(slots.GET_PLUGIN_SLOT_CONTAINER, self.slot_container)
         self.table.add(plug.SHUTDOWN, self.shutdown)
         self._watching_tasks = False
+        self._by_slot: dict[tuple[str, bool], Route] = {}
 
     # ----------------------------------------------------------------- routing
 
@@ -81,9 +82,18 @@ class SharedService:
         shape = sample.service.resolve(action) if sample is not None else None
         if sample is not None and shape is None:
             return None
-        if shape is not None and shape.stream:
+        stream = shape is not None and shape.stream
+        built = self._by_slot.get((action, stream))
+        if built is None:
+            built = self._by_slot[action, stream] = self._slot_route(action, stream)
+        return built
 
-            async def stream(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
+    def _slot_route(self, action: str, stream: bool) -> Route:
+        """The route of ``action`` in whichever slot a request's context names (built once
+        per action)."""
+        if stream:
+
+            async def stream_in_slot(ctx: RequestContext) -> AsyncIterator[dict[str, Any]]:
                 slot, handler = self._route_for(action, ctx)
                 slot.enter()
                 try:
@@ -92,9 +102,9 @@ class SharedService:
                 finally:
                     slot.namespace.drop_aliases()
 
-            return Route(stream, stream=True)
+            return Route(stream_in_slot, stream=True)
 
-        async def unary(ctx: RequestContext) -> dict[str, Any]:
+        async def unary_in_slot(ctx: RequestContext) -> dict[str, Any]:
             slot, handler = self._route_for(action, ctx)
             slot.enter()
             try:
@@ -102,7 +112,7 @@ class SharedService:
             finally:
                 slot.namespace.drop_aliases()
 
-        return Route(unary)
+        return Route(unary_in_slot)
 
     def _slot_key(self, ctx: RequestContext) -> str:
         context = ctx.context or {}

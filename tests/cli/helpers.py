@@ -10,18 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from langbot_plugin.api.definition.components import kinds
+
 LBP_SCRIPT = Path(sys.executable).with_name("lbp")
 
-KINDS = (
-    "EventListener",
-    "Tool",
-    "Command",
-    "KnowledgeEngine",
-    "Parser",
-    "Page",
-    "AgentRunner",
-    "Runner",
-)
+#: Every component kind, in the registry's order: each must scaffold, build and run.
+KINDS = tuple(kinds.KINDS)
 
 
 def lbp_command(*args: str) -> list[str]:

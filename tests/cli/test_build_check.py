@@ -178,11 +178,3 @@ def test_a_tool_without_call_is_one_line(full_plugin: Path, check_only: bool) ->
         f"lbp build: {TOOL_PY}:{line}: MyTool does not define call, "
         "the abstract method every Tool must have\n"
     )
-
-
-def test_the_abstract_methods_checked_are_the_bases_own() -> None:
-    from langbot_plugin.api.definition.validation import abstract_methods
-    from langbot_plugin.worker.loader import KIND_BASES
-
-    for kind, base in KIND_BASES.items():
-        assert abstract_methods(kind) == tuple(sorted(base.__abstractmethods__)), kind

@@ -73,15 +73,18 @@ async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
     )
     command = [*LBP, "rt", "--config", str(config), "--ws-control-port", str(other)]
     command += ["--worker-env", "FROM_FLAG"]  # adds to the file's list
-    async with child(command, tmp_path, clean_env()) as (_, lines):
+    token = "never-in-a-log-" * 3
+    env = clean_env(LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN=token)
+    async with child(command, tmp_path, env) as (_, lines):
         up = await lines.wait_for("plugin runtime up: ")
         assert lines.lines[up].endswith(
             f"control ws://127.0.0.1:{other}/control/ws, debug ws://127.0.0.1:{debug}"
             f"/plugin/debug/ws, data in {config.parent / 'state'}"
         )
         assert lines.matching(f"INFO .* settings from {config} \\(flags override it\\)$")
-        assert lines.matching(" DEBUG .* settings: RtSettings")  # the file's log level applied
+        assert lines.matching(" DEBUG .* settings: RuntimeOptions")  # the file's log level applied
         assert lines.matching(r"worker_env=\('FROM_FILE_\*', 'FROM_FLAG'\)")
+        assert not [line for line in lines.lines if token in line]  # the one settings object
     # the same file through $LBP_RT_CONFIG
     async with child([*LBP, "rt"], tmp_path, clean_env(LBP_RT_CONFIG=str(config))) as (_, lines):
         await lines.wait_for(f"control ws://127.0.0.1:{control}/control/ws")

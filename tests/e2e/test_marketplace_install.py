@@ -74,12 +74,7 @@ async def test_a_marketplace_package_is_downloaded_verified_and_served(tmp_path:
             runtime.control_url, LocalHost(), workspace=WORKSPACE, handshake=False
         ) as host,
     ):
-        await host.handshake(
-            ctl.RuntimeConfig(
-                runtime_identity={"instance_uuid": WORKSPACE.instance_uuid},
-                cloud_service_url=url,
-            )
-        )
+        await host.handshake(host.runtime_config(cloud_service_url=url))
         steps = await install(
             host, plugin_author="tester", plugin_name="alpha", plugin_version="1.0.0"
         )
@@ -119,12 +114,7 @@ async def test_an_author_with_a_space_is_downloaded_and_installed(tmp_path: Path
             runtime.control_url, LocalHost(), workspace=WORKSPACE, handshake=False
         ) as host,
     ):
-        await host.handshake(
-            ctl.RuntimeConfig(
-                runtime_identity={"instance_uuid": WORKSPACE.instance_uuid},
-                cloud_service_url=url,
-            )
-        )
+        await host.handshake(host.runtime_config(cloud_service_url=url))
         steps = await install(
             host,
             plugin_author="LangBot Developer",

@@ -42,12 +42,7 @@ async def host_for(runtime: Runtime, marketplace_url: str) -> AsyncGenerator[Plu
     async with PluginRuntimeClient.connect(
         runtime.control_url, LocalHost(), workspace=WORKSPACE, handshake=False
     ) as host:
-        await host.handshake(
-            ctl.RuntimeConfig(
-                runtime_identity={"instance_uuid": WORKSPACE.instance_uuid},
-                cloud_service_url=marketplace_url,
-            )
-        )
+        await host.handshake(host.runtime_config(cloud_service_url=marketplace_url))
         yield host
 
 

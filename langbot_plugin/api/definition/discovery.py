@@ -28,6 +28,7 @@ from typing import Any, Self
 
 from pydantic import ValidationError
 
+from langbot_plugin.api.definition.components.kinds import COMPONENT_KINDS
 from langbot_plugin.api.definition.components.manifest import (
     REQUIRED_KEYS,
     ComponentManifest,
@@ -52,17 +53,6 @@ __all__ = [
 
 MANIFEST_FILE = "manifest.yaml"
 PLUGIN_KIND = "Plugin"
-#: Every component kind the SDK loads (``Runner`` is the 0.7 name of ``AgentRunner``).
-COMPONENT_KINDS = (
-    "AgentRunner",
-    "Command",
-    "EventListener",
-    "KnowledgeEngine",
-    "Page",
-    "Parser",
-    "Runner",
-    "Tool",
-)
 #: ``metadata.version``: digits and dots, then an optional pre-release or build tag
 #: (``0.1.0``, ``1.2``, ``2.0.0-beta.1``, ``1.0.0rc1``, ``1.0.0+local``).
 VERSION_RULE = re.compile(r"^\d+(\.\d+)*([-+.]?[0-9A-Za-z]+)*$")

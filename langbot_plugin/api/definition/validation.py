@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from langbot_plugin.api.definition.components.kinds import KINDS, kinds_sharing
 from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import PluginPackage, read_plugin
 from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_document
@@ -23,37 +24,19 @@ from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_docum
 __all__ = ["abstract_message", "abstract_methods", "check_code", "check_plugin", "missing_abstract"]
 
 #: The class an entry point of each kind must subclass (checked when visible in the code).
-ENTRY_BASES = {
-    "Plugin": "BasePlugin",
-    "AgentRunner": "AgentRunner",
-    "Runner": "AgentRunner",
-    "Command": "Command",
-    "EventListener": "EventListener",
-    "KnowledgeEngine": "KnowledgeEngine",
-    "Page": "Page",
-    "Parser": "Parser",
-    "Tool": "Tool",
-}
+ENTRY_BASES = {"Plugin": "BasePlugin", **{name: k.base.__name__ for name, k in KINDS.items()}}
 
 
 def abstract_methods(kind: str) -> tuple[str, ...]:
-    """The abstract methods of ``kind``'s base class (imported on first use only)."""
-    from langbot_plugin.api.definition import components
-
-    base = {
-        "Tool": components.Tool,
-        "AgentRunner": components.AgentRunner,
-        "Runner": components.AgentRunner,
-        "KnowledgeEngine": components.KnowledgeEngine,
-        "Parser": components.Parser,
-    }.get(kind)
-    return tuple(sorted(base.__abstractmethods__)) if base is not None else ()
+    """The abstract methods of ``kind``'s base class."""
+    entry = KINDS.get(kind)
+    return entry.abstract_methods if entry is not None else ()
 
 
-#: The names a component class may give the SDK base of its kind.
+#: The names a component class may give the SDK base of its kind (``AgentRunner`` or
+#: ``Runner`` for either runner kind).
 BASE_NAMES: dict[str, frozenset[str]] = {
-    "AgentRunner": frozenset({"AgentRunner", "Runner"}),
-    "Runner": frozenset({"AgentRunner", "Runner"}),
+    name: frozenset(KINDS[other].cls.__name__ for other in kinds_sharing(name)) for name in KINDS
 }
 
 
@@ -67,7 +50,7 @@ def missing_abstract(node: ast.ClassDef, kind: str) -> list[str]:
     """The abstract methods of ``kind``'s base that class ``node`` does not define, when
     it subclasses that base directly (through a class of its own it may inherit them)."""
     required = abstract_methods(kind)
-    bases = BASE_NAMES.get(kind, frozenset({ENTRY_BASES.get(kind, "")}))
+    bases = BASE_NAMES.get(kind, frozenset[str]())
     if not required or not node.bases or node.keywords:
         return []
     if any(_base_name(base) not in bases for base in node.bases):

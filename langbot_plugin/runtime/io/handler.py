@@ -218,14 +218,22 @@ class _Actions:
 
     def __init__(self, handler: Handler) -> None:
         self._handler = handler
+        #: action -> (the function registered, its route): built once per function
+        self._built: dict[str, tuple[ActionFunction, Route]] = {}
 
     def resolve(self, action: str) -> Route | None:
         function = self._handler.actions.get(action)
         if function is None:
             return None
+        built = self._built.get(action)
+        if built is not None and built[0] is function:
+            return built[1]
         if inspect.isasyncgenfunction(function):
-            return Route(self._stream(action, function), stream=True)
-        return Route(self._unary(action, function))
+            route = Route(self._stream(action, function), stream=True)
+        else:
+            route = Route(self._unary(action, function))
+        self._built[action] = (function, route)
+        return route
 
     def _unary(self, action: str, function: ActionFunction) -> Callable[[RequestContext], Any]:
         handler = self._handler
