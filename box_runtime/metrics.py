@@ -16,6 +16,10 @@ Read when scraped: ``lbp_box_sessions``, ``lbp_box_managed_processes``,
 ``lbp_box_connections``, and the warm pool: ``lbp_box_pool_target``,
 ``lbp_box_pool_ready``, ``lbp_box_pool_refilling``, ``lbp_box_pool_adopted_total``,
 ``lbp_box_pool_created_total``.
+
+``lbp_box_relay_frames_total{direction}``: frames the managed-process relay wrote to a
+process (``to_process``), sent to its client (``to_client``) or refused with a JSON-RPC
+error (``refused``).
 """
 
 from __future__ import annotations
@@ -63,6 +67,13 @@ class BoxMetrics:
             registry=self.registry,
             buckets=_EXEC_BUCKETS,
         )
+        self._relay_frames = Counter(
+            f"{PREFIX}_relay_frames",
+            "Managed-process relay frames, by direction (to_process, to_client, refused).",
+            ("direction",),
+            registry=self.registry,
+        )
+        self._relay_children: dict[str, Counter] = {}
         runtime.audit.listeners.append(self._audited)
         self.registry.register(_StateCollector(runtime, connections))
 
@@ -74,6 +85,13 @@ class BoxMetrics:
         self.execs.labels(backend, event.status or event.error or "unknown").inc()
         if event.duration_ms is not None:
             self.exec_duration.labels(backend).observe(event.duration_ms / 1000)
+
+    def relay_frame(self, direction: str) -> None:
+        """One relay frame passed on or refused (``box_runtime.relay.FrameCount``)."""
+        child = self._relay_children.get(direction)
+        if child is None:
+            child = self._relay_children[direction] = self._relay_frames.labels(direction)
+        child.inc()
 
     def text(self) -> bytes:
         return exposition(self.registry)

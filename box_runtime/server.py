@@ -277,7 +277,7 @@ async def _managed_process_ws(request: web.Request) -> web.StreamResponse:
     sockets = request.app[_SOCKETS]
     sockets.add(ws)
     try:
-        await serve_relay(ws, process)
+        await serve_relay(ws, process, service.metrics.relay_frame)
     finally:
         sockets.discard(ws)
     return ws

@@ -3,20 +3,24 @@ parsed with Prometheus' own parser, shows exactly the counts the workload made."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
 
 from box_runtime import protocol as p
 from box_runtime.child import start_box
+from box_runtime.client import relay_headers, relay_url
 from box_runtime.errors import BoxSessionNotFoundError, BoxValidationError
 from box_runtime.server import CONTROL_TOKEN_ENV, CONTROL_TOKEN_HEADER
 from tests.support.metrics import fetch, scrape
-from tests.support.waiting import wait_until
+from tests.support.waiting import PATIENCE, wait_until
 
-from .helpers import jail_state, require_nsjail
+from .helpers import CONTEXT, jail_state, require_nsjail
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nsjail]
 
@@ -88,3 +92,37 @@ async def test_a_workload_shows_in_the_boxs_metrics(state: Path) -> None:
         assert status == 401, body
         right = await scrape(url, {CONTROL_TOKEN_HEADER: TOKEN})
         assert right.value("lbp_box_sessions") == 1
+
+
+async def test_relay_frames_and_managed_processes_are_counted(state: Path) -> None:
+    require_nsjail()
+    config = {"backend": "nsjail", "state_dir": str(state / "state")}
+    async with (
+        start_box(config=config, env={CONTROL_TOKEN_ENV: TOKEN}) as box,
+        box.client(token=TOKEN, instance_id="inst-1", context=CONTEXT) as client,
+    ):
+        await client.create_session(session_id="mcp-shared", persistent=True)
+        await client.start_managed_process("mcp-shared", {"process_id": "p1", "command": "cat"})
+        headers = relay_headers(token=TOKEN, instance_id="inst-1", context=CONTEXT)
+        async with connect(
+            relay_url(f"ws://127.0.0.1:{box.port}", "mcp-shared", "p1"),
+            subprotocols=[Subprotocol("mcp")],
+            additional_headers=headers,
+            proxy=None,
+        ) as ws:
+            for index in range(3):
+                sent = json.dumps({"jsonrpc": "2.0", "id": index, "method": "ping"})
+                await ws.send(sent)
+                with anyio.fail_after(PATIENCE):
+                    assert await ws.recv() == sent  # cat echoes it
+            await ws.send(b"{}")  # binary: refused with a JSON-RPC error
+            with anyio.fail_after(PATIENCE):
+                assert "text frames" in str(await ws.recv())
+        metrics = await scrape(f"http://127.0.0.1:{box.port}/metrics")
+        frames = "lbp_box_relay_frames_total"
+        assert metrics.value(frames, direction="to_process") == 3
+        assert metrics.value(frames, direction="to_client") == 3
+        assert metrics.value(frames, direction="refused") == 1
+        assert metrics.value("lbp_box_managed_processes") == 1
+        assert metrics.value("lbp_box_events_total", kind="process.start") == 1
+        assert metrics.value("lbp_box_sessions") == 1
