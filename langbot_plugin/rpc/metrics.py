@@ -28,7 +28,16 @@ from prometheus_client.exposition import generate_latest
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError
 from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext
 
-__all__ = ["CANCELLED", "CONTENT_TYPE", "OK", "RequestMetrics", "exposition", "outcome_of"]
+__all__ = [
+    "CANCELLED",
+    "CONTENT_TYPE",
+    "MAX_OUTCOMES",
+    "OK",
+    "OTHER",
+    "RequestMetrics",
+    "exposition",
+    "outcome_of",
+]
 
 #: The ``Content-Type`` of :func:`exposition`'s text: the classic text format every
 #: Prometheus version reads (our names need none of 1.0.0's escaping).
@@ -37,6 +46,10 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OK = "ok"
 #: The outcome of a request its caller left (cancelled, or a stream closed early).
 CANCELLED = "cancelled"
+#: Distinct outcomes kept per action; later ones count as :data:`OTHER` (error codes a
+#: peer passes on are its own, and a label value each would grow without bound).
+MAX_OUTCOMES = 32
+OTHER = "other"
 #: Seconds: from a ping-sized call to a long run.
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -145,7 +158,11 @@ class _Children:
     def count(self, outcome: str) -> None:
         counter = self._counters.get(outcome)
         if counter is None:
-            counter = self._counters[outcome] = self._make(outcome)
+            if len(self._counters) >= MAX_OUTCOMES:  # codes a peer made up stay bounded
+                outcome = OTHER
+                counter = self._counters.get(outcome)
+            if counter is None:
+                counter = self._counters[outcome] = self._make(outcome)
         counter.inc()
 
 

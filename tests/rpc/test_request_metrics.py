@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry
 
-from langbot_plugin.rpc import PermissionDeniedError
-from langbot_plugin.rpc.metrics import RequestMetrics
-from tests.protocol.test_table_middleware import ECHO, SPELL, Word, echo_table, served
+from langbot_plugin.protocol import ActionTable
+from langbot_plugin.rpc import PermissionDeniedError, RequestContext, RPCError
+from langbot_plugin.rpc.metrics import MAX_OUTCOMES, OTHER, RequestMetrics
+from tests.protocol.test_table_middleware import ECHO, SPELL, Echo, Word, echo_table, served
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.anyio
@@ -46,3 +47,28 @@ async def test_each_request_is_counted_once_by_action_and_outcome() -> None:
     assert sample(registry, "t_requests_in_flight", action="spell") == 0
     assert closed.event.is_set()
     assert other.get_sample_value("t_requests_total", {}) is None  # counted apart
+
+
+async def test_error_codes_a_peer_makes_up_stay_a_bounded_set_of_labels() -> None:
+    table = ActionTable()
+
+    @table.on(ECHO)
+    async def echo(params: Word, ctx: RequestContext) -> Echo:
+        raise RPCError("made up", code=f"made_up.{params.word}")
+
+    registry = CollectorRegistry()
+    table.use(RequestMetrics(registry, "t").middleware("test"))
+    client, server = await served(table)
+    async with client.running(), server.running():
+        for index in range(MAX_OUTCOMES + 8):
+            with pytest.raises(RPCError):
+                await ECHO.call(client, Word(word=str(index)))
+    outcomes = [
+        sample.labels["outcome"]
+        for metric in registry.collect()
+        for sample in metric.samples
+        if sample.name == "t_requests_total"
+    ]
+    assert len(outcomes) == MAX_OUTCOMES + 1  # and "other"
+    assert sample(registry, "t_requests_total", action="echo", outcome=OTHER) == 8
+    assert sample(registry, "t_requests_total", action="echo", outcome="made_up.0") == 1
