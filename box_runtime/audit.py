@@ -17,7 +17,7 @@ import datetime as dt
 import itertools
 import shlex
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -106,6 +106,8 @@ class BoxAudit:
         self.dropped = 0
         #: skills each live session has mounted (a skill is recorded once per session)
         self._mounted: dict[SessionKey, set[str]] = {}
+        #: called with each event as it is recorded (the Box's metrics)
+        self.listeners: list[Callable[[AuditEvent], None]] = []
 
     def record(self, kind: AuditKind, key: SessionKey, **fields: object) -> AuditEvent:
         if "command" in fields and fields["command"] is not None:
@@ -129,6 +131,8 @@ class BoxAudit:
         if len(self._events) == self._events.maxlen:
             self.dropped += 1
         self._events.append((tenant, event))
+        for listener in self.listeners:
+            listener(event)
         return event
 
     def mounted(self, key: SessionKey, skills: Iterable[str], **fields: object) -> None:

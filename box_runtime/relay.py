@@ -22,6 +22,7 @@ closes with 1000 and the exit status in the reason.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import anyio
 from aiohttp import WSMsgType, web
@@ -39,7 +40,11 @@ __all__ = [
     "CLOSE_EXITED",
     "CLOSE_REPLACED",
     "HEARTBEAT_SEC",
+    "REFUSED",
     "RELAY_SUBPROTOCOL",
+    "TO_CLIENT",
+    "TO_PROCESS",
+    "FrameCount",
     "relay_response",
     "serve_relay",
 ]
@@ -53,6 +58,10 @@ CLOSE_REPLACED = 4001
 HEARTBEAT_SEC = 30.0
 #: How long the close waits for the exit status once the process's stdout ended.
 EXIT_STATUS_WAIT_SEC = 2.0
+#: What :func:`serve_relay` counts: a frame written to the process, one sent to the
+#: client, one refused with a JSON-RPC error (``lbp_box_relay_frames_total``).
+TO_PROCESS, TO_CLIENT, REFUSED = "to_process", "to_client", "refused"
+FrameCount = Callable[[str], None]
 
 
 def relay_response() -> web.WebSocketResponse:
@@ -67,10 +76,22 @@ def relay_response() -> web.WebSocketResponse:
     )
 
 
-async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
-    """Bridge a prepared WebSocket to ``process`` until either side ends."""
+def _uncounted(direction: str) -> None:
+    pass
+
+
+async def serve_relay(
+    ws: web.WebSocketResponse, process: ManagedProcess, count: FrameCount = _uncounted
+) -> None:
+    """Bridge a prepared WebSocket to ``process`` until either side ends; ``count`` is
+    told of each frame passed on (``to_process``, ``to_client``) or refused."""
     attachment = process.attach()
-    attachment.sink = ws.send_str
+
+    async def sink(text: str) -> None:
+        await ws.send_str(text)
+        count(TO_CLIENT)
+
+    attachment.sink = sink
     logger.info(
         "Box relay: client attached to managed process %s of session %s (attach %d)",
         process.process_id,
@@ -85,7 +106,7 @@ async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
                 async def to_client() -> None:
                     nonlocal ended
                     try:
-                        await _to_client(ws, process, attachment)
+                        await _to_client(ws, process, attachment, count)
                     except ConnectionError:
                         pass  # the client went away mid-send; its message waits for the next
                     else:
@@ -93,7 +114,7 @@ async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(to_client)
-                await _to_process(ws, process)
+                await _to_process(ws, process, count)
                 tg.cancel_scope.cancel()
     finally:
         process.detach(attachment)
@@ -102,7 +123,7 @@ async def serve_relay(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
 
 
 async def _to_client(
-    ws: web.WebSocketResponse, process: ManagedProcess, attachment: Attachment
+    ws: web.WebSocketResponse, process: ManagedProcess, attachment: Attachment, count: FrameCount
 ) -> None:
     """Send what waits in the queue (the stdout reader sends directly when nothing does)."""
     outbox = process.outbox
@@ -121,14 +142,18 @@ async def _to_client(
             raise
         finally:
             attachment.sending = False
+        count(TO_CLIENT)
 
 
-async def _to_process(ws: web.WebSocketResponse, process: ManagedProcess) -> None:
+async def _to_process(
+    ws: web.WebSocketResponse, process: ManagedProcess, count: FrameCount
+) -> None:
     async for message in ws:
         if message.type is WSMsgType.TEXT:
             try:
                 line = line_for_process(message.data)
             except FrameError as exc:
+                count(REFUSED)
                 await ws.send_str(
                     error_frame(exc.code, f"Box relay: {exc.message}", exc.request_id)
                 )
@@ -137,7 +162,9 @@ async def _to_process(ws: web.WebSocketResponse, process: ManagedProcess) -> Non
                 await process.to_process(line)
             except anyio.ClosedResourceError:
                 return  # the process closed its stdin or exited; the close says which
+            count(TO_PROCESS)
         elif message.type is WSMsgType.BINARY:
+            count(REFUSED)
             await ws.send_str(
                 error_frame(
                     INVALID_REQUEST, "Box relay: send JSON-RPC messages as text frames, not binary"

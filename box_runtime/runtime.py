@@ -61,6 +61,7 @@ from box_runtime.errors import (
 from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionResult, BoxExecutionStatus, BoxSessionInfo, BoxSpec
 from box_runtime.pool import WarmPool, adopt_plan, adoptable
+from box_runtime.pool_models import PoolStatus
 from box_runtime.process_models import ManagedProcessSpec
 from box_runtime.processes import ProcessTable
 from box_runtime.protocol import BackendInfo
@@ -234,6 +235,13 @@ class BoxRuntime:
     def current_backend(self) -> SandboxBackend | None:
         """The backend selected so far (``None`` before the first selection)."""
         return self._selection.backend if self._selection is not None else None
+
+    def pool_status(self) -> PoolStatus:
+        """What the warm pool holds against what ``box.pool`` asks for."""
+        config = self.config
+        return self.pool.status(
+            config.local.profile, config.pool.size + sum(config.pool.images.values())
+        )
 
     async def backend(self) -> SandboxBackend:
         selection = await self._backend_selection()

@@ -5,13 +5,16 @@ Routes on the one port (default 5410):
 * ``/rpc/ws``: the action RPC (WebSocket);
 * ``/healthz``: liveness (always 200 while the process serves);
 * ``/readyz``: 200 when a sandbox backend is usable, 503 otherwise;
+* ``/metrics``: Prometheus text (:mod:`box_runtime.metrics`), to loopback clients or
+  with the token;
 * ``/v1/sessions/{id}/managed-process[/{pid}]/ws``: the managed-process relay
   (:mod:`box_runtime.relay`).
 
 Authentication: when ``LANGBOT_BOX_CONTROL_TOKEN`` is set, every route but
-``/healthz`` requires it in ``X-LangBot-Box-Control-Token``; binding anything but a
-loopback address without a token is refused at startup, and so is any non-loopback
-address with the unsandboxed ``host`` backend (``box_host_backend_refused``).
+``/healthz`` (and ``/metrics`` from loopback) requires it in
+``X-LangBot-Box-Control-Token``; binding anything but a loopback address without a
+token is refused at startup, and so is any non-loopback address with the unsandboxed
+``host`` backend (``box_host_backend_refused``).
 ``X-LangBot-Instance-Id`` binds a connection (and the process, from the first such
 connection on, or from ``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance.
 A relay connection must name the bound instance (it never binds one) and names its
@@ -59,6 +62,7 @@ from box_runtime.runtime import BoxRuntime
 from box_runtime.service import BoxService
 from langbot_plugin.rpc import PermissionDeniedError, RPCError, RPCSession
 from langbot_plugin.rpc.loopback import is_loopback
+from langbot_plugin.rpc.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from langbot_plugin.rpc.tokens import check_token
 from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
 
@@ -147,6 +151,15 @@ class _Gate:
         supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
         return hmac.compare_digest(supplied.encode(), self.token.encode())
 
+    def local_or_token(self, request: web.Request) -> bool:
+        """``/metrics`` (as ``lbp rt``'s ``/status``): open to loopback clients, else
+        only with the token (a token presented must be the right one, even from
+        loopback)."""
+        supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
+        if self.token and supplied:
+            return hmac.compare_digest(supplied.encode(), self.token.encode())
+        return is_loopback(request.remote or "")
+
     def instance(self, request: web.Request, *, bind: bool = True) -> tuple[bool, str | None]:
         """(allowed, instance id) of a connection; a control connection (``bind``) pins
         the first instance seen, a relay connection never does."""
@@ -210,6 +223,13 @@ async def _healthz(request: web.Request) -> web.Response:
     )
 
 
+async def _metrics(request: web.Request) -> web.Response:
+    if not request.app[_GATE].local_or_token(request):
+        return _deny(f"/metrics needs {CONTROL_TOKEN_HEADER} from beyond loopback")
+    body = request.app[_SERVICE].metrics.text()
+    return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
+
+
 async def _readyz(request: web.Request) -> web.Response:
     if not request.app[_GATE].token_ok(request):
         return _deny(f"missing or wrong {CONTROL_TOKEN_HEADER}")
@@ -257,7 +277,7 @@ async def _managed_process_ws(request: web.Request) -> web.StreamResponse:
     sockets = request.app[_SOCKETS]
     sockets.add(ws)
     try:
-        await serve_relay(ws, process)
+        await serve_relay(ws, process, service.metrics.relay_frame)
     finally:
         sockets.discard(ws)
     return ws
@@ -277,6 +297,7 @@ def make_app(service: BoxService, options: ServerOptions) -> web.Application:
     app.router.add_get("/rpc/ws", _rpc_ws)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
     app.router.add_get("/v1/sessions/{session_id}/managed-process/ws", _managed_process_ws)
     app.router.add_get(
         "/v1/sessions/{session_id}/managed-process/{process_id}/ws", _managed_process_ws

@@ -33,6 +33,7 @@ from box_runtime.export_session import (
 )
 from box_runtime.link_names import INSTANCE_ID_PATTERN
 from box_runtime.managed_process import ManagedProcess
+from box_runtime.metrics import BoxMetrics
 from box_runtime.models import BoxExecutionResult, BoxSessionInfo, BoxSpec
 from box_runtime.process_models import ManagedProcessInfo
 from box_runtime.runtime import BoxRuntime
@@ -45,11 +46,9 @@ from langbot_plugin.rpc import (
     InvalidParamsError,
     PermissionDeniedError,
     RequestContext,
-    Route,
-    RouteTable,
     RPCSession,
 )
-from langbot_plugin.rpc.routes import preceded_by
+from langbot_plugin.rpc.routes import Answer, CallNext, before
 
 __all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer", "runtime_status"]
 
@@ -75,6 +74,8 @@ class BoxService:
         self._peers: dict[RPCSession, Peer] = {}
         self._generations = {} if generations is None else generations
         self.skills = SkillActions(lambda: runtime.settings.skills_root, self._tenant)
+        #: what ``/metrics`` answers (one registry per service)
+        self.metrics = BoxMetrics(runtime, lambda: self.connections)
         self.dispatcher = self._build_dispatcher()
 
     # ------------------------------------------------------------------ connections
@@ -409,7 +410,7 @@ class BoxService:
 
     # ------------------------------------------------------------------ dispatch
 
-    def _build_dispatcher(self) -> RouteTable:
+    def _build_dispatcher(self) -> ActionTable:
         table = ActionTable()
         handlers: dict[ActionSpec[Any, Any], Any] = {
             p.BOX_INIT: self.init,
@@ -437,14 +438,10 @@ class BoxService:
         }
         for spec in p.ALL_ACTIONS:
             table.add(spec, handlers[spec])  # a declared action without a handler fails here
-        routes = RouteTable()
-        for name in sorted(table.names):
-            route = table.resolve(name)
-            assert route is not None
-            if name in ADMITTED_ACTIONS:
-                route = preceded_by(route, self._admitted)
-            routes[name] = _box_validation(route)
-        return routes
+        table.use(before(self._admitted), when=ADMITTED_ACTIONS.__contains__)
+        table.use(_box_validation)
+        table.use(self.metrics.requests.middleware("rpc"))  # outermost: refusals count too
+        return table
 
 
 async def runtime_status(runtime: BoxRuntime, tenant: Tenant | None) -> p.BoxStatus:
@@ -471,9 +468,7 @@ async def runtime_status(runtime: BoxRuntime, tenant: Tenant | None) -> p.BoxSta
         ),
         profile=config.local.profile,
         initialized=runtime.initialized.is_set(),
-        pool=runtime.pool.status(
-            config.local.profile, config.pool.size + sum(config.pool.images.values())
-        ),
+        pool=runtime.pool_status(),
     )
 
 
@@ -504,14 +499,9 @@ _BY_SESSION_ID = frozenset(
 EXPORT_CHUNK_BYTES = 512 * 1024
 
 
-def _box_validation(route: Route) -> Route:
+async def _box_validation(ctx: RequestContext, call_next: CallNext) -> Answer:
     """Report parameter errors as ``BoxValidationError`` (the host maps that class)."""
-    inner = route.handler
-
-    async def handler(ctx: RequestContext) -> dict[str, Any]:
-        try:
-            return await inner(ctx)  # type: ignore[no-any-return, misc]
-        except InvalidParamsError as exc:
-            raise BoxValidationError(exc.message, details=exc.details) from None
-
-    return Route(handler)
+    try:
+        return await call_next(ctx)
+    except InvalidParamsError as exc:
+        raise BoxValidationError(exc.message, details=exc.details) from None

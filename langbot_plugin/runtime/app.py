@@ -3,7 +3,8 @@
 Serves the host's control connection (WebSocket ``/control/ws`` on 5400, or stdio with
 ``-s``) and plugins under development (WebSocket ``/plugin/debug/ws`` on 5401), with
 ``/healthz`` on both ports, and ``/status`` (the live plugins and the calls they have
-not answered yet: :mod:`.inflight`) to loopback clients or with the control token.
+not answered yet: :mod:`.inflight`) and ``/metrics`` (Prometheus text: :mod:`.metrics`)
+to loopback clients or with the control token.
 Stops on SIGTERM/SIGINT, or when the host closes stdio.
 """
 
@@ -23,6 +24,7 @@ from websockets.http11 import Request as HTTPRequest
 
 from langbot_plugin.rpc import RPCSession, Transport
 from langbot_plugin.rpc.loopback import is_loopback
+from langbot_plugin.rpc.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from langbot_plugin.rpc.transport_ws import AuthDecision, HTTPRequestRoute, serve_ws
 from langbot_plugin.runtime.artifacts import ArtifactStore
 from langbot_plugin.runtime.confine import Decision
@@ -43,6 +45,7 @@ __all__ = [
     "CONTROL_PATH",
     "DEBUG_KEY_HEADER",
     "DEBUG_PATH",
+    "METRICS_PATH",
     "STATUS_PATH",
     "TOKEN_HEADER",
     "BindError",
@@ -54,6 +57,9 @@ logger = logging.getLogger("langbot_plugin.runtime")
 CONTROL_PATH = "/control/ws"
 DEBUG_PATH = "/plugin/debug/ws"
 STATUS_PATH = "/status"
+METRICS_PATH = "/metrics"
+#: What an HTTP route answers: status, body, content type.
+HTTPAnswer = tuple[http.HTTPStatus, str, str]
 TOKEN_HEADER = PLUGIN_RUNTIME_CONTROL_TOKEN_HEADER
 DEBUG_KEY_HEADER = PLUGIN_DEBUG_KEY_HEADER
 
@@ -98,6 +104,9 @@ class PluginRuntime:
             data / "installations",
             signatures=SignaturePolicy(options.signature_policy, options.trusted_keys),
         )
+        self.state.metrics.watch(
+            self.state.registry, self._worker_counts, lambda: len(self.state.live_runs)
+        )
         self.servers: list[Server] = []
         self._stopped = anyio.Event()
         self._started = anyio.Event()
@@ -131,8 +140,9 @@ class PluginRuntime:
             "plugin debug page into PLUGIN_DEBUG_KEY",
         )
 
-    def _status(self, request: HTTPRequest, peer: str) -> tuple[http.HTTPStatus, str, str]:
-        """``GET /status``: open to loopback clients, else only with the control token."""
+    def _refused(self, request: HTTPRequest, peer: str) -> HTTPAnswer | None:
+        """``/status`` and ``/metrics`` are open to loopback clients, else only with the
+        control token (a token presented must be the right one, even from loopback)."""
         token = self.options.control_token
         presented = request.headers.get(TOKEN_HEADER, "")
         allowed = (
@@ -140,12 +150,32 @@ class PluginRuntime:
             if token and presented
             else is_loopback(peer)
         )
-        if not allowed:
-            text = f"/status needs {TOKEN_HEADER} from beyond loopback\n"
-            return http.HTTPStatus.UNAUTHORIZED, text, "text/plain; charset=utf-8"
+        if allowed:
+            return None
+        text = f"{request.path.split('?', 1)[0]} needs {TOKEN_HEADER} from beyond loopback\n"
+        return http.HTTPStatus.UNAUTHORIZED, text, "text/plain; charset=utf-8"
+
+    def _status(self, request: HTTPRequest, peer: str) -> HTTPAnswer:
+        """``GET /status``: the live plugins and their open calls (JSON)."""
+        refused = self._refused(request, peer)
+        if refused is not None:
+            return refused
         report = runtime_status(self.state.registry, self.state.registry.calls)
         report["live_runs"] = len(self.state.live_runs)
         return http.HTTPStatus.OK, json.dumps(report) + "\n", "application/json"
+
+    def _metrics(self, request: HTTPRequest, peer: str) -> HTTPAnswer:
+        """``GET /metrics``: the runtime's metrics (:mod:`.metrics`), Prometheus text."""
+        refused = self._refused(request, peer)
+        if refused is not None:
+            return refused
+        return http.HTTPStatus.OK, self.state.metrics.text().decode(), METRICS_CONTENT_TYPE
+
+    def _worker_counts(self) -> dict[str, int]:
+        return {
+            "dedicated": self.supervisor.live_workers(),
+            "shared": self.installations.shared.live_workers(),
+        }
 
     async def _on_control(self, transport: Transport, request: HTTPRequest) -> None:
         await self.serve_control(transport, name=f"host@{request.headers.get('Host', '?')}")
@@ -173,7 +203,10 @@ class PluginRuntime:
         authorize: Callable[[HTTPRequest], AuthDecision],
     ) -> Server:
         routes: dict[str, Callable[[], tuple[http.HTTPStatus, str]]] = {"/healthz": _healthz}
-        request_routes: dict[str, HTTPRequestRoute] = {STATUS_PATH: self._status}
+        request_routes: dict[str, HTTPRequestRoute] = {
+            STATUS_PATH: self._status,
+            METRICS_PATH: self._metrics,
+        }
         try:
             server = await serve_ws(
                 on_connection,

@@ -55,6 +55,8 @@ class ControlConnection:
             before(self._require_config),
             when=lambda a: not self.configured and a not in handshake,
         )
+        # outermost: the refusals above are counted too
+        self.table.use(state.metrics.requests.middleware("control"))
 
     def resolve(self, action: str) -> Route | None:
         return self.table.resolve(action)

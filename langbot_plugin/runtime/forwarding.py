@@ -141,4 +141,5 @@ def plugin_table(current: HandleSource, state: RuntimeState) -> ActionTable:
     add_forwarding(table, current, state)
     add_local_answers(table, current, state.registry)
     add_run_audit_reports(table, current, state)
+    table.use(state.metrics.requests.middleware("plugin"))
     return table

@@ -52,6 +52,7 @@ from langbot_plugin.runtime.workers import (
     Restarts,
     WorkerError,
     WorkerSpec,
+    alive,
     pump_logs,
     spawn_linked,
     tail,
@@ -118,6 +119,10 @@ class SharedPool:
     def running(self, installation_uuid: str) -> bool:
         found = self._find(installation_uuid)
         return found is not None and found[1].handle is not None
+
+    def live_workers(self) -> int:
+        """Shared worker processes running now (``lbp_rt_plugin_workers``)."""
+        return sum(1 for p in self._pools.values() if alive(p.process))
 
     def logs_for(self, identity: str) -> LogBuffer | None:
         for pool in self._pools.values():
@@ -250,7 +255,11 @@ class SharedPool:
             await pool.done.wait()
 
     async def _keep_running(self, pool: _Pool) -> None:
-        restarts = Restarts(self.policy, f"the shared worker on {pool.python}")
+        restarts = Restarts(
+            self.policy,
+            f"the shared worker on {pool.python}",
+            self.state.metrics.restarted("shared"),
+        )
         try:
             while not pool.stopping:
                 began = time.monotonic()

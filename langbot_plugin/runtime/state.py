@@ -17,6 +17,7 @@ from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
 from langbot_plugin.runtime.confine import Confinement, ConfinementOptions
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.inflight import DEFAULT_STUCK_SEC
+from langbot_plugin.runtime.metrics import RuntimeMetrics
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
 from langbot_plugin.runtime.security import PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
@@ -105,6 +106,8 @@ class RuntimeState:
         self.debug_keys = DebugKeys(path=options.data_dir / "debug_keys.json")
         self.live_runs = LiveRuns()
         self.confinement = Confinement(options.confinement, options.data_dir)
+        #: what ``/metrics`` answers (one registry per runtime)
+        self.metrics = RuntimeMetrics()
 
     async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:
         """Forget a plugin and tell its process to stop (bounded, best effort)."""

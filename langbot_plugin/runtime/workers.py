@@ -48,6 +48,7 @@ __all__ = [
     "Supervisor",
     "WorkerError",
     "WorkerSpec",
+    "alive",
     "pump_logs",
     "spawn_linked",
     "tail",
@@ -91,6 +92,8 @@ class Restarts:
 
     policy: RestartPolicy
     what: str
+    #: called once for each restart (``lbp_rt_plugin_worker_restarts_total``)
+    restarted: Callable[[], None] = lambda: None
     failures: list[float] = field(default_factory=list[float])
     delay: float = 0.0
 
@@ -112,6 +115,7 @@ class Restarts:
         else:
             wait, self.delay = self.delay, min(policy.max_backoff, self.delay * 2)
         logger.warning("%s exited; restarting in %.1f s", self.what, wait)
+        self.restarted()
         return wait
 
 
@@ -159,6 +163,10 @@ class Supervisor:
     def running(self, installation_uuid: str) -> bool:
         worker = self._workers.get(installation_uuid)
         return worker is not None and not worker.stopping
+
+    def live_workers(self) -> int:
+        """Worker processes running now (``lbp_rt_plugin_workers``)."""
+        return sum(1 for w in self._workers.values() if alive(w.process))
 
     async def start(self, installation_uuid: str, spec: WorkerSpec) -> PluginHandle:
         """Start (or replace) the worker of an installation; return once it is initialized."""
@@ -215,7 +223,10 @@ class Supervisor:
             await stop_process(process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
 
     async def _keep_running(self, worker: _Worker) -> None:
-        restarts = Restarts(self.policy, f"plugin {worker.spec.identity}")
+        identity = worker.spec.identity
+        restarts = Restarts(
+            self.policy, f"plugin {identity}", self.state.metrics.restarted(identity)
+        )
         try:
             while not worker.stopping:
                 began = time.monotonic()
@@ -381,6 +392,11 @@ async def spawn_linked(
         os.close(to_child)  # the child, if it started, has its own copies
         os.close(to_parent)
     return process, from_child, from_parent
+
+
+def alive(process: Process | None) -> bool:
+    """``process`` has started and not exited yet."""
+    return process is not None and process.returncode is None
 
 
 def tail(logs: LogBuffer, count: int = 15) -> str:

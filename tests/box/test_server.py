@@ -151,7 +151,7 @@ async def test_every_declared_action_is_served(tmp_path: Path) -> None:
         from box_runtime.service import BoxService
 
         served = BoxService(runtime).dispatcher
-        assert {spec.name for spec in ALL_ACTIONS} <= set(served)
+        assert {spec.name for spec in ALL_ACTIONS} <= set(served.names)
         assert "box_install_skill_zip" in DIALECT_05_ONLY
 
 

@@ -15,6 +15,7 @@ from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
 from tests.e2e.processes import host_for, lbp_rt, wait_until
+from tests.support.metrics import scrape
 from tests.support.pypi import package
 from tests.support.slot_plugins import write_slot_plugin
 from tests.support.waiting import PATIENCE
@@ -116,3 +117,7 @@ async def test_a_plugin_ending_the_process_brings_every_slot_back(tmp_path: Path
         await wait_until(lambda: back(one))
         lines = await host.get_plugin_logs("tester", "two", scope=two)
         assert any("shared worker exited" in line["text"] for line in lines)
+        metrics = await scrape(f"http://127.0.0.1:{runtime.debug_port}/metrics")
+        assert metrics.value("lbp_rt_plugin_worker_restarts_total", worker="shared") == 1
+        assert metrics.value("lbp_rt_plugin_workers", mode="shared") == 1
+        assert metrics.value("lbp_rt_plugin_workers", mode="dedicated") == 0
