@@ -482,6 +482,7 @@ BOX_GET_AUDIT = ActionSpec(
     AuditQuery,
     AuditPage,
     doc="The audit of one session or of the caller's workspace (box_runtime.audit).",
+    timeout=30.0,
 )
 EXPORT_ACTIONS = (BOX_READ_FILES, BOX_REMOVE_FILES_IF_MATCH)
 #: Actions that move files into or out of an existing session.

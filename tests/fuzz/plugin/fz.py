@@ -10,6 +10,7 @@ import asyncio
 import base64
 import fcntl
 import os
+import select
 import stat
 import uuid
 from collections.abc import AsyncGenerator
@@ -35,12 +36,15 @@ def protocol_pipe() -> int:
 
 
 def write_raw(fd: int, payload: bytes) -> None:
-    """Write all of ``payload`` to the pipe behind ``fd`` (a blocking description of its
-    own: the worker's is non-blocking and its event loop owns it)."""
-    with open(f"/proc/self/fd/{fd}", "wb", buffering=0) as pipe:
-        view = memoryview(payload)
-        while view:
-            view = view[pipe.write(view) or 0 :]
+    """Write all of ``payload`` to the pipe behind ``fd``. Its description is the
+    worker's own, non-blocking: wait until the pipe takes more. (Reopening it through
+    ``/proc/self/fd`` is refused in a confined worker: the runtime owns the pipe.)"""
+    view = memoryview(payload)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 class Fz(Command):
