@@ -264,9 +264,10 @@ class ArtifactStore:
             eof=offset + len(piece) >= found.size_bytes,
         )
 
-    async def purge(self) -> int:
-        """Drop expired artifacts and the bytes no artifact names any more."""
-        now = self.clock()
+    async def purge(self, now: float | None = None) -> int:
+        """Drop artifacts expired by ``now`` (default: the store's clock) and the bytes
+        no artifact names any more; the number of artifacts dropped."""
+        now = self.clock() if now is None else now
 
         def drop(conn: sqlite3.Connection) -> int:
             gone = conn.execute("DELETE FROM artifact WHERE expires_at <= ?", (now,)).rowcount

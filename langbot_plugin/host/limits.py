@@ -105,6 +105,8 @@ class SweepReport:
     runner_state: int = 0
     transcript: int = 0
     audit: int = 0
+    #: artifacts past their own expiry (``host.artifacts``)
+    artifacts: int = 0
 
 
 async def sweep(db: HostDatabase, retention: Retention, *, now: float) -> SweepReport:

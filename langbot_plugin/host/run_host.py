@@ -51,6 +51,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -167,15 +168,19 @@ class RunHost:
         )
 
     async def sweep(self, now: float | None = None) -> SweepReport:
-        """Delete runner state, transcripts and audit entries past :attr:`retention`."""
+        """Delete runner state, transcripts and audit entries past :attr:`retention`,
+        and artifacts past their own expiry."""
         await self.audit.flush()
-        report = await sweep(self.db, self.retention, now=self.clock() if now is None else now)
+        now = self.clock() if now is None else now
+        report = await sweep(self.db, self.retention, now=now)
+        report = replace(report, artifacts=await self.artifacts.purge(now))
         if report != SweepReport():
             logger.info(
-                "swept expired records: %d runner state, %d transcript, %d audit",
+                "swept expired records: %d runner state, %d transcript, %d audit, %d artifact",
                 report.runner_state,
                 report.transcript,
                 report.audit,
+                report.artifacts,
             )
         return report
 

@@ -3,6 +3,7 @@ state, transcripts and audit entries past their retention are swept."""
 
 from __future__ import annotations
 
+import base64
 import time
 
 import pytest
@@ -95,3 +96,16 @@ async def test_an_audit_older_than_its_retention_is_swept() -> None:
     report = await host.sweep(now=time.time() + 2 * DAY)
     assert report == SweepReport(audit=kept)
     assert await host.audit.entries(run.run_id) == []
+
+
+async def test_an_artifact_past_its_expiry_is_swept() -> None:
+    host = RunHost(retention=Retention(audit_sec=None, runner_state_sec=None, transcript_sec=None))
+    scope = RunScope(conversation_id="c1")
+    content = base64.b64encode(b"notes").decode()
+    data = {"artifact_type": "file", "mime_type": "text/plain", "content_base64": content}
+    await host.artifacts.create(scope, "run-1", {**data, "artifact_id": "a1", "ttl_seconds": 60})
+    now = time.time()
+    assert await host.sweep(now=now) == SweepReport()
+    assert await host.sweep(now=now + 120) == SweepReport(artifacts=1)
+    assert await _count(host, "artifact") == 0
+    assert await _count(host, "artifact_blob") == 0
