@@ -45,7 +45,6 @@ from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
-from langbot_plugin.runtime.worker_env import worker_env
 from langbot_plugin.runtime.workers import (
     STOP_SEC,
     RestartPolicy,
@@ -54,7 +53,7 @@ from langbot_plugin.runtime.workers import (
     WorkerSpec,
     alive,
     pump_logs,
-    spawn_linked,
+    spawn_confined,
     tail,
 )
 
@@ -311,7 +310,8 @@ class SharedPool:
     async def _run_once(self, pool: _Pool) -> None:
         digest = hashlib.sha256(pool.python.encode()).hexdigest()[:16]
         try:
-            launch = await self.state.confinement.launch(
+            launch, process, from_child, from_parent = await spawn_confined(
+                self.state,
                 WorkerLaunch(
                     key=f"shared-{digest}",
                     identity="the shared worker",
@@ -321,18 +321,8 @@ class SharedPool:
                     cwd=None,
                     limits=self.state.options.confinement.limits,
                 ),
-                worker_env(self.state.options.worker_env),
             )
         except OSError as exc:
-            pool.start_error = exc
-            pool.up.set()
-            return
-        try:
-            process, from_child, from_parent = await spawn_linked(
-                launch.command, launch.cwd, launch.env
-            )
-        except OSError as exc:
-            launch.close()
             pool.start_error = exc
             pool.up.set()
             return

@@ -32,7 +32,7 @@ from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.rpc.transport_stdio import pipe_transport
-from langbot_plugin.runtime.confine import WorkerLaunch
+from langbot_plugin.runtime.confine import Launch, WorkerLaunch
 from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
@@ -261,7 +261,8 @@ class Supervisor:
         folder = spec.plugin_dir.resolve()
         first = not worker.started.is_set()
         try:
-            launch = await self.state.confinement.launch(
+            launch, process, from_child, from_parent = await spawn_confined(
+                self.state,
                 WorkerLaunch(
                     key=spec.binding.installation_uuid or spec.identity.replace("/", "__"),
                     identity=spec.identity,
@@ -271,18 +272,8 @@ class Supervisor:
                     cwd=folder,
                     limits=self.state.options.confinement.limits_for(spec.identity),
                 ),
-                worker_env(self.state.options.worker_env),
             )
         except OSError as exc:
-            worker.start_error = exc
-            worker.started.set()
-            return
-        try:
-            process, from_child, from_parent = await spawn_linked(
-                launch.command, launch.cwd, launch.env
-            )
-        except OSError as exc:
-            launch.close()
             worker.start_error = exc
             worker.started.set()
             return
@@ -392,6 +383,24 @@ async def spawn_linked(
         os.close(to_child)  # the child, if it started, has its own copies
         os.close(to_parent)
     return process, from_child, from_parent
+
+
+async def spawn_confined(
+    state: RuntimeState, request: WorkerLaunch
+) -> tuple[Launch, Process, int, int]:
+    """Start a worker as the runtime's confinement says (:mod:`.confine`), with the
+    allowlisted environment, linked on our pipes (:func:`spawn_linked`): its launch (to
+    close once it has exited), the process and the runtime's two pipe ends. Raises
+    :class:`OSError` if it cannot start, with nothing left open."""
+    launch = await state.confinement.launch(request, worker_env(state.options.worker_env))
+    try:
+        process, from_child, from_parent = await spawn_linked(
+            launch.command, launch.cwd, launch.env
+        )
+    except OSError:
+        launch.close()
+        raise
+    return launch, process, from_child, from_parent
 
 
 def alive(process: Process | None) -> bool:
