@@ -26,7 +26,7 @@ from typing import Any
 from langbot_plugin.api.entities.builtin.agent_runner.operations import effective_operations
 from langbot_plugin.host.errors import ApiNotAvailableError, ResourceNotGrantedError
 from langbot_plugin.protocol.host_api import run_context
-from langbot_plugin.protocol.run_needs import api_flag
+from langbot_plugin.protocol.run_needs import STORAGE_AREAS, api_flag
 from langbot_plugin.protocol.runners import PERMISSIONS
 
 __all__ = ["RESOURCE_KINDS", "STATE_SCOPES", "STEERING_FLAG", "RunGrants", "RunScope"]
@@ -105,7 +105,7 @@ class RunGrants:
             tools=_entries(res, "tool"),
             knowledge_bases=_entries(res, "knowledge_base"),
             storage=frozenset(
-                area for area in ("plugin", "workspace") if storage.get(f"{area}_storage") is True
+                area for area in STORAGE_AREAS if storage.get(f"{area}_storage") is True
             ),
             apis=frozenset(name for name, on in apis.items() if on is True),
             state_scopes=frozenset(s for s in scopes if s in STATE_SCOPES),
@@ -227,6 +227,18 @@ class RunScope:
             return None
         raw = json.dumps({"scope": scope, **parts}, sort_keys=True, separators=(",", ":"))
         return f"{scope}:{hashlib.sha256(raw.encode()).hexdigest()}"
+
+    def binding_key(self, runner_id: str) -> str:
+        """The key of the ``binding`` storage area for ``runner_id``: its binding
+        (``binding_id``, the bot/pipeline binding the host resolved) in its workspace;
+        a run started without a binding id belongs to its bot's binding of the runner."""
+        parts: dict[str, Any] = {"runner_id": runner_id, "workspace_id": self.workspace_id}
+        if self.binding_id is not None:
+            parts["binding_id"] = self.binding_id
+        else:
+            parts["bot_id"] = self.bot_id
+        raw = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+        return f"binding:{hashlib.sha256(raw.encode()).hexdigest()}"
 
     def conversation_ref(self) -> str | None:
         """One id for this conversation whichever runner or binding serves it (what

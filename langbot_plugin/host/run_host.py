@@ -65,6 +65,7 @@ from langbot_plugin.host.audit_feed import (
     pull_runtime_audit,
     record_runtime_audit,
 )
+from langbot_plugin.host.binding_storage import BindingStorage, grant_binding_storage
 from langbot_plugin.host.box_files import BoxFileAccess, BoxFiles
 from langbot_plugin.host.context_policy import apply_context_policy
 from langbot_plugin.host.errors import BoxFilesError
@@ -142,6 +143,8 @@ class RunHost:
         self.attachments = RunAttachments()
         #: What runs created with ``artifact.created`` (Protocol v1).
         self.artifacts = ArtifactStore(self.db, clock=clock)
+        #: The ``binding`` storage area (Protocol v1), for runners that declare it.
+        self.binding_storage = BindingStorage(self.db)
         self.services = RunServices(
             self.registry,
             self.state,
@@ -154,6 +157,7 @@ class RunHost:
             admins=AdminAccess(admins),
             runners=runners,
             artifacts=self.artifacts,
+            binding_storage=self.binding_storage,
         )
         #: The platform actions this host executes for runs that declare them.
         self.platform_actions = PlatformActions()
@@ -239,6 +243,7 @@ class RunHost:
         self.registry.expire()  # time out overdue runs, forget the oldest finished ones
         context_options.setdefault("langbot_version", self.langbot_version)
         context = build_run_context(text, clock=self.clock, **context_options)
+        grant_binding_storage(context["resources"], declaration)
         scope = RunScope.from_context(context, binding_id)
         runner = runner_id or f"plugin:{plugin_identity}/{runner_name}"
         access = context["context"]

@@ -5,7 +5,8 @@
 and :mod:`~langbot_plugin.protocol.host_api.run_ledger`):
 ``state_get/set/delete/list``, ``history_page``, ``history_search``, ``event_get``,
 ``event_page``, ``steering_pull``, ``get_prompt``, ``run_get``, ``run_list``,
-``run_events_page`` and ``run_cancel``, and the run's files (``export_box_files`` and
+``run_events_page`` and ``run_cancel``, the ``binding`` storage area
+(:mod:`langbot_plugin.host.binding_storage`), and the run's files (``export_box_files`` and
 its replies through ``call_platform_api``, :mod:`langbot_plugin.host.service_files`);
 and the admin run API for the plugins the host names as admins (runtimes, claims,
 statistics, the runner list, the ledger across runs: :mod:`langbot_plugin.host.service_admin`).
@@ -46,6 +47,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPu
 from langbot_plugin.host.artifacts import ArtifactStore
 from langbot_plugin.host.attachments import RunAttachments
 from langbot_plugin.host.audit import AuditLog
+from langbot_plugin.host.binding_storage import BindingStorage
 from langbot_plugin.host.box_files import BoxFiles
 from langbot_plugin.host.errors import ResourceNotGrantedError, RunNotLiveError
 from langbot_plugin.host.event_log import EventLogStore
@@ -97,8 +99,11 @@ class RunServices:
         admins: AdminAccess | None = None,
         runners: ListRunners | None = None,
         artifacts: ArtifactStore | None = None,
+        binding_storage: BindingStorage | None = None,
     ) -> None:
         self.audit = audit
+        #: The ``binding`` storage area of runs granted it (Protocol v1).
+        self.binding_storage = binding_storage
         #: The artifacts runs created (``artifact_metadata`` / ``artifact_read``).
         self.artifacts = artifacts
         #: The plugins this host names as admins (the admin run API, the ledger across runs).
@@ -167,6 +172,8 @@ class RunServices:
             from langbot_plugin.host.service_artifacts import register_artifact_actions
 
             register_artifact_actions(t, self, self.artifacts)
+        if self.binding_storage is not None:
+            self.binding_storage.register(t, self.session)
 
     @staticmethod
     def conversation(session: RunSession, requested: str | None) -> None:

@@ -100,6 +100,7 @@ HOST_API: tuple[ActionSpec[Any, Any], ...] = (
         for spec in (area.set, area.get, area.keys, area.delete)
     ),
     storage.GET_CONFIG_FILE,
+    *storage.BINDING_STORAGE_ACTIONS,
     run_context.GET_PROMPT,
     run_context.HISTORY_PAGE,
     run_context.HISTORY_SEARCH,

@@ -29,6 +29,7 @@ __all__ = [
     "AVAILABLE_APIS",
     "NEEDS",
     "RUN_ONLY",
+    "STORAGE_AREAS",
     "ApiNeed",
     "Need",
     "ResourceNeed",
@@ -86,11 +87,20 @@ class ApiNeed:
     api: str
 
 
+#: The storage areas a run may be granted (``ctx.resources.storage.<area>_storage``);
+#: ``binding`` is Protocol v1's, which only our host library grants.
+STORAGE_AREAS: tuple[Literal["plugin", "workspace", "binding"], ...] = (
+    "plugin",
+    "workspace",
+    "binding",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class StorageNeed:
     """The run must be granted the ``area`` storage."""
 
-    area: Literal["plugin", "workspace"]
+    area: Literal["plugin", "workspace", "binding"]
 
 
 Need = ResourceNeed | ApiNeed | StorageNeed
@@ -142,7 +152,7 @@ def _needs() -> dict[str, Need]:
             )
         },
     }
-    for area in (storage.PLUGIN_STORAGE, storage.WORKSPACE_STORAGE):
+    for area in (storage.PLUGIN_STORAGE, storage.WORKSPACE_STORAGE, storage.BINDING_STORAGE):
         for spec in (area.set, area.get, area.keys, area.delete):
             needs[spec] = StorageNeed(area.area)
     return {spec.name: need for spec, need in needs.items()}
@@ -167,6 +177,7 @@ def _run_only() -> frozenset[str]:
         rc.STATE_LIST,
         artifacts.ARTIFACT_METADATA,
         artifacts.ARTIFACT_READ,
+        *storage.BINDING_STORAGE_ACTIONS,
     )
     return frozenset(spec.name for spec in specs)
 

@@ -47,7 +47,14 @@ from langbot_plugin.protocol.errors import (
     RunNotLiveError,
     RunNotOwnedError,
 )
-from langbot_plugin.protocol.run_needs import NEEDS, RUN_ONLY, ApiNeed, Need, StorageNeed
+from langbot_plugin.protocol.run_needs import (
+    NEEDS,
+    RUN_ONLY,
+    STORAGE_AREAS,
+    ApiNeed,
+    Need,
+    StorageNeed,
+)
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc.errors import PermissionDeniedError
 from langbot_plugin.runtime.run_audit import RunAudits
@@ -109,7 +116,7 @@ class LiveRun:
             tools=_grants(resources.get("tools"), "tool", "tool_name"),
             knowledge_bases=_grants(resources.get("knowledge_bases"), "knowledge_base", "kb_id"),
             storage=frozenset(
-                kind for kind in ("plugin", "workspace") if storage.get(f"{kind}_storage") is True
+                area for area in STORAGE_AREAS if storage.get(f"{area}_storage") is True
             ),
             apis=frozenset(k for k, v in apis.items() if v is True),
         )

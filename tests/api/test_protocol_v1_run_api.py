@@ -35,7 +35,7 @@ EXPECTED: dict[str, Any] = {
     "artifacts.open_stream": {"code": "not_found", "finer": "not_found"},
     "state": ["abc", None],
     "storage": ["abc", ["external.session_id"], []],
-    "storage.binding": {"code": "not_found", "finer": "not_supported"},
+    "storage.binding": [[], "abc"],
     "storage.typo": {"code": "invalid_argument", "finer": "invalid_argument"},
     "platform.request_action": {"code": "not_found", "finer": "not_supported"},
 }

@@ -104,6 +104,11 @@ async def test_each_refusal_has_its_code() -> None:
                 await refusal(session, "get_workspace_storage_keys", keys) == "resource_not_granted"
             )
             assert local.calls_of("get_workspace_storage") == []
+            # binding storage (Protocol v1) is not granted: refused before the host
+            for action in ("get_binding_storage", "get_binding_storage_keys"):
+                data = {"key": "k", "run_id": "run-7"}
+                assert await refusal(session, action, data) == "resource_not_granted", action
+            assert local.calls_of("get_binding_storage") == []
             # plugin storage is granted: each of the four reaches the host
             mine = {"key": "k", "run_id": "run-7"}
             await session.call("set_plugin_storage", {**mine, "value_base64": "aGk="})

@@ -1,5 +1,8 @@
 """Storage actions: what a plugin asks for (its own and its workspace's storage, its
-config files) and the host's binary storage the runtime turns them into."""
+config files) and the host's binary storage the runtime turns them into; and the
+``binding`` area of a run (seed 003's Protocol v1: the storage of the bot/pipeline
+binding the run belongs to), which only a Protocol v1 host serves (our host library:
+:mod:`langbot_plugin.host.binding_storage`; LangBot 4.11.2 has no such action)."""
 
 from __future__ import annotations
 
@@ -15,11 +18,16 @@ from langbot_plugin.protocol.spec import ActionSpec, Direction, Result
 
 __all__ = [
     "BINARY_STORAGE",
+    "BINDING_STORAGE",
+    "BINDING_STORAGE_ACTIONS",
     "DELETE_BINARY_STORAGE",
+    "DELETE_BINDING_STORAGE",
     "DELETE_PLUGIN_STORAGE",
     "DELETE_WORKSPACE_STORAGE",
     "GET_BINARY_STORAGE",
     "GET_BINARY_STORAGE_KEYS",
+    "GET_BINDING_STORAGE",
+    "GET_BINDING_STORAGE_KEYS",
     "GET_CONFIG_FILE",
     "GET_PLUGIN_STORAGE",
     "GET_PLUGIN_STORAGE_KEYS",
@@ -27,6 +35,7 @@ __all__ = [
     "GET_WORKSPACE_STORAGE_KEYS",
     "PLUGIN_STORAGE",
     "SET_BINARY_STORAGE",
+    "SET_BINDING_STORAGE",
     "SET_PLUGIN_STORAGE",
     "SET_WORKSPACE_STORAGE",
     "WORKSPACE_STORAGE",
@@ -120,13 +129,20 @@ GET_WORKSPACE_STORAGE = to_host("get_workspace_storage", StorageKey, StorageValu
 GET_WORKSPACE_STORAGE_KEYS = to_host("get_workspace_storage_keys", RunScopedParams, StorageKeys)
 DELETE_WORKSPACE_STORAGE = to_host("delete_workspace_storage", StorageKey, Result)
 GET_CONFIG_FILE = to_host("get_config_file", ConfigFileRef, ConfigFile)
+_BINDING = "needs a run granted binding storage (Protocol v1)"
+SET_BINDING_STORAGE = to_host("set_binding_storage", StorageSet, Result, doc=_BINDING)
+GET_BINDING_STORAGE = to_host("get_binding_storage", StorageKey, StorageValue, doc=_BINDING)
+GET_BINDING_STORAGE_KEYS = to_host(
+    "get_binding_storage_keys", RunScopedParams, StorageKeys, doc=_BINDING
+)
+DELETE_BINDING_STORAGE = to_host("delete_binding_storage", StorageKey, Result, doc=_BINDING)
 
 
 @dataclass(frozen=True, slots=True)
 class StorageArea:
     """The four actions of one storage area (its owner on the host is ``area``)."""
 
-    area: Literal["plugin", "workspace"]
+    area: Literal["plugin", "workspace", "binding"]
     set: ActionSpec[StorageSet, Result]
     get: ActionSpec[StorageKey, StorageValue]
     keys: ActionSpec[RunScopedParams, StorageKeys]
@@ -148,4 +164,18 @@ BINARY_STORAGE = (
     GET_BINARY_STORAGE,
     GET_BINARY_STORAGE_KEYS,
     DELETE_BINARY_STORAGE,
+)
+#: Run-only: the storage of the binding (bot/pipeline and runner) the run belongs to.
+BINDING_STORAGE = StorageArea(
+    "binding",
+    SET_BINDING_STORAGE,
+    GET_BINDING_STORAGE,
+    GET_BINDING_STORAGE_KEYS,
+    DELETE_BINDING_STORAGE,
+)
+BINDING_STORAGE_ACTIONS = (
+    SET_BINDING_STORAGE,
+    GET_BINDING_STORAGE,
+    GET_BINDING_STORAGE_KEYS,
+    DELETE_BINDING_STORAGE,
 )

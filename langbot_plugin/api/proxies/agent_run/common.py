@@ -91,6 +91,11 @@ PERMISSION_CODES = frozenset(
     }
 )
 _RETRYABLE_CODES = frozenset({"deadline_exceeded", "rate_limited", "runtime_error"})
+#: Why a run may lack ``binding`` storage: either half is missing.
+_BINDING_NOT_GRANTED = (
+    ": the runner must declare permissions.storage [binding] and the host must grant it"
+    " (binding storage is Protocol v1's; LangBot 4.11.2 has none)"
+)
 
 
 def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
@@ -177,6 +182,7 @@ class AgentRunProxyBase(HostCalls):
         self._storage = {
             "plugin": bool(resources.storage.plugin_storage),
             "workspace": bool(resources.storage.workspace_storage),
+            "binding": resources.storage.binding_storage,
         }
         self._apis = ctx.context.available_apis.model_copy(deep=True)
         self._deadline_at = ctx.runtime.deadline_at
@@ -247,9 +253,10 @@ class AgentRunProxyBase(HostCalls):
 
     def _require_storage(self, area: str, action: str | None = None) -> None:
         if not self._storage[area]:
+            why = _BINDING_NOT_GRANTED if area == "binding" else ""
             refusal = PermissionDeniedError.of(
                 "permission_denied.storage",
-                f"{area} storage is not authorized for this run",
+                f"{area} storage is not authorized for this run{why}",
                 details={"area": area},
             )
             raise self._refused(refusal, action, area)

@@ -9,9 +9,9 @@ actions, the same deadline. Two things differ, both Protocol v1's:
 * errors carry its seven codes (``unauthorized``, ``not_found``, ...;
   :func:`~langbot_plugin.api.entities.builtin.agent_runner.errors.as_protocol_v1`), our
   finer code in ``details["code"]``;
-* what no host action serves is refused with a code, never answered by a stand-in:
-  the ``binding`` storage area (``not_found``, ``details.code`` ``not_supported``);
-  ``api.artifacts`` needs a host that serves artifacts (our host library does).
+* what the host does not serve is refused with a code, never answered by a stand-in:
+  the ``binding`` storage area and ``api.artifacts`` need a Protocol v1 host that grants
+  them (our host library does; elsewhere ``unauthorized``).
 
 ``api.models.stream`` and ``api.artifacts.open_stream`` may be awaited (as the seed's
 samples write them) or iterated directly.
@@ -20,13 +20,21 @@ samples write them) or iterated directly.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Generator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Sequence,
+)
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from langbot_plugin.api.entities.builtin.agent_runner.errors import (
     AgentAPIException,
     as_protocol_v1,
 )
+from langbot_plugin.protocol.run_needs import STORAGE_AREAS
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
@@ -64,8 +72,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: Protocol v1's storage areas; ``binding`` has no host action yet.
-STORAGE_AREAS = ("plugin", "workspace", "binding")
 #: Bytes ``api.artifacts.open_stream`` reads a call.
 STREAM_CHUNK = 1024 * 1024
 
@@ -75,17 +81,6 @@ async def _v1(call: Awaitable[T]) -> T:
         return await call
     except AgentAPIException as exc:
         raise as_protocol_v1(exc) from exc
-
-
-def _unserved(what: str, needs: str) -> AgentAPIException:
-    """The refusal of an API no host action serves (``not_found``, finer code kept)."""
-    return as_protocol_v1(
-        AgentAPIException.of(
-            "not_supported",
-            f"{what} is not served by this host: {needs}",
-            details={"api": what},
-        )
-    )
 
 
 class Streamed(Generic[T]):
@@ -226,48 +221,66 @@ class StateAPI(_Namespace):
         return await _v1(self._api.state_delete(scope, key))
 
 
+class _StorageCalls(NamedTuple):
+    """The flat methods of one storage area."""
+
+    get: Callable[[str], Awaitable[bytes]]
+    set: Callable[[str, bytes], Awaitable[None]]
+    delete: Callable[[str], Awaitable[None]]
+    keys: Callable[[], Awaitable[list[str]]]
+
+
 class StorageAPI(_Namespace):
     """``get`` / ``set`` / ``delete`` / ``list`` of an ``area``: ``plugin`` and
-    ``workspace`` are the plugin's and workspace's storage; ``binding`` is refused."""
+    ``workspace`` are the plugin's and workspace's storage (``get_plugin_storage``...),
+    ``binding`` the storage of the run's bot/pipeline binding (``get_binding_storage``...;
+    only a Protocol v1 host grants it, elsewhere it is refused ``unauthorized``)."""
 
     __slots__ = ()
 
-    def _area(self, area: str) -> str:
+    def _area(self, area: str) -> _StorageCalls:
+        api = self._api
+        if area == "plugin":
+            return _StorageCalls(
+                api.get_plugin_storage,
+                api.set_plugin_storage,
+                api.delete_plugin_storage,
+                api.get_plugin_storage_keys,
+            )
+        if area == "workspace":
+            return _StorageCalls(
+                api.get_workspace_storage,
+                api.set_workspace_storage,
+                api.delete_workspace_storage,
+                api.get_workspace_storage_keys,
+            )
         if area == "binding":
-            raise _unserved(
-                "storage area 'binding'", "use the 'plugin' area or state scope 'runner'"
+            return _StorageCalls(
+                api.get_binding_storage,
+                api.set_binding_storage,
+                api.delete_binding_storage,
+                api.get_binding_storage_keys,
             )
-        if area not in STORAGE_AREAS:
-            raise as_protocol_v1(
-                AgentAPIException.of(
-                    "invalid_argument",
-                    f"area must be one of {', '.join(STORAGE_AREAS)}, not {area!r}",
-                    details={"area": area},
-                )
+        raise as_protocol_v1(
+            AgentAPIException.of(
+                "invalid_argument",
+                f"area must be one of {', '.join(STORAGE_AREAS)}, not {area!r}",
+                details={"area": area},
             )
-        return area
+        )
 
     async def get(self, area: str, key: str) -> bytes:
-        if self._area(area) == "plugin":
-            return await _v1(self._api.get_plugin_storage(key))
-        return await _v1(self._api.get_workspace_storage(key))
+        return await _v1(self._area(area).get(key))
 
     async def set(self, area: str, key: str, value: bytes | str) -> None:
         data = value.encode() if isinstance(value, str) else value
-        if self._area(area) == "plugin":
-            return await _v1(self._api.set_plugin_storage(key, data))
-        return await _v1(self._api.set_workspace_storage(key, data))
+        return await _v1(self._area(area).set(key, data))
 
     async def delete(self, area: str, key: str) -> None:
-        if self._area(area) == "plugin":
-            return await _v1(self._api.delete_plugin_storage(key))
-        return await _v1(self._api.delete_workspace_storage(key))
+        return await _v1(self._area(area).delete(key))
 
     async def list(self, area: str, prefix: str | None = None) -> list[str]:
-        if self._area(area) == "plugin":
-            keys = await _v1(self._api.get_plugin_storage_keys())
-        else:
-            keys = await _v1(self._api.get_workspace_storage_keys())
+        keys = await _v1(self._area(area).keys())
         return [key for key in keys if prefix is None or key.startswith(prefix)]
 
 

@@ -1,4 +1,5 @@
-"""Run-scoped access to persistent state (needs ``available_apis.state``).
+"""Run-scoped access to persistent state (needs ``available_apis.state``), and the
+``binding`` storage area (Protocol v1; needs ``resources.storage.binding_storage``).
 
 Answers are the host's dicts, typed by the catalogue (``state_get`` ->
 ``{"value": ...}``, ``state_set``/``state_delete`` -> ``{"success": bool}``,
@@ -18,6 +19,7 @@ from langbot_plugin.protocol.host_api.run_context import (
     StateListResult,
     StateSetResult,
 )
+from langbot_plugin.protocol.host_api.storage import BINDING_STORAGE
 
 __all__ = ["AgentRunStateAPIMixin"]
 
@@ -59,3 +61,22 @@ class AgentRunStateAPIMixin(AgentRunProxyBase):
         self._check_scope(scope, None)
         params = rc.StateListParams(scope=scope, prefix=prefix, limit=limit)
         return await self._send(rc.STATE_LIST, params)
+
+    # ------------------------------------------------------------------ binding storage
+
+    async def set_binding_storage(self, key: str, value: bytes) -> None:
+        """Store bytes under ``key`` in the storage of the run's binding (shared by the
+        runs of this runner under the same bot/pipeline binding)."""
+        await self._storage_set(BINDING_STORAGE, key, value)
+
+    async def get_binding_storage(self, key: str) -> bytes:
+        """Bytes stored under ``key`` in the binding's storage (``not_found`` if none)."""
+        return await self._storage_get(BINDING_STORAGE, key)
+
+    async def get_binding_storage_keys(self) -> list[str]:
+        """The keys of the binding's storage."""
+        return await self._storage_keys(BINDING_STORAGE)
+
+    async def delete_binding_storage(self, key: str) -> None:
+        """Delete ``key`` from the binding's storage."""
+        await self._storage_delete(BINDING_STORAGE, key)

@@ -80,6 +80,12 @@ class StorageResource(HostContextModel):
     plugin_storage: bool = False
     workspace_storage: bool = False
 
+    @property
+    def binding_storage(self) -> bool:
+        """Protocol v1: the ``binding`` area (only a host that sends
+        ``binding_storage: true`` grants it; the released host never does)."""
+        return (self.model_extra or {}).get("binding_storage") is True
+
 
 class AgentResources(HostContextModel):
     """Everything granted to the run."""
