@@ -4,8 +4,12 @@ conversation through ``artifact_metadata`` / ``artifact_read``.
 
 * **Stored** in the host's SQLite database (a local file, or memory): the bytes once
   per content (``sha256``, content-addressed), the record per artifact.
-* **Bounded**: :data:`MAX_INLINE_BYTES` per artifact (what one result can carry),
-  :data:`MAX_ARTIFACTS_PER_RUN` per run; a range read returns at most
+* **Bounded**: :data:`MAX_INLINE_BYTES` per artifact carried inline (what one result
+  can carry); larger ones are uploaded in pieces first
+  (:mod:`langbot_plugin.host.artifact_uploads`, at most
+  :data:`~langbot_plugin.protocol.host_api.artifacts.MAX_ARTIFACT_BYTES`) and committed
+  by an ``artifact.created`` naming the ``upload_id``; :data:`MAX_ARTIFACTS_PER_RUN` per
+  run; a range read returns at most
   :data:`~langbot_plugin.protocol.host_api.artifacts.MAX_RANGE_READ_BYTES`.
 * **Expiring**: each artifact lives ``ttl_seconds`` (default :data:`DEFAULT_TTL`, at
   most :data:`MAX_TTL`); an expired one is ``not_found`` and :meth:`ArtifactStore.purge`
@@ -33,10 +37,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from langbot_plugin.host.artifact_uploads import ArtifactUploads
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.protocol.host_api.artifacts import (
     MAX_RANGE_READ_BYTES,
+    MAX_UPLOAD_PIECE_BYTES,
     ArtifactChunk,
     ArtifactMetadata,
 )
@@ -55,8 +61,9 @@ __all__ = [
     "ArtifactStore",
 ]
 
-#: Bytes one ``artifact.created`` may carry inline (its base64 must fit one result).
-MAX_INLINE_BYTES = 512 * 1024
+#: Bytes one ``artifact.created`` may carry inline (its base64 must fit one result, as
+#: an upload's piece must fit one call).
+MAX_INLINE_BYTES = MAX_UPLOAD_PIECE_BYTES
 MAX_ARTIFACTS_PER_RUN = 20
 DEFAULT_TTL = 24 * 3600.0
 MAX_TTL = 30 * 24 * 3600.0
@@ -126,7 +133,16 @@ class ArtifactStore:
     def __init__(self, db: HostDatabase, *, clock: Callable[[], float]) -> None:
         self.db = db
         self.clock = clock
+        #: Artifacts sent in pieces before their ``artifact.created`` commits them.
+        self.uploads = ArtifactUploads(db, clock=clock)
         db.ensure(_SCHEMA)
+
+    async def _bytes(self, run_id: str, data: dict[str, Any]) -> tuple[bytes, str | None]:
+        """The artifact's bytes: inline, or the run's upload (and its id)."""
+        if "upload_id" in data and "content_base64" not in data:
+            upload_id = data["upload_id"]
+            return await self.uploads.content(run_id, upload_id), str(upload_id)
+        return _content(data), None
 
     async def create(self, scope: RunScope, run_id: str, data: dict[str, Any]) -> ArtifactMetadata:
         """Keep the artifact an ``artifact.created`` result describes (``data``)."""
@@ -136,7 +152,7 @@ class ArtifactStore:
         mime = data.get("mime_type") or "application/octet-stream"
         if not isinstance(mime, str) or not _MIME.match(mime):
             raise _invalid(f"mime_type {mime!r} is not type/subtype", mime_type=mime)
-        content = _content(data)
+        content, upload_id = await self._bytes(run_id, data)
         digest = hashlib.sha256(content).hexdigest()
         declared = data.get("sha256")
         if declared is not None and declared != digest:
@@ -192,6 +208,8 @@ class ArtifactStore:
                 "INSERT OR IGNORE INTO artifact_blob (sha256, content) VALUES (?, ?)",
                 (digest, content),
             )
+            if upload_id is not None:
+                self.uploads.drop(conn, upload_id)
             conn.execute(
                 "INSERT INTO artifact VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -276,4 +294,6 @@ class ArtifactStore:
             )
             return gone
 
-        return await self.db.run(drop)
+        gone = await self.db.run(drop)
+        await self.uploads.purge(now)  # uploads never committed
+        return gone

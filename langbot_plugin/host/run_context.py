@@ -42,6 +42,7 @@ DEFAULT_APIS = tuple(
             rc.STEERING_PULL,
             art.ARTIFACT_METADATA,
             art.ARTIFACT_READ,
+            art.ARTIFACT_UPLOAD_BEGIN,
             rl.RUN_GET,
             rl.RUN_LIST,
             rl.RUN_EVENTS_PAGE,

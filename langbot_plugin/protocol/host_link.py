@@ -113,6 +113,8 @@ HOST_API: tuple[ActionSpec[Any, Any], ...] = (
     run_context.STATE_LIST,
     artifacts.ARTIFACT_METADATA,
     artifacts.ARTIFACT_READ,
+    artifacts.ARTIFACT_UPLOAD_BEGIN,
+    artifacts.ARTIFACT_UPLOAD_APPEND,
     run_ledger.RUN_GET,
     run_ledger.RUN_LIST,
     run_ledger.RUN_EVENTS_PAGE,

@@ -130,6 +130,8 @@ def _needs() -> dict[str, Need]:
         rc.STEERING_PULL: ApiNeed("steering_pull"),
         artifacts.ARTIFACT_METADATA: ApiNeed("artifact_metadata"),
         artifacts.ARTIFACT_READ: ApiNeed("artifact_read"),
+        artifacts.ARTIFACT_UPLOAD_BEGIN: ApiNeed("artifact_upload"),
+        artifacts.ARTIFACT_UPLOAD_APPEND: ApiNeed("artifact_upload"),
         **dict.fromkeys(
             (rc.STATE_GET, rc.STATE_SET, rc.STATE_DELETE, rc.STATE_LIST), ApiNeed("state")
         ),
@@ -177,6 +179,8 @@ def _run_only() -> frozenset[str]:
         rc.STATE_LIST,
         artifacts.ARTIFACT_METADATA,
         artifacts.ARTIFACT_READ,
+        artifacts.ARTIFACT_UPLOAD_BEGIN,
+        artifacts.ARTIFACT_UPLOAD_APPEND,
         *storage.BINDING_STORAGE_ACTIONS,
     )
     return frozenset(spec.name for spec in specs)

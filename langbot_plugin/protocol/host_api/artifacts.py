@@ -1,7 +1,14 @@
 """Run-scoped artifact actions (seed 003's Protocol v1): what a run may read of the
-artifacts its conversation holds. Each needs its flag in the run's ``available_apis``
-(``artifact_metadata``, ``artifact_read``). The released host (4.11.2) has neither
-action; our host library serves both (:mod:`langbot_plugin.host.artifacts`).
+artifacts its conversation holds, and the upload of an artifact too large for one
+``artifact.created`` result. Each needs its flag in the run's ``available_apis``
+(``artifact_metadata``, ``artifact_read``, ``artifact_upload``). The released host
+(4.11.2) has none of these actions; our host library serves them
+(:mod:`langbot_plugin.host.artifacts`).
+
+An upload: ``artifact_upload_begin`` gives an ``upload_id``; ``artifact_upload_append``
+adds at most :data:`MAX_UPLOAD_PIECE_BYTES` at the upload's current end (``offset``);
+an ``artifact.created`` result naming the ``upload_id`` (instead of ``content_base64``)
+commits it, at most :data:`MAX_ARTIFACT_BYTES` in all.
 """
 
 from __future__ import annotations
@@ -16,15 +23,25 @@ from langbot_plugin.protocol.spec import Result
 __all__ = [
     "ARTIFACT_METADATA",
     "ARTIFACT_READ",
+    "ARTIFACT_UPLOAD_APPEND",
+    "ARTIFACT_UPLOAD_BEGIN",
+    "MAX_ARTIFACT_BYTES",
     "MAX_RANGE_READ_BYTES",
+    "MAX_UPLOAD_PIECE_BYTES",
+    "ArtifactAppendParams",
     "ArtifactChunk",
     "ArtifactMetadata",
     "ArtifactReadParams",
     "ArtifactRefParams",
+    "ArtifactUpload",
 ]
 
 #: The most one ``artifact_read`` returns (seed 003's range-read limit).
 MAX_RANGE_READ_BYTES = 10 * 1024 * 1024
+#: The most one artifact holds (an upload's total).
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
+#: The most one ``artifact_upload_append`` carries (its base64 fits one frame).
+MAX_UPLOAD_PIECE_BYTES = 512 * 1024
 
 
 class ArtifactRefParams(RunScopedParams):
@@ -60,9 +77,33 @@ class ArtifactChunk(Result):
     eof: bool
 
 
+class ArtifactAppendParams(RunScopedParams):
+    upload_id: str
+    offset: int = Field(ge=0)
+    content_base64: str
+
+
+class ArtifactUpload(Result):
+    """An upload so far: its id and how many bytes it holds (the next ``offset``)."""
+
+    upload_id: str
+    size_bytes: int = 0
+    max_bytes: int = MAX_ARTIFACT_BYTES
+    piece_bytes: int = MAX_UPLOAD_PIECE_BYTES
+
+
 ARTIFACT_METADATA = to_host(
     "artifact_metadata", ArtifactRefParams, ArtifactMetadata, doc="needs artifact_metadata"
 )
 ARTIFACT_READ = to_host(
     "artifact_read", ArtifactReadParams, ArtifactChunk, doc="needs artifact_read; up to 10 MiB"
+)
+ARTIFACT_UPLOAD_BEGIN = to_host(
+    "artifact_upload_begin", RunScopedParams, ArtifactUpload, doc="needs artifact_upload"
+)
+ARTIFACT_UPLOAD_APPEND = to_host(
+    "artifact_upload_append",
+    ArtifactAppendParams,
+    ArtifactUpload,
+    doc="needs artifact_upload; up to 512 KiB a call",
 )

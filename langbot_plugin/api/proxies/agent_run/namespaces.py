@@ -22,10 +22,12 @@ from __future__ import annotations
 import base64
 from collections.abc import (
     AsyncGenerator,
+    AsyncIterable,
     AsyncIterator,
     Awaitable,
     Callable,
     Generator,
+    Iterable,
     Sequence,
 )
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
         HistoryPage,
         HistorySearchResult,
     )
+    from langbot_plugin.api.entities.builtin.agent_runner.protocol_v1 import UploadedArtifact
     from langbot_plugin.api.entities.builtin.provider.message import Message, MessageChunk
     from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
     from langbot_plugin.api.proxies.agent_run.api import AgentRunAPIProxy
@@ -324,6 +327,13 @@ class ArtifactsAPI(_Namespace):
 
     async def read_range(self, artifact_id: str, offset: int = 0, length: int = 65536) -> bytes:
         return await _v1(self._api.artifact_bytes(artifact_id, offset, length))
+
+    async def upload(
+        self, content: bytes | Iterable[bytes] | AsyncIterable[bytes]
+    ) -> UploadedArtifact:
+        """Send an artifact too large for one result in pieces; yield
+        ``artifact_created(run_id, uploaded, ...)`` to commit it."""
+        return await _v1(self._api.artifact_upload(content))
 
     def open_stream(self, artifact_id: str) -> Streamed[bytes]:
         return Streamed(self._chunks(artifact_id))

@@ -28,6 +28,7 @@ __all__ = [
     "BootstrapContext",
     "FileResource",
     "StaticContextRef",
+    "UploadedArtifact",
     "artifact_created",
     "extra_as",
 ]
@@ -87,9 +88,18 @@ def extra_as(model: BaseModel, key: str, cls: type[M]) -> M | None:
     return cls.model_validate(raw)
 
 
+class UploadedArtifact(BaseModel):
+    """An artifact's bytes uploaded in pieces (``api.artifacts.upload``), not committed
+    until an ``artifact.created`` names it (:func:`artifact_created`)."""
+
+    upload_id: str
+    size_bytes: int
+    sha256: str
+
+
 def artifact_created(
     run_id: str,
-    content: bytes,
+    content: bytes | UploadedArtifact,
     *,
     artifact_type: str,
     artifact_id: str | None = None,
@@ -98,18 +108,22 @@ def artifact_created(
     ttl_seconds: float | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> AgentRunResult:
-    """An ``artifact.created`` result carrying ``content`` (at most 512 KiB inline). A
-    Protocol v1 host keeps it for the conversation's later runs (``api.artifacts``,
-    under ``artifact_id`` when given); the released host logs the type and ignores it."""
+    """An ``artifact.created`` result: ``content`` inline (at most 512 KiB), or an upload
+    (:class:`UploadedArtifact`, up to 64 MiB) it commits. A Protocol v1 host keeps it for
+    the conversation's later runs (``api.artifacts``, under ``artifact_id`` when given);
+    the released host logs the type and ignores it."""
     data: dict[str, Any] = {
         "artifact_type": artifact_type,
         "mime_type": mime_type,
         "name": name,
-        "size_bytes": len(content),
-        "sha256": hashlib.sha256(content).hexdigest(),
-        "content_base64": base64.b64encode(content).decode(),
         "metadata": dict(metadata or {}),
     }
+    if isinstance(content, UploadedArtifact):
+        data.update(content.model_dump())
+    else:
+        data["size_bytes"] = len(content)
+        data["sha256"] = hashlib.sha256(content).hexdigest()
+        data["content_base64"] = base64.b64encode(content).decode()
     if artifact_id is not None:
         data["artifact_id"] = artifact_id
     if ttl_seconds is not None:
