@@ -22,6 +22,7 @@ from typing import Any, Self, cast
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from langbot_plugin.protocol.spec import Params, Result
+from langbot_plugin.protocol.tree_digest import ARTIFACT_MOUNT_ROOT
 
 __all__ = [
     "ARTIFACT_MOUNT_ROOT",
@@ -42,7 +43,6 @@ __all__ = [
 
 DEFAULT_MOUNT_PATH = "/workspace"
 #: Mount paths under this root are reserved for digest-addressed read-only artifacts.
-ARTIFACT_MOUNT_ROOT = "/opt/langbot-artifacts"
 _MAX_SESSION_ID_CHARS = 512
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")

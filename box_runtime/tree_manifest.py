@@ -6,19 +6,21 @@ skill store writes beside every published revision). The tree's digest is ``sha2
 and the SHA-256 of the manifest's canonical JSON (sorted keys, no spaces, UTF-8), so
 the same files always give the same digest.
 
-:func:`manifest_digest` computes it; :func:`load_manifest` reads a manifest a peer
+:func:`manifest_digest` computes it (:mod:`langbot_plugin.protocol.tree_digest`, shared
+with the hosts that lay such trees out); :func:`load_manifest` reads a manifest a peer
 wrote, refusing anything but that exact shape (relative, normalized paths without
 ``..``, backslashes or NUL, no duplicates, sizes that add up, within the limits).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import posixpath
 import stat
 from typing import Any, cast
+
+from langbot_plugin.protocol.tree_digest import MANIFEST_ALGORITHM, manifest_digest
 
 __all__ = [
     "MANIFEST_ALGORITHM",
@@ -29,7 +31,6 @@ __all__ = [
     "validate_manifest",
 ]
 
-MANIFEST_ALGORITHM = "sha256-tree-v1"
 #: A manifest file larger than this is refused before it is parsed.
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 _HEX = frozenset("0123456789abcdef")
@@ -38,12 +39,6 @@ _ENTRY_KEYS = frozenset({"path", "size", "sha256", "executable"})
 
 class ManifestError(ValueError):
     """A manifest that is not a well-formed ``sha256-tree-v1`` manifest within the limits."""
-
-
-def manifest_digest(manifest: dict[str, Any]) -> str:
-    """``sha256:<hex>`` of the manifest's canonical JSON."""
-    canonical = json.dumps(manifest, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return f"sha256:{hashlib.sha256(canonical.encode()).hexdigest()}"
 
 
 def _safe_path(path: object) -> bool:

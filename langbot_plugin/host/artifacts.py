@@ -252,6 +252,18 @@ class ArtifactStore:
             metadata=json.loads(row["metadata"]),
         )
 
+    async def content(self, scope: RunScope, artifact_id: str) -> tuple[ArtifactMetadata, bytes]:
+        """The artifact and all its bytes (for a Box mount; ``not_found`` as metadata)."""
+        found = await self.metadata(scope, artifact_id)
+
+        def read(conn: sqlite3.Connection) -> bytes:
+            (content,) = conn.execute(
+                "SELECT content FROM artifact_blob WHERE sha256 = ?", (found.sha256,)
+            ).fetchone()
+            return bytes(content)
+
+        return found, await self.db.run(read)
+
     async def read(
         self, scope: RunScope, artifact_id: str, offset: int, length: int
     ) -> ArtifactChunk:

@@ -20,11 +20,14 @@ acquired in its own scope. ``import_box_attachments`` copies input files of the 
 each in its own new directory ``/workspace/inbox/<run id>-<ref>/`` (the released
 host's layout), through the Box's ``box_write_files``; a file already imported by the
 run is answered again, not written twice. ``export_box_files`` is the run services'
-(:mod:`langbot_plugin.host.service_files`).
+(:mod:`langbot_plugin.host.service_files`). ``artifact_mount`` shows one of the
+conversation's artifacts read-only to the run's commands, by content address, when the
+service has an ``artifact_root`` (:mod:`langbot_plugin.host.artifact_mounts`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -36,15 +39,17 @@ from langbot_plugin.api.entities.builtin.agent_runner.box import (
     BoxSession,
     BoxStatus,
 )
+from langbot_plugin.host.artifact_mounts import ArtifactTrees
 from langbot_plugin.host.errors import ResourceNotGrantedError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.host.sandbox_tools import EXEC_TOOL, ExecClient, exec_answer, exec_spec
 from langbot_plugin.host.services import RunServices
+from langbot_plugin.protocol.host_api import artifacts as art
 from langbot_plugin.protocol.host_api import box
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 from langbot_plugin.protocol.spec import ActionTable
 from langbot_plugin.rpc import RequestContext
-from langbot_plugin.rpc.errors import InvalidParamsError
+from langbot_plugin.rpc.errors import InvalidParamsError, NotSupportedError
 
 __all__ = ["RunBoxService", "SandboxClient", "ScopeId"]
 
@@ -82,7 +87,11 @@ class RunBoxService:
         *,
         scope_id: ScopeId,
         image: str | None = None,
+        artifact_root: str | os.PathLike[str] | None = None,
     ) -> None:
+        #: The runs' artifacts laid out for content-addressed mounts (``artifact_mount``),
+        #: when the host has a root the Box allows.
+        self.trees = ArtifactTrees(artifact_root) if artifact_root is not None else None
         self.client = client
         self.services = services
         self.scope_id = scope_id
@@ -101,6 +110,7 @@ class RunBoxService:
         table.add(box.ACQUIRE_BOX, self.acquire_box)
         table.add(box.BIND_BOX, self.bind_box)
         table.add(box.IMPORT_BOX_ATTACHMENTS, self.import_box_attachments)
+        table.add(art.ARTIFACT_MOUNT, self.artifact_mount)
 
     # ------------------------------------------------------------------ scope
 
@@ -234,6 +244,27 @@ class RunBoxService:
                 )
         return box.BoxFiles(items=[imported[ref] for ref in refs])
 
+    async def artifact_mount(
+        self, p: art.ArtifactRefParams, ctx: RequestContext
+    ) -> art.ArtifactMount:
+        """Show one of the conversation's artifacts to the run's commands, read-only, by
+        content address (:mod:`langbot_plugin.host.artifact_mounts`)."""
+        session = self.services.session(p.run_id, ctx, art.ARTIFACT_MOUNT)
+        self._run(p, ctx)  # and the Box API
+        store = self.services.artifacts
+        if self.trees is None or store is None:
+            raise NotSupportedError(
+                "this host mounts no artifacts (its Box service has no artifact root)"
+            )
+        box_id = self.bound.get(session.run_id)
+        if box_id is None:
+            raise InvalidParamsError("the runner must bind a Box before mounting artifacts")
+        found, content = await store.content(session.scope, p.artifact_id)
+        mounted = await anyio.to_thread.run_sync(self.trees.mount, session.run_id, found, content)
+        detail = {"artifact_id": p.artifact_id, "content_digest": mounted.content_digest}
+        self._audit(session.run_id, "artifact_mount", box_id, detail)
+        return mounted
+
     # ------------------------------------------------------------------ sandbox tools
 
     async def call_tool(self, run_id: str, tool_name: str, parameters: dict[str, Any]) -> Any:
@@ -244,6 +275,9 @@ class RunBoxService:
         if tool_name != EXEC_TOOL:
             raise InvalidParamsError(f"no sandbox tool {tool_name!r}")
         base = self._acquired[box_id]
+        artifacts = self.trees.of_run(run_id) if self.trees is not None else []
+        if artifacts:
+            base = {**base, "extra_mounts": [*(base.get("extra_mounts") or []), *artifacts]}
         result = (await self.client.exec(exec_spec(parameters, box_id, base))).model_dump(
             mode="json"
         )
@@ -258,8 +292,9 @@ class RunBoxService:
                 "status": result.get("status"),
                 "stdout_bytes": result.get("stdout_bytes"),
                 "stderr_bytes": result.get("stderr_bytes"),
-                # the skill revisions the command saw (content-addressed mounts)
-                "skills": _skill_revisions(base),
+                # the skill revisions and artifacts the command saw (content-addressed)
+                "skills": _skill_revisions(self._acquired[box_id]),
+                "artifacts": [m["content_digest"] for m in artifacts],
             },
             duration_ms=result.get("duration_ms"),
         )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -117,12 +118,20 @@ class LocalHost:
         return [c for c in self.calls if c.action == action]
 
     def with_box(
-        self, client: SandboxClient, *, scope_id: ScopeId, image: str | None = None
+        self,
+        client: SandboxClient,
+        *,
+        scope_id: ScopeId,
+        image: str | None = None,
+        artifact_root: str | os.PathLike[str] | None = None,
     ) -> RunBoxService:
         """Serve Box calls and the ``exec`` tool of runs through ``client`` (a
         ``box_runtime.client.BoxClient``); ``scope_id`` names a scope's session
-        (``box_runtime.scope.scoped_session_id``). Call before connecting."""
-        self.box = RunBoxService(client, self.runs.services, scope_id=scope_id, image=image)
+        (``box_runtime.scope.scoped_session_id``); ``artifact_root`` (a directory the Box
+        allows as a mount source) lets runs mount their artifacts. Call before connecting."""
+        self.box = RunBoxService(
+            client, self.runs.services, scope_id=scope_id, image=image, artifact_root=artifact_root
+        )
         files = self.runs.services.files
         if files.box is None:  # the same Box serves the runs' file exports (BoxClient does)
             files.box = cast(BoxFileAccess, client)

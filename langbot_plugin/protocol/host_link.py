@@ -115,6 +115,7 @@ HOST_API: tuple[ActionSpec[Any, Any], ...] = (
     artifacts.ARTIFACT_READ,
     artifacts.ARTIFACT_UPLOAD_BEGIN,
     artifacts.ARTIFACT_UPLOAD_APPEND,
+    artifacts.ARTIFACT_MOUNT,
     run_ledger.RUN_GET,
     run_ledger.RUN_LIST,
     run_ledger.RUN_EVENTS_PAGE,

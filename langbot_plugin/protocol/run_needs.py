@@ -130,6 +130,7 @@ def _needs() -> dict[str, Need]:
         rc.STEERING_PULL: ApiNeed("steering_pull"),
         artifacts.ARTIFACT_METADATA: ApiNeed("artifact_metadata"),
         artifacts.ARTIFACT_READ: ApiNeed("artifact_read"),
+        artifacts.ARTIFACT_MOUNT: ApiNeed("artifact_read"),
         artifacts.ARTIFACT_UPLOAD_BEGIN: ApiNeed("artifact_upload"),
         artifacts.ARTIFACT_UPLOAD_APPEND: ApiNeed("artifact_upload"),
         **dict.fromkeys(
@@ -181,6 +182,7 @@ def _run_only() -> frozenset[str]:
         artifacts.ARTIFACT_READ,
         artifacts.ARTIFACT_UPLOAD_BEGIN,
         artifacts.ARTIFACT_UPLOAD_APPEND,
+        artifacts.ARTIFACT_MOUNT,
         *storage.BINDING_STORAGE_ACTIONS,
     )
     return frozenset(spec.name for spec in specs)

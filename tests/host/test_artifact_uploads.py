@@ -65,8 +65,8 @@ async def test_uploads_are_bounded() -> None:
     upload = await store.uploads.begin("run-1")
     with pytest.raises(MessageTooLargeError):
         await store.uploads.append("run-1", upload.upload_id, 0, _b64(b"x" * 11))
+    big = _b64(b"x" * (MAX_UPLOAD_PIECE_BYTES + 1))
     with pytest.raises(MessageTooLargeError):  # one piece fits one call
-        big = _b64(b"x" * (MAX_UPLOAD_PIECE_BYTES + 1))
         await store.uploads.append("run-1", upload.upload_id, 0, big)
     with pytest.raises(InvalidParamsError):
         await store.uploads.append("run-1", upload.upload_id, 0, "not base64!")

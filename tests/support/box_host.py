@@ -47,6 +47,8 @@ class BoxHost:
     backend: str
     box: CountingBox
     local: LocalHost
+    #: The test's directory; ``root / "mounts"`` is a mount source the Box allows.
+    root: Path
 
     async def sh(self, command: str) -> str:
         """Run ``command`` in the session; its stdout (fails on a non-zero exit)."""
@@ -81,7 +83,7 @@ async def box_host(backend: str) -> AsyncGenerator[BoxHost]:
         ):
             assert isinstance(client, CountingBox)
             local = LocalHost(runs=RunHost(box=client))
-            host = BoxHost(backend, client, local)
+            host = BoxHost(backend, client, local, root)
 
             async def sandbox_exec(parameters: dict[str, Any]) -> dict[str, Any]:
                 return {"stdout": await host.sh(str(parameters["command"]))}

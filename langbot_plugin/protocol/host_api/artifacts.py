@@ -8,7 +8,8 @@ artifacts its conversation holds, and the upload of an artifact too large for on
 An upload: ``artifact_upload_begin`` gives an ``upload_id``; ``artifact_upload_append``
 adds at most :data:`MAX_UPLOAD_PIECE_BYTES` at the upload's current end (``offset``);
 an ``artifact.created`` result naming the ``upload_id`` (instead of ``content_base64``)
-commits it, at most :data:`MAX_ARTIFACT_BYTES` in all.
+commits it, at most :data:`MAX_ARTIFACT_BYTES` in all. ``artifact_mount`` shows an
+artifact read-only, by content address, to the commands the run runs in its Box.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from langbot_plugin.protocol.spec import Result
 
 __all__ = [
     "ARTIFACT_METADATA",
+    "ARTIFACT_MOUNT",
     "ARTIFACT_READ",
     "ARTIFACT_UPLOAD_APPEND",
     "ARTIFACT_UPLOAD_BEGIN",
@@ -31,6 +33,7 @@ __all__ = [
     "ArtifactAppendParams",
     "ArtifactChunk",
     "ArtifactMetadata",
+    "ArtifactMount",
     "ArtifactReadParams",
     "ArtifactRefParams",
     "ArtifactUpload",
@@ -92,6 +95,18 @@ class ArtifactUpload(Result):
     piece_bytes: int = MAX_UPLOAD_PIECE_BYTES
 
 
+class ArtifactMount(Result):
+    """Where an artifact is seen, read-only, by the commands the run runs in its Box:
+    ``path`` is ``<mount_path>/<file name>``; ``mount_path`` is
+    ``/opt/langbot-artifacts/<hex>`` of its ``content_digest`` (``sha256:<hex>``, the
+    digest of the one-file tree holding it)."""
+
+    artifact_id: str
+    path: str
+    mount_path: str
+    content_digest: str
+
+
 ARTIFACT_METADATA = to_host(
     "artifact_metadata", ArtifactRefParams, ArtifactMetadata, doc="needs artifact_metadata"
 )
@@ -106,4 +121,10 @@ ARTIFACT_UPLOAD_APPEND = to_host(
     ArtifactAppendParams,
     ArtifactUpload,
     doc="needs artifact_upload; up to 512 KiB a call",
+)
+ARTIFACT_MOUNT = to_host(
+    "artifact_mount",
+    ArtifactRefParams,
+    ArtifactMount,
+    doc="needs artifact_read and a bound Box",
 )

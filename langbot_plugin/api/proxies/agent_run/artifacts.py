@@ -49,6 +49,13 @@ class AgentRunArtifactsAPIMixin(AgentRunProxyBase):
         chunk = await self.artifact_read(artifact_id, offset, length)
         return base64.b64decode(chunk.content_base64)
 
+    async def artifact_mount(self, artifact_id: str) -> art.ArtifactMount:
+        """Show the artifact, read-only, to the commands the run runs in its bound Box
+        (``exec``), at ``answer.path`` (``/opt/langbot-artifacts/<hex>/<file name>``)."""
+        self._require(art.ARTIFACT_MOUNT)
+        self._require_api("box", art.ARTIFACT_MOUNT.name)
+        return await self._send(art.ARTIFACT_MOUNT, art.ArtifactRefParams(artifact_id=artifact_id))
+
     async def artifact_upload(
         self, content: bytes | Iterable[bytes] | AsyncIterable[bytes]
     ) -> UploadedArtifact:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.provider.message import Message, MessageChunk
     from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
     from langbot_plugin.api.proxies.agent_run.api import AgentRunAPIProxy
-    from langbot_plugin.protocol.host_api.artifacts import ArtifactMetadata
+    from langbot_plugin.protocol.host_api.artifacts import ArtifactMetadata, ArtifactMount
     from langbot_plugin.protocol.host_api.models import RerankResult, ToolDetail
     from langbot_plugin.protocol.host_api.run_context import (
         StateDeleteResult,
@@ -316,7 +316,8 @@ class PlatformAPI(_Namespace):
 
 class ArtifactsAPI(_Namespace):
     """``metadata`` / ``read_range`` / ``open_stream`` (``artifact_metadata``,
-    ``artifact_bytes``; the stream reads :data:`STREAM_CHUNK` bytes a call). Only a
+    ``artifact_bytes``; the stream reads :data:`STREAM_CHUNK` bytes a call), and ours:
+    ``upload`` (``artifact_upload``) and ``mount`` (``artifact_mount``). Only a
     Protocol v1 host serves them (``available_apis.artifact_*``); elsewhere they are
     refused ``unauthorized``."""
 
@@ -327,6 +328,10 @@ class ArtifactsAPI(_Namespace):
 
     async def read_range(self, artifact_id: str, offset: int = 0, length: int = 65536) -> bytes:
         return await _v1(self._api.artifact_bytes(artifact_id, offset, length))
+
+    async def mount(self, artifact_id: str) -> ArtifactMount:
+        """Show the artifact read-only in the run's Box; ``answer.path`` is where."""
+        return await _v1(self._api.artifact_mount(artifact_id))
 
     async def upload(
         self, content: bytes | Iterable[bytes] | AsyncIterable[bytes]

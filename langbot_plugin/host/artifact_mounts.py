@@ -1,0 +1,101 @@
+"""Artifacts in a run's Box, by content address (seed 003's Protocol v1, our host
+library), the way the Box mounts skill revisions.
+
+``artifact_mount`` lays the artifact out once as a one-file tree with its
+``sha256-tree-v1`` manifest under the host's artifact root::
+
+    <root>/<hex>/package/<file name>     the artifact's bytes
+    <root>/<hex>/manifest.json           its manifest; sha256:<hex> is the manifest's digest
+
+(the same bytes under the same name are the same tree, written once, atomically), and
+from then on every ``exec`` of the run carries the content-addressed mount
+``{host_path, mount_path: /opt/langbot-artifacts/<hex>, mode: ro, content_digest,
+manifest_path}``: the Box verifies the files against the manifest, copies them into the
+session's store and shows them read-only at ``/opt/langbot-artifacts/<hex>/<file
+name>`` to that command (see ``box_runtime.artifacts``). The root must be one of the
+Box's ``allowed_mount_roots``. The file name is the artifact's ``name`` when it is a
+plain file name, else its id. At most :data:`MAX_MOUNTS` artifacts a run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from langbot_plugin.protocol.host_api.artifacts import ArtifactMetadata, ArtifactMount
+from langbot_plugin.protocol.tree_digest import ARTIFACT_MOUNT_ROOT, file_manifest
+from langbot_plugin.rpc.errors import TooManyRequestsError
+
+__all__ = ["MAX_MOUNTS", "ArtifactTrees", "file_name"]
+
+MAX_MOUNTS = 16
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+-]{0,127}$")
+
+
+def file_name(artifact: ArtifactMetadata) -> str:
+    """The name the artifact's file has in its tree."""
+    name = artifact.name or ""
+    return name if _NAME.match(name) and ".." not in name else artifact.artifact_id
+
+
+class ArtifactTrees:
+    """One-file trees under ``root`` and the mounts each run asked for."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        #: run id -> content digest -> the extra mount its commands carry.
+        self.mounts: dict[str, dict[str, dict[str, str]]] = {}
+
+    def lay_out(self, name: str, content: bytes) -> tuple[str, Path]:
+        """The tree of ``content`` as ``name`` (written unless it exists): digest, dir."""
+        digest, manifest = file_manifest(name, content)
+        final = self.root / digest.removeprefix("sha256:")
+        if final.is_dir():
+            return digest, final
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+        try:
+            (staging / "package").mkdir()
+            (staging / "package" / name).write_bytes(content)
+            (staging / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+            try:
+                staging.rename(final)
+            except OSError:
+                if not final.is_dir():  # not another writer's identical tree
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return digest, final
+
+    def mount(self, run_id: str, artifact: ArtifactMetadata, content: bytes) -> ArtifactMount:
+        """Lay ``artifact`` out and add it to the run's mounts (blocking: a thread)."""
+        mine = self.mounts.setdefault(run_id, {})
+        name = file_name(artifact)
+        digest, tree = self.lay_out(name, content)
+        if digest not in mine and len(mine) >= MAX_MOUNTS:
+            raise TooManyRequestsError(
+                f"a run may mount at most {MAX_MOUNTS} artifacts", details={"limit": MAX_MOUNTS}
+            )
+        mount_path = f"{ARTIFACT_MOUNT_ROOT}/{digest.removeprefix('sha256:')}"
+        mine[digest] = {
+            "host_path": str(tree / "package"),
+            "mount_path": mount_path,
+            "mode": "ro",
+            "content_digest": digest,
+            "manifest_path": str(tree / "manifest.json"),
+        }
+        return ArtifactMount(
+            artifact_id=artifact.artifact_id,
+            path=f"{mount_path}/{name}",
+            mount_path=mount_path,
+            content_digest=digest,
+        )
+
+    def of_run(self, run_id: str) -> list[dict[str, str]]:
+        """The extra mounts of the run's commands."""
+        return list(self.mounts.get(run_id, {}).values())
