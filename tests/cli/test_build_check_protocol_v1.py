@@ -44,6 +44,15 @@ def test_seed_keys_pass_with_what_they_need(plugin: Path) -> None:
     assert f"{RUNNER}:12: " in flagged[0]
 
 
+def test_binding_storage_is_flagged_as_needing_a_protocol_v1_host(plugin: Path) -> None:
+    line = _edit(plugin, "    storage: [plugin]", "    storage: [plugin, binding]")
+    done = lbp("build", "--check", cwd=plugin)
+    assert done.code == 0, done.err
+    (flagged,) = [entry for entry in done.err.splitlines() if "'binding'" in entry]
+    assert f"{RUNNER}:{line}: " in flagged
+    assert "spec.permissions.storage 'binding' needs a host that supports Protocol v1" in flagged
+
+
 CASES = {
     "capability typo": (
         "    event_context: true",
