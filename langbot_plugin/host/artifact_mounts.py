@@ -26,6 +26,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import anyio.to_thread
+
 from langbot_plugin.protocol.host_api.artifacts import ArtifactMetadata, ArtifactMount
 from langbot_plugin.protocol.tree_digest import ARTIFACT_MOUNT_ROOT, file_manifest
 from langbot_plugin.rpc.errors import TooManyRequestsError
@@ -72,11 +74,11 @@ class ArtifactTrees:
             shutil.rmtree(staging, ignore_errors=True)
         return digest, final
 
-    def mount(self, run_id: str, artifact: ArtifactMetadata, content: bytes) -> ArtifactMount:
-        """Lay ``artifact`` out and add it to the run's mounts (blocking: a thread)."""
+    async def mount(self, run_id: str, artifact: ArtifactMetadata, content: bytes) -> ArtifactMount:
+        """Lay ``artifact`` out (in a worker thread) and add it to the run's mounts."""
         mine = self.mounts.setdefault(run_id, {})
         name = file_name(artifact)
-        digest, tree = self.lay_out(name, content)
+        digest, tree = await anyio.to_thread.run_sync(self.lay_out, name, content)
         if digest not in mine and len(mine) >= MAX_MOUNTS:
             raise TooManyRequestsError(
                 f"a run may mount at most {MAX_MOUNTS} artifacts", details={"limit": MAX_MOUNTS}

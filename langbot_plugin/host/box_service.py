@@ -260,7 +260,7 @@ class RunBoxService:
         if box_id is None:
             raise InvalidParamsError("the runner must bind a Box before mounting artifacts")
         found, content = await store.content(session.scope, p.artifact_id)
-        mounted = await anyio.to_thread.run_sync(self.trees.mount, session.run_id, found, content)
+        mounted = await self.trees.mount(session.run_id, found, content)
         detail = {"artifact_id": p.artifact_id, "content_digest": mounted.content_digest}
         self._audit(session.run_id, "artifact_mount", box_id, detail)
         return mounted
