@@ -13,8 +13,9 @@ from then on every ``exec`` of the run carries the content-addressed mount
 manifest_path}``: the Box verifies the files against the manifest, copies them into the
 session's store and shows them read-only at ``/opt/langbot-artifacts/<hex>/<file
 name>`` to that command (see ``box_runtime.artifacts``). The root must be one of the
-Box's ``allowed_mount_roots``. The file name is the artifact's ``name`` when it is a
-plain file name, else its id. At most :data:`MAX_MOUNTS` artifacts a run.
+Box's ``allowed_mount_roots``. A tree lives as long as a live run mounts it
+(:meth:`ArtifactTrees.release` at the run's end). The file name is the artifact's
+``name`` when it is a plain file name, else its id. At most :data:`MAX_MOUNTS` artifacts a run.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class ArtifactTrees:
         mine = self.mounts.setdefault(run_id, {})
         name = file_name(artifact)
         digest, tree = await anyio.to_thread.run_sync(self.lay_out, name, content)
+        while not tree.is_dir():  # another run's end removed it while we laid it out
+            digest, tree = await anyio.to_thread.run_sync(self.lay_out, name, content)
         if digest not in mine and len(mine) >= MAX_MOUNTS:
             raise TooManyRequestsError(
                 f"a run may mount at most {MAX_MOUNTS} artifacts", details={"limit": MAX_MOUNTS}
@@ -101,3 +104,11 @@ class ArtifactTrees:
     def of_run(self, run_id: str) -> list[dict[str, str]]:
         """The extra mounts of the run's commands."""
         return list(self.mounts.get(run_id, {}).values())
+
+    def release(self, run_id: str) -> None:
+        """Forget the run's mounts and remove the trees no live run mounts any more (the
+        bytes stay in the artifact store; a later mount lays them out again)."""
+        gone = self.mounts.pop(run_id, {})
+        live = {digest for mounts in self.mounts.values() for digest in mounts}
+        for digest in gone.keys() - live:
+            shutil.rmtree(self.root / digest.removeprefix("sha256:"), ignore_errors=True)

@@ -265,6 +265,15 @@ class RunBoxService:
         self._audit(session.run_id, "artifact_mount", box_id, detail)
         return mounted
 
+    def release(self, run_id: str) -> None:
+        """Forget what the service kept for a run that ended (its binding, imported
+        attachments and artifact mounts); the Box itself stays with its scope."""
+        self.bound.pop(run_id, None)
+        self._imported.pop(run_id, None)
+        self._import_locks.pop(run_id, None)
+        if self.trees is not None:
+            self.trees.release(run_id)
+
     # ------------------------------------------------------------------ sandbox tools
 
     async def call_tool(self, run_id: str, tool_name: str, parameters: dict[str, Any]) -> Any:

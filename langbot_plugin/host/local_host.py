@@ -136,6 +136,7 @@ class LocalHost:
         if files.box is None:  # the same Box serves the runs' file exports (BoxClient does)
             files.box = cast(BoxFileAccess, client)
         self.box.register(self._own)
+        self.runs.releases.append(self.box.release)
         return self.box
 
     def add_tool(self, tool: HostTool) -> HostTool:

@@ -141,6 +141,8 @@ class RunHost:
         self.audit = AuditLog(self.db)
         self.files = BoxFiles(box)
         self.attachments = RunAttachments()
+        #: What forgets a run's per-run state when it ends (a Box service adds its own).
+        self.releases: list[Callable[[str], None]] = [self.files.release, self.attachments.release]
         #: What runs created with ``artifact.created`` (Protocol v1).
         self.artifacts = ArtifactStore(self.db, clock=clock)
         #: The ``binding`` storage area (Protocol v1), for runners that declare it.
@@ -361,8 +363,8 @@ class RunHost:
                 self.registry.finish(session.run_id, "cancelled" if cancelled else "failed", reason)
             raise
         finally:
-            self.files.release(session.run_id)
-            self.attachments.release(session.run_id)
+            for release in self.releases:
+                release(session.run_id)
         self.registry.finish(
             session.run_id,
             normalizer.status,

@@ -20,12 +20,14 @@ import pytest
 from box_runtime.scope import scoped_session_id
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
+from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
 from langbot_plugin.api.proxies.agent_run import AgentRunAPIProxy
 from langbot_plugin.host.run_context import DEFAULT_APIS, make_resources
 from langbot_plugin.host.run_host import StartedRun
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_memory import memory_pair
 from tests.host.test_run_api import OWNER
+from tests.host.test_run_host import Stream, message, wire
 from tests.support.as_plugin import AsPlugin
 from tests.support.box_host import BoxHost, box_host
 
@@ -123,6 +125,25 @@ async def test_an_artifact_is_mounted_read_only_by_content_and_exported_back(
     async with api_for(host, other) as api:
         await api.bind_box((await api.acquire_box("k")).id)
         assert (await sh(api, f"cat {mounted.path}"))["exit_code"] != 0
+
+    # the run ends: the service forgets it and its tree goes (the bytes stay stored) ...
+    tree = host.root / "mounts" / "art" / mounted.content_digest[7:]
+    assert tree.is_dir()
+    done = Stream(wire(AgentRunResult.run_completed(run.run_id, message("ok"))))()
+    assert (await host.local.runs.drive(run, done)).status == "completed"
+    assert not tree.exists()
+    service = host.local.box
+    assert service is not None
+    assert service.trees is not None
+    assert run.run_id not in service.bound
+    assert run.run_id not in service.trees.mounts
+    # ... and a later run mounts the same artifact again
+    later = await start(host)
+    async with api_for(host, later) as api:
+        await api.bind_box((await api.acquire_box("k")).id)
+        again = await api.artifacts.mount("report")
+        assert again.content_digest == mounted.content_digest
+        assert (await sh(api, f"sha256sum {again.path}"))["stdout"].split()[0] == digest
 
 
 async def test_what_cannot_be_mounted_is_refused_with_a_code(host: BoxHost) -> None:
