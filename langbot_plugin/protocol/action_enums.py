@@ -13,8 +13,8 @@ actions the RPC session serves itself are :class:`CommonAction`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import Enum
-from typing import Any
+from enum import Enum, EnumMeta
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.protocol.catalogue import CATALOGUE, NOT_SERVED
 from langbot_plugin.protocol.host_api.storage import GET_CONFIG_FILE
@@ -37,7 +37,15 @@ __all__ = [
 REFERENCE_SPELLINGS: dict[str, str] = {"GET_KNOWLEDEGE_FILE_STREAM": "GET_KNOWLEDGE_FILE_STREAM"}
 
 
-class ActionType(Enum):
+class _ActionTypeMeta(EnumMeta):
+    if TYPE_CHECKING:
+        # The direction enums are built from the catalogue at import time, so a type
+        # checker cannot list their members: ``PluginToRuntimeAction.REPLY_MESSAGE`` is
+        # typed as an ``ActionType`` (an unknown name still raises AttributeError).
+        def __getattr__(cls, name: str) -> ActionType: ...
+
+
+class ActionType(Enum, metaclass=_ActionTypeMeta):
     """Base of the action enums: a member's ``value`` is its wire name."""
 
 
