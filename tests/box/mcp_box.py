@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import tempfile
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +47,7 @@ VENDOR = "/opt/mcp"
 
 
 @contextmanager
-def scratch_dir() -> Iterator[Path]:
+def scratch_dir() -> Generator[Path]:
     """A state directory the jail user can pass through (pytest's tmp_path is 0700)."""
     root = Path(tempfile.mkdtemp(prefix="lbp-mcp-test-", dir="/tmp"))
     root.chmod(0o711)

@@ -284,6 +284,8 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
         process = box.process
         await client.exec(session_id="keep", cmd="echo kept > /workspace/f", persistent=True)
         await client.exec(session_id="temp", cmd="true")
+        sessions = {s.session_id: s for s in await client.list_sessions()}
+        temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
         async with anyio.create_task_group() as tg:
 
             async def hang() -> None:
@@ -295,8 +297,6 @@ async def test_startup_removes_only_this_deployments_leftover_jails_and_director
                     )
 
             tg.start_soon(hang)
-            sessions = {s.session_id: s for s in await client.list_sessions()}
-            temp_dir = os.path.dirname(sessions["temp"].backend_session_id + "/")
             # Until the command runs, the jail's own child (not yet exec'd) is a second
             # nsjail process of this session: wait for the command, not for the jail.
             started = os.path.join(temp_dir, "workspace", "started")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,7 +66,7 @@ class Child:
 
 
 @contextmanager
-def lbp_dev(cwd: Path, *args: str) -> Iterator[Child]:
+def lbp_dev(cwd: Path, *args: str) -> Generator[Child]:
     child = Child(lbp_command("dev", *args), cwd)
     try:
         yield child

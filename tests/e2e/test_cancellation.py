@@ -28,8 +28,8 @@ async def test_host_cancel_closes_the_runner_and_reports_cancelled(tmp_path: Pat
         def on_result(item: object) -> None:
             delivered.set()
 
+        outcome_box: list[object] = []
         async with anyio.create_task_group() as tg:
-            outcome_box: list[object] = []
 
             async def drive() -> None:
                 items = host.run_runner("tester", "probe", "sleepy", started.context, scope=binding)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -29,7 +29,7 @@ DOWNLOAD = "/api/v1/marketplace/plugins/download/{author}/{name}/{version}"
 
 
 @contextlib.asynccontextmanager
-async def marketplace(packages: dict[tuple[str, str, str], bytes]) -> AsyncIterator[str]:
+async def marketplace(packages: dict[tuple[str, str, str], bytes]) -> AsyncGenerator[str]:
     """Serve ``packages`` by (author, name, version); yields the base URL."""
 
     async def download(request: web.Request) -> web.StreamResponse:

@@ -62,8 +62,8 @@ async def test_stdio_prod_worker_registers_serves_and_ends_with_stdin(
     table = ActionTable()
     table.add(plug.REGISTER_PLUGIN, register)
     assert process.stderr is not None
+    errors: list[bytes] = []
     async with anyio.create_task_group() as tg:
-        errors: list[bytes] = []
 
         async def drain() -> None:
             assert process.stderr is not None

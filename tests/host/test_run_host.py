@@ -15,6 +15,7 @@ from langbot_plugin.host.paging import PageWindow
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.run_context import build_run_context, make_resources
 from langbot_plugin.host.run_host import RunHost, StartedRun
+from langbot_plugin.host.run_outcome import RunOutcome
 from langbot_plugin.rpc.errors import ConnectionClosedError, RPCTimeoutError
 from tests.api.helpers import captured
 from tests.host.peers import payload, served, start
@@ -163,6 +164,7 @@ async def test_host_cancel_closes_the_stream_and_ends_the_run_cancelled() -> Non
     host = RunHost()
     run = await start(host)
     stream = Stream(delta(run, "partial"), hang=True)
+    outcome: RunOutcome | None = None
     async with anyio.create_task_group() as tg:
 
         async def stop_when_started() -> None:
@@ -172,6 +174,7 @@ async def test_host_cancel_closes_the_stream_and_ends_the_run_cancelled() -> Non
         tg.start_soon(stop_when_started)
         with anyio.fail_after(PATIENCE):  # without the host's cancel watcher this would hang
             outcome = await host.drive(run, stream())
+    assert outcome is not None
     assert outcome.status == "cancelled"
     assert outcome.error == {"error": "user pressed stop", "code": "cancelled", "retryable": False}
     assert stream.closed
@@ -193,7 +196,7 @@ async def test_run_cancel_from_the_runner_side_stops_the_drive() -> None:
 
         tg.start_soon(cancel_over_rpc)
         outcome = await host.drive(run, stream())
-    assert outcome.status == "cancelled"
+        assert outcome.status == "cancelled"
     assert stream.closed
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Generator
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,7 @@ class HostHandler(handler.Handler):
         return False
 
     @contextlib.contextmanager
-    def installation_scope(self, binding: InstallationBinding | None) -> Iterator[None]:
+    def installation_scope(self, binding: InstallationBinding | None) -> Generator[None]:
         token = self._outbound.set(binding)
         try:
             yield

@@ -106,6 +106,7 @@ async def test_the_stdio_reader_itself_refuses_and_names_the_request(framing: st
     async with pipe_link(frame_threshold=threshold) as (sender, reader):
         frame, _ = request_of(LIMIT + 1)
         follower, _ = request_of(100, seq_id=43)
+        refused: object = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(sender.send.send, frame)
             with anyio.fail_after(30):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -108,7 +108,7 @@ class Probe:
 @asynccontextmanager
 async def sessions(
     link: tuple[Transport, Transport], probe: Probe, **server_options: Any
-) -> AsyncIterator[tuple[RPCSession, RPCSession]]:
+) -> AsyncGenerator[tuple[RPCSession, RPCSession]]:
     client_t, server_t = link
     async with (
         RPCSession(client_t, name="client").running() as client,

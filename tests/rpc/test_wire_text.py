@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -95,7 +95,7 @@ async def test_the_deepest_allowed_frame_and_paired_surrogates_pass(
 
 
 @asynccontextmanager
-async def echo_client(link: tuple[Transport, Transport]) -> AsyncIterator[RPCSession]:
+async def echo_client(link: tuple[Transport, Transport]) -> AsyncGenerator[RPCSession]:
     """A client session whose peer serves :func:`echo_routes`."""
     client_t, server_t = link
     async with (
@@ -135,8 +135,8 @@ async def test_an_answer_outside_the_rule_fails_the_call_at_once(
     call fails with the path, it does not wait for its timeout."""
     client_t, raw = link
     async with RPCSession(client_t, name="client").running() as client:
+        failures: list[MalformedMessageError] = []
         async with anyio.create_task_group() as tg:
-            failures: list[MalformedMessageError] = []
 
             async def call() -> None:
                 with pytest.raises(MalformedMessageError) as info:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import http.server
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,7 +28,7 @@ def build_wheel(directory: Path, name: str = "lbp_probe_dep", version: str = "1.
 
 
 @contextmanager
-def local_index(root: Path) -> Iterator[str]:
+def local_index(root: Path) -> Generator[str]:
     """Serve one wheel as project ``lbp-probe-dep``; yields the simple-index URL."""
     project = root / "simple" / "lbp-probe-dep"
     project.mkdir(parents=True)

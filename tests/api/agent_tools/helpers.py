@@ -14,8 +14,14 @@ from tests.api.helpers import HostPeer, connected
 from tests.api.runs import run_context
 
 HISTORY = {"items": [], "has_more": False}
+
+
+def _echo(data: dict[str, Any]) -> dict[str, Any]:
+    return {"result": {"echo": data["parameters"]}}
+
+
 ANSWERS: dict[str, Any] = {
-    "call_tool": lambda data: {"result": {"echo": data["parameters"]}},
+    "call_tool": _echo,
     "get_tool_detail": {"tool": {"name": "t", "description": "d", "parameters": {}}},
     "retrieve_knowledge_base": {"results": [{"id": "doc", "content": [], "metadata": {}}]},
     "history_page": HISTORY,

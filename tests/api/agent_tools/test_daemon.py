@@ -130,6 +130,7 @@ async def test_the_hub_refuses_another_daemon_touching_a_job() -> None:
             jobs = hub.run_job(daemon_id="owner", payload={}, tools=run.tools(), timeout=30)
             first = anyio.Event()
             seen: list[dict[str, Any]] = []
+            refused: dict[str, Any] | None = None
 
             async def consume() -> None:
                 async for event in jobs:
@@ -167,6 +168,7 @@ async def test_the_hub_refuses_another_daemon_touching_a_job() -> None:
                 await first.wait()
                 tg.cancel_scope.cancel()
             await jobs.aclose()
+    assert refused is not None
     assert refused["status"] == 403
     assert refused["payload"]["error"]["message"] == "this daemon does not own that job"
     assert seen == [{"type": "probe.owner", "data": {}}]

@@ -83,13 +83,14 @@ def _parsed(answer: dict[str, Any]) -> Any:
 
     if MCP_MAJOR() >= 2:
         return types.jsonrpc_message_adapter.validate_python(answer)
-    return types.JSONRPCMessage.model_validate(answer)
+    # mcp 1.x (a RootModel there; the union of 2.x is what this venv's stubs describe)
+    return types.JSONRPCMessage.model_validate(answer)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 @asynccontextmanager
-async def client_over_faces(resolver: Any) -> AsyncGenerator[Any]:
+async def client_over_faces(resolver: Any) -> AsyncGenerator[tuple[Any, Any]]:
     """An initialized ``mcp.ClientSession`` whose every message is answered by
-    :func:`handle_mcp_message`."""
+    :func:`handle_mcp_message`, with its ``initialize`` answer."""
     from mcp import ClientSession
     from mcp.shared.message import SessionMessage
 
@@ -112,16 +113,13 @@ async def client_over_faces(resolver: Any) -> AsyncGenerator[Any]:
             to_client,
             ClientSession(to_client, to_server_send) as session,
         ):
-            started = await session.initialize()
-            session.started = started
-            yield session
+            yield session, await session.initialize()
         tg.cancel_scope.cancel()
 
 
 async def test_a_client_session_speaks_to_handle_mcp_message() -> None:
     resolver = Echo()
-    async with client_over_faces(resolver) as session:
-        info = session.started
+    async with client_over_faces(resolver) as (session, info):
         server_info = getattr(info, "server_info", None) or info.serverInfo
         listed = await session.list_tools()
         called = await session.call_tool("echo", {"word": "hi"})
@@ -443,6 +441,7 @@ async def test_the_stdio_face_answers_a_message_through_the_bridge() -> None:
     assert "langbot_call_tool" in {t["name"] for t in listed["result"]["tools"]}
     assert called["result"]["structuredContent"] == {"echo": {}}
     assert note is None
+    assert refused is not None
     assert "error" in refused
     assert run.peer.actions() == ["call_tool"]
 

@@ -12,7 +12,7 @@ import os
 import re
 import signal
 import urllib.parse
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from aiohttp import web
@@ -307,7 +307,7 @@ async def _stream_process(
             except (ConnectionError, RuntimeError):
                 connected = False  # the client went away; the process keeps running
 
-    async def pump(stream: Any, which: str) -> None:
+    async def pump(stream: Any, which: Literal["stdout", "stderr"]) -> None:
         if stream is None:
             return
         while True:
@@ -315,7 +315,9 @@ async def _stream_process(
                 chunk = await stream.receive(_READ)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
-            data = process_pb.ProcessEvent.DataEvent(output=Oneof(which, chunk))
+            data = process_pb.ProcessEvent.DataEvent(
+                output=Oneof("stdout", chunk) if which == "stdout" else Oneof("stderr", chunk)
+            )
             await send(Oneof("data", data))
 
     process = started.process
@@ -324,7 +326,7 @@ async def _stream_process(
         async with anyio.create_task_group() as tg:
             tg.start_soon(pump, process.stdout, "stdout")
             tg.start_soon(pump, process.stderr, "stderr")
-            code = await process.wait()
+            await process.wait()
     finally:
         started.exit_code = process.returncode
         started.exited.set()
@@ -334,6 +336,8 @@ async def _stream_process(
         with contextlib.suppress(ConnectionError, RuntimeError):
             await response.write(end_stream(failure))
         return
+    code = process.returncode
+    assert code is not None
     if code < 0:
         end = process_pb.ProcessEvent.EndEvent(
             exit_code=-1, exited=False, status=f"signal: {signal.Signals(-code).name.lower()[3:]}"

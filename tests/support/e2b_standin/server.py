@@ -29,7 +29,7 @@ import contextlib
 import secrets
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
@@ -151,7 +151,7 @@ class StandIn(EnvdRoutes):
 
 
 @contextlib.asynccontextmanager
-async def run_standin(api_key: str = "e2b_standin_key") -> AsyncIterator[StandIn]:
+async def run_standin(api_key: str = "e2b_standin_key") -> AsyncGenerator[StandIn]:
     """Serve a stand-in on a free 127.0.0.1 port until the block ends (then kill all)."""
     base = tempfile.mkdtemp(prefix="lbp-e2b-standin-")
     async with anyio.create_task_group() as tg:

@@ -23,7 +23,7 @@ NOT_ON_WINDOWS = {
 
 
 class RefusePosixOnly:
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
         if name in HIDDEN:
             raise ModuleNotFoundError(f"No module named {name!r} (hidden by the test)", name=name)
 
