@@ -141,6 +141,7 @@ class _Dispatcher(RouteTable):
                     raise item
                 if item == "hang":
                     await anyio.sleep_forever()
+                    continue
                 yield item
         except anyio.get_cancelled_exc_class():
             self.peer.cancelled.set()

@@ -23,6 +23,10 @@ from langbot_plugin.api.entities.builtin.platform.message import Image, MessageC
 from langbot_plugin.api.entities.builtin.provider.message import Message, MessageChunk
 from langbot_plugin.api.entities.builtin.provider.session import LauncherTypes, Session
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
+from langbot_plugin.api.entities.builtin.runner import box as runner_box
+from langbot_plugin.api.entities.builtin.runner import input as runner_input
+from langbot_plugin.api.entities.builtin.runner import manifest as runner_manifest
+from langbot_plugin.api.entities.builtin.runner import result as runner_result
 from langbot_plugin.api.entities.context import EventContext
 from tests.api.helpers import captured
 from tests.fixtures.reference.cases import FRIEND_MESSAGE, RUN_CONTEXT, SESSION
@@ -53,7 +57,7 @@ def test_the_07_names_are_the_05_classes() -> None:
     assert runner.RunnerCapabilities is agent_runner.AgentRunnerCapabilities
     assert runner.RunnerPermissions is agent_runner.AgentRunnerPermissions
     assert issubclass(runner.RunnerManifest, agent_runner.AgentRunnerManifest)
-    assert agent_runner.BoxBinding is runner.box.BoxBinding
+    assert agent_runner.BoxBinding is runner_box.BoxBinding
 
 
 def _captured_contexts() -> list[dict[str, Any]]:
@@ -97,7 +101,7 @@ def test_a_05_host_context_reads_the_07_defaults() -> None:
 
 
 def test_the_host_assigns_attachment_refs_in_place() -> None:
-    attachment = runner.input.InputAttachment.model_validate({"type": "image", "path": "/x"})
+    attachment = runner_input.InputAttachment.model_validate({"type": "image", "path": "/x"})
     attachment.ref, attachment.path = "attachment-0", None
     assert attachment.model_dump()["ref"] == "attachment-0"
     assert attachment.path is None
@@ -109,10 +113,10 @@ def test_message_completed_leaves_out_empty_file_ids_for_05_hosts() -> None:
     assert set(plain.data) == {"message"}  # what a strict 0.5 payload model accepts
     with_files = runner.RunnerResult.message_completed("r", message, file_ids=["f1"])
     assert with_files.data["file_ids"] == ["f1"]
-    payload = runner.result.MessageCompletedPayload.model_validate(plain.data)
+    payload = runner_result.MessageCompletedPayload.model_validate(plain.data)
     assert payload.file_ids == []
     with pytest.raises(ValidationError):
-        runner.result.MessageCompletedPayload.model_validate({**plain.data, "files": []})
+        runner_result.MessageCompletedPayload.model_validate({**plain.data, "files": []})
 
 
 def test_processor_log_results() -> None:
@@ -134,23 +138,23 @@ def test_attachments_follow_the_content_and_are_never_dumped() -> None:
     assert "attachments" not in message.model_dump()
     assert "attachments" not in message.model_dump_json()
     assert "attachments" not in chunk.model_dump()
-    assert [type(c) for c in message.get_content_platform_message_chain()] == [Plain, Image]
-    assert [type(c) for c in chunk.get_content_platform_message_chain()] == [Image]
+    assert [type(c) for c in message.get_content_platform_message_chain() or []] == [Plain, Image]
+    assert [type(c) for c in chunk.get_content_platform_message_chain() or []] == [Image]
     assert Message(role="assistant").get_content_platform_message_chain() is None
 
 
 def test_dynamic_form_items_allow_custom_values() -> None:
-    item = runner.manifest.DynamicFormItemSchema.model_validate({"type": "select", "name": "m"})
+    item = runner_manifest.DynamicFormItemSchema.model_validate({"type": "select", "name": "m"})
     assert item.allow_custom is False
-    assert runner.manifest.DynamicFormItemSchema(type="select", name="m", allow_custom=True)
+    assert runner_manifest.DynamicFormItemSchema(type="select", name="m", allow_custom=True)
 
 
 def test_box_requests_are_strict_and_answers_tolerant() -> None:
     with pytest.raises(ValidationError):
-        runner.box.BoxAcquireRequest.model_validate({"reuse_key": ""})
+        runner_box.BoxAcquireRequest.model_validate({"reuse_key": ""})
     with pytest.raises(ValidationError):
-        runner.box.BoxAcquireRequest.model_validate({"reuse_key": "k", "cpus": 8})
-    status = runner.box.BoxStatus.model_validate({"available": False, "enabled": True, "new": 1})
+        runner_box.BoxAcquireRequest.model_validate({"reuse_key": "k", "cpus": 8})
+    status = runner_box.BoxStatus.model_validate({"available": False, "enabled": True, "new": 1})
     assert status.reason is None
     assert status.required_reuse_key is None
 

@@ -14,6 +14,7 @@ import pytest
 from langbot_plugin.api.definition.components import AgentRunner, Runner
 from langbot_plugin.api.definition.components.agent_runner.invoke import RESULT_BUFFER
 from langbot_plugin.api.entities.builtin.platform.events import EBAEvent, MessageReceivedEvent
+from langbot_plugin.api.entities.builtin.provider.message import MessageChunk
 from langbot_plugin.api.entities.builtin.runner import RunnerContext, RunnerResult
 from langbot_plugin.api.proxies.invocation import current_config
 from langbot_plugin.rpc.errors import NotReadyError
@@ -39,7 +40,7 @@ class Logs(AgentRunner):
 class Streams(AgentRunner):
     async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:
         await ctx.log("before")
-        yield RunnerResult.message_delta(ctx.run_id, {"role": "assistant", "content": "a"})
+        yield RunnerResult.message_delta(ctx.run_id, MessageChunk(role="assistant", content="a"))
         await ctx.log("after")
 
 
@@ -224,7 +225,9 @@ async def test_a_generator_runner_does_not_run_ahead_of_its_consumer() -> None:
     class Steps(AgentRunner):
         async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:
             progress.append("first step")
-            yield RunnerResult.message_delta(ctx.run_id, {"role": "assistant", "content": "a"})
+            yield RunnerResult.message_delta(
+                ctx.run_id, MessageChunk(role="assistant", content="a")
+            )
             progress.append("second step")
             yield RunnerResult.run_completed(ctx.run_id)
 

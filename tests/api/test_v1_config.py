@@ -19,7 +19,7 @@ from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 def test_config_mirrors_model_config(model: type[QueryBasedAPIProxy]) -> None:
     config = model.Config  # type: ignore[attr-defined]
     assert config.arbitrary_types_allowed is True
-    assert model.model_config["arbitrary_types_allowed"] is True
+    assert model.model_config.get("arbitrary_types_allowed") is True
 
 
 def test_defining_the_proxies_warns_nothing() -> None:
@@ -32,8 +32,7 @@ def test_defining_the_proxies_warns_nothing() -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            for name in reversed(names):
-                module = importlib.import_module(name)
-            assert module.QueryBasedAPIProxy.Config.arbitrary_types_allowed is True
+            modules = [importlib.import_module(name) for name in reversed(names)]
+            assert modules[-1].QueryBasedAPIProxy.Config.arbitrary_types_allowed is True
     finally:
         sys.modules.update(saved)

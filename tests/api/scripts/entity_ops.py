@@ -76,6 +76,9 @@ def _summary(op: dict[str, Any]) -> Any:
 
 def _legacy(op: dict[str, Any]) -> Any:
     event = platform_events.parse_eba_event(op["data"])
+    assert isinstance(
+        event, (platform_events.MessageReceivedEvent, platform_events.FeedbackReceivedEvent)
+    )
     legacy = event.to_legacy_event()
     return {"class": type(legacy).__name__, "dump": legacy.model_dump(mode="json")}
 
@@ -85,6 +88,7 @@ def _message_chain(op: dict[str, Any]) -> Any:
     message = provider_message.Message.model_validate(op["message"])
     message.attachments = attachments
     chain = message.get_content_platform_message_chain()
+    assert chain is not None
     return {"chain": chain.model_dump(), "keys": sorted(message.model_dump())}
 
 
@@ -202,7 +206,9 @@ def _adapter(op: dict[str, Any]) -> Any:
         apis=adapter.get_supported_apis(),
         dump=adapter.model_dump(mode="json"),
         config_attr=getattr(
-            abstract_adapter.AbstractMessagePlatformAdapter.Config, "arbitrary_types_allowed", None
+            abstract_adapter.AbstractMessagePlatformAdapter.Config,  # type: ignore[attr-defined]
+            "arbitrary_types_allowed",
+            None,
         ),
     )
     return outcome

@@ -9,7 +9,7 @@ modifies the input. Items of an unknown ``type`` become :class:`Unknown`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -185,11 +185,11 @@ class MessageChain(RootModel[list[SerializeAsAny[MessageComponent]]]):
         # Consistent with __eq__: equal chains have the same sequence of classes.
         return hash(tuple(type(c).__name__ for c in self.root))
 
-    def __add__(self, other: MessageChain | list[MessageComponent]) -> MessageChain:
+    def __add__(self, other: MessageChain | Sequence[MessageComponent]) -> MessageChain:
         extra = other.root if isinstance(other, MessageChain) else other
         return MessageChain([*self.root, *extra])
 
-    def __radd__(self, other: MessageChain | list[MessageComponent]) -> MessageChain:
+    def __radd__(self, other: MessageChain | Sequence[MessageComponent]) -> MessageChain:
         extra = other.root if isinstance(other, MessageChain) else other
         return MessageChain([*extra, *self.root])
 
