@@ -26,7 +26,7 @@ from box_runtime.server import ServerOptions, serve
 from box_runtime.sessions import Session, Tenant
 from tests.support.waiting import PATIENCE, wait_until
 
-CONTEXT = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
+CONTEXT: dict[str, Any] = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
 
 
 class FakeClock:
@@ -102,7 +102,7 @@ def docker_reason() -> str | None:
     """Why Docker tests cannot run here, or ``None`` (probed once per test run)."""
     import socket
 
-    import docker  # type: ignore[import-untyped]
+    import docker.utils  # type: ignore[import-untyped]
 
     host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     if host.startswith("unix://"):

@@ -279,7 +279,7 @@ async def test_missing_image_is_a_clear_error(runtime: BoxRuntime) -> None:
 async def test_orphan_cleanup_removes_only_this_deployments_leftovers(
     state: Path, deployment: str
 ) -> None:
-    import docker  # type: ignore[import-untyped]
+    import docker.errors  # type: ignore[import-untyped]
 
     client = docker.from_env()
     foreign_id = "t" + secrets.token_hex(5)
@@ -410,7 +410,7 @@ async def test_a_background_process_holding_stdout_does_not_hang_the_agent_path(
 
 async def test_a_workspace_quota_bounds_what_a_session_writes(runtime: BoxRuntime) -> None:
     """The 2 GiB-under-100 MiB defect: the kernel now stops the writes at the quota."""
-    quota = {"workspace_quota_mb": 100}
+    quota: dict[str, Any] = {"workspace_quota_mb": 100}
     info = await runtime.create_session(spec("", **quota), T)
     assert info.workspace_quota_enforcement == "filesystem"
     big = await runtime.exec(

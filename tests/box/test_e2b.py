@@ -20,7 +20,7 @@ from e2b import AsyncSandbox
 
 from box_runtime.backends import select_backend
 from box_runtime.backends.e2b import E2BBackend
-from box_runtime.config import BoxConfig
+from box_runtime.config import BoxConfig, E2BConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
     BoxExportRefusedError,
@@ -91,7 +91,7 @@ def make_runtime(
     standin: StandIn, state: Path, clock: FakeClock, backends: list[E2BBackend], **config: Any
 ) -> BoxRuntime:
     def factory(box: BoxConfig) -> E2BBackend:
-        backend = E2BBackend(box.e2b, ttl_sec=box.sessions.ttl_sec, clock=clock)
+        backend = E2BBackend(box.section("e2b", E2BConfig), ttl_sec=box.sessions.ttl_sec, clock=clock)
         backends.append(backend)
         return backend
 
@@ -323,7 +323,7 @@ async def test_no_api_key_makes_the_backend_unusable(monkeypatch: pytest.MonkeyP
 
 
 def make_factory() -> Callable[[BoxConfig], E2BBackend]:
-    return lambda box: E2BBackend(box.e2b, ttl_sec=box.sessions.ttl_sec)
+    return lambda box: E2BBackend(box.section("e2b", E2BConfig), ttl_sec=box.sessions.ttl_sec)
 
 
 # --------------------------------------------------------------------------- export

@@ -162,7 +162,10 @@ def test_result_ok() -> None:
 
 
 def test_deep_merge_merges_objects_and_replaces_the_rest() -> None:
-    base = {"local": {"profile": "default", "allowed_mount_roots": ["/a"]}, "backend": "local"}
+    base: dict[str, Any] = {
+        "local": {"profile": "default", "allowed_mount_roots": ["/a"]},
+        "backend": "local",
+    }
     update = {"local": {"allowed_mount_roots": ["/b"]}, "backend": "docker"}
     assert deep_merge(base, update) == {
         "local": {"profile": "default", "allowed_mount_roots": ["/b"]},

@@ -217,7 +217,7 @@ async def test_deleting_a_session_ends_its_running_command_at_once(runtime: BoxR
 @pytest.mark.nsjail
 async def test_a_workspace_quota_bounds_everything_a_jail_writes(runtime: BoxRuntime) -> None:
     """Workspace, /tmp and the home directory share the session's quota filesystem."""
-    quota = {"workspace_quota_mb": 50}
+    quota: dict[str, Any] = {"workspace_quota_mb": 50}
     info = await runtime.create_session(spec("", **quota), None)
     assert info.workspace_quota_enforcement == "filesystem"
     for target in ("/workspace/big", "/tmp/big", "/home/box/big"):

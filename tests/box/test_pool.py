@@ -236,7 +236,7 @@ def checked(deployment: str) -> int:
     The pool's containers come and go while this looks (created, not yet started), so
     a container the engine refuses an exec in counts as not checked yet.
     """
-    import docker  # type: ignore[import-untyped]
+    import docker.errors  # type: ignore[import-untyped]
 
     api = docker.APIClient()
     try:

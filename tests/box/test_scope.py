@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 
@@ -80,7 +81,7 @@ def test_empty_dimensions_fail_closed(bad: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("required", ["target_type", "target_id"])
 def test_a_missing_target_fails_closed(required: str) -> None:
-    scope = {**BASE, required: None}  # as a host that did not know the target would send
+    scope: dict[str, Any] = {**BASE, required: None}  # as a host that did not know the target would send
     with pytest.raises(BoxValidationError, match=f"needs {required}"):
         scoped_session_id(**scope)
     with pytest.raises(BoxValidationError, match=f"needs {required}"):

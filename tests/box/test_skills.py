@@ -6,6 +6,7 @@ import io
 import os
 import stat
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ def skill_md(name: str, description: str = "does things") -> str:
     return SKILL_MD.format(name=name, description=description)
 
 
-def make_zip(entries: dict[str, bytes | str], **infos: Any) -> bytes:
+def make_zip(entries: Mapping[str, bytes | str], **infos: Any) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in entries.items():
