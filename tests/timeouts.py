@@ -235,7 +235,8 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
 
     previous = signal.signal(signal.SIGALRM, interrupt)
     signal.setitimer(signal.ITIMER_REAL, limit + grace)
-    faulthandler.dump_traceback_later(limit + 2 * grace, exit=True, file=sys.__stderr__)
+    real_stderr = sys.__stderr__ or sys.stderr
+    faulthandler.dump_traceback_later(limit + 2 * grace, exit=True, file=real_stderr)
     try:
         return (yield)
     finally:

@@ -26,7 +26,11 @@ from box_runtime.server import ServerOptions, serve
 from box_runtime.sessions import Session, Tenant
 from tests.support.waiting import PATIENCE, wait_until
 
-CONTEXT: dict[str, Any] = {"instance_uuid": "inst-1", "workspace_uuid": "ws-1", "placement_generation": 1}
+CONTEXT: dict[str, Any] = {
+    "instance_uuid": "inst-1",
+    "workspace_uuid": "ws-1",
+    "placement_generation": 1,
+}
 
 
 class FakeClock:

@@ -91,7 +91,9 @@ def make_runtime(
     standin: StandIn, state: Path, clock: FakeClock, backends: list[E2BBackend], **config: Any
 ) -> BoxRuntime:
     def factory(box: BoxConfig) -> E2BBackend:
-        backend = E2BBackend(box.section("e2b", E2BConfig), ttl_sec=box.sessions.ttl_sec, clock=clock)
+        backend = E2BBackend(
+            box.section("e2b", E2BConfig), ttl_sec=box.sessions.ttl_sec, clock=clock
+        )
         backends.append(backend)
         return backend
 

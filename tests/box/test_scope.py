@@ -81,7 +81,8 @@ def test_empty_dimensions_fail_closed(bad: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("required", ["target_type", "target_id"])
 def test_a_missing_target_fails_closed(required: str) -> None:
-    scope: dict[str, Any] = {**BASE, required: None}  # as a host that did not know the target would send
+    # as a host that did not know the target would send
+    scope: dict[str, Any] = {**BASE, required: None}
     with pytest.raises(BoxValidationError, match=f"needs {required}"):
         scoped_session_id(**scope)
     with pytest.raises(BoxValidationError, match=f"needs {required}"):

@@ -61,7 +61,7 @@ def command_context(*words: str) -> dict[str, Any]:
 async def test_every_scaffolded_component_initializes_and_works(full_plugin: Path) -> None:
     from langbot_plugin.api.entities import events
     from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
-    from langbot_plugin.api.entities.builtin.provider.session import Session
+    from langbot_plugin.api.entities.builtin.provider.session import LauncherTypes, Session
     from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
     from langbot_plugin.api.entities.builtin.rag.models import (
         FileMetadata,
@@ -81,7 +81,7 @@ async def test_every_scaffolded_component_initializes_and_works(full_plugin: Pat
         missing = await instances["Page"].handle_api(PageRequest(endpoint="/nope", method="POST"))
         assert missing.error == "no endpoint POST /nope"
 
-        session = Session(launcher_type="person", launcher_id="user-1")
+        session = Session(launcher_type=LauncherTypes.PERSON, launcher_id="user-1")
         tool = await instances["Tool"].call({"text": "a bc"}, session, 1)
         assert tool == {"characters": 4, "words": 2}
 

@@ -95,7 +95,9 @@ async def serving(
         )
         identity = {"instance_uuid": WORKSPACE.instance_uuid, "runtime_id": "compat"}
         await client.handshake(
-            ctl.RuntimeConfig(runtime_identity=identity, worker_policy=WORKER_POLICY)
+            ctl.RuntimeConfig.model_validate(
+                {"runtime_identity": identity, "worker_policy": WORKER_POLICY}
+            )
         )
         key = await client.get_debug_key()
         url = f"ws://127.0.0.1:{debug}/plugin/debug/ws"

@@ -4,6 +4,7 @@ output that arrives while it waits for a line."""
 
 from __future__ import annotations
 
+import io
 import signal
 import subprocess
 import threading
@@ -39,8 +40,9 @@ class Child:
         self.reader.start()
 
     def _read(self) -> None:
-        assert self.process.stdout is not None
-        while chunk := self.process.stdout.read1(65536):
+        stdout = self.process.stdout
+        assert isinstance(stdout, io.BufferedReader)  # Popen's binary, buffered default
+        while chunk := stdout.read1(65536):
             with self._changed:
                 self.output += chunk.decode("utf-8", "replace")
                 self._changed.notify_all()

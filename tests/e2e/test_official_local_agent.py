@@ -78,7 +78,7 @@ async def test_local_agent_runs_with_a_tool_call_and_streaming(tmp_path: Path) -
     kinds = [r.type for r in outcome.results]
     assert "tool.call.completed" in kinds or "tool.call.started" in kinds
     assert kinds.count("message.delta") >= 2  # the answer was streamed
-    deltas = [r.text for r in outcome.results if r.type == "message.delta"]
+    deltas = [r.text or "" for r in outcome.results if r.type == "message.delta"]
     assert deltas == sorted(deltas, key=len)  # cumulative: each delta extends the last
 
 

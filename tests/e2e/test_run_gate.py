@@ -5,6 +5,7 @@ past the SDK reaches exactly what ``docs/security.md`` says."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,7 @@ async def test_a_silent_runner_fails_empty_result_in_both_dialects(
                 assert outcome.text == "Hi there"
 
 
-async def _replay(items: list[dict[str, Any]]) -> Any:
+async def _replay(items: list[dict[str, Any]]) -> AsyncGenerator[dict[str, Any]]:
     for item in items:
         yield item
 
@@ -220,7 +221,10 @@ async def test_a_secret_config_value_reaches_neither_the_logs_nor_the_error(
             lines = await host.get_plugin_logs("tester", "warden", scope=binding)
             return [line["text"] for line in lines if "calling the vendor" in line["text"]]
 
-        await wait_until(logged)
+        async def any_logged() -> bool:
+            return bool(await logged())
+
+        await wait_until(any_logged)
         assert all(key not in text and "[redacted]" in text for text in await logged())
 
 

@@ -58,7 +58,7 @@ async def test_every_run_api_method_against_the_local_host() -> None:
         chunks = [c.content async for c in api.invoke_llm_stream("scripted-model", [])]
         assert "".join(str(c) for c in chunks) == "stream me please"
         assert await api.count_tokens("scripted-model", [Message(role="user", content="a b")]) == 2
-        assert (await api.get_tool_detail("adder"))["description"] == "adds two numbers"
+        assert (await api.get_tool_detail("adder")).get("description") == "adds two numbers"
         assert await api.call_tool("adder", {"a": 2, "b": 2}) == {"sum": 4}
 
         assert await api.get_prompt() == [{"role": "system", "content": "be brief"}]
