@@ -13,9 +13,20 @@ turns it into a wire error and the caller re-raises the same class from the code
     │   │   │                                                 verified (``details.reason``)
     │   │   └── BoxArtifactDigestError  box_artifact_digest_mismatch  its manifest is not the
     │   │                                                     ``content_digest`` it claims
-    │   └── BoxHostBackendRefusedError  box_host_backend_refused  the unsandboxed ``host``
-    │                                                         backend is not allowed here
+    │   ├── BoxHostBackendRefusedError  box_host_backend_refused  the unsandboxed ``host``
+    │   │                                                     backend is not allowed here
+    │   ├── ImageMissingError         box_validation          the engine has no such image
+    │   │                                                     (backends.docker_errors)
+    │   └── SkillError                box_skill               a skill-store request cannot be
+    │       │                                                 done (skill_package)
+    │       ├── SkillArchiveError     box_skill_archive       an upload refused (skill_archive)
+    │       ├── SkillNotFoundError    box_skill_not_found     (skills)
+    │       └── SkillRevisionMismatchError  box_skill_revision_mismatch  (skills)
+    │           ├── SkillRevisionConflictError  box_skill_revision_conflict
+    │           └── SkillRevisionNotFoundError  box_skill_revision_not_found
     ├── BoxBackendUnavailableError    box_backend_unavailable no usable sandbox backend
+    │   └── EngineConflictError       box_backend_unavailable the engine answered 409
+    │                                                         (backends.docker_errors)
     ├── BoxRuntimeUnavailableError    box_runtime_unavailable the runtime is shutting down
     ├── BoxAdmissionError             box_admission           admission grants (managed mode)
     ├── BoxReadinessError             box_readiness           strict readiness checks failed

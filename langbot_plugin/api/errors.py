@@ -63,6 +63,29 @@ when each is raised::
         │   ├── ParsingError                  rag_parsing_error
         │   └── ChunkingError                 rag_chunking_error
         └── RetrievalError                    rag_retrieval_error
+
+Beyond the plugin API, the plugin runtime and the host library add these under the same
+root (not importable from here; the Box's branch is in :mod:`box_runtime.errors`)::
+
+    RPCError
+    ├── ArtifactError                 artifact_invalid            runtime.artifacts
+    ├── PluginInvalidError            plugin_invalid              runtime.plugin_check
+    ├── PackageSignatureError         package_signature_refused   runtime.signatures
+    ├── DependencyError               dependency_install_failed   runtime.dependencies
+    ├── MarketplaceError              marketplace_failed          runtime.marketplace
+    ├── InstallFailedError            install_failed              runtime.legacy
+    ├── WorkerError                   worker_failed               runtime.workers
+    │   └── SlotAttachError           slot_attach_failed          runtime.shared
+    ├── ConfinementUnavailableError   confinement_unavailable     runtime.confine
+    ├── ResourceExhaustedError        resource_exhausted          runtime.confine
+    ├── HostActionError               rpc_error                   runtime.io.handler
+    ├── Divergence                    replay_divergence           host.exchange
+    ├── RPCTimeoutError
+    │   └── ActionCallTimeoutError    timeout                     entities.io.errors
+    ├── MessageTooLargeError
+    │   └── StateQuotaError           state_quota_exceeded        host.errors
+    └── NotReadyError
+        └── ModelEndpointError        not_ready                   host.openai_model
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ __all__ = ["InstallFailedError", "add_legacy"]
 
 
 class InstallFailedError(RPCError):
+    """An older lifecycle action could not be done (no installation record, a failed
+    restart)."""
+
     code = "install_failed"
 
 
