@@ -37,7 +37,8 @@ a client of a running Box (each with --url, default ws://127.0.0.1:5410/rpc/ws):
 
 
 def _server_parser() -> argparse.ArgumentParser:
-    from box_runtime.backends import NAMES  # the registry alone: no pydantic, no SDK
+    # the registry alone: no pydantic, no SDK
+    from box_runtime.backends import LOCAL_ORDER, NAMES
 
     parser = Parser(
         prog=PROG,
@@ -75,7 +76,7 @@ def _server_parser() -> argparse.ArgumentParser:
         choices=("local", *NAMES),
         default=None,
         help="the sandbox backend, kept whatever a config or the host's box_init says "
-        "(default: LANGBOT_BOX_CONFIG's backend, else local: Docker, then nsjail)",
+        f"(default: LANGBOT_BOX_CONFIG's backend, else local: {', then '.join(LOCAL_ORDER)})",
     )
     add_log_level(parser)
     add_log_format(parser)
