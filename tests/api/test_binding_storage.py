@@ -33,7 +33,9 @@ REFUSED_CODES = ("unauthorized", "permission_denied.storage")
 
 def _harness(*, process: bool) -> PluginHarness:
     tool = HostTool("echo", lambda p: {"echo": p.get("text")}, description="echoes")
-    return PluginHarness(PLUGIN, llm=ScriptedLLM(["a"] * 12), tools=[tool], process=process)
+    return PluginHarness(
+        PLUGIN, llm=ScriptedLLM(["a" for _ in range(12)]), tools=[tool], process=process
+    )
 
 
 async def _binding(h: PluginHarness, **options: Any) -> Any:
