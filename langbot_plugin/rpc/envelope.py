@@ -2,12 +2,16 @@
 
 Request::
 
-    {"seq_id": int, "action": str, "data": {...}, "context"?: {...}, "stream_flow_control"?: 1}
+    {"seq_id": int, "action": str, "data": {...}, "context"?: {...}, "stream_flow_control"?: 1,
+     "traceparent"?: str, "tracestate"?: str}
 
 Response::
 
     {"seq_id": int, "code": 0|1, "message": str, "data": {...},
      "chunk_status": "continue"|"end", "stream_index"?: int}
+
+``traceparent`` and ``tracestate`` carry a W3C trace context (:mod:`.tracing`); peers
+that do not trace ignore them.
 
 A frame with ``action`` is a request, one with ``code`` is a response. :func:`parse_frame`
 is the only place that turns text into envelopes; it raises
@@ -68,6 +72,8 @@ class Request:
     data: dict[str, Any] = field(default_factory=dict[str, Any])
     context: dict[str, Any] | None = None
     stream_flow_control: bool = False
+    #: ``traceparent`` (and ``tracestate``) of the caller's span, when it traces
+    trace: dict[str, str] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         frame: dict[str, Any] = {"seq_id": self.seq_id, "action": self.action, "data": self.data}
@@ -75,6 +81,8 @@ class Request:
             frame["context"] = self.context
         if self.stream_flow_control:
             frame["stream_flow_control"] = 1
+        if self.trace is not None:
+            frame.update(self.trace)
         return frame
 
 
@@ -116,6 +124,20 @@ def frame_hint(head: str) -> tuple[int, bool]:
     head = head[:HINT_CHARS]
     match = _SEQ_HINT.search(head)
     return (int(match.group(1)) if match else -1), '"action"' in head
+
+
+def _trace_of(frame: dict[str, Any]) -> dict[str, str] | None:
+    """The trace keys of a request frame; one that is not text is ignored (a peer's
+    tracing never fails its call)."""
+    parent = frame.get("traceparent")
+    if not isinstance(parent, str):
+        return None
+    state = frame.get("tracestate")
+    return (
+        {"traceparent": parent, "tracestate": state}
+        if isinstance(state, str)
+        else {"traceparent": parent}
+    )
 
 
 def parse_frame(text: str | bytes) -> Request | Response:
@@ -162,6 +184,7 @@ def parse_frame(text: str | bytes) -> Request | Response:
             data=data,
             context=context,
             stream_flow_control=frame.get("stream_flow_control") == 1,
+            trace=_trace_of(frame),
         )
 
     if "code" in frame:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
+from langbot_plugin.rpc import tracing
 from langbot_plugin.rpc.envelope import (
     CONTINUE,
     END,
@@ -313,6 +314,20 @@ class RPCSession:
         timeout: float | UseDefault | None = USE_DEFAULT,
     ) -> dict[str, Any]:
         """Call ``action`` on the peer and return its ``data``; raises the peer's error."""
+        traced = tracing.active()
+        if traced is None:
+            return await self._call(action, data, context, timeout, None)
+        with traced.client(action) as trace:
+            return await self._call(action, data, context, timeout, trace)
+
+    async def _call(
+        self,
+        action: str,
+        data: dict[str, Any] | None,
+        context: dict[str, Any] | None,
+        timeout: float | UseDefault | None,
+        trace: dict[str, str] | None,
+    ) -> dict[str, Any]:
         limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
         inbox = Reply()
         seq = self.open_call(inbox)
@@ -320,7 +335,7 @@ class RPCSession:
             # asyncio's own timeout costs a fraction of an anyio cancel scope, and unary
             # calls are the hot path (every forwarded call crosses two of them)
             async with asyncio.timeout(limit):
-                await self._send(Request(seq, action, data or {}, context).to_wire())
+                await self._send(Request(seq, action, data or {}, context, trace=trace).to_wire())
                 response = await inbox.get()
         except TimeoutError:
             self._spawn(self.cancel_remote, seq, context)
@@ -347,7 +362,9 @@ class RPCSession:
     ) -> StreamCall:
         """Call a streaming ``action``; iterate the result (``timeout`` applies per item)."""
         limit = self.default_timeout if isinstance(timeout, UseDefault) else timeout
-        return StreamCall(self, action, data or {}, context, limit)
+        traced = tracing.active()
+        trace = None if traced is None else traced.carrier()
+        return StreamCall(self, action, data or {}, context, limit, trace=trace)
 
     async def cancel_remote(self, seq: int, context: dict[str, Any] | None) -> None:
         """Best effort: ask the peer to stop ``seq``; its answer is not awaited."""

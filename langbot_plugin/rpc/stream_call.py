@@ -144,12 +144,15 @@ class StreamCall:
         data: dict[str, Any],
         context: dict[str, Any] | None,
         timeout: float | None,
+        *,
+        trace: dict[str, str] | None = None,
     ) -> None:
         self._session = session
         self.action = action
         self._data = data
         self._context = context
         self._timeout = timeout
+        self._trace = trace
         self._seq: int | None = None
         self._inbox = Inbox()
         self._inbox.flow_controlled = True
@@ -174,7 +177,12 @@ class StreamCall:
     async def _start(self) -> None:
         self._seq = self._session.open_call(self._inbox)
         request = Request(
-            self._seq, self.action, self._data, self._context, stream_flow_control=True
+            self._seq,
+            self.action,
+            self._data,
+            self._context,
+            stream_flow_control=True,
+            trace=self._trace,
         )
         await self._session.send_request(request)
 

@@ -1,0 +1,328 @@
+"""Traces of the action RPC with OpenTelemetry, when the ``otel`` extra is installed and
+turned on; nothing is imported and nothing is paid otherwise.
+
+A process turns traces on once with :func:`enable` (the daemons' ``--traces`` flag or
+``LBP_TRACES=on``); until then :func:`active` is ``None``, no table carries the
+middleware and a call costs one global read. Once on:
+
+* every table a daemon serves carries :meth:`Tracing.middleware` (``table.use(...)``,
+  beside the request metrics): a ``SERVER`` span per request, named after the action,
+  the child of the caller's span when the request carries one, current while the handler
+  runs (a stream: while each item is made) and ended with the answer (a stream: its last
+  item), marked as an error with the stable code it failed with;
+* every unary call a session makes is a ``CLIENT`` span (:meth:`Tracing.client`), the
+  child of the current span; a stream call carries the current span without one of its
+  own.
+
+The trace context crosses each link in the W3C Trace Context form, as two keys of the
+request frame beside ``seq_id`` and ``action``: ``traceparent`` and, where there is one,
+``tracestate`` (:data:`TRACE_KEYS`). Both reference lines and the released host read a
+request with a model that ignores keys it does not know (their ``ActionRequest``), and
+the envelope ``context`` is strict there, so the frame's top level is where an unknown
+key does no harm.
+
+The exporter and its settings are OpenTelemetry's own environment variables
+(``OTEL_TRACES_EXPORTER``: ``otlp``, the default, ``console`` on stderr, or ``none``;
+``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_PROTOCOL``, ``OTEL_SERVICE_NAME``,
+``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_TRACES_SAMPLER``, ``OTEL_BSP_*``...).
+:func:`child_env` is what a process passes its children so that they trace too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext
+
+if TYPE_CHECKING:  # the extra is imported by enable() only
+    from opentelemetry.context import Context
+    from opentelemetry.trace import Span, Tracer
+
+__all__ = [
+    "ENV",
+    "TRACE_KEYS",
+    "Tracing",
+    "TracingUnavailableError",
+    "active",
+    "child_env",
+    "disable",
+    "enable",
+    "from_env",
+    "trace_table",
+    "wanted",
+]
+
+#: The variable that turns traces on in a process (``on``/``1``/``true``), as
+#: ``--traces`` does; :func:`child_env` sets it for children.
+ENV = "LBP_TRACES"
+TRACEPARENT = "traceparent"
+TRACESTATE = "tracestate"
+#: The request frame's keys that carry the trace context.
+TRACE_KEYS = (TRACEPARENT, TRACESTATE)
+_ON = frozenset({"1", "on", "true", "yes"})
+_EXPORTERS = ("otlp", "console", "none")
+
+_active: Tracing | None = None
+
+
+class _Table(Protocol):
+    def use(self, middleware: Middleware) -> None: ...
+
+
+class TracingUnavailableError(RuntimeError):
+    """Traces were asked for but cannot be had (the extra is missing, an unknown
+    exporter); the message says what to install or set."""
+
+
+def active() -> Tracing | None:
+    """The process's tracing once :func:`enable` succeeded, else ``None``."""
+    return _active
+
+
+def trace_table(table: _Table, link: str) -> None:
+    """Put the span middleware on ``table`` (outermost so far) while traces are on; a
+    table built while they are off is left as it is."""
+    if _active is not None:
+        table.use(_active.middleware(link))
+
+
+def wanted(flag: bool = False, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether traces are asked for: ``flag`` (``--traces``) or ``$LBP_TRACES``, and
+    not ``OTEL_SDK_DISABLED=true``."""
+    env = os.environ if environ is None else environ
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return flag or env.get(ENV, "").strip().lower() in _ON
+
+
+def enable(service_name: str, *, provider: Any = None) -> Tracing:
+    """Turn traces on for this process (once; later calls return the same), exporting
+    as OpenTelemetry's environment says; ``OTEL_SERVICE_NAME`` wins over
+    ``service_name``. :class:`TracingUnavailableError` when it cannot.
+
+    ``provider``: an SDK ``TracerProvider`` of the caller's (a test's in-memory
+    exporter) to trace with instead; it is not made the process's global one."""
+    global _active
+    if _active is not None:
+        return _active
+    if provider is not None:
+        _active = Tracing(provider.get_tracer("langbot_plugin.rpc"))
+        return _active
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+        from opentelemetry.sdk.trace import TracerProvider
+    except ImportError as exc:
+        raise TracingUnavailableError(
+            f"traces need OpenTelemetry ({exc.name} is missing): pip install 'langbot-plugin[otel]'"
+        ) from None
+    name = os.environ.get("OTEL_SERVICE_NAME", "").strip() or service_name
+    provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+    processor = _processor()
+    if processor is not None:
+        provider.add_span_processor(processor)
+    trace.set_tracer_provider(provider)
+    _active = Tracing(provider.get_tracer("langbot_plugin.rpc"))
+    return _active
+
+
+def disable() -> None:
+    """Stop tracing in this process (what a test that enabled it undoes); tables built
+    while it was on keep their middleware."""
+    global _active
+    _active = None
+
+
+def from_env(service_name: str) -> Tracing | None:
+    """:func:`enable` if ``$LBP_TRACES`` asks for it; a process that cannot (the extra
+    missing where a parent traces) says so on stderr once and runs untraced."""
+    if not wanted():
+        return None
+    try:
+        return enable(service_name)
+    except TracingUnavailableError as exc:
+        sys.stderr.write(f"traces off: {exc}\n")
+        return None
+
+
+def child_env(service_name: str | None = None) -> dict[str, str]:
+    """What a child process needs to trace as this one does: ``LBP_TRACES`` and the
+    ``OTEL_*`` variables (``OTEL_SERVICE_NAME`` replaced by ``service_name`` when given);
+    empty while traces are off."""
+    if _active is None:
+        return {}
+    env = {k: v for k, v in os.environ.items() if k.startswith("OTEL_")}
+    if service_name is not None:
+        env["OTEL_SERVICE_NAME"] = service_name
+    env[ENV] = "on"
+    return env
+
+
+def _processor() -> Any:
+    choice = os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
+    choice = choice.split(",")[0].strip()
+    if choice not in _EXPORTERS:
+        raise TracingUnavailableError(
+            f"OTEL_TRACES_EXPORTER={choice!r} is not supported (choose {', '.join(_EXPORTERS)})"
+        )
+    if choice == "none":
+        return None
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    if choice == "console":  # stderr: a worker's stdout is its link to the runtime
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        return BatchSpanProcessor(ConsoleSpanExporter(out=sys.stderr))
+    return BatchSpanProcessor(_otlp_exporter())
+
+
+def _otlp_exporter() -> Any:
+    protocol = (
+        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "http/protobuf"
+    ).strip()
+    if protocol != "http/protobuf":
+        raise TracingUnavailableError(
+            f"OTLP protocol {protocol!r} is not supported: http/protobuf only "
+            "(a collector's port 4318)"
+        )
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        return OTLPSpanExporter()
+    except ImportError as exc:
+        raise TracingUnavailableError(
+            f"the OTLP exporter is not installed ({exc.name}): "
+            "pip install 'langbot-plugin[otel]', or set OTEL_TRACES_EXPORTER=console"
+        ) from None
+
+
+class Tracing:
+    """Spans of the RPC layer (see the module doc); made by :func:`enable`."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        from opentelemetry import context, trace
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        self._tracer = tracer
+        self._propagator = TraceContextTextMapPropagator()
+        #: make a context current (a token), and restore the one before
+        self.attach = context.attach
+        self.detach = context.detach
+        self._in_context = trace.set_span_in_context
+        self._server = SpanKind.SERVER
+        self._client = SpanKind.CLIENT
+        self._status = Status
+        self._error_code = StatusCode.ERROR
+
+    def carrier(self) -> dict[str, str] | None:
+        """The current span's context in frame keys (``None`` without a span)."""
+        carrier: dict[str, str] = {}
+        self._propagator.inject(carrier)
+        return carrier or None
+
+    @contextmanager
+    def client(self, action: str) -> Generator[dict[str, str]]:
+        """A ``CLIENT`` span for a call of ``action``; yields the keys its request carries."""
+        span = self._tracer.start_span(action, kind=self._client, attributes=_attributes(action))
+        carrier: dict[str, str] = {}
+        self._propagator.inject(carrier, context=self._in_context(span))
+        try:
+            yield carrier
+        except BaseException as exc:
+            self.failed(span, exc)
+            raise
+        finally:
+            span.end()
+
+    def middleware(self, link: str) -> Middleware:
+        """A ``SERVER`` span around each request of a table (``link``: an attribute)."""
+
+        async def traced(ctx: RequestContext, call_next: CallNext) -> Answer:
+            request = ctx.request
+            parent = None if request.trace is None else self._propagator.extract(request.trace)
+            span = self._tracer.start_span(
+                request.action,
+                context=parent,
+                kind=self._server,
+                attributes={**_attributes(request.action), "lbp.link": link},
+            )
+            current = self._in_context(span)
+            token = self.attach(current)
+            try:
+                answer = await call_next(ctx)
+            except BaseException as exc:
+                self.failed(span, exc)
+                span.end()
+                raise
+            finally:
+                self.detach(token)
+            if isinstance(answer, dict):
+                span.end()
+                return answer
+            return _TracedItems(answer, self, span, current)
+
+        return traced
+
+    def failed(self, span: Span, error: BaseException) -> None:
+        """Mark ``span`` failed with the stable code ``error`` is answered with."""
+        from langbot_plugin.rpc.metrics import outcome_of
+
+        code = outcome_of(error)
+        span.set_attribute("lbp.error_code", code)
+        span.set_status(self._status(self._error_code, code))
+
+
+def _attributes(action: str) -> dict[str, str]:
+    return {"rpc.system": "lbp", "rpc.method": action}
+
+
+class _TracedItems:
+    """A stream's items, made with its span current; the span ends with the stream."""
+
+    def __init__(
+        self, items: AsyncIterator[dict[str, Any]], tracing: Tracing, span: Span, current: Context
+    ) -> None:
+        self._items = items
+        self._tracing = tracing
+        self._span = span
+        self._current = current
+        self._ended = False
+
+    def __aiter__(self) -> Self:
+        return self
+
+    def _end(self, error: BaseException | None = None) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        if error is not None:
+            self._tracing.failed(self._span, error)
+        self._span.end()
+
+    async def __anext__(self) -> dict[str, Any]:
+        token = self._tracing.attach(self._current)
+        try:
+            return await anext(self._items)
+        except StopAsyncIteration:
+            self._end()
+            raise
+        except BaseException as exc:
+            self._end(exc)
+            raise
+        finally:
+            self._tracing.detach(token)
+
+    async def aclose(self) -> None:
+        try:
+            aclose: Callable[[], Any] | None = getattr(self._items, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            self._end()
