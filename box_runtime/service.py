@@ -49,6 +49,7 @@ from langbot_plugin.rpc import (
     RPCSession,
 )
 from langbot_plugin.rpc.routes import Answer, CallNext, before
+from langbot_plugin.rpc.tracing import trace_table
 
 __all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer", "runtime_status"]
 
@@ -441,6 +442,7 @@ class BoxService:
         table.use(before(self._admitted), when=ADMITTED_ACTIONS.__contains__)
         table.use(_box_validation)
         table.use(self.metrics.requests.middleware("rpc"))  # outermost: refusals count too
+        trace_table(table, "rpc")
         return table
 
 

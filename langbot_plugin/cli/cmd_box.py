@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from langbot_plugin.cli.common import Parser
-from langbot_plugin.cli.daemon import add_log_format, add_log_level, port
+from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
 
 __all__ = ["main"]
 
@@ -80,6 +80,7 @@ def _server_parser() -> argparse.ArgumentParser:
     )
     add_log_level(parser)
     add_log_format(parser)
+    add_traces(parser)
     return parser
 
 
@@ -116,9 +117,10 @@ def _image_parser() -> argparse.ArgumentParser:
 
 def _run_server(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import USAGE, CliError
-    from langbot_plugin.cli.daemon import bind_failure, setup_logging
+    from langbot_plugin.cli.daemon import bind_failure, setup_logging, setup_traces
 
     setup_logging(args.log_level, args.log_format)
+    setup_traces(args.traces, "lbp-box")
     import anyio
 
     from box_runtime.cli import serve_box

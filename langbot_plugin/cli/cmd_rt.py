@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from langbot_plugin.cli.common import Parser
-from langbot_plugin.cli.daemon import add_log_format, add_log_level, port
+from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
 from langbot_plugin.cli.rt_config import POLICIES
 
 PROG = "lbp rt"
@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_confinement(parser)
     add_log_level(parser)
     add_log_format(parser)
+    add_traces(parser)
     return parser
 
 
@@ -171,11 +172,12 @@ def main(argv: list[str]) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import FAILURE, USAGE, CliError
-    from langbot_plugin.cli.daemon import bind_failure, setup_logging
+    from langbot_plugin.cli.daemon import bind_failure, setup_logging, setup_traces
     from langbot_plugin.cli.rt_config import resolve_settings
 
     options = resolve_settings(args)
     setup_logging(options.log_level, options.log_format)
+    setup_traces(args.traces, "lbp-rt")
     import logging
 
     import anyio

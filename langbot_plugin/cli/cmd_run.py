@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from langbot_plugin.cli.common import Parser
-from langbot_plugin.cli.daemon import add_log_format, add_log_level
+from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces
 
 PROG = "lbp run"
 
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_log_level(parser)
     add_log_format(parser)
+    add_traces(parser)
     return parser
 
 
@@ -158,9 +159,10 @@ def _key_problem(key: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.common import FAILURE, USAGE, CliError
-    from langbot_plugin.cli.daemon import setup_logging
+    from langbot_plugin.cli.daemon import setup_logging, setup_traces
 
     setup_logging(args.log_level, args.log_format)
+    setup_traces(args.traces, "lbp-worker")
     from langbot_plugin.worker.dotenv import load_dotenv
 
     root: Path = args.dir.resolve()

@@ -9,6 +9,9 @@ or, with ``--log-format json`` (or ``LBP_LOG_FORMAT=json``), one JSON object a l
 with the action, plugin, run and trace ids where known
 (:class:`langbot_plugin.rpc.log_context.JsonLogFormatter`),
 
+``--traces`` (or ``LBP_TRACES=on``) to send OpenTelemetry traces where the ``OTEL_*``
+variables say (:mod:`langbot_plugin.rpc.tracing`; the ``otel`` extra),
+
 and one way to report a port that cannot be bound: a single line, exit status 1 when
 the port is taken or not allowed (the machine's state), 2 when the address is wrong.
 Only the standard library is imported here (it is loaded before ``--help`` answers).
@@ -30,11 +33,13 @@ __all__ = [
     "LOG_LEVELS",
     "add_log_format",
     "add_log_level",
+    "add_traces",
     "bind_failure",
     "log_format",
     "log_level",
     "port",
     "setup_logging",
+    "setup_traces",
 ]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -93,6 +98,30 @@ def add_log_format(parser: argparse.ArgumentParser) -> None:
         metavar="FORMAT",
         help=f"text or json: one JSON object a line (default text, or ${LOG_FORMAT_ENV})",
     )
+
+
+def add_traces(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--traces",
+        action="store_true",
+        default=False,
+        help="send OpenTelemetry traces (needs langbot-plugin[otel]; exporter and endpoint "
+        "from the OTEL_* variables; or $LBP_TRACES=on)",
+    )
+
+
+def setup_traces(flag: bool, service_name: str) -> bool:
+    """Turn traces on when ``--traces`` or ``$LBP_TRACES`` asks (exit status 2 with what
+    to install when the extra is missing); whether they are on."""
+    from langbot_plugin.rpc import tracing
+
+    if not tracing.wanted(flag):
+        return False
+    try:
+        tracing.enable(service_name)
+    except tracing.TracingUnavailableError as exc:
+        raise CliError(str(exc), USAGE) from None
+    return True
 
 
 def _from_env(name: str, parse: Callable[[str], str], default: str) -> str:

@@ -49,6 +49,7 @@ from langbot_plugin.protocol.spec import ActionTable, Empty, Params, Result
 from langbot_plugin.rpc import NotFoundError, RequestContext, Route
 from langbot_plugin.rpc.errors import InvalidParamsError, NotSupportedError
 from langbot_plugin.rpc.routes import before
+from langbot_plugin.rpc.tracing import trace_table
 
 if TYPE_CHECKING:
     from langbot_plugin.host.runtime_client import PluginRuntimeClient
@@ -110,6 +111,7 @@ class LocalHost:
         self._own = own
         self._dispatcher = self.runs.dispatcher(own, strict=self.strict_runs)
         self._dispatcher.use(before(self._record))  # outermost: every call is written down
+        trace_table(self._dispatcher, "runtime")
 
     def resolve(self, action: str) -> Route | None:
         return self._dispatcher.resolve(action)

@@ -17,6 +17,7 @@ from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.protocol.spec import ActionTable, Empty, Relayed
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route, RPCSession
 from langbot_plugin.rpc.routes import before
+from langbot_plugin.rpc.tracing import trace_table
 from langbot_plugin.runtime.dispatch import (
     call_tool,
     emit_event,
@@ -57,6 +58,7 @@ class ControlConnection:
         )
         # outermost: the refusals above are counted too
         self.table.use(state.metrics.requests.middleware("control"))
+        trace_table(self.table, "control")
 
     def resolve(self, action: str) -> Route | None:
         return self.table.resolve(action)

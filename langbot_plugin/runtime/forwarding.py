@@ -25,6 +25,7 @@ from langbot_plugin.protocol.run_audit import (
 from langbot_plugin.protocol.spec import ActionTable
 from langbot_plugin.rpc import NotReadyError, RequestContext, Route
 from langbot_plugin.rpc.log_context import note
+from langbot_plugin.rpc.tracing import trace_table
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeState
 
@@ -142,4 +143,5 @@ def plugin_table(current: HandleSource, state: RuntimeState) -> ActionTable:
     add_local_answers(table, current, state.registry)
     add_run_audit_reports(table, current, state)
     table.use(state.metrics.requests.middleware("plugin"))
+    trace_table(table, "plugin")
     return table

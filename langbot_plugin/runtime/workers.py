@@ -31,6 +31,7 @@ from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.processes import stop_process
+from langbot_plugin.rpc.tracing import child_env
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.confine import Launch, WorkerLaunch
 from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
@@ -392,7 +393,8 @@ async def spawn_confined(
     allowlisted environment, linked on our pipes (:func:`spawn_linked`): its launch (to
     close once it has exited), the process and the runtime's two pipe ends. Raises
     :class:`OSError` if it cannot start, with nothing left open."""
-    launch = await state.confinement.launch(request, worker_env(state.options.worker_env))
+    env = worker_env(state.options.worker_env) | child_env("lbp-worker")  # traces: OTEL_*
+    launch = await state.confinement.launch(request, env)
     try:
         process, from_child, from_parent = await spawn_linked(
             launch.command, launch.cwd, launch.env

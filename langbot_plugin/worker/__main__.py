@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     from langbot_plugin.worker.logging_setup import setup_worker_logging
 
     setup_worker_logging(args.log_level)
+    from langbot_plugin.rpc.tracing import from_env
+
+    from_env("lbp-worker")  # the runtime sets LBP_TRACES while it traces
     import anyio
 
     from langbot_plugin.api.definition.discovery import ManifestError

@@ -21,6 +21,7 @@ from langbot_plugin.rpc import (
     RequestContext,
     Route,
 )
+from langbot_plugin.rpc.tracing import trace_table
 from langbot_plugin.worker.author_trace import reported, reporting
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.runs import run_agent
@@ -55,6 +56,7 @@ class PluginService:
         # models before it is asked for them.
         t.defer(self._add_components)
         t.use(reporting(loaded.root))  # a unary call that fails in the plugin says where
+        trace_table(t, "runtime")
 
     def resolve(self, action: str) -> Route | None:
         return self.table.resolve(action)

@@ -31,6 +31,7 @@ from langbot_plugin.protocol.spec import ActionTable, Empty
 from langbot_plugin.rpc import InvalidParamsError, NotFoundError, RequestContext, Route
 from langbot_plugin.rpc.routes import StreamHandler, UnaryHandler
 from langbot_plugin.rpc.scoped import ScopedSession
+from langbot_plugin.rpc.tracing import trace_table
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.logging_setup import current_slot_identity
 from langbot_plugin.worker.namespaces import SlotNamespace
@@ -69,6 +70,7 @@ class SharedService:
         self.table.add(slots.DETACH_PLUGIN_SLOT, self.detach)
         self.table.add(slots.GET_PLUGIN_SLOT_CONTAINER, self.slot_container)
         self.table.add(plug.SHUTDOWN, self.shutdown)
+        trace_table(self.table, "runtime")
         self._watching_tasks = False
         self._by_slot: dict[tuple[str, bool], Route] = {}
 
