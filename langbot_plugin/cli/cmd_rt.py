@@ -177,7 +177,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     options = resolve_settings(args)
     setup_logging(options.log_level, options.log_format)
-    setup_traces(args.traces, "lbp-rt")
+    setup_traces(options.traces, "lbp-rt")
     import logging
 
     import anyio

@@ -10,6 +10,7 @@ the flags, under the flags' names with ``_`` for ``-``::
     log_level = "info"
     log_format = "text"       # or "json": one JSON object a line
     stuck_call_sec = 60       # a plugin call unanswered this long is logged and counted
+    traces = false            # OpenTelemetry traces, exported as the OTEL_* variables say
     pypi_index_url = "https://pypi.org/simple"
     pypi_trusted_hosts = ["pypi.internal"]
     debug_only = false        # serve debug plugins only; installed ones are kept, not started
@@ -167,6 +168,7 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "log_level": _level,
     "log_format": _format,
     "stuck_call_sec": _seconds,
+    "traces": _flag,
     "pypi_index_url": _text,
     "pypi_trusted_hosts": _strings,
     "debug_only": _flag,
@@ -270,6 +272,7 @@ def resolve_settings(args: argparse.Namespace) -> RuntimeOptions:
         worker_env=(*file.get("worker_env", ()), *(args.worker_env or ())),
         log_format=pick("log_format", None),
         stuck_call_sec=pick("stuck_call_sec", 60.0),
+        traces=bool(args.traces or file.get("traces", False)),
         confinement=_confinement(args, file, pick),
     )
 

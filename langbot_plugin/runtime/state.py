@@ -50,6 +50,9 @@ class RuntimeOptions:
     log_level: str | None = None
     #: ``text`` or ``json`` (``--log-format``; ``None``: ``$LBP_LOG_FORMAT``, else text)
     log_format: str | None = None
+    #: send OpenTelemetry traces (``--traces``; also ``$LBP_TRACES``): the CLI turns
+    #: them on before the runtime is built (``rpc.tracing``)
+    traces: bool = False
     #: the TOML file the settings were read from, if any
     config_file: Path | None = None
     pypi_index_url: str | None = None

@@ -107,6 +107,7 @@ async def test_the_config_file_sets_what_flags_do_not(tmp_path: Path) -> None:
             "signature_policy must be one of off, warn, require, not 'maybe'",
         ),
         ("trusted_keys = 'k=v'\n", "trusted_keys must be a list of strings"),
+        ("traces = 'yes'\n", "traces must be true or false, not 'yes'"),
         ("trusted_keys = ['keys.pub']\n", "trusted key 'keys.pub' is neither a key ring file"),
         ("trusted_keys = ['k=abc']\n", "public key 'k' is not the base64 of 32 raw Ed25519"),
     ],
@@ -159,3 +160,14 @@ async def test_one_runtime_per_data_folder(tmp_path: Path) -> None:
     held = hold_data_dir(data, wait_seconds=5)  # released when the process ended
     assert held is not None
     held.close()
+
+
+def test_traces_come_from_the_flag_or_the_file(tmp_path: Path) -> None:
+    from langbot_plugin.cli.cmd_rt import build_parser
+    from langbot_plugin.cli.rt_config import resolve_settings
+
+    config = tmp_path / "rt.toml"
+    config.write_text("traces = true\n")
+    assert resolve_settings(build_parser().parse_args(["--config", str(config)])).traces
+    assert resolve_settings(build_parser().parse_args(["--traces"])).traces
+    assert not resolve_settings(build_parser().parse_args([])).traces
