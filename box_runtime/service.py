@@ -441,7 +441,7 @@ class BoxService:
             table.add(spec, handlers[spec])  # a declared action without a handler fails here
         table.use(before(self._admitted), when=ADMITTED_ACTIONS.__contains__)
         table.use(_box_validation)
-        table.use(self.metrics.requests.middleware("rpc"))  # outermost: refusals count too
+        self.metrics.requests.put_on(table, "rpc")  # outermost: refusals count too
         trace_table(table, "rpc")
         return table
 

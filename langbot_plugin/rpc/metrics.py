@@ -11,12 +11,15 @@ count apart), for each served action:
 * ``<prefix>_requests_in_flight{link, action}``: requests being served now.
 
 :meth:`RequestMetrics.middleware` is the route middleware that counts them, put once on
-a table (``table.use(metrics.middleware("control"))``); ``link`` names the kind of
-connection. :func:`exposition` is what a ``/metrics`` endpoint answers.
+a table (:meth:`RequestMetrics.put_on`, ``link`` naming the kind of connection), unless
+``LBP_METRICS=off`` leaves it out (the daemons' state gauges stay; ``make bench``
+measures the middleware's cost against that). :func:`exposition` is what a
+``/metrics`` endpoint answers.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Self
@@ -26,11 +29,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import generate_latest
 
 from langbot_plugin.rpc.errors import InternalError, RemoteError, RPCError
-from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext
+from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext, UsesMiddleware
 
 __all__ = [
     "CANCELLED",
     "CONTENT_TYPE",
+    "ENV",
     "MAX_OUTCOMES",
     "OK",
     "OTHER",
@@ -42,6 +46,8 @@ __all__ = [
 #: The ``Content-Type`` of :func:`exposition`'s text: the classic text format every
 #: Prometheus version reads (our names need none of 1.0.0's escaping).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+#: ``off`` (or ``0``, ``false``) leaves the request middleware off every table.
+ENV = "LBP_METRICS"
 #: The outcome of a request that succeeded.
 OK = "ok"
 #: The outcome of a request its caller left (cancelled, or a stream closed early).
@@ -100,6 +106,13 @@ class RequestMetrics:
             registry=registry,
         )
         self._children: dict[tuple[str, str], _Children] = {}
+        #: False under ``LBP_METRICS=off``: :meth:`put_on` leaves tables as they are
+        self.counting = os.environ.get(ENV, "").strip().lower() not in ("off", "0", "false")
+
+    def put_on(self, table: UsesMiddleware, link: str) -> None:
+        """Count the requests of ``table`` (outermost so far), unless counting is off."""
+        if self.counting:
+            table.use(self.middleware(link))
 
     def middleware(self, link: str) -> Middleware:
         """The middleware that counts each request of a table (``link``: its label)."""

@@ -35,6 +35,7 @@ __all__ = [
     "RouteTable",
     "StreamHandler",
     "UnaryHandler",
+    "UsesMiddleware",
     "before",
     "compose",
     "preceded_by",
@@ -167,6 +168,12 @@ def when_done(
             await _aclose(items)
 
     return watched()
+
+
+class UsesMiddleware(Protocol):
+    """What takes route middleware (an ``ActionTable``, a layer above)."""
+
+    def use(self, middleware: Middleware) -> None: ...
 
 
 class Dispatcher(Protocol):

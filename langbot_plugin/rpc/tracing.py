@@ -34,9 +34,9 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext
+from langbot_plugin.rpc.routes import Answer, CallNext, Middleware, RequestContext, UsesMiddleware
 
 if TYPE_CHECKING:  # the extra is imported by enable() only
     from opentelemetry.context import Context
@@ -69,10 +69,6 @@ _EXPORTERS = ("otlp", "console", "none")
 _active: Tracing | None = None
 
 
-class _Table(Protocol):
-    def use(self, middleware: Middleware) -> None: ...
-
-
 class TracingUnavailableError(RuntimeError):
     """Traces were asked for but cannot be had (the extra is missing, an unknown
     exporter); the message says what to install or set."""
@@ -83,7 +79,7 @@ def active() -> Tracing | None:
     return _active
 
 
-def trace_table(table: _Table, link: str) -> None:
+def trace_table(table: UsesMiddleware, link: str) -> None:
     """Put the span middleware on ``table`` (outermost so far) while traces are on; a
     table built while they are off is left as it is."""
     if _active is not None:

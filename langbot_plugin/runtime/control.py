@@ -57,7 +57,7 @@ class ControlConnection:
             when=lambda a: not self.configured and a not in handshake,
         )
         # outermost: the refusals above are counted too
-        self.table.use(state.metrics.requests.middleware("control"))
+        state.metrics.requests.put_on(self.table, "control")
         trace_table(self.table, "control")
 
     def resolve(self, action: str) -> Route | None:

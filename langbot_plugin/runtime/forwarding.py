@@ -142,6 +142,6 @@ def plugin_table(current: HandleSource, state: RuntimeState) -> ActionTable:
     add_forwarding(table, current, state)
     add_local_answers(table, current, state.registry)
     add_run_audit_reports(table, current, state)
-    table.use(state.metrics.requests.middleware("plugin"))
+    state.metrics.requests.put_on(table, "plugin")
     trace_table(table, "plugin")
     return table

@@ -72,3 +72,18 @@ async def test_error_codes_a_peer_makes_up_stay_a_bounded_set_of_labels() -> Non
     assert len(outcomes) == MAX_OUTCOMES + 1  # and "other"
     assert sample(registry, "t_requests_total", action="echo", outcome=OTHER) == 8
     assert sample(registry, "t_requests_total", action="echo", outcome="made_up.0") == 1
+
+
+@pytest.mark.parametrize("setting", ["", "off"])
+async def test_lbp_metrics_off_leaves_the_middleware_off(
+    setting: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LBP_METRICS", setting)
+    table, _ = echo_table()
+    registry = CollectorRegistry()
+    RequestMetrics(registry, "t").put_on(table, "test")
+    client, server = await served(table)
+    async with client.running(), server.running():
+        assert (await ECHO.call(client, Word(word="hi"))).echo == "hi"
+    counted = sample(registry, "t_requests_total", action="echo", outcome="ok")
+    assert counted == (None if setting == "off" else 1)
