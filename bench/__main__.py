@@ -7,7 +7,8 @@ Sections, each run in child processes one after the other, never in parallel:
   (``bench/reference/rpc_driver.py`` under the reference interpreter).
 * ``host``: host -> ``lbp rt`` -> plugin ``call_tool`` (sequential and 200 concurrent),
   plugin spawn -> registered, idle RSS (:mod:`bench.host_ours`,
-  ``bench/reference/host_driver.py``).
+  ``bench/reference/host_driver.py``); what metrics and traces cost on ``call_tool``
+  (:mod:`bench.observe_ours`).
 * ``cli``: ``lbp --help`` and ``lbp ver`` wall time.
 * ``box``: every ``bench/box_*.py`` module: one with ``async def run(report)`` adds rows
   to the table; one with ``main(argv) -> int`` runs as a child and its output follows.
@@ -458,6 +459,7 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
     cancel_section(report, repeat)
     shared_section(report, repeat)
     confine_section(report, repeat)
+    observe_section(report, repeat)
 
 
 def shared_section(report: Report, repeat: int) -> None:
@@ -532,6 +534,84 @@ def confine_section(report: Report, repeat: int) -> None:
     )
     memory.target = "<= unconfined + 10 MB RSS"
     report.add(memory, within_raw_plus(10.0))
+
+
+def observe_section(report: Report, repeat: int) -> None:
+    """call_tool with the request metrics off, on (traces off), and traces on: ours only,
+    the three runtimes interleaved in each run (issue 21)."""
+    runs = Runs()
+    argv = [sys.executable, "-m", "bench.observe_ours"]
+    argv += ["1", "300"] if report.quick else ["3", "1000"]
+    for round_ in range(repeat):
+        if repeat > 1:
+            log(f"round {round_ + 1}/{repeat}")
+        run_driver(report, runs, "observe-ours", argv, False)
+
+    def p50(variant: str) -> Callable[[dict[str, Any]], float]:
+        return lambda d: stats.median([s for r in d[variant] for s in r["call"]]) * 1000
+
+    def cpu(variant: str) -> Callable[[dict[str, Any]], float]:
+        return lambda d: stats.median([sum(r["cpu"].values()) for r in d[variant]]) * 1000
+
+    def row(
+        what: str,
+        unit: str,
+        fn: Callable[[str], Callable[[dict[str, Any]], float]],
+        *,
+        variant: str,
+        baseline: str,
+        note: str,
+    ) -> Row:
+        ours = runs.figure("observe-ours", fn(variant))
+        ours_runs = runs.seen.get("observe-ours", [])
+        raw = runs.figure("observe-ours", fn(baseline))
+        made = Row("host -> rt -> plugin", what, unit, ours=ours, raw=raw, note=note)
+        made.runs = {"ours": ours_runs, "raw": runs.seen.get("observe-ours", [])}
+        return made
+
+    off = "raw column: the same runtime and plugin with LBP_METRICS=off, runs interleaved"
+    untraced = "raw column: the same with traces off (metrics on), runs interleaved"
+    exported = "; spans exported with OTLP/HTTP to a local sink, default batching"
+    metrics = row(
+        "call_tool p50, metrics on, traces off",
+        "ms",
+        p50,
+        variant="metrics_on",
+        baseline="metrics_off",
+        note=off,
+    )
+    metrics.target = "<= 1.05x metrics off (issue 21)"
+    report.add(metrics, within_raw(1.05))
+    report.add(
+        row(
+            "call_tool CPU time, rt + plugin, metrics on, traces off",
+            "ms",
+            cpu,
+            variant="metrics_on",
+            baseline="metrics_off",
+            note=f"{off}; per sequential call",
+        )
+    )
+    report.add(
+        row(
+            "call_tool p50, traces on",
+            "ms",
+            p50,
+            variant="traces_on",
+            baseline="metrics_on",
+            note=untraced + exported,
+        )
+    )
+    report.add(
+        row(
+            "call_tool CPU time, rt + plugin, traces on",
+            "ms",
+            cpu,
+            variant="traces_on",
+            baseline="metrics_on",
+            note=f"{untraced}{exported}; per sequential call",
+        )
+    )
 
 
 def cancel_section(report: Report, repeat: int) -> None:

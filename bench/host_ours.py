@@ -63,6 +63,26 @@ def session_payload(client: PluginRuntimeClient) -> dict[str, Any]:
     }
 
 
+def tool_caller(client: PluginRuntimeClient) -> Callable[[], Awaitable[None]]:
+    """One ``call_tool`` of the echo tool per call of the result, its answer checked."""
+    session = session_payload(client)
+    counter = iter(range(10**9))
+
+    async def call() -> None:
+        n = next(counter)
+        reply = await client.call_tool(
+            TOOL,
+            {"text": f"hi {n}"},
+            session=session,
+            query_id=n,
+            query_uuid=str(uuid.uuid4()),
+        )
+        if reply != {"echo": {"text": f"hi {n}"}}:
+            raise RuntimeError(f"unexpected tool response {reply!r}")
+
+    return call
+
+
 async def listed(client: PluginRuntimeClient, identity: tuple[str, str] = IDENTITY) -> bool:
     for plugin in await client.list_plugins():
         if (plugin.author, plugin.name) == identity and plugin.status == "initialized":
@@ -97,15 +117,18 @@ async def wait_listed(
 LBP = str(Path(sys.executable).parent / "lbp")
 
 
-async def start_runtime(work: Path, *extra: str) -> tuple[asyncio.subprocess.Process, int, int]:
-    """Our ``lbp rt`` on two free ports (and ``extra`` flags), logging to
-    ``work/rt.log``: (process, control, debug)."""
+async def start_runtime(
+    work: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[asyncio.subprocess.Process, int, int]:
+    """Our ``lbp rt`` on two free ports (and ``extra`` flags, ``env`` for its
+    environment), logging to ``work/rt.log``: (process, control, debug)."""
     control, debug = free_port(), free_port()
     log = (work / "rt.log").open("wb")
     rt = await asyncio.create_subprocess_exec(
         *[LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)],
         *["--data-dir", str(work / "data"), "--log-level", "WARNING", *extra],
         cwd=work,
+        env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log,
         stderr=log,
@@ -127,11 +150,15 @@ async def debug_plugin_dir(
     return plugin_dir
 
 
-async def start_debug_plugin(plugin_dir: Path, log: Any) -> asyncio.subprocess.Process:
-    """``lbp run`` in ``plugin_dir``, output to the open file ``log``."""
+async def start_debug_plugin(
+    plugin_dir: Path, log: Any, env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
+    """``lbp run`` in ``plugin_dir`` (``env`` for its environment), output to the open
+    file ``log``."""
     return await asyncio.create_subprocess_exec(
         *[LBP, "run", "--log-level", "WARNING"],
         cwd=plugin_dir,
+        env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log,
         stderr=log,
@@ -166,21 +193,7 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
             await asyncio.sleep(plan.idle_seconds)
             out["rss"] = {"runtime": tree_rss_mb(rt.pid), "plugin": tree_rss_mb(plugin.pid)}
 
-            session = session_payload(client)
-            counter = iter(range(10**9))
-
-            async def call() -> None:
-                n = next(counter)
-                reply = await client.call_tool(
-                    TOOL,
-                    {"text": f"hi {n}"},
-                    session=session,
-                    query_id=n,
-                    query_uuid=str(uuid.uuid4()),
-                )
-                if reply != {"echo": {"text": f"hi {n}"}}:
-                    raise RuntimeError(f"unexpected tool response {reply!r}")
-
+            call = tool_caller(client)
             for _ in range(plan.warmup):
                 await call()
             samples: list[float] = []
