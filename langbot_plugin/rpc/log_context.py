@@ -9,6 +9,8 @@ that learns more (the runtime, which plugin a call goes to) adds fields with
 * ``run_id`` and ``trace_id``: from the request's payload, at its top level or in its
   run ``context`` (``context.run_id``, ``context.runtime.trace_id``), where present;
 * ``installation``: the envelope context's ``installation_uuid``;
+* ``otel_trace_id`` and ``otel_span_id``: the current span's, while traces are on
+  (:mod:`.tracing`), so a line leads to its trace;
 * whatever was noted (``plugin``, ...), which wins over the derived fields.
 
 :class:`JsonLogFormatter` writes one JSON object a line (``--log-format json`` of the
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
+from langbot_plugin.rpc import tracing
 from langbot_plugin.rpc.envelope import Request
 
 __all__ = ["JsonLogFormatter", "log_fields", "note", "serving"]
@@ -71,6 +74,9 @@ def log_fields() -> dict[str, str]:
         ):
             if value is not None:
                 fields[key] = value
+    traced = tracing.active()
+    if traced is not None:
+        fields.update(traced.ids())
     fields.update(_bound.get() or {})
     return fields
 

@@ -212,10 +212,22 @@ class Tracing:
         self.attach = context.attach
         self.detach = context.detach
         self._in_context = trace.set_span_in_context
+        self._current_span = trace.get_current_span
         self._server = SpanKind.SERVER
         self._client = SpanKind.CLIENT
         self._status = Status
         self._error_code = StatusCode.ERROR
+
+    def ids(self) -> dict[str, str]:
+        """``otel_trace_id`` and ``otel_span_id`` of the current span (hex, as trace
+        backends show them); empty outside a span. JSON log lines carry them."""
+        current = self._current_span().get_span_context()
+        if not current.is_valid:
+            return {}
+        return {
+            "otel_trace_id": f"{current.trace_id:032x}",
+            "otel_span_id": f"{current.span_id:016x}",
+        }
 
     def carrier(self) -> dict[str, str] | None:
         """The current span's context in frame keys (``None`` without a span)."""

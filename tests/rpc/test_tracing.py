@@ -159,3 +159,17 @@ def test_without_the_extra_a_worker_runs_untraced_and_a_daemon_says_what_to_inst
     done = subprocess.run(box, capture_output=True, text=True, env=environ, check=False, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "pip install 'langbot-plugin[otel]'" in done.stderr
+
+
+def test_json_log_lines_name_the_current_span() -> None:
+    import logging
+
+    from langbot_plugin.rpc.log_context import JsonLogFormatter
+
+    record = logging.LogRecord("t", logging.INFO, __file__, 1, "inside", None, None)
+    assert "otel_trace_id" not in json.loads(JsonLogFormatter().format(record))
+    with traced_here() as here, here.tracer.start_as_current_span("work") as span:
+        line = json.loads(JsonLogFormatter().format(record))
+        context = span.get_span_context()
+        assert line["otel_trace_id"] == f"{context.trace_id:032x}"
+        assert line["otel_span_id"] == f"{context.span_id:016x}"
