@@ -16,10 +16,10 @@ middleware and a call costs one global read. Once on:
 
 The trace context crosses each link in the W3C Trace Context form, as two keys of the
 request frame beside ``seq_id`` and ``action``: ``traceparent`` and, where there is one,
-``tracestate`` (:data:`TRACE_KEYS`). Both reference lines and the released host read a
-request with a model that ignores keys it does not know (their ``ActionRequest``), and
-the envelope ``context`` is strict there, so the frame's top level is where an unknown
-key does no harm.
+``tracestate`` (read and written by :mod:`.envelope`). Both reference lines and the
+released host read a request with a model that ignores keys it does not know (their
+``ActionRequest``), and the envelope ``context`` is strict there, so the frame's top
+level is where an unknown key does no harm.
 
 The exporter and its settings are OpenTelemetry's own environment variables
 (``OTEL_TRACES_EXPORTER``: ``otlp``, the default, ``console`` on stderr, or ``none``;
@@ -44,7 +44,6 @@ if TYPE_CHECKING:  # the extra is imported by enable() only
 
 __all__ = [
     "ENV",
-    "TRACE_KEYS",
     "Tracing",
     "TracingUnavailableError",
     "active",
@@ -59,10 +58,6 @@ __all__ = [
 #: The variable that turns traces on in a process (``on``/``1``/``true``), as
 #: ``--traces`` does; :func:`child_env` sets it for children.
 ENV = "LBP_TRACES"
-TRACEPARENT = "traceparent"
-TRACESTATE = "tracestate"
-#: The request frame's keys that carry the trace context.
-TRACE_KEYS = (TRACEPARENT, TRACESTATE)
 _ON = frozenset({"1", "on", "true", "yes"})
 _EXPORTERS = ("otlp", "console", "none")
 
