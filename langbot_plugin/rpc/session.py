@@ -315,7 +315,7 @@ class RPCSession:
     ) -> dict[str, Any]:
         """Call ``action`` on the peer and return its ``data``; raises the peer's error."""
         traced = tracing.active()
-        if traced is None:
+        if traced is None or action.startswith("__"):  # reserved actions: the link's own
             return await self._call(action, data, context, timeout, None)
         with traced.client(action) as trace:
             return await self._call(action, data, context, timeout, trace)

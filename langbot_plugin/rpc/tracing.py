@@ -11,8 +11,8 @@ middleware and a call costs one global read. Once on:
   runs (a stream: while each item is made) and ended with the answer (a stream: its last
   item), marked as an error with the stable code it failed with;
 * every unary call a session makes is a ``CLIENT`` span (:meth:`Tracing.client`), the
-  child of the current span; a stream call carries the current span without one of its
-  own.
+  child of the current span, except the link's reserved ``__`` actions (``__ping``); a
+  stream call carries the current span without one of its own.
 
 The trace context crosses each link in the W3C Trace Context form, as two keys of the
 request frame beside ``seq_id`` and ``action``: ``traceparent`` and, where there is one,
