@@ -538,7 +538,7 @@ def confine_section(report: Report, repeat: int) -> None:
 
 def observe_section(report: Report, repeat: int) -> None:
     """call_tool with the request metrics off, on (traces off), and traces on: ours only,
-    the three runtimes interleaved in each run (issue 21)."""
+    the three runtimes up at once and their calls interleaved (issue 21)."""
     runs = Runs()
     argv = [sys.executable, "-m", "bench.observe_ours"]
     argv += ["1", "300"] if report.quick else ["3", "1000"]
@@ -569,8 +569,8 @@ def observe_section(report: Report, repeat: int) -> None:
         made.runs = {"ours": ours_runs, "raw": runs.seen.get("observe-ours", [])}
         return made
 
-    off = "raw column: the same runtime and plugin with LBP_METRICS=off, runs interleaved"
-    untraced = "raw column: the same with traces off (metrics on), runs interleaved"
+    off = "raw column: the same runtime and plugin with LBP_METRICS=off, calls interleaved"
+    untraced = "raw column: the same with traces off (metrics on), calls interleaved"
     exported = "; spans exported with OTLP/HTTP to a local sink, default batching"
     metrics = row(
         "call_tool p50, metrics on, traces off",

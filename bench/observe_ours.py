@@ -3,8 +3,9 @@
     python -m bench.observe_ours ROUNDS CALLS
     python -m bench.observe_ours sink PORT        (the OTLP endpoint the traced runs use)
 
-Each round runs our ``lbp rt`` and ``lbp run`` of ``bench/plugins/echotool`` once per
-variant, one after the other (the order turns each round): ``metrics_off``
+Our ``lbp rt`` and ``lbp run`` of ``bench/plugins/echotool`` run once per variant, all
+three at once, and the calls alternate between them (one of each in turn, the order
+turning), so that other work on the machine falls on the three alike: ``metrics_off``
 (``LBP_METRICS=off``: no request middleware), ``metrics_on`` (the default; traces off)
 and ``traces_on`` (``LBP_TRACES=on`` for both processes, spans exported with OTLP/HTTP
 to a sink process on 127.0.0.1, OpenTelemetry's default batching). The host (this
@@ -21,6 +22,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -60,7 +64,9 @@ def variant_env(variant: str, sink: str) -> dict[str, str]:
     return base
 
 
-async def one(variant: str, calls: int, work: Path, sink: str) -> dict[str, Any]:
+@asynccontextmanager
+async def started(variant: str, work: Path, sink: str) -> AsyncGenerator[Started]:
+    """``lbp rt`` and ``lbp run`` of the echo tool in ``variant``'s environment, connected."""
     env = variant_env(variant, sink)
     rt, control, debug = await start_runtime(work, env=env)
     plugin: asyncio.subprocess.Process | None = None
@@ -71,25 +77,26 @@ async def one(variant: str, calls: int, work: Path, sink: str) -> dict[str, Any]
             log_path = work / "plugin.log"
             plugin = await start_debug_plugin(plugin_dir, log_path.open("wb"), env)
             await wait_listed(client, True, plugin, log_path)
-            call = tool_caller(client)
-            for _ in range(WARMUP):
-                await call()
-            pids = {"runtime": rt.pid, "plugin": plugin.pid}
-            before = {who: cpu_seconds(pid) for who, pid in pids.items()}
-            samples: list[float] = []
-            for _ in range(calls):
-                t0 = time.perf_counter()
-                await call()
-                samples.append(time.perf_counter() - t0)
-            cpu = {who: (cpu_seconds(pid) - before[who]) / calls for who, pid in pids.items()}
-            return {"call": samples, "cpu": cpu}
+            yield Started(tool_caller(client), {"runtime": rt.pid, "plugin": plugin.pid})
     finally:
         if plugin is not None:
             await stop_process(plugin)
         await stop_process(rt)
 
 
+@dataclass
+class Started:
+    call: Callable[[], Awaitable[None]]
+    pids: dict[str, int]
+
+    def cpu(self) -> dict[str, float]:
+        return {who: cpu_seconds(pid) for who, pid in self.pids.items()}
+
+
 async def measure(rounds: int, calls: int, work: Path) -> dict[str, Any]:
+    """All three variants up at once; each round times ``calls`` calls per variant, one
+    call of each in turn (the order turning), so that other work on the machine falls
+    on all three alike."""
     port = free_port()
     sink = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench.observe_ours", "sink", str(port)
@@ -97,12 +104,28 @@ async def measure(rounds: int, calls: int, work: Path) -> dict[str, Any]:
     out: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     try:
         await wait_port(port)
-        for round_ in range(rounds):
-            order = VARIANTS[round_ % 3 :] + VARIANTS[: round_ % 3]
-            for variant in order:
-                folder = work / f"{variant}-{round_}"
+        async with AsyncExitStack() as stack:
+            up: dict[str, Started] = {}
+            for variant in VARIANTS:
+                folder = work / variant
                 folder.mkdir()
-                out[variant].append(await one(variant, calls, folder, f"http://127.0.0.1:{port}"))
+                endpoint = f"http://127.0.0.1:{port}"
+                up[variant] = await stack.enter_async_context(started(variant, folder, endpoint))
+            for variant in VARIANTS:
+                for _ in range(WARMUP):
+                    await up[variant].call()
+            for _ in range(rounds):
+                samples: dict[str, list[float]] = {v: [] for v in VARIANTS}
+                before = {v: up[v].cpu() for v in VARIANTS}
+                for n in range(calls):
+                    for variant in VARIANTS[n % 3 :] + VARIANTS[: n % 3]:
+                        t0 = time.perf_counter()
+                        await up[variant].call()
+                        samples[variant].append(time.perf_counter() - t0)
+                for variant in VARIANTS:
+                    after = up[variant].cpu()
+                    cpu = {w: (after[w] - before[variant][w]) / calls for w in after}
+                    out[variant].append({"call": samples[variant], "cpu": cpu})
     finally:
         await stop_process(sink)
     return out
