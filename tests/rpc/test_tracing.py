@@ -173,3 +173,19 @@ def test_json_log_lines_name_the_current_span() -> None:
         context = span.get_span_context()
         assert line["otel_trace_id"] == f"{context.trace_id:032x}"
         assert line["otel_span_id"] == f"{context.span_id:016x}"
+
+
+def test_children_trace_only_while_this_process_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langbot_plugin.rpc.tracing import child_env
+
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "lbp-rt-eu")
+    assert child_env("lbp-worker") == {}  # off: no OTEL_* beyond the allowlist
+    with traced_here():
+        assert child_env("lbp-worker") == {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318",
+            "OTEL_SERVICE_NAME": "lbp-worker",
+            "LBP_TRACES": "on",
+        }
