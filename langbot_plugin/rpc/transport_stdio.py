@@ -42,6 +42,7 @@ __all__ = [
     "StdioFrameWriter",
     "pipe_transport",
     "process_stdio_transport",
+    "read_pipe",
     "split_utf8",
     "stdio_transport",
 ]
@@ -310,6 +311,17 @@ class _PipeWriter(ByteSendStream):
         self._writer.close()
 
 
+async def read_pipe(read_fd: int) -> ByteReceiveStream:
+    """The reading end of a pipe as a byte stream on the running loop (closing the
+    stream closes the descriptor)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_SIZE)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+    )
+    return _PipeReader(reader, transport)
+
+
 @asynccontextmanager
 async def pipe_transport(
     read_fd: int,
@@ -320,16 +332,13 @@ async def pipe_transport(
 ) -> AsyncGenerator[Transport]:
     """A transport over two pipe file descriptors (both are closed on exit)."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_SIZE)
-    read_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
-    )
+    receive = await read_pipe(read_fd)
     write_transport, write_protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(write_fd, "wb", buffering=0)
     )
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
     async with stdio_transport(
-        _PipeReader(reader, read_transport),
+        receive,
         _PipeWriter(writer),  # write() is synchronous: frames never interleave
         frame_threshold=frame_threshold,
         max_message_bytes=max_message_bytes,

@@ -15,6 +15,7 @@ import http
 import json
 import logging
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -250,6 +251,9 @@ class PluginRuntime:
                     tg.start_soon(self._watch_signals, tg.cancel_scope)
                 if opts.stdio:
                     tg.start_soon(self._serve_stdio)
+                template = self.state.worker_template(sys.executable)
+                if template is not None and not decision.confined and not opts.debug_only:
+                    tg.start_soon(template.start)  # it imports while the host connects
                 if opts.debug_only:
                     logger.info("--debug-only: installed plugins are kept, not started")
                 logger.info(
@@ -308,6 +312,8 @@ class PluginRuntime:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.supervisor.stop_all)
                 tg.start_soon(self.installations.shared.stop_all)
+        with anyio.move_on_after(10):
+            await self.state.close_template()
         with anyio.move_on_after(10):
             async with anyio.create_task_group() as tg:
                 for handle in list(self.state.registry):

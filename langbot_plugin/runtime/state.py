@@ -21,7 +21,9 @@ from langbot_plugin.runtime.metrics import RuntimeMetrics
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.runs import LiveRuns
 from langbot_plugin.runtime.security import PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
+from langbot_plugin.runtime.template import WorkerTemplate, usable
 from langbot_plugin.runtime.upstream import Upstream
+from langbot_plugin.runtime.worker_env import worker_env
 
 __all__ = ["CONTROL_TOKEN_ENV", "Policy", "RuntimeOptions", "RuntimeState", "is_loopback"]
 
@@ -74,6 +76,9 @@ class RuntimeOptions:
     stuck_call_sec: float = DEFAULT_STUCK_SEC
     #: how installed plugins' workers are confined and limited (runtime.confine)
     confinement: ConfinementOptions = field(default_factory=ConfinementOptions)
+    #: fork unconfined workers on the runtime's interpreter from a template process
+    #: (runtime.template); False: every worker is a fresh interpreter
+    worker_template: bool = True
 
     def check(self) -> None:
         """Refuse a token too weak to guard anything, an unauthenticated control port
@@ -111,6 +116,19 @@ class RuntimeState:
         self.confinement = Confinement(options.confinement, options.data_dir)
         #: what ``/metrics`` answers (one registry per runtime)
         self.metrics = RuntimeMetrics()
+        self._template: WorkerTemplate | None = None
+
+    def worker_template(self, python: str) -> WorkerTemplate | None:
+        """The template to fork workers on ``python`` from, if they can be."""
+        if not self.options.worker_template or not usable(python):
+            return None
+        if self._template is None:
+            self._template = WorkerTemplate(python, worker_env(self.options.worker_env))
+        return self._template
+
+    async def close_template(self) -> None:
+        if self._template is not None:
+            await self._template.aclose()
 
     async def retire(self, handle: PluginHandle, *, reason: str = "removed") -> None:
         """Forget a plugin and tell its process to stop (bounded, best effort)."""

@@ -40,6 +40,7 @@ from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
 from langbot_plugin.runtime.plugins import PluginHandle
 from langbot_plugin.runtime.state import RuntimeState
+from langbot_plugin.runtime.template import TemplateError
 from langbot_plugin.runtime.worker_env import worker_env
 
 __all__ = [
@@ -396,6 +397,9 @@ async def spawn_confined(
     env = worker_env(state.options.worker_env) | child_env("lbp-worker")  # traces: OTEL_*
     launch = await state.confinement.launch(request, env)
     try:
+        forked = await _forked(state, launch)
+        if forked is not None:
+            return (launch, *forked)
         process, from_child, from_parent = await spawn_linked(
             launch.command, launch.cwd, launch.env
         )
@@ -403,6 +407,22 @@ async def spawn_confined(
         launch.close()
         raise
     return launch, process, from_child, from_parent
+
+
+async def _forked(state: RuntimeState, launch: Launch) -> tuple[Process, int, int] | None:
+    """The worker forked from the runtime's template (:mod:`.template`), where it can
+    be: unconfined, ``python -m langbot_plugin.worker`` on the runtime's interpreter."""
+    python, *args = launch.command
+    if launch.jailed or args[:2] != ["-m", "langbot_plugin.worker"]:
+        return None
+    template = state.worker_template(python)
+    if template is None:
+        return None
+    try:
+        return await template.spawn(args[2:], launch.cwd, launch.env)
+    except TemplateError as exc:
+        logger.warning("worker template failed (%s); starting the worker afresh", exc)
+        return None
 
 
 def alive(process: Process | None) -> bool:

@@ -132,6 +132,8 @@ class Launch:
     #: the cgroup's counters when the worker started (a busy cgroup may be reused)
     start: Counters = field(default_factory=Counters)
     seen: Counters = field(default_factory=Counters)
+    #: the command starts the worker in a jail (a fresh ``execve`` is then required)
+    jailed: bool = False
 
     def refused_forks(self) -> int:
         """Process starts refused at the limit since the last call (cgroup only)."""
@@ -273,7 +275,7 @@ class Confinement:
         if group is not None:
             jailed = _joining(group, jailed)
         start = group.counters() if group is not None else Counters()
-        return Launch(jailed, cwd, env, worker.limits, group, start, start)
+        return Launch(jailed, cwd, env, worker.limits, group, start, start, jailed=True)
 
     def forget(self, key: str) -> None:
         """Remove the data folder of an installation that is removed."""
