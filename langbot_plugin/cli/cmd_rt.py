@@ -133,6 +133,14 @@ def _add_confinement(parser: argparse.ArgumentParser) -> None:
         "machine allows, else logged), on (refuse to start where it cannot), off",
     )
     parser.add_argument(
+        "--worker-start",
+        choices=("fork", "exec"),
+        default=None,
+        help="how an unconfined worker on the runtime's interpreter starts: fork "
+        "(default: from a template process with the SDK imported) or exec (a fresh "
+        "interpreter); confined workers and plugins with their own environment always exec",
+    )
+    parser.add_argument(
         "--worker-network",
         choices=("host", "none"),
         default=None,

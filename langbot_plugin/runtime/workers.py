@@ -166,6 +166,11 @@ class Supervisor:
         worker = self._workers.get(installation_uuid)
         return worker is not None and not worker.stopping
 
+    def process(self, installation_uuid: str) -> Process | None:
+        """The worker process of an installation now, if it has one."""
+        worker = self._workers.get(installation_uuid)
+        return worker.process if worker is not None else None
+
     def live_workers(self) -> int:
         """Worker processes running now (``lbp_rt_plugin_workers``)."""
         return sum(1 for w in self._workers.values() if alive(w.process))

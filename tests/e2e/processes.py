@@ -79,9 +79,13 @@ async def lbp_rt(
         await stop(process)
 
 
+TEMPLATE_ARGV = [b"-m", b"langbot_plugin.worker.template"]
+
+
 def worker_pids(runtime_pid: int) -> list[int]:
     """The plugin worker interpreters below ``runtime_pid``, as this machine numbers them
-    (a confined worker is process 1 of its own namespace, under nsjail)."""
+    (a confined worker is process 1 of its own namespace, under nsjail; a forked one is
+    a child of the worker template, and shows the template's command line)."""
     parents: dict[int, int] = {}
     argv: dict[int, list[bytes]] = {}
     for entry in os.listdir("/proc"):
@@ -101,11 +105,35 @@ def worker_pids(runtime_pid: int) -> list[int]:
                 return True
         return False
 
+    def forked(pid: int, args: list[bytes]) -> bool:
+        parent = argv.get(parents.get(pid, 0), [])
+        return args[1:3] == TEMPLATE_ARGV and parent[1:3] == TEMPLATE_ARGV
+
     return sorted(
         pid
         for pid, args in argv.items()
-        if args[1:3] == [b"-m", b"langbot_plugin.worker"] and below(pid)
+        if (args[1:3] == [b"-m", b"langbot_plugin.worker"] or forked(pid, args)) and below(pid)
     )
+
+
+def template_pids(runtime_pid: int) -> list[int]:
+    """The runtime's worker template processes (its children running the template)."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == runtime_pid and args[1:3] == TEMPLATE_ARGV:
+            found.append(int(entry))
+    return sorted(found)
+
+
+def parent_pid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def copy_plugin(source: Path, target: Path) -> Path:

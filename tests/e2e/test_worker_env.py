@@ -7,10 +7,18 @@ import json
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
-from tests.e2e.processes import WORKSPACE, command_context, lbp_rt
+from tests.e2e.processes import (
+    WORKSPACE,
+    command_context,
+    lbp_rt,
+    parent_pid,
+    template_pids,
+    worker_pids,
+)
 from tests.support.pypi import package
 
 pytestmark = pytest.mark.anyio
@@ -29,11 +37,21 @@ PLANTED = {
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "start",
+    [
+        pytest.param((), id="default"),
+        # unconfined: forked from the worker template (issue 22), whose own environment
+        # is the allowlist too
+        pytest.param(("--confine", "off"), id="forked"),
+        pytest.param(("--confine", "off", "--worker-start", "exec"), id="exec"),
+    ],
+)
 async def test_a_secret_in_the_runtimes_environment_does_not_reach_a_plugin(
-    tmp_path: Path,
+    tmp_path: Path, start: tuple[str, ...]
 ) -> None:
     env = {**os.environ, **PLANTED}
-    named = ("--worker-env", "MYCOMPANY_*", "--worker-env", "NAMED_EXACTLY")
+    named = (*start, "--worker-env", "MYCOMPANY_*", "--worker-env", "NAMED_EXACTLY")
     # naming a control token does not hand it out either
     named += ("--worker-env", "LANGBOT_BOX_CONTROL_TOKEN")
     token = PLANTED["LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN"]
@@ -50,6 +68,14 @@ async def test_a_secret_in_the_runtimes_environment_does_not_reach_a_plugin(
             command_context("probe env " + " ".join(names)), scope=binding
         )
         seen = json.loads(replies[0]["text"])
+        [worker] = worker_pids(runtime.process.pid)
+        forked = parent_pid(worker) in template_pids(runtime.process.pid)
+        assert forked == (start == ("--confine", "off"))
+        # nor is it in the memory the process started with (a forked worker's is the
+        # template's, which was started with the allowlist)
+        initial = await anyio.Path(f"/proc/{worker}/environ").read_bytes()
+        assert b"planted-secret" not in initial
+        assert b"hunter2" not in initial
 
     for dropped in (
         "AWS_SECRET_ACCESS_KEY",
