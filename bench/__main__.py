@@ -457,27 +457,113 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
             below_ref(),
         )
     cancel_section(report, repeat)
+    spawn_section(report, repeat, fig("reference", lambda d: stats.median(d["spawn"]), False))
     shared_section(report, repeat)
     confine_section(report, repeat)
     observe_section(report, repeat)
 
 
-def shared_section(report: Report, repeat: int) -> None:
-    """Twenty plugins in ``shared-runtime-v1`` against one dedicated worker: ours only
-    (the reference shares a worker only between installations of one package)."""
-    count = 20
+def spawn_section(report: Report, repeat: int, reference: float | None) -> None:
+    """Installed plugins' workers: forked from the template, a fresh interpreter,
+    confined (``bench.spawn_ours``, the runtime's Supervisor in-process; issue 22)."""
     runs = Runs()
-    argv = [sys.executable, "-m", "bench.shared_ours", str(count)]
-    if report.quick:
-        argv.append("--quick")
+    argv = [sys.executable, "-m", "bench.spawn_ours", "5" if report.quick else "15"]
     for round_ in range(repeat):
         if repeat > 1:
             log(f"round {round_ + 1}/{repeat}")
-        run_driver(report, runs, "shared-ours", argv, False)
-    shared = runs.figure("shared-ours", lambda d: d["shared"])
-    seen = runs.seen.get("shared-ours", [])
-    one = runs.figure("shared-ours", lambda d: d["dedicated_one"])
-    every = [r.get("dedicated_all") for r in runs.results.get("shared-ours", [])]
+        run_driver(report, runs, "spawn-ours", argv, False)
+    key = "spawn-ours"
+    fresh = "raw column: a fresh interpreter (--worker-start exec), interleaved"
+
+    def row(what: str, unit: str, fn: Callable[[dict[str, Any]], float], **kw: Any) -> Row:
+        mode = kw.pop("mode", "template")
+        made = Row(
+            "host -> rt -> plugin",
+            what,
+            unit,
+            ours=runs.figure(key, lambda d: fn(d[mode])),
+            raw=runs.figure(key, lambda d: fn(d["fresh"])),
+            **kw,
+        )
+        made.runs = {"ours": runs.seen.get(key, [])}
+        return made
+
+    def p90(samples: list[float]) -> float:
+        ordered = sorted(samples)
+        return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+    spawn = row(
+        "installed plugin: spawn -> registered, forked, median",
+        "s",
+        lambda d: stats.median(d["spawn"]),
+        target="<= 0.05 s (issue 22)",
+        note=f"{fresh}; reference column: its `lbp run` spawn from the rows above",
+    )
+    spawn.reference = reference
+    report.add(spawn, absolute_max(0.05))
+    report.add(
+        row(
+            "installed plugin: spawn -> registered, forked, p90",
+            "s",
+            lambda d: p90(d["spawn"]),
+            note=fresh,
+        )
+    )
+    report.add(
+        row(
+            "installed plugin: crash -> registered again, forked, median",
+            "s",
+            lambda d: stats.median(d["restart"]),
+            note=f"{fresh}; from the kill, with no restart backoff",
+        )
+    )
+    report.add(
+        row(
+            "installed plugin: spawn -> registered, confined, median",
+            "s",
+            lambda d: stats.median(d["spawn"]),
+            mode="confined",
+            note=f"{fresh}; a confined worker keeps a fresh interpreter in its jail",
+        )
+    )
+    first = (runs.results.get(key) or [{}])[0]
+    template = first.get("template", {}).get("template", {})
+    spare = ", ".join(f"{name.upper()} {mb:.1f}" for name, mb in template.items())
+    for label, field_ in (("RSS", "rss"), ("PSS", "pss"), ("USS (private)", "uss")):
+        made = row(
+            f"idle {label} of one installed worker, forked",
+            "MB",
+            lambda d, f=field_: d["worker"][f],
+            note=f"{fresh}; the template itself (once per runtime): {spare} MB",
+        )
+        if field_ == "rss":
+            made.target = "< 30 MB (issue 22)"
+            report.add(made, absolute_max(30.0))
+        else:
+            report.add(made)
+
+
+def shared_section(report: Report, repeat: int) -> None:
+    """Twenty and fifty plugins in ``shared-runtime-v1`` against one dedicated worker:
+    ours only (the reference shares a worker only between installations of one package)."""
+    for count in (20, 50):
+        shared_rows(report, repeat, count)
+
+
+def shared_rows(report: Report, repeat: int, count: int) -> None:
+    runs = Runs()
+    argv = [sys.executable, "-m", "bench.shared_ours", str(count)]
+    if report.quick or count > 20:  # fifty dedicated workers: too much for this machine
+        argv.append("--quick")
+    key = f"shared-ours-{count}"
+    for round_ in range(repeat):
+        if repeat > 1:
+            log(f"round {round_ + 1}/{repeat}")
+        run_driver(report, runs, key, argv, False)
+    shared = runs.figure(key, lambda d: d["shared"])
+    seen = runs.seen.get(key, [])
+    one = runs.figure(key, lambda d: d["dedicated_one"])
+    every = [r.get("dedicated_all") for r in runs.results.get(key, [])]
     scale = [v for v in every if isinstance(v, int | float)]
     row = Row(
         "host -> rt -> plugin",

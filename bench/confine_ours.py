@@ -25,7 +25,7 @@ from typing import Any
 
 from bench.host_ours import start_runtime
 from bench.procs import print_outcome, rss_mb, stop_process, tree
-from bench.shared_ours import IDLE_SECONDS, package_as
+from bench.shared_ours import IDLE_SECONDS, TEMPLATE_ARGV, package_as, worker_template_pid
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 
 MODES = ("off", "auto")
@@ -43,10 +43,13 @@ def workers_memory(runtime_pid: int) -> dict[str, float]:
     and RSS and private (anonymous) memory of the other processes there: the jail's
     nsjail, whose file pages every jail shares."""
     out = {"worker_rss": 0.0, "jail_rss": 0.0, "jail_private": 0.0}
+    template = worker_template_pid(runtime_pid)
     for pid in tree(runtime_pid)[1:]:
+        if pid == template:  # the unconfined runtime's worker template (issue 22)
+            continue
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if argv[1:3] == [b"-m", b"langbot_plugin.worker"]:
+            if argv[1:3] in ([b"-m", b"langbot_plugin.worker"], TEMPLATE_ARGV):
                 out["worker_rss"] += rss_mb(pid)
             else:
                 out["jail_rss"] += rss_mb(pid)

@@ -1,14 +1,14 @@
-"""Memory of ``shared-runtime-v1``: twenty installed plugins in one worker process.
+"""Memory of ``shared-runtime-v1``: many installed plugins in one worker process.
 
     python -m bench.shared_ours PLUGINS [--quick]
 
-Starts our ``lbp rt``, connects as the host does, installs ``bench/plugins/echotool``
-once in a dedicated worker and reads that worker's idle RSS; removes it, installs
-PLUGINS copies of it under different names in ``shared-runtime-v1`` mode, calls each
-one's tool once, and reads the shared worker's idle RSS; then installs the same
-copies dedicated and reads the total of their workers (for scale; skipped with
-``--quick``). Prints one JSON line: ``{"dedicated_one": MB, "shared": MB,
-"dedicated_all": MB, "plugins": N}``.
+Starts our ``lbp rt`` (confined wherever this machine allows), connects as the host
+does, installs ``bench/plugins/echotool`` once in a dedicated worker and reads that
+worker's idle RSS; removes it, installs PLUGINS copies of it under different names in
+``shared-runtime-v1`` mode, calls each one's tool once, and reads the shared worker's
+idle RSS; then installs the same copies dedicated and reads the total of their workers
+(for scale; skipped with ``--quick``). Prints one JSON line: ``{"dedicated_one": MB,
+"shared": MB, "dedicated_all": MB, "plugins": N}``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.host_ours import PLUGIN_SRC, TOOL, session_payload, start_runtime
-from bench.procs import print_outcome, rss_mb, stop_process, tree_rss_mb
+from bench.procs import print_outcome, rss_mb, stop_process, tree, tree_rss_mb
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 
@@ -44,10 +44,29 @@ def package_as(name: str) -> bytes:
     return buffer.getvalue()
 
 
+TEMPLATE_ARGV = [b"-m", b"langbot_plugin.worker.template"]
+
+
+def worker_template_pid(runtime_pid: int) -> int | None:
+    """The runtime's worker template process (issue 22), if it started one."""
+    for pid in tree(runtime_pid)[1:]:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if argv[1:3] == TEMPLATE_ARGV and parent == runtime_pid:
+            return pid
+    return None
+
+
 async def workers_rss(runtime_pid: int) -> float:
-    """RSS of the runtime's worker processes (its tree without itself), after idling."""
+    """RSS of the runtime's worker processes (its tree without itself and without the
+    worker template, whose pages forked workers share), after idling."""
     await asyncio.sleep(IDLE_SECONDS)
-    return tree_rss_mb(runtime_pid) - rss_mb(runtime_pid)
+    template = worker_template_pid(runtime_pid)
+    spare = rss_mb(template) if template is not None else 0.0
+    return tree_rss_mb(runtime_pid) - rss_mb(runtime_pid) - spare
 
 
 async def install(client: PluginRuntimeClient, names: list[str], mode: str) -> list[ActionScope]:

@@ -75,6 +75,7 @@ class Mode:
         self.supervisor = Supervisor(self.state, RestartPolicy(first_backoff=0.0))
         self.spawn: list[float] = []
         self.restart: list[float] = []
+        self.kept = ""
 
     def spec(self, index: int) -> WorkerSpec:
         scope = ActionScope(installation_uuid=f"{self.name}-{index}")
@@ -92,21 +93,21 @@ class Mode:
         t0 = time.perf_counter()
         await self.supervisor.start(uuid, self.spec(index))
         took = time.perf_counter() - t0
-        if not keep:
+        if keep:
+            self.kept = uuid
+        else:
             await self.supervisor.stop(uuid)
         return took
 
     def process(self) -> Any:
-        [worker] = [w for w in self.supervisor._workers.values()]  # noqa: SLF001 - bench only
-        return worker.process
+        return self.supervisor.process(self.kept)
 
     async def crash_restart(self) -> float:
         old = self.process()
         before = {id(h) for h in self.state.registry}
         t0 = time.perf_counter()
         old.send_signal(signal.SIGKILL)
-        while not {id(h) for h in self.state.registry} - before:
-            await anyio.sleep(0.001)  # polling the registry: the bench's clock, not a test
+        await self.state.registry.wait_for(lambda r: bool({id(h) for h in r} - before))
         return time.perf_counter() - t0
 
 
@@ -134,10 +135,9 @@ async def measure(rounds: int, work: Path) -> dict[str, Any]:
             pid = _interpreter(mode.process().pid)
             entry: dict[str, Any] = {"spawn": mode.spawn, "restart": mode.restart}
             entry["worker"] = memory_mb(pid)
-            template = mode.state._template  # noqa: SLF001 - bench only
-            process = template._process if template is not None else None  # noqa: SLF001
-            if process is not None and mode.name == "template":
-                entry["template"] = memory_mb(process.pid)
+            template = mode.state.worker_template(sys.executable)
+            if template is not None and template.pid is not None and mode.name == "template":
+                entry["template"] = memory_mb(template.pid)
             out[mode.name] = entry
         for mode in modes:
             await mode.supervisor.stop_all()
