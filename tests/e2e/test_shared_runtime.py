@@ -14,7 +14,14 @@ import pytest
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError
-from tests.e2e.processes import host_for, lbp_rt, wait_until
+from tests.e2e.processes import (
+    host_for,
+    lbp_rt,
+    parent_pid,
+    template_pids,
+    wait_until,
+    worker_pids,
+)
 from tests.support.metrics import scrape
 from tests.support.pypi import package
 from tests.support.slot_plugins import write_slot_plugin
@@ -98,11 +105,22 @@ async def test_a_failing_plugin_is_reported_and_the_others_keep_serving(tmp_path
         assert (await _whoami(host, good))["count"] == 4
 
 
-async def test_a_plugin_ending_the_process_brings_every_slot_back(tmp_path: Path) -> None:
-    async with lbp_rt(tmp_path) as runtime, host_for(runtime) as host:
+@pytest.mark.parametrize(
+    "start",
+    # unconfined, the shared worker is forked from the worker template (issue 22)
+    [pytest.param((), id="default"), pytest.param(("--confine", "off"), id="forked")],
+)
+async def test_a_plugin_ending_the_process_brings_every_slot_back(
+    tmp_path: Path, start: tuple[str, ...]
+) -> None:
+    async with lbp_rt(tmp_path, *start) as runtime, host_for(runtime) as host:
         one = await _install(host, write_slot_plugin(tmp_path, "one"))
         two = await _install(host, write_slot_plugin(tmp_path, "two"))
         pid = (await _whoami(host, two))["pid"]
+        templates = template_pids(runtime.process.pid)
+        if start:
+            [worker] = worker_pids(runtime.process.pid)
+            assert [parent_pid(worker)] == templates
 
         with anyio.fail_after(PATIENCE), pytest.raises(RPCError):
             await _whoami(host, one, do="exit")
@@ -115,6 +133,9 @@ async def test_a_plugin_ending_the_process_brings_every_slot_back(tmp_path: Path
 
         await wait_until(lambda: back(two))
         await wait_until(lambda: back(one))
+        if start:  # back through the same template
+            [worker] = worker_pids(runtime.process.pid)
+            assert [parent_pid(worker)] == templates
         lines = await host.get_plugin_logs("tester", "two", scope=two)
         assert any("shared worker exited" in line["text"] for line in lines)
         metrics = await scrape(f"http://127.0.0.1:{runtime.debug_port}/metrics")
