@@ -511,6 +511,14 @@ def spawn_section(report: Report, repeat: int, reference: float | None) -> None:
     )
     report.add(
         row(
+            "installed plugin: spawn -> registered, CPU time of the worker, forked",
+            "s",
+            lambda d: stats.median(d["spawn_cpu"]),
+            note=f"{fresh}; a forked worker's from the fork (the template imported once)",
+        )
+    )
+    report.add(
+        row(
             "installed plugin: crash -> registered again, forked, median",
             "s",
             lambda d: stats.median(d["restart"]),

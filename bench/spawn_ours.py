@@ -15,8 +15,10 @@ For each it starts ``bench/plugins/echotool`` ROUNDS times (after one warm-up st
 timing ``Supervisor.start`` (spawn -> the plugin initialized and its container read
 back: registered), the three modes interleaved round by round; then ROUNDS crash
 restarts (the worker killed; timed from the kill until the restarted worker is
-registered, with no restart backoff); then, after idling, the worker's RSS, PSS and USS
-(its private pages) and the template's. Prints one JSON line keyed by mode.
+registered, with no restart backoff), and the CPU time each worker's interpreter used
+until registered (less sensitive to the machine's load; a forked one's counts from the
+fork); then, after idling, the worker's RSS, PSS and USS (its private pages) and the
+template's. Prints one JSON line keyed by mode.
 """
 
 from __future__ import annotations
@@ -56,6 +58,11 @@ def memory_mb(pid: int) -> dict[str, float]:
     return {"rss": fields["Rss"], "pss": fields["Pss"], "uss": uss}
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` so far, in nanoseconds' resolution (``schedstat``)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+
+
 def _interpreter(pid: int) -> int:
     """The worker's interpreter: the process itself, or (confined) the jail's child."""
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
@@ -75,6 +82,8 @@ class Mode:
         self.supervisor = Supervisor(self.state, RestartPolicy(first_backoff=0.0))
         self.spawn: list[float] = []
         self.restart: list[float] = []
+        #: CPU time of the worker's interpreter from its start to registered
+        self.cpu: list[float] = []
         self.kept = ""
 
     def spec(self, index: int) -> WorkerSpec:
@@ -93,6 +102,9 @@ class Mode:
         t0 = time.perf_counter()
         await self.supervisor.start(uuid, self.spec(index))
         took = time.perf_counter() - t0
+        process = self.supervisor.process(uuid)
+        if process is not None:
+            self.cpu.append(cpu_seconds(_interpreter(process.pid)))
         if keep:
             self.kept = uuid
         else:
@@ -134,6 +146,7 @@ async def measure(rounds: int, work: Path) -> dict[str, Any]:
         for mode in modes:
             pid = _interpreter(mode.process().pid)
             entry: dict[str, Any] = {"spawn": mode.spawn, "restart": mode.restart}
+            entry["spawn_cpu"] = mode.cpu[1 : rounds + 1]  # the timed starts
             entry["worker"] = memory_mb(pid)
             template = mode.state.worker_template(sys.executable)
             if template is not None and template.pid is not None and mode.name == "template":
