@@ -5,6 +5,7 @@ answers calls, and a crashed one comes back through the template."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from langbot_plugin.rpc import RPCError
 from tests.e2e.processes import (
     command_context,
+    copy_plugin,
     host_for,
     lbp_rt,
     parent_pid,
@@ -24,6 +26,14 @@ from tests.support.pypi import package
 pytestmark = pytest.mark.anyio
 
 PROBE = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "probe"
+
+
+def copy_as(source: Path, tmp: Path, name: str) -> Path:
+    """The plugin under another name (a second installation of its own)."""
+    target = copy_plugin(source, tmp / name)
+    manifest = target / "manifest.yaml"
+    manifest.write_text(manifest.read_text().replace("name: probe", f"name: {name}", 1))
+    return target
 
 
 def socket_inodes(pid: int) -> set[str]:
@@ -90,5 +100,32 @@ async def test_worker_start_exec_starts_a_fresh_interpreter(tmp_path: Path) -> N
         assert template_pids(runtime.process.pid) == []
         reply = await host.execute_command(
             command_context("probe env PYTHONUNBUFFERED"), scope=binding
+        )
+        assert reply[0]["text"] == '{"PYTHONUNBUFFERED": "1"}'
+
+
+@pytest.mark.timeout(120)
+async def test_a_template_that_dies_is_replaced_and_its_workers_serve_on(tmp_path: Path) -> None:
+    async with lbp_rt(tmp_path, "--confine", "off") as runtime, host_for(runtime) as host:
+        first, _ = await host.install_package(package(PROBE))
+        [template] = template_pids(runtime.process.pid)
+        os.kill(template, signal.SIGKILL)
+        await wait_until(lambda: template_pids(runtime.process.pid) == [])
+
+        # the worker forked from it is a process of its own: it keeps serving
+        reply = await host.execute_command(
+            command_context("probe env PYTHONUNBUFFERED"), scope=first
+        )
+        assert reply[0]["text"] == '{"PYTHONUNBUFFERED": "1"}'
+
+        # the next worker comes from a new template
+        second, result = await host.install_package(package(copy_as(PROBE, tmp_path, "probe2")))
+        assert result.state == "running"
+        [replacement] = template_pids(runtime.process.pid)
+        assert replacement != template
+        forked = [pid for pid in worker_pids(runtime.process.pid) if parent_pid(pid) == replacement]
+        assert len(forked) == 1
+        reply = await host.execute_command(
+            command_context("probe env PYTHONUNBUFFERED"), scope=second
         )
         assert reply[0]["text"] == '{"PYTHONUNBUFFERED": "1"}'
