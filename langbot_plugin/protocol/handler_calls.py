@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any, cast
 
-from langbot_plugin.protocol.action_enums import PluginToRuntimeAction
 from langbot_plugin.protocol.callers import Caller, ItemStream
 from langbot_plugin.rpc.errors import RemoteError
 
@@ -99,6 +98,10 @@ class _HandlerStream:
 
 
 def _action(name: str) -> Any:
+    # imported here: the enum is built from the whole action catalogue, which a plugin
+    # that never meets a reference Handler does not need to import
+    from langbot_plugin.protocol.action_enums import PluginToRuntimeAction
+
     try:
         return PluginToRuntimeAction(name)
     except ValueError:

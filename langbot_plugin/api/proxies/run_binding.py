@@ -46,8 +46,6 @@ from typing import Any
 
 from langbot_plugin.api.proxies.run_refusals import RunRefusals
 from langbot_plugin.protocol.errors import RunDeadlineError, RunNotLiveError
-from langbot_plugin.protocol.host_api import models
-from langbot_plugin.protocol.run_needs import NEEDS, named_resource
 from langbot_plugin.rpc.errors import RPCError
 
 __all__ = [
@@ -132,7 +130,14 @@ def stamp(
     or for another action, changes nothing and returns ``timeout``.
     """
     binding = current(channel)
-    if binding is None or action not in NEEDS or payload.get("run_id") is not None:
+    if binding is None:
+        return timeout
+    # imported only within a run: the needs name the whole agent-run entity tree, which
+    # a plugin that never runs an agent does not import (a worker's memory, issue 22)
+    from langbot_plugin.protocol.host_api.models import CALL_TOOL
+    from langbot_plugin.protocol.run_needs import NEEDS, named_resource
+
+    if action not in NEEDS or payload.get("run_id") is not None:
         return timeout
     try:
         binding.require_live()
@@ -145,7 +150,7 @@ def stamp(
         binding.refusals.note(action, named_resource(action, payload), exc.code, exc.message)
         raise
     payload["run_id"] = binding.run_id
-    if action == models.CALL_TOOL.name and payload.get("parameters") is None:
+    if action == CALL_TOOL.name and payload.get("parameters") is None:
         payload["parameters"] = payload.get("tool_parameters") or {}
     if remaining is None:
         return timeout
@@ -158,6 +163,8 @@ def refuse_if_ended(channel: object, action: str, data: dict[str, Any]) -> None:
     binding = current(channel)
     if binding is None or binding.live:
         return
+    from langbot_plugin.protocol.run_needs import named_resource
+
     try:
         binding.require_live()
     except RPCError as exc:
