@@ -86,6 +86,16 @@ async def test_a_forked_worker_is_a_worker_of_its_own_and_restarts_through_the_t
         assert parent_pid(again) == template
         assert template_pids(runtime.process.pid) == [template]
 
+    # the runtime stopped: its template and the worker it forked ended with it
+    def ended(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        return state == "Z"
+
+    await wait_until(lambda: ended(template) and ended(again))
+
 
 @pytest.mark.timeout(120)
 async def test_worker_start_exec_starts_a_fresh_interpreter(tmp_path: Path) -> None:
