@@ -83,9 +83,27 @@ def _become_worker(request: dict[str, Any], fds: list[int]) -> list[str]:
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
     sys.path[0] = cwd  # as `python -m` started in cwd would have it
+    _user_site_of_this_home()
     argv = [str(a) for a in request["argv"]]
     sys.argv = [sys.argv[0], *argv]
     return argv
+
+
+def _user_site_of_this_home() -> None:
+    """The user site-packages folder of the worker's HOME in place of the template's
+    (an interpreter outside a virtual environment puts it on ``sys.path`` at start)."""
+    import site
+
+    if not site.ENABLE_USER_SITE:
+        return
+    before = site.getusersitepackages()
+    site.USER_BASE = None
+    site.USER_SITE = None
+    if before in sys.path:
+        sys.path.remove(before)
+    after = site.getusersitepackages()
+    if os.path.isdir(after):
+        site.addsitedir(after)
 
 
 def _fork(control: socket.socket, request: dict[str, Any], fds: list[int]) -> list[str] | None:

@@ -58,6 +58,8 @@ async def test_a_forked_worker_is_a_worker_of_its_own_and_restarts_through_the_t
         [template] = template_pids(runtime.process.pid)
         [worker] = worker_pids(runtime.process.pid)
         assert parent_pid(worker) == template
+        # fork safety: the template holds a single thread
+        assert os.listdir(f"/proc/{template}/task") == [str(template)]
 
         # its own folder: the unpacked plugin; its own HOME: its data folder
         folder = Path(os.readlink(f"/proc/{worker}/cwd"))
