@@ -81,7 +81,8 @@ class WorkerTemplate:
     @property
     def pid(self) -> int | None:
         """The template's process id while it runs."""
-        return self._process.pid if alive(self._process) and self._process else None
+        process = self._process
+        return process.pid if process is not None and process.returncode is None else None
 
     async def start(self) -> None:
         """Start the template now (it imports while the runtime goes on), if not up."""
@@ -93,12 +94,16 @@ class WorkerTemplate:
                     logger.warning("the worker template did not start: %s", exc)
 
     async def _ask(
-        self, request: dict[str, Any], fds: Sequence[int] = ()
+        self, request: dict[str, Any], fds: Sequence[int] = (), *, start: bool = True
     ) -> tuple[dict[str, Any], list[int]]:
+        """Send one request and read its answer; ``start``: start the template first if
+        it is not running (else that is a :class:`TemplateError`)."""
         async with self._lock:
             control = self._control
             if control is None or not alive(self._process):
                 self._forget()
+                if not start:
+                    raise TemplateError("the worker template is not running")
                 control = await self._start()
             try:
                 send_message(control, request, fds)
@@ -141,13 +146,18 @@ class WorkerTemplate:
         finally:
             for fd in (to_child, to_parent, err_write):  # the child has its own copies
                 os.close(fd)
+        if len(fds) != 1:  # never: the template sends the child's pidfd with its pid
+            for fd in (*fds, from_parent, from_child, err_read):
+                os.close(fd)
+            raise TemplateError(f"the template answered a fork with {len(fds)} descriptors")
         process = ForkedProcess(self, int(answer["pid"]), fds[0], await read_pipe(err_read))
         return process, from_child, from_parent
 
     async def status(self, pid: int) -> int:
         """The exit status of an ended child (the template reaps it)."""
         try:
-            answer, _ = await self._ask({"op": "wait", "pid": pid})
+            # the template that forked it, or none: a new one would not know the child
+            answer, _ = await self._ask({"op": "wait", "pid": pid}, start=False)
         except TemplateError as exc:
             logger.info("exit status of worker %d unknown: %s", pid, exc)
             return UNKNOWN_STATUS
