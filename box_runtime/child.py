@@ -21,17 +21,16 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-import anyio
 from anyio.abc import Process
 
 from box_runtime.client import BoxClient
 from langbot_plugin.rpc import RPCSession
-from langbot_plugin.rpc.processes import free_port, stop_process, wait_for_port
+from langbot_plugin.rpc.processes import Log, free_port, log_tail, open_child, wait_for_port
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 
 __all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "start_box"]
@@ -40,9 +39,6 @@ __all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "start_box"]
 BOX_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__", "box")
 #: Seconds each stop step may take: a Box removes its sandboxes when terminated.
 STOP_SEC = 30.0
-
-Log = Path | IO[bytes] | int | None
-
 
 class BoxStartError(RuntimeError):
     """The child did not start serving."""
@@ -84,13 +80,6 @@ class BoxChild:
                 yield BoxClient(session, context=context)
 
 
-def _tail(log: Log) -> str:
-    if not isinstance(log, Path):
-        return "see its log"
-    lines = log.read_text(errors="replace").strip().splitlines()[-3:]
-    return " / ".join(lines) or "no output"
-
-
 @asynccontextmanager
 async def start_box(
     *args: str,
@@ -111,18 +100,15 @@ async def start_box(
         environment["LANGBOT_BOX_CONFIG"] = json.dumps(config)
     flags = ["-s"] if stdio else []
     argv = [*(command or BOX_COMMAND), *flags, "--ws-control-port", str(chosen), *args]
-    async with AsyncExitStack() as stack:
-        sink = stack.enter_context(log.open("ab")) if isinstance(log, Path) else log
-        process = await anyio.open_process(
-            argv,
-            env=environment,
-            cwd=cwd,
-            stdout=subprocess.PIPE if stdio else sink,
-            stderr=sink,
-        )
-        try:
-            if not stdio and not await wait_for_port(chosen, start_seconds, process):
-                raise BoxStartError(f"lbp box did not start ({_tail(log)})")
-            yield BoxChild(process, chosen, stdio)
-        finally:
-            await stop_process(process, stdin_grace=STOP_SEC if stdio else 0.0, grace=STOP_SEC)
+    async with open_child(
+        argv,
+        log=log,
+        stdout=subprocess.PIPE if stdio else "log",
+        env=environment,
+        cwd=cwd,
+        stdin_grace=STOP_SEC if stdio else 0.0,
+        grace=STOP_SEC,
+    ) as process:
+        if not stdio and not await wait_for_port(chosen, start_seconds, process):
+            raise BoxStartError(f"lbp box did not start ({log_tail(log)})")
+        yield BoxChild(process, chosen, stdio)

@@ -72,12 +72,14 @@ def _is_daemon(module: str) -> bool:
 
 
 # Modules directly under langbot_plugin/ that are not layers: the version module sits at the
-# bottom, the author test harness and the demo at the top.
+# bottom; the local stack (host + runtime + plugin, the one way to put them together), the
+# author test harness and the demo at the top.
 TOP_LEVEL_RANK = {
     "__init__": 0,
     "certification": 0,
     "signing_keys": 0,
     "nsjail_common": 0,
+    "stack": 5,
     "testing": 5,
     "demo": 5,
     "__main__": 5,

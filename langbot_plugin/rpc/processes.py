@@ -5,18 +5,38 @@ the ports of the ones that listen.
 controller a host spawns a daemon with, ``lbp dev``, ``lbp demo``, the harness, the
 Box's child starter): close the child's stdin, give it a while to exit by itself (a
 daemon started with ``-s`` stops when its stdin closes), terminate it, wait, kill it,
-wait. :func:`free_port` picks a free port on 127.0.0.1 for a server about to start;
-:func:`wait_for_port` waits (bounded) until a child's server accepts connections.
+wait. :func:`open_child` starts a child with its log going to a file and stops it in
+that order when the block ends (``lbp rt``, ``lbp run`` and ``lbp box`` children of
+the local stack). :func:`free_port` picks a free port on 127.0.0.1 for a server about
+to start; :func:`wait_for_port` waits (bounded) until a child's server accepts
+connections.
 """
 
 from __future__ import annotations
 
 import socket
+import subprocess
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import IO, Literal
 
 import anyio
 from anyio.abc import Process
 
-__all__ = ["free_port", "port_open", "stop_process", "wait_for_port"]
+__all__ = [
+    "Log",
+    "free_port",
+    "log_tail",
+    "open_child",
+    "port_open",
+    "stop_process",
+    "wait_for_port",
+]
+
+#: Where a child's output goes: a file path (appended to), an open file, ``None`` (this
+#: process's own streams), ``subprocess.DEVNULL`` or ``subprocess.PIPE``.
+Log = Path | IO[bytes] | int | None
 
 
 def free_port() -> int:
@@ -71,3 +91,44 @@ async def wait_for_port(port: int, seconds: float, process: Process | None = Non
                 return True
             await anyio.sleep(0.05)  # nothing to wait on but the port itself
     return False
+
+
+def log_tail(log: Log, lines: int = 3) -> str:
+    """The last ``lines`` lines of a child's log file, joined by `` / `` (to explain a
+    start that failed)."""
+    if not isinstance(log, Path):
+        return "see its log"
+    try:
+        kept = log.read_text(errors="replace").strip().splitlines()[-lines:]
+    except OSError:
+        return "no output"
+    return " / ".join(kept) or "no output"
+
+
+@asynccontextmanager
+async def open_child(
+    argv: Sequence[str],
+    *,
+    log: Log = subprocess.DEVNULL,
+    stdout: int | IO[bytes] | Literal["log"] | None = "log",
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    stdin_grace: float = 0.0,
+    grace: float = 10.0,
+) -> AsyncGenerator[Process]:
+    """Start ``argv`` with its stderr (and its stdout, unless ``stdout`` says where
+    else) to ``log``; when the block ends, stop it with :func:`stop_process` (``stdin_grace``,
+    ``grace``). ``env`` is its whole environment (``None``: this process's)."""
+    async with AsyncExitStack() as stack:
+        sink = stack.enter_context(log.open("ab")) if isinstance(log, Path) else log
+        process = await anyio.open_process(
+            list(argv),
+            env=None if env is None else dict(env),
+            cwd=cwd,
+            stdout=sink if stdout == "log" else stdout,
+            stderr=sink,
+        )
+        try:
+            yield process
+        finally:
+            await stop_process(process, stdin_grace=stdin_grace, grace=grace)

@@ -40,6 +40,7 @@ from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.protocol.control_link import CommandReturnItem
 from langbot_plugin.protocol.runners import RUNNER_KINDS
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.stack import StackError
 from langbot_plugin.testing import contexts
 from langbot_plugin.testing.components import ComponentCalls
 from langbot_plugin.testing.errors import HarnessError, listener_error, plugin_frames
@@ -65,9 +66,12 @@ def _defaults(spec: Any) -> dict[str, Any]:
 
 
 def _single_failure(exc: BaseException) -> HarnessError | None:
-    """The one :class:`HarnessError` a task group wrapped, so a test sees one line."""
+    """The one :class:`HarnessError` (or piece of the stack that did not start) a task
+    group wrapped, so a test sees one line."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    if isinstance(exc, StackError):
+        return HarnessError(str(exc))
     return exc if isinstance(exc, HarnessError) else None
 
 

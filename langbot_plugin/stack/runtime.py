@@ -1,0 +1,173 @@
+"""The runtime of a local stack: ``lbp rt`` in this process, or as a child process.
+
+- :func:`runtime_here`: a :class:`~langbot_plugin.runtime.app.PluginRuntime` in this
+  process; with ``serve`` its servers listen (the debug port ``lbp run`` connects to),
+  without it nothing listens and plugins join in memory (:func:`.plugin.plugin_here`).
+- :func:`host_here`: a host connected to such a runtime by an in-memory control link:
+  a :class:`~langbot_plugin.host.PluginRuntimeClient` serving the host's dispatcher.
+- :func:`start_runtime`: ``lbp rt`` as a child, on its control WebSocket or, with
+  ``stdio``, on its own stdin and stdout as the released host starts it;
+  :meth:`RuntimeChild.host` connects a host to it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+
+from langbot_plugin.host import PluginRuntimeClient
+from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc import Dispatcher
+from langbot_plugin.rpc.processes import Log, free_port, log_tail, open_child, wait_for_port
+from langbot_plugin.rpc.transport_memory import memory_pair
+from langbot_plugin.rpc.transport_stdio import stdio_transport
+from langbot_plugin.runtime.app import CONTROL_PATH, DEBUG_PATH, PluginRuntime
+from langbot_plugin.runtime.state import RuntimeOptions
+from langbot_plugin.stack.errors import StackError
+
+__all__ = [
+    "LBP_COMMAND",
+    "RuntimeChild",
+    "host_here",
+    "runtime_here",
+    "start_runtime",
+]
+
+#: ``lbp`` as LangBot starts it (this interpreter).
+LBP_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__")
+#: Seconds ``lbp rt -s`` gets to stop by itself once its stdin closes, and each step after.
+STOP_SEC = 10.0
+
+
+@asynccontextmanager
+async def runtime_here(
+    options: RuntimeOptions, *, serve: bool = True
+) -> AsyncGenerator[PluginRuntime]:
+    """The runtime in this process until the block ends (module docstring)."""
+    runtime = PluginRuntime(options)
+    async with anyio.create_task_group() as tg:
+        if not serve:
+            runtime.supervisor.bind(tg)
+            try:
+                yield runtime
+            finally:
+                tg.cancel_scope.cancel()
+            return
+        tg.start_soon(runtime.run)
+        await runtime.wait_started()
+        try:
+            yield runtime
+        finally:
+            runtime.stop()
+
+
+@asynccontextmanager
+async def host_here(
+    runtime: PluginRuntime,
+    host: Dispatcher | None,
+    *,
+    name: str = "host",
+    workspace: ActionScope | None = None,
+    handshake: bool = True,
+) -> AsyncGenerator[PluginRuntimeClient]:
+    """``host`` connected to ``runtime`` (in this process) by an in-memory control link;
+    the connection is ``name`` in the runtime's logs."""
+    host_end, runtime_end = memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(runtime.serve_control, runtime_end, name)
+        async with PluginRuntimeClient.over(
+            host_end, host, workspace=workspace, handshake=handshake
+        ) as client:
+            yield client
+        tg.cancel_scope.cancel()
+
+
+@dataclass(slots=True)
+class RuntimeChild:
+    """A running ``lbp rt`` child."""
+
+    process: Process
+    control_port: int
+    debug_port: int
+    stdio: bool
+
+    @property
+    def control_url(self) -> str:
+        """Its control WebSocket (not served with ``stdio``)."""
+        return f"ws://127.0.0.1:{self.control_port}{CONTROL_PATH}"
+
+    @property
+    def debug_url(self) -> str:
+        """Where ``lbp run`` connects a plugin under development."""
+        return f"ws://127.0.0.1:{self.debug_port}{DEBUG_PATH}"
+
+    @asynccontextmanager
+    async def host(
+        self,
+        host: Dispatcher | None,
+        *,
+        workspace: ActionScope | None = None,
+        token: str | None = None,
+        handshake: bool = True,
+    ) -> AsyncGenerator[PluginRuntimeClient]:
+        """``host`` connected as LangBot connects: over the child's stdio (once) or a
+        WebSocket connection to its control port."""
+        if not self.stdio:
+            async with PluginRuntimeClient.connect(
+                self.control_url, host, token=token, workspace=workspace, handshake=handshake
+            ) as client:
+                yield client
+            return
+        assert self.process.stdout is not None
+        assert self.process.stdin is not None
+        async with (
+            stdio_transport(self.process.stdout, self.process.stdin) as transport,
+            PluginRuntimeClient.over(
+                transport, host, workspace=workspace, handshake=handshake
+            ) as client,
+        ):
+            yield client
+
+
+@asynccontextmanager
+async def start_runtime(
+    *args: str,
+    data_dir: str | Path = "rt-data",
+    stdio: bool = False,
+    ports: tuple[int, int] | None = None,
+    env: Mapping[str, str] | None = None,
+    command: Sequence[str] = LBP_COMMAND,
+    cwd: str | Path | None = None,
+    log: Log = subprocess.DEVNULL,
+    stdout: int | None = None,
+    start_seconds: float = 60.0,
+) -> AsyncGenerator[RuntimeChild]:
+    """``lbp rt`` as a child (module docstring) on ``ports`` (control, debug; free ones
+    unless given), keeping its data in ``data_dir`` (relative to ``cwd``), with ``args``
+    as further flags; ``command`` replaces ``lbp`` (another interpreter, the reference's).
+    ``env`` is its whole environment (``None``: this process's). Its stderr (and stdout,
+    unless ``stdout`` says where else) goes to ``log``. The start waits until the
+    control port accepts connections (``stdio``: nothing to wait for). Leaving the block
+    stops it in order; with ``stdio`` it first gets the time to stop by itself."""
+    control, debug = ports or (free_port(), free_port())
+    argv = [*command, "rt", *(["-s"] if stdio else ["--ws-control-port", str(control)])]
+    argv += ["--ws-debug-port", str(debug), "--data-dir", str(data_dir), *args]
+    async with open_child(
+        argv,
+        log=log,
+        stdout=subprocess.PIPE if stdio else ("log" if stdout is None else stdout),
+        env=env,
+        cwd=cwd,
+        stdin_grace=STOP_SEC if stdio else 0.0,
+        grace=STOP_SEC,
+    ) as process:
+        if not stdio and not await wait_for_port(control, start_seconds, process):
+            raise StackError(f"lbp rt did not start ({log_tail(log)})")
+        yield RuntimeChild(process, control, debug, stdio)
