@@ -1,7 +1,8 @@
 """The plugin under development in its own process: ``lbp run`` as a child of ``lbp dev``.
 
 :class:`PluginProcess` starts ``lbp run`` for the plugin folder against the session's
-runtime (the debug key handed over in the environment, never on the command line),
+runtime (:func:`langbot_plugin.stack.start_plugin`: the debug key handed over in the
+environment, never on the command line),
 turns its output into ``log`` events (records grouped as the CLI's log format writes
 them), reports a save that does not load as ``plugin.broken`` and the process ending
 as ``plugin.exited``, and stops it the project's way when the session ends.
@@ -9,10 +10,10 @@ as ``plugin.exited``, and stops it the project's way when the session ends.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from langbot_plugin.dev.errors import DevError
 from langbot_plugin.dev.events import EventHub, LogRecordParser
 from langbot_plugin.rpc.processes import stop_process
+from langbot_plugin.stack import start_plugin
 
 __all__ = ["PluginProcess"]
 
@@ -52,16 +54,17 @@ class PluginProcess:
     @asynccontextmanager
     async def running(self, tg: TaskGroup, debug_url: str, key: str) -> AsyncGenerator[None]:
         """Start it; stop it when the block ends. ``tg`` watches for its end."""
-        command = [*self.lbp_command, "run", "-d", str(self.root), "--runtime-url", debug_url]
+        args = ["-d", str(self.root), "--runtime-url", debug_url]
         if not self.hot_reload:
-            command.append("--no-reload")
-        env = {**os.environ, "PLUGIN_DEBUG_KEY": key, "PYTHONUNBUFFERED": "1"}
-        env["LBP_LOG_LEVEL"] = "info"
-        process = await anyio.open_process(command, env=env, cwd=self.root)
-        self.process = process
-        assert process.stdout is not None
-        assert process.stderr is not None
-        async with anyio.create_task_group() as readers:
+            args.append("--no-reload")
+        env = {"PYTHONUNBUFFERED": "1", "LBP_LOG_LEVEL": "info"}
+        started = start_plugin(
+            self.root, debug_url, key, *args, command=self.lbp_command, env=env, log=PIPE
+        )
+        async with started as process, anyio.create_task_group() as readers:
+            self.process = process
+            assert process.stdout is not None
+            assert process.stderr is not None
             readers.start_soon(self._read_output, process.stdout)
             readers.start_soon(self._read_output, process.stderr)
             tg.start_soon(self._reap, process)
@@ -69,8 +72,7 @@ class PluginProcess:
                 yield
             finally:
                 self._closing = True
-                with anyio.CancelScope(shield=True):
-                    await stop_process(process)
+                await stop_process(process)  # here, so that the readers see its end
 
     def start_failure(self, waited: float) -> DevError:
         """Why the plugin did not register: ``lbp run``'s own error lines when it ended

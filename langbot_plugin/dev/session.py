@@ -17,7 +17,8 @@ What it starts, all on 127.0.0.1 and stopped in reverse order:
    own tools offered to its runner, storage, runner state and transcript on SQLite
    under the state folder), connected to
 2. the plugin runtime (``lbp rt``'s :class:`~langbot_plugin.runtime.app.PluginRuntime`,
-   in this process, over an in-memory control link; its debug port on a free port),
+   in this process, over an in-memory control link; its debug port on a free port:
+   :mod:`langbot_plugin.stack`),
    which hands out a debug key, used by
 3. ``lbp run`` for the plugin folder, a child process: the plugin runs in its own
    process as under LangBot, with ``lbp run``'s hot reload (a save that does not load
@@ -33,7 +34,6 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
-import sys
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -61,11 +61,11 @@ from langbot_plugin.host.scripted import HostModel, HostTool
 from langbot_plugin.protocol.runner_declaration import DECLARATION_KEY
 from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.processes import free_port
-from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_data_dir
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeOptions
+from langbot_plugin.stack import LBP_COMMAND, host_here, runtime_here
 
 __all__ = ["DEFAULT_STATE_DIR", "DevError", "DevSession"]
 
@@ -99,9 +99,7 @@ class DevSession(SessionCalls):
         self.fresh = fresh
         self.hot_reload = hot_reload
         self.extra_tools = list(host_tools)
-        self.lbp_command = list(
-            lbp_command or [sys.executable, "-m", "langbot_plugin.cli.__init__"]
-        )
+        self.lbp_command = list(lbp_command or LBP_COMMAND)
         self.ready_seconds = ready_seconds
         #: Wraps the host the runtime talks to (a recorder, a replayer: host.exchange).
         self.exchange = exchange
@@ -168,27 +166,21 @@ class DevSession(SessionCalls):
         tg = await self._stack.enter_async_context(anyio.create_task_group())
         self._stack.callback(tg.cancel_scope.cancel)  # runs after the children stopped
         await self._stack.enter_async_context(runtime_logs(self.events, tg))
-        runtime = PluginRuntime(
-            RuntimeOptions(
-                host="127.0.0.1",
-                control_port=free_port(),
-                debug_port=free_port(),
-                control_token=secrets.token_urlsafe(32),
-                data_dir=self.state_dir / "runtime",
-                handle_signals=False,  # lbp dev's own: it stops everything it started
-            )
+        options = RuntimeOptions(
+            host="127.0.0.1",
+            control_port=free_port(),
+            debug_port=free_port(),
+            control_token=secrets.token_urlsafe(32),
+            data_dir=self.state_dir / "runtime",
+            handle_signals=False,  # lbp dev's own: it stops everything it started
         )
+        runtime = await self._stack.enter_async_context(runtime_here(options))
         self._runtime = runtime
-        tg.start_soon(runtime.run)
-        self._stack.callback(runtime.stop)
-        await runtime.wait_started()
-        host_side, runtime_side = memory_pair()
-        tg.start_soon(runtime.serve_control, runtime_side, "lbp-dev")
         host: Dispatcher = Announcing(self.local, self.events)
         if self.exchange is not None:
             host = self.exchange(host)
         self._client = await self._stack.enter_async_context(
-            PluginRuntimeClient.over(host_side, host)
+            host_here(runtime, host, name="lbp-dev")
         )
         key = await self._client.get_debug_key()
         url = f"ws://127.0.0.1:{runtime.options.debug_port}/plugin/debug/ws"
