@@ -8,24 +8,19 @@ is available it also starts ``lbp box`` and runs a command in a sandbox.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import sys
 import tempfile
-import time
-import zipfile
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import Process
 
 from langbot_plugin.api.entities.builtin.command.context import typed_command
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
-from langbot_plugin.rpc.processes import free_port, port_open, stop_process
+from langbot_plugin.host.run_context import build_run_context, make_resources
+from langbot_plugin.stack import install_folder, start_runtime
 
 __all__ = ["example_plugin", "main", "run_demo"]
 
@@ -52,68 +47,24 @@ def example_plugin() -> Path:
     raise FileNotFoundError("the example plugin (examples/hello_agent) is not available")
 
 
-def build_package(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                archive.write(path, path.relative_to(folder).as_posix())
-    return buffer.getvalue()
-
-
-async def wait_for(check: Callable[[], Any], seconds: float) -> None:
-    """Poll a real condition (a port accepting connections) with a bound."""
-    with anyio.fail_after(seconds):
-        while not await check():  # noqa: ASYNC110 - nothing to wait on but the port itself
-            await anyio.sleep(0.05)
-
-
-@asynccontextmanager
-async def child(command: list[str], log: Path, cwd: Path) -> AsyncGenerator[Process]:
-    sink = await anyio.to_thread.run_sync(log.open, "wb")
-    with sink:
-        process = await anyio.open_process(command, stdout=sink, stderr=sink, cwd=cwd)
-        try:
-            yield process
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stop_process(process)
-
-
 def run_context(run_id: str, text: str) -> dict[str, Any]:
-    """A run context shaped like the one LangBot builds, granting the demo model."""
-    return {
-        "run_id": run_id,
-        "trigger": {
-            "type": "message.received",
-            "source": "platform",
-            "timestamp": int(time.time()),
-        },
-        "event": {
-            "event_id": f"evt-{run_id}",
-            "event_type": "message.received",
-            "source": "platform",
-            "data": {},
-        },
-        "conversation": {"conversation_id": "demo-conversation", "launcher_type": "person"},
-        "actor": {"actor_type": "user", "actor_id": "demo-user", "actor_name": "Demo"},
-        "input": {"text": text, "contents": [{"type": "text", "text": text}]},
-        "delivery": {"surface": "demo", "supports_streaming": True},
-        "resources": {
-            "models": [
-                {"model_id": DEMO_MODEL, "model_type": "llm", "operations": ["invoke", "stream"]}
-            ],
-        },
-        "context": {"available_apis": {}},
-        "runtime": {"langbot_version": "demo", "deadline_at": time.time() + 60},
-        "config": {"system-prompt": "You are the langbot-plugin demo."},
-    }
+    """A run context as LangBot builds it, granting the demo model."""
+    return build_run_context(
+        text,
+        run_id=run_id,
+        resources=make_resources(models={DEMO_MODEL: ["invoke", "stream"]}),
+        timeout=60,
+        conversation_id="demo-conversation",
+        launcher_id="demo-user",
+        sender_name="Demo",
+        config={"system-prompt": "You are the langbot-plugin demo."},
+        langbot_version="demo",
+    )
 
 
-async def drive_plugin(host: PluginRuntimeClient) -> None:
-    content = build_package(example_plugin())
-    say(f"installing examples/hello_agent as a package ({len(content)} bytes) ...")
-    binding, result = await host.install_package(content)
+async def drive_plugin(host: PluginRuntimeClient, workdir: Path) -> None:
+    say("installing examples/hello_agent as a package ...")
+    binding, result = await install_folder(host, example_plugin(), workdir / "dist")
     if result.state != "running":
         raise RuntimeError(f"installation failed: {result.error_code}: {result.message}")
     say("installed and running in its own worker process")
@@ -182,29 +133,17 @@ async def drive_box(workdir: Path) -> None:
 
 async def run_demo(keep: bool = False) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="lbp-demo-"))
-    lbp = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
-    control, debug = free_port(), free_port()
     say(f"working in {workdir}")
     try:
-        command = [
-            *lbp,
-            "rt",
-            "--ws-control-port",
-            str(control),
-            "--ws-debug-port",
-            str(debug),
-            "--data-dir",
-            str(workdir / "rt-data"),
-        ]
-        async with child(command, workdir / "rt.log", workdir):
-            await wait_for(lambda: port_open(control), 30)
-            say(f"lbp rt is up: control ws://127.0.0.1:{control}/control/ws")
+        rt_log = workdir / "rt.log"
+        async with start_runtime(
+            data_dir=workdir / "rt-data", cwd=workdir, log=rt_log, start_seconds=30
+        ) as rt:
+            say(f"lbp rt is up: control {rt.control_url}")
             model = ScriptedModel([ANSWER], model_uuid=DEMO_MODEL, chunk_chars=12)
-            local = LocalHost(models={DEMO_MODEL: model})
-            url = f"ws://127.0.0.1:{control}/control/ws"
-            async with PluginRuntimeClient.connect(url, local) as host:
+            async with rt.host(LocalHost(models={DEMO_MODEL: model})) as host:
                 say("connected as a LangBot host (a scripted model stands in for an LLM)")
-                await drive_plugin(host)
+                await drive_plugin(host, workdir)
         await drive_box(workdir)
         say("done: everything above ran over real sockets and processes")
     finally:

@@ -5,5 +5,5 @@ from __future__ import annotations
 __all__ = ["StackError"]
 
 
-class StackError(Exception):
+class StackError(RuntimeError):
     """A piece of the local stack did not start (the message says which and why)."""
