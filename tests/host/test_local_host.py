@@ -15,6 +15,7 @@ from langbot_plugin.protocol.containers import PluginSettings
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.errors import RPCError
 from langbot_plugin.rpc.transport_memory import memory_pair
+from langbot_plugin.stack import host_here
 from tests.runtime.peers import ScriptedPlugin, running_runtime
 from tests.support.waiting import PATIENCE
 
@@ -26,9 +27,7 @@ async def connected(local: LocalHost) -> AsyncGenerator[tuple[PluginRuntimeClien
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(
-            f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", local
-        ) as client,
+        host_here(runtime, local) as client,
     ):
         key = await client.get_debug_key()
         async with plugin.connected(runtime, key) as session:
@@ -124,9 +123,7 @@ async def test_a_host_cancel_stops_the_runner_promptly() -> None:
 
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(
-            f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", local
-        ) as client,
+        host_here(runtime, local) as client,
     ):
         key = await client.get_debug_key()
         async with plugin.connected(runtime, key):

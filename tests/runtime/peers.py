@@ -14,11 +14,13 @@ from langbot_plugin.rpc import RequestContext, Route, RouteTable, RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
 from langbot_plugin.runtime.app import DEBUG_KEY_HEADER, PluginRuntime
 from langbot_plugin.runtime.state import RuntimeOptions
+from langbot_plugin.stack import runtime_here
 from tests.conftest import free_port
 
 
 @asynccontextmanager
 async def running_runtime(**options: Any) -> AsyncGenerator[PluginRuntime]:
+    """The runtime in this process, serving on free ports (``options`` over those)."""
     # A with block, not a cleanup after the yield: a failing test would otherwise leave
     # the folder to the garbage collector, whose ResourceWarning then fails a later test.
     with tempfile.TemporaryDirectory(prefix="lbp-rt-") as scratch:
@@ -26,14 +28,8 @@ async def running_runtime(**options: Any) -> AsyncGenerator[PluginRuntime]:
         opts = RuntimeOptions(
             host="127.0.0.1", control_port=free_port(), debug_port=free_port(), **options
         )
-        runtime = PluginRuntime(opts)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(runtime.run)
-            await runtime.wait_started()
-            try:
-                yield runtime
-            finally:
-                runtime.stop()
+        async with runtime_here(opts) as runtime:
+            yield runtime
 
 
 def component(kind: str, name: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -10,9 +10,10 @@ import pytest
 
 from langbot_plugin.api.entities.builtin.agent_runner import AgentAPIException, AgentRunResult
 from langbot_plugin.api.proxies.runner.admin import RunnerAdminAPIProxy
-from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.host import LocalHost
 from langbot_plugin.host.run_host import RunHost
 from langbot_plugin.protocol.host_api.run_ledger import RuntimeListParams
+from langbot_plugin.stack import host_here
 from tests.runtime.peers import ScriptedPlugin, running_runtime
 
 pytestmark = pytest.mark.anyio
@@ -28,9 +29,7 @@ async def test_an_admin_plugin_reaches_every_run_and_the_runtime_registry() -> N
     local = LocalHost(runs=RunHost(admins=ADMIN, runners=runners))
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(
-            f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", local
-        ) as host,
+        host_here(runtime, local) as host,
     ):
         key = await host.get_debug_key()
         started = await local.start_run("someone/else", "agent", "hi")  # another plugin's run
@@ -83,9 +82,7 @@ async def test_a_plugin_the_host_does_not_name_is_refused() -> None:
     local = LocalHost(runs=RunHost(admins=ADMIN))
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(
-            f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", local
-        ) as host,
+        host_here(runtime, local) as host,
     ):
         key = await host.get_debug_key()
         started = await local.start_run("tester/echoplug", "echo", "hi")

@@ -14,6 +14,7 @@ from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotReadyError
 from langbot_plugin.rpc.transport_ws import connect_ws
+from langbot_plugin.stack import host_here
 from tests.runtime.peers import ScriptedPlugin, running_runtime
 from tests.support.waiting import PATIENCE
 
@@ -33,7 +34,7 @@ def run_context(text: str, run_id: str = "run-1") -> dict[str, Any]:
 async def test_actions_wait_for_set_runtime_config() -> None:
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(control_url(runtime), LocalHost(), handshake=False) as host,
+        host_here(runtime, LocalHost(), handshake=False) as host,
     ):
         assert await host.session.call("__ping") == {"message": "pong"}
         with pytest.raises(NotReadyError, match="set_runtime_config"):
@@ -66,7 +67,7 @@ async def test_debug_plugin_end_to_end() -> None:
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(control_url(runtime), local) as host,
+        host_here(runtime, local) as host,
     ):
         key = await host.get_debug_key()
         async with plugin.connected(runtime, key):
@@ -136,7 +137,7 @@ async def test_forwarded_calls_carry_the_connection_identity_not_the_payloads() 
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(control_url(runtime), local) as host,
+        host_here(runtime, local) as host,
     ):
         key = await host.get_debug_key()
         async with plugin.connected(runtime, key) as session:
@@ -181,7 +182,7 @@ async def test_host_cancel_closes_the_runners_generator() -> None:
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(control_url(runtime), LocalHost()) as host,
+        host_here(runtime, LocalHost()) as host,
     ):
         key = await host.get_debug_key()
         async with plugin.connected(runtime, key):
@@ -240,7 +241,7 @@ async def test_the_05_dialect_names_serve_the_same_runners() -> None:
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(control_url(runtime), LocalHost()) as host,
+        host_here(runtime, LocalHost()) as host,
     ):
         key = await host.get_debug_key()
         async with plugin.connected(runtime, key):

@@ -8,8 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.host import LocalHost
 from langbot_plugin.rpc import NotFoundError, PermissionDeniedError
+from langbot_plugin.stack import host_here
 from tests.runtime.peers import ScriptedPlugin, running_runtime
 
 pytestmark = pytest.mark.anyio
@@ -46,9 +47,7 @@ async def test_each_refusal_has_its_code() -> None:
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(
-            f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", local
-        ) as host,
+        host_here(runtime, local) as host,
     ):
         key = await host.get_debug_key()
         async with plugin.connected(runtime, key) as session, anyio.create_task_group() as tg:
@@ -146,9 +145,7 @@ async def test_a_finished_or_expired_run_is_refused() -> None:
     plugin = ScriptedPlugin()
     async with (
         running_runtime() as runtime,
-        PluginRuntimeClient.connect(
-            f"ws://127.0.0.1:{runtime.options.control_port}/control/ws", LocalHost()
-        ) as host,
+        host_here(runtime, LocalHost()) as host,
     ):
         key = await host.get_debug_key()
         async with plugin.connected(runtime, key) as session:
