@@ -40,6 +40,7 @@ BOX_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__", "box")
 #: Seconds each stop step may take: a Box removes its sandboxes when terminated.
 STOP_SEC = 30.0
 
+
 class BoxStartError(RuntimeError):
     """The child did not start serving."""
 

@@ -10,6 +10,7 @@ as ``plugin.exited``, and stops it the project's way when the session ends.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -57,7 +58,7 @@ class PluginProcess:
         args = ["-d", str(self.root), "--runtime-url", debug_url]
         if not self.hot_reload:
             args.append("--no-reload")
-        env = {"PYTHONUNBUFFERED": "1", "LBP_LOG_LEVEL": "info"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "LBP_LOG_LEVEL": "info"}
         started = start_plugin(
             self.root, debug_url, key, *args, command=self.lbp_command, env=env, log=PIPE
         )

@@ -78,12 +78,12 @@ async def start_plugin(
     log: Log = None,
     stdout: int | IO[bytes] | Literal["log"] | None = "log",
 ) -> AsyncGenerator[Process]:
-    """``lbp run`` in ``folder`` (module docstring), ``args`` its further flags; ``env``
-    is added to this process's environment. Its output goes to ``log`` (stdout where
+    """``lbp run`` in ``folder`` (module docstring), ``args`` its further flags;
+    ``command`` replaces ``lbp``. ``env`` is its whole environment (``None``: this
+    process's), the URL and key added. Its output goes to ``log`` (stdout where
     ``stdout`` says, if elsewhere). Stopped in order when the block ends."""
     environment = {
-        **os.environ,
-        **(env or {}),
+        **(os.environ if env is None else env),
         "DEBUG_RUNTIME_WS_URL": debug_url,
         "PLUGIN_DEBUG_KEY": key,
     }

@@ -18,6 +18,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Literal
 
 import anyio
 from anyio.abc import Process
@@ -96,7 +97,9 @@ class RuntimeChild:
     process: Process
     control_port: int
     debug_port: int
-    stdio: bool
+    #: its data folder (``--data-dir``, as this process reaches it)
+    data: Path
+    stdio: bool = False
 
     @property
     def control_url(self) -> str:
@@ -139,30 +142,32 @@ class RuntimeChild:
 @asynccontextmanager
 async def start_runtime(
     *args: str,
-    data_dir: str | Path = "rt-data",
+    data_dir: str | Path | None = "rt-data",
     stdio: bool = False,
     ports: tuple[int, int] | None = None,
     env: Mapping[str, str] | None = None,
     command: Sequence[str] = LBP_COMMAND,
     cwd: str | Path | None = None,
     log: Log = subprocess.DEVNULL,
-    stdout: int | None = None,
+    stdout: int | IO[bytes] | Literal["log"] | None = "log",
     start_seconds: float = 60.0,
 ) -> AsyncGenerator[RuntimeChild]:
     """``lbp rt`` as a child (module docstring) on ``ports`` (control, debug; free ones
-    unless given), keeping its data in ``data_dir`` (relative to ``cwd``), with ``args``
+    unless given), keeping its data in ``data_dir`` (relative to ``cwd``; ``None``: the
+    runtime's default, and no ``--data-dir`` flag), with ``args``
     as further flags; ``command`` replaces ``lbp`` (another interpreter, the reference's).
     ``env`` is its whole environment (``None``: this process's). Its stderr (and stdout,
     unless ``stdout`` says where else) goes to ``log``. The start waits until the
     control port accepts connections (``stdio``: nothing to wait for). Leaving the block
     stops it in order; with ``stdio`` it first gets the time to stop by itself."""
     control, debug = ports or (free_port(), free_port())
-    argv = [*command, "rt", *(["-s"] if stdio else ["--ws-control-port", str(control)])]
-    argv += ["--ws-debug-port", str(debug), "--data-dir", str(data_dir), *args]
+    serve = ["-s"] if stdio else ["--ws-control-port", str(control)]
+    data = [] if data_dir is None else ["--data-dir", str(data_dir)]
+    argv = [*command, "rt", *serve, "--ws-debug-port", str(debug), *data, *args]
     async with open_child(
         argv,
         log=log,
-        stdout=subprocess.PIPE if stdio else ("log" if stdout is None else stdout),
+        stdout=subprocess.PIPE if stdio else stdout,
         env=env,
         cwd=cwd,
         stdin_grace=STOP_SEC if stdio else 0.0,
@@ -170,4 +175,4 @@ async def start_runtime(
     ) as process:
         if not stdio and not await wait_for_port(control, start_seconds, process):
             raise StackError(f"lbp rt did not start ({log_tail(log)})")
-        yield RuntimeChild(process, control, debug, stdio)
+        yield RuntimeChild(process, control, debug, Path(cwd or ".") / (data_dir or "data"), stdio)

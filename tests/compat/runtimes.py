@@ -17,13 +17,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Literal
 
-import anyio
-from anyio.abc import Process
-
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol import control_link as ctl
-from langbot_plugin.rpc.processes import port_open, stop_process
-from tests.conftest import free_port
+from langbot_plugin.stack import start_plugin, start_runtime
 from tests.e2e.processes import LBP, WORKSPACE
 from tests.support.reference import need_reference
 from tests.support.waiting import wait_until
@@ -61,11 +57,6 @@ def _command(side: Side) -> tuple[list[str], dict[str, str]]:
     return [str(need_reference()), "-m", "langbot_plugin.cli.__init__"], env
 
 
-async def _spawn(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> Process:
-    with log.open("wb") as out:  # the child keeps its own descriptor
-        return await anyio.open_process(argv, cwd=cwd, env=env, stdout=out, stderr=out)
-
-
 async def _listed(host: PluginRuntimeClient, identities: set[str]) -> bool:
     ready = {p.identity for p in await host.list_plugins() if p.status == "initialized"}
     return identities <= ready
@@ -78,20 +69,21 @@ async def serving(
     """The runtime of ``side`` with ``plugins`` (folders under :data:`PLUGINS`) running."""
     base, env = _command(side)
     _prepare(work)
-    control, debug = free_port(), free_port()
-    rt_args = ["rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)]
-    if side == "ours":
-        rt_args += ["--data-dir", "rt-data"]
-    else:
-        rt_args += ["--skip-deps-check"]
+    # ours keeps its data in the work folder; the reference is told not to install
+    flags = () if side == "ours" else ("--skip-deps-check",)
     async with AsyncExitStack() as stack:
-        runtime = await _spawn([*base, *rt_args], work, env, work / "rt.log")
-        stack.push_async_callback(stop_process, runtime)
-        await wait_until(lambda: port_open(control))
-        client = await stack.enter_async_context(
-            PluginRuntimeClient.connect(
-                f"ws://127.0.0.1:{control}/control/ws", host, workspace=WORKSPACE, handshake=False
+        runtime = await stack.enter_async_context(
+            start_runtime(
+                *flags,
+                data_dir="rt-data" if side == "ours" else None,
+                env=env,
+                command=base,
+                cwd=work,
+                log=work / "rt.log",
             )
+        )
+        client = await stack.enter_async_context(
+            runtime.host(host, workspace=WORKSPACE, handshake=False)
         )
         identity = {"instance_uuid": WORKSPACE.instance_uuid, "runtime_id": "compat"}
         await client.handshake(
@@ -100,13 +92,14 @@ async def serving(
             )
         )
         key = await client.get_debug_key()
-        url = f"ws://127.0.0.1:{debug}/plugin/debug/ws"
         identities: set[str] = set()
         for name in plugins:
-            folder = _copy_plugin(name, work, url, key)
-            plugin_env = {**env, "DEBUG_RUNTIME_WS_URL": url, "PLUGIN_DEBUG_KEY": key}
-            process = await _spawn([*base, "run"], folder, plugin_env, work / f"{name}.log")
-            stack.push_async_callback(stop_process, process)
+            folder = _copy_plugin(name, work, runtime.debug_url, key)
+            await stack.enter_async_context(
+                start_plugin(
+                    folder, runtime.debug_url, key, command=base, env=env, log=work / f"{name}.log"
+                )
+            )
             identities.add(_identity(folder))
         try:
             await wait_until(lambda: _listed(client, identities))

@@ -4,59 +4,46 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 from anyio.abc import Process
 
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.host.run_context import build_run_context
 from langbot_plugin.host.runtime_client import default_workspace
 from langbot_plugin.rpc.processes import port_open, stop_process
-from tests.conftest import free_port
+from langbot_plugin.stack import LBP_COMMAND, start_plugin, start_runtime
+from langbot_plugin.stack import RuntimeChild as Runtime
 from tests.support.waiting import wait_until
 
-LBP = [sys.executable, "-m", "langbot_plugin.cli.__init__"]
+__all__ = [
+    "ECHO_PLUGIN",
+    "LBP",
+    "WORKSPACE",
+    "Runtime",
+    "command_context",
+    "copy_plugin",
+    "host_for",
+    "lbp_rt",
+    "lbp_run",
+    "plugin_listed",
+    "port_open",
+    "run_context",
+    "stop",
+    "wait_until",
+    "worker_pids",
+]
+
+LBP = list(LBP_COMMAND)
 ECHO_PLUGIN = Path(__file__).resolve().parent.parent / "acceptance" / "echo_plugin"
 
 
 async def stop(process: Process) -> int:
     await stop_process(process)
     return int(process.returncode or 0)
-
-
-class Runtime:
-    def __init__(self, process: Process, control_port: int, debug_port: int, data: Path) -> None:
-        self.process = process
-        self.control_port = control_port
-        self.debug_port = debug_port
-        self.data = data
-
-    @property
-    def control_url(self) -> str:
-        return f"ws://127.0.0.1:{self.control_port}/control/ws"
-
-    @property
-    def debug_url(self) -> str:
-        return f"ws://127.0.0.1:{self.debug_port}/plugin/debug/ws"
-
-
-def rt_command(control: int, debug: int, data_dir: str, *extra: str) -> list[str]:
-    """``lbp rt`` on these ports and data folder."""
-    return [
-        *LBP,
-        "rt",
-        "--ws-control-port",
-        str(control),
-        "--ws-debug-port",
-        str(debug),
-        "--data-dir",
-        data_dir,
-        *extra,
-    ]
 
 
 @asynccontextmanager
@@ -67,16 +54,12 @@ async def lbp_rt(
     env: dict[str, str] | None = None,
     stderr: Any = None,
 ) -> AsyncGenerator[Runtime]:
-    control, debug = ports or (free_port(), free_port())
-    data = tmp / "rt-data"
-    # a relative data folder, as `lbp rt` is usually started (cwd is tmp)
-    command = rt_command(control, debug, "rt-data", *extra)
-    process = await anyio.open_process(command, stdout=None, stderr=stderr, cwd=tmp, env=env)
-    try:
-        await wait_until(lambda: port_open(control))
-        yield Runtime(process, control, debug, data)
-    finally:
-        await stop(process)
+    """``lbp rt`` in ``tmp`` with a relative data folder, as it is usually started;
+    its output on this process's streams (stderr where ``stderr`` says)."""
+    async with start_runtime(
+        *extra, ports=ports, env=env, cwd=tmp, log=stderr, stdout=None
+    ) as runtime:
+        yield runtime
 
 
 TEMPLATE_ARGV = [b"-m", b"langbot_plugin.worker.template"]
@@ -143,14 +126,8 @@ def copy_plugin(source: Path, target: Path) -> Path:
 
 @asynccontextmanager
 async def lbp_run(plugin_dir: Path, url: str, key: str, *extra: str) -> AsyncGenerator[Process]:
-    env = {**os.environ, "DEBUG_RUNTIME_WS_URL": url, "PLUGIN_DEBUG_KEY": key}
-    process = await anyio.open_process(
-        [*LBP, "run", *extra], cwd=plugin_dir, env=env, stdout=None, stderr=None
-    )
-    try:
+    async with start_plugin(plugin_dir, url, key, *extra) as process:
         yield process
-    finally:
-        await stop(process)
 
 
 async def plugin_listed(host: PluginRuntimeClient, identity: str) -> bool:
@@ -167,9 +144,7 @@ WORKSPACE = default_workspace("0b7c2f1e-5a6d-4e3f-9a8b-7c6d5e4f3a2b")
 async def host_for(
     runtime: Runtime, local: LocalHost | None = None
 ) -> AsyncGenerator[PluginRuntimeClient]:
-    async with PluginRuntimeClient.connect(
-        runtime.control_url, local or LocalHost(), workspace=WORKSPACE
-    ) as host:
+    async with runtime.host(local or LocalHost(), workspace=WORKSPACE) as host:
         yield host
 
 
@@ -189,17 +164,5 @@ def command_context(text: str) -> dict[str, Any]:
 
 
 def run_context(text: str, run_id: str = "run-e2e") -> dict[str, Any]:
-    """The smallest run context the entity models accept, like the host's but without grants."""
-    return {
-        "run_id": run_id,
-        "trigger": {"type": "message.received"},
-        "event": {
-            "event_id": f"e-{run_id}",
-            "event_type": "message.received",
-            "source": "platform",
-        },
-        "input": {"text": text},
-        "delivery": {"surface": "websocket"},
-        "resources": {},
-        "runtime": {"deadline_at": None},
-    }
+    """A run context as the host builds it, granting nothing and without a deadline."""
+    return build_run_context(text, run_id=run_id, available_apis={}, timeout=None)

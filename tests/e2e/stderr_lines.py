@@ -12,10 +12,8 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from langbot_plugin.rpc.processes import port_open
-from tests.conftest import free_port
-from tests.e2e.processes import LBP, Runtime, stop
-from tests.support.waiting import wait_until
+from langbot_plugin.stack import start_runtime
+from tests.e2e.processes import Runtime, stop
 
 
 class StderrLines:
@@ -63,6 +61,21 @@ class StderrLines:
 
 
 @asynccontextmanager
+async def read_stderr(process: Process) -> AsyncGenerator[StderrLines]:
+    """``process``'s stderr (a pipe) read in the background; it is stopped in order at
+    the end, before the reader."""
+    assert process.stderr is not None
+    lines = StderrLines(process.stderr)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lines.pump)
+        try:
+            yield lines
+        finally:
+            await stop(process)
+            tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
 async def child(
     command: Sequence[str], cwd: Path, env: dict[str, Any] | None = None
 ) -> AsyncGenerator[tuple[Process, StderrLines]]:
@@ -70,15 +83,8 @@ async def child(
     process = await anyio.open_process(
         list(command), cwd=cwd, env=env, stdin=None, stdout=None, stderr=subprocess.PIPE
     )
-    assert process.stderr is not None
-    lines = StderrLines(process.stderr)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(lines.pump)
-        try:
-            yield process, lines
-        finally:
-            await stop(process)
-            tg.cancel_scope.cancel()
+    async with read_stderr(process) as lines:
+        yield process, lines
 
 
 @asynccontextmanager
@@ -86,8 +92,6 @@ async def logged_runtime(
     tmp: Path, *flags: str, env: dict[str, str] | None = None
 ) -> AsyncGenerator[tuple[Runtime, StderrLines]]:
     """``lbp rt`` (data in ``tmp/rt-data``) with its log read line by line."""
-    control, debug = free_port(), free_port()
-    command = [*LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)]
-    async with child([*command, "--data-dir", "rt-data", *flags], tmp, env) as (process, lines):
-        await wait_until(lambda: port_open(control))
-        yield Runtime(process, control, debug, tmp / "rt-data"), lines
+    started = start_runtime(*flags, cwd=tmp, env=env, log=subprocess.PIPE, stdout=None)
+    async with started as runtime, read_stderr(runtime.process) as lines:
+        yield runtime, lines

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -27,7 +25,8 @@ import pytest
 from langbot_plugin.rpc import MessageTooLargeError
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws
-from tests.conftest import free_port, raw_exchange
+from langbot_plugin.stack import start_runtime
+from tests.conftest import raw_exchange
 from tests.e2e.processes import lbp_rt
 
 pytestmark = pytest.mark.anyio
@@ -68,12 +67,10 @@ async def test_a_20_mib_websocket_frame_is_refused_from_its_header(tmp_path: Pat
 
 
 async def test_a_20_mib_stdio_frame_is_skipped_and_answered(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "langbot_plugin.cli.__init__", "rt", "-s"]
-    command += ["--ws-debug-port", str(free_port()), "--data-dir", str(tmp_path)]
-    process = await anyio.open_process(command, stderr=subprocess.DEVNULL)
-    assert process.stdin is not None
-    assert process.stdout is not None
-    try:
+    async with start_runtime(data_dir=tmp_path, stdio=True) as runtime:
+        process = runtime.process
+        assert process.stdin is not None
+        assert process.stdout is not None
         # the host's framing: frames above 16 KiB are sent as chunk_start/data/end
         async with stdio_transport(process.stdout, process.stdin) as host:
             assert (await raw_exchange(host, PING))["data"] == {"message": "pong"}
@@ -82,9 +79,4 @@ async def test_a_20_mib_stdio_frame_is_skipped_and_answered(tmp_path: Path) -> N
             assert (reply["seq_id"], reply["data"]["error_code"]) == (7, "message_too_large")
             assert (await raw_exchange(host, PING))["data"] == {"message": "pong"}  # same link
             grown = peak_rss(process.pid) - before
-    finally:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
-        await process.aclose()
     assert grown < BOUND, f"peak RSS grew by {grown / 2**20:.1f} MiB"

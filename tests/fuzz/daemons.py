@@ -25,14 +25,11 @@ from langbot_plugin.host import LocalHost, PluginRuntimeClient, ScriptedModel
 from langbot_plugin.host.runtime_client import default_workspace
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotFoundError
-from langbot_plugin.rpc.processes import port_open
 from tests.box.helpers import jail_state
-from tests.conftest import free_port
-from tests.e2e.processes import ECHO_PLUGIN, command_context, rt_command
-from tests.e2e.stderr_lines import StderrLines, child
+from tests.e2e.processes import ECHO_PLUGIN, command_context
+from tests.e2e.stderr_lines import StderrLines, logged_runtime
 from tests.fuzz.seeds import Ids
 from tests.support.pypi import package
-from tests.support.waiting import wait_until
 
 __all__ = [
     "BoxUnderFuzz",
@@ -151,16 +148,16 @@ class RuntimeUnderFuzz:
 @asynccontextmanager
 async def runtime_under_fuzz(tmp: Path) -> AsyncGenerator[RuntimeUnderFuzz]:
     """``lbp rt`` with the fuzz plugin installed (one worker), its host connected."""
-    control, debug = free_port(), free_port()
-    command = rt_command(control, debug, str(tmp / "rt-data"))
     local = LocalHost(models={"m1": ScriptedModel(lambda msgs: f"FAKE: {msgs[-1]['content']}")})
-    async with child(command, tmp) as (process, stderr):
-        await wait_until(lambda: port_open(control), seconds=60)
-        url = f"ws://127.0.0.1:{control}/control/ws"
-        async with PluginRuntimeClient.connect(url, local, workspace=WORKSPACE) as host:
-            binding, result = await host.install_package(fuzz_plugin())
-            assert result.state == "running", result
-            yield RuntimeUnderFuzz(process, stderr, host, binding, control, debug)
+    async with (
+        logged_runtime(tmp) as (runtime, stderr),
+        runtime.host(local, workspace=WORKSPACE) as host,
+    ):
+        binding, result = await host.install_package(fuzz_plugin())
+        assert result.state == "running", result
+        yield RuntimeUnderFuzz(
+            runtime.process, stderr, host, binding, runtime.control_port, runtime.debug_port
+        )
 
 
 @dataclass
