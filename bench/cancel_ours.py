@@ -71,13 +71,11 @@ async def one_round(
 
 
 async def measure(rounds: int, work: Path) -> dict[str, Any]:
-    rt, control, debug = await start_runtime(work)
     plugin: asyncio.subprocess.Process | None = None
     local = LocalHost()
     try:
-        url = f"ws://127.0.0.1:{control}/control/ws"
-        async with PluginRuntimeClient.connect(url, local) as client:
-            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, debug)
+        async with start_runtime(work) as rt, rt.host(local) as client:
+            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
             log_path = work / "plugin.log"
             plugin = await start_debug_plugin(plugin_dir, log_path.open("wb"))
             await wait_listed(client, True, plugin, log_path, identity=IDENTITY)
@@ -92,7 +90,6 @@ async def measure(rounds: int, work: Path) -> dict[str, Any]:
     finally:
         if plugin is not None:
             await stop_process(plugin)
-        await stop_process(rt)
 
 
 def main(argv: list[str]) -> int:

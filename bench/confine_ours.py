@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.host_ours import start_runtime
-from bench.procs import print_outcome, rss_mb, stop_process, tree
+from bench.procs import print_outcome, rss_mb, tree
 from bench.shared_ours import IDLE_SECONDS, TEMPLATE_ARGV, package_as, worker_template_pid
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.stack import RuntimeChild
 
 MODES = ("off", "auto")
 
@@ -75,31 +76,24 @@ async def measure(rounds: int, work: Path) -> dict[str, Any]:
     """Both runtimes up at once, their installs interleaved (the order alternating each
     round), so that the machine's load falls on both alike."""
     out: dict[str, dict[str, Any]] = {mode: {"spawn": []} for mode in MODES}
-    runtimes: dict[str, asyncio.subprocess.Process] = {}
-    try:
-        async with contextlib.AsyncExitStack() as stack:
-            clients: dict[str, PluginRuntimeClient] = {}
-            for mode in MODES:
-                (work / mode).mkdir()
-                rt, control, _ = await start_runtime(
-                    work / mode, "--confine", mode, "--log-level", "INFO"
-                )
-                runtimes[mode] = rt
-                url = f"ws://127.0.0.1:{control}/control/ws"
-                clients[mode] = await stack.enter_async_context(
-                    PluginRuntimeClient.connect(url, LocalHost())
-                )
-            for round_ in range(rounds):
-                last = round_ == rounds - 1
-                for mode in MODES if round_ % 2 else MODES[::-1]:
-                    took = await one_install(clients[mode], f"echoconf{round_:02d}", last)
-                    out[mode]["spawn"].append(took)
-            await asyncio.sleep(IDLE_SECONDS)
-            for mode, rt in runtimes.items():
-                out[mode].update(workers_memory(rt.pid))
-    finally:
-        for rt in runtimes.values():
-            await stop_process(rt)
+    runtimes: dict[str, RuntimeChild] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        clients: dict[str, PluginRuntimeClient] = {}
+        for mode in MODES:
+            (work / mode).mkdir()
+            rt = await stack.enter_async_context(
+                start_runtime(work / mode, "--confine", mode, "--log-level", "INFO")
+            )
+            runtimes[mode] = rt
+            clients[mode] = await stack.enter_async_context(rt.host(LocalHost()))
+        for round_ in range(rounds):
+            last = round_ == rounds - 1
+            for mode in MODES if round_ % 2 else MODES[::-1]:
+                took = await one_install(clients[mode], f"echoconf{round_:02d}", last)
+                out[mode]["spawn"].append(took)
+        await asyncio.sleep(IDLE_SECONDS)
+        for mode, rt in runtimes.items():
+            out[mode].update(workers_memory(rt.process.pid))
     for mode in MODES:
         lines = (work / mode / "rt.log").read_text(errors="replace").splitlines()
         out[mode]["mode"] = next((line for line in lines if "plugin workers are" in line), "")

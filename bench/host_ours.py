@@ -20,21 +20,16 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from bench.plan import HostPlan
-from bench.procs import (
-    cpu_seconds,
-    free_port,
-    one_line_error,
-    print_outcome,
-    stop_process,
-    tree_rss_mb,
-    wait_port,
-)
+from bench.procs import cpu_seconds, one_line_error, print_outcome, stop_process, tree_rss_mb
+from langbot_plugin import stack
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.stack import RuntimeChild
 
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "echotool"
 IDENTITY = ("bench", "echotool")
@@ -117,24 +112,24 @@ async def wait_listed(
 LBP = str(Path(sys.executable).parent / "lbp")
 
 
+@asynccontextmanager
 async def start_runtime(
     work: Path, *extra: str, env: dict[str, str] | None = None
-) -> tuple[asyncio.subprocess.Process, int, int]:
-    """Our ``lbp rt`` on two free ports (and ``extra`` flags, ``env`` for its
-    environment), logging to ``work/rt.log``: (process, control, debug)."""
-    control, debug = free_port(), free_port()
-    log = (work / "rt.log").open("wb")
-    rt = await asyncio.create_subprocess_exec(
-        *[LBP, "rt", "--ws-control-port", str(control), "--ws-debug-port", str(debug)],
-        *["--data-dir", str(work / "data"), "--log-level", "WARNING", *extra],
+) -> AsyncGenerator[RuntimeChild]:
+    """Our ``lbp rt`` (the local stack's starter) on two free ports, with ``extra``
+    flags (``env`` for its environment), its data in ``work/data`` and its log in
+    ``work/rt.log``."""
+    async with stack.start_runtime(
+        "--log-level",
+        "WARNING",
+        *extra,
+        data_dir=work / "data",
+        command=(LBP,),
         cwd=work,
+        log=work / "rt.log",
         env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-    )
-    await wait_port(control)
-    return rt, control, debug
+    ) as rt:
+        yield rt
 
 
 async def debug_plugin_dir(
@@ -166,13 +161,11 @@ async def start_debug_plugin(
 
 
 async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
-    rt, control, debug = await start_runtime(work)
     plugin: asyncio.subprocess.Process | None = None
     out: dict[str, Any] = {}
     try:
-        url = f"ws://127.0.0.1:{control}/control/ws"
-        async with PluginRuntimeClient.connect(url, LocalHost()) as client:
-            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, debug)
+        async with start_runtime(work) as rt, rt.host(LocalHost()) as client:
+            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
             plugin_log_path = work / "plugin.log"
             plugin_log = plugin_log_path.open("wb")
             spawn: list[float] = []
@@ -191,13 +184,13 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
             assert plugin is not None
 
             await asyncio.sleep(plan.idle_seconds)
-            out["rss"] = {"runtime": tree_rss_mb(rt.pid), "plugin": tree_rss_mb(plugin.pid)}
+            out["rss"] = {"runtime": tree_rss_mb(rt.process.pid), "plugin": tree_rss_mb(plugin.pid)}
 
             call = tool_caller(client)
             for _ in range(plan.warmup):
                 await call()
             samples: list[float] = []
-            pids = (os.getpid(), rt.pid, plugin.pid)
+            pids = (os.getpid(), rt.process.pid, plugin.pid)
             cpu_before = [cpu_seconds(pid) for pid in pids]
             for _ in range(plan.calls):
                 t0 = time.perf_counter()
@@ -234,7 +227,6 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
     finally:
         if plugin is not None:
             await stop_process(plugin)
-        await stop_process(rt)
     return out
 
 

@@ -38,7 +38,7 @@ from bench.host_ours import (
     wait_listed,
 )
 from bench.procs import cpu_seconds, free_port, print_outcome, stop_process, wait_port
-from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.host import LocalHost
 
 VARIANTS = ("metrics_off", "metrics_on", "traces_on")
 WARMUP = 200
@@ -68,20 +68,18 @@ def variant_env(variant: str, sink: str) -> dict[str, str]:
 async def started(variant: str, work: Path, sink: str) -> AsyncGenerator[Started]:
     """``lbp rt`` and ``lbp run`` of the echo tool in ``variant``'s environment, connected."""
     env = variant_env(variant, sink)
-    rt, control, debug = await start_runtime(work, env=env)
     plugin: asyncio.subprocess.Process | None = None
     try:
-        url = f"ws://127.0.0.1:{control}/control/ws"
-        async with PluginRuntimeClient.connect(url, LocalHost()) as client:
-            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, debug)
+        async with start_runtime(work, env=env) as rt, rt.host(LocalHost()) as client:
+            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
             log_path = work / "plugin.log"
             plugin = await start_debug_plugin(plugin_dir, log_path.open("wb"), env)
             await wait_listed(client, True, plugin, log_path)
-            yield Started(tool_caller(client), {"runtime": rt.pid, "plugin": plugin.pid})
+            pids = {"runtime": rt.process.pid, "plugin": plugin.pid}
+            yield Started(tool_caller(client), pids)
     finally:
         if plugin is not None:
             await stop_process(plugin)
-        await stop_process(rt)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.host_ours import PLUGIN_SRC, TOOL, session_payload, start_runtime
-from bench.procs import print_outcome, rss_mb, stop_process, tree, tree_rss_mb
+from bench.procs import print_outcome, rss_mb, tree, tree_rss_mb
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 
@@ -85,22 +85,17 @@ async def install(client: PluginRuntimeClient, names: list[str], mode: str) -> l
 
 
 async def measure(count: int, work: Path, *, quick: bool) -> dict[str, Any]:
-    rt, control, _ = await start_runtime(work)
     out: dict[str, Any] = {"plugins": count}
-    try:
-        url = f"ws://127.0.0.1:{control}/control/ws"
-        async with PluginRuntimeClient.connect(url, LocalHost()) as client:
-            names = [f"echotool{i:02d}" for i in range(count)]
-            phases = [("dedicated_one", names[:1], "dedicated"), ("shared", names, "shared")]
-            if not quick:
-                phases.append(("dedicated_all", names, "dedicated"))
-            for phase, chosen, mode in phases:
-                bindings = await install(client, chosen, mode)
-                out[phase] = await workers_rss(rt.pid)
-                for binding in bindings:
-                    await client.remove_installation(binding)
-    finally:
-        await stop_process(rt)
+    async with start_runtime(work) as rt, rt.host(LocalHost()) as client:
+        names = [f"echotool{i:02d}" for i in range(count)]
+        phases = [("dedicated_one", names[:1], "dedicated"), ("shared", names, "shared")]
+        if not quick:
+            phases.append(("dedicated_all", names, "dedicated"))
+        for phase, chosen, mode in phases:
+            bindings = await install(client, chosen, mode)
+            out[phase] = await workers_rss(rt.process.pid)
+            for binding in bindings:
+                await client.remove_installation(binding)
     return out
 
 
