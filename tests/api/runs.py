@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langbot_plugin.api.entities.builtin.agent_runner import AgentRunContext
+from langbot_plugin.host.run_context import build_run_context
 
 ALL_APIS = [
     "prompt_get", "history_page", "history_search", "event_get", "event_page", "state",
@@ -24,35 +24,22 @@ def run_context(
     deadline_in: float | None = 600.0,
 ) -> AgentRunContext:
     """A run granted everything by default; narrow it with the arguments."""
-    granted_apis = ALL_APIS if apis is None else apis
-    return AgentRunContext.model_validate(
-        {
-            "run_id": "run-1",
-            "trigger": {"type": "message.received"},
-            "event": {"event_id": "e-1", "event_type": "message.received", "source": "platform"},
-            "conversation": {"conversation_id": "c-1"},
-            "input": {"text": "hi"},
-            "delivery": {"surface": "platform"},
-            "resources": {
-                "models": models
-                if models is not None
-                else [
-                    {"model_id": "m", "operations": ["invoke", "stream", "rerank", "count_tokens"]}
-                ],
-                "tools": tools
-                if tools is not None
-                else [{"tool_name": "t", "operations": ["detail", "call"]}],
-                "knowledge_bases": knowledge_bases
-                if knowledge_bases is not None
-                else [{"kb_id": "kb", "operations": ["list", "retrieve"]}],
-                "storage": storage or {"plugin_storage": True, "workspace_storage": True},
-            },
-            "context": {
-                "conversation_id": "c-1",
-                "available_apis": dict.fromkeys(granted_apis, True),
-            },
-            "runtime": {
-                "deadline_at": time.time() + deadline_in if deadline_in is not None else None
-            },
-        }
+    every = ["invoke", "stream", "rerank", "count_tokens"]
+    resources = {
+        "models": [{"model_id": "m", "operations": every}] if models is None else models,
+        "tools": [{"tool_name": "t", "operations": ["detail", "call"]}] if tools is None else tools,
+        "knowledge_bases": [{"kb_id": "kb", "operations": ["list", "retrieve"]}]
+        if knowledge_bases is None
+        else knowledge_bases,
+        "storage": storage or {"plugin_storage": True, "workspace_storage": True},
+    }
+    context = build_run_context(
+        "hi",
+        run_id="run-1",
+        event_id="e-1",
+        conversation_id="c-1",
+        resources=resources,
+        available_apis=dict.fromkeys(ALL_APIS if apis is None else apis, True),
+        timeout=deadline_in,
     )
+    return AgentRunContext.model_validate(context)

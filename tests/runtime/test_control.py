@@ -11,6 +11,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.host.run_context import build_run_context
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import NotReadyError
 from langbot_plugin.rpc.transport_ws import connect_ws
@@ -28,7 +29,7 @@ def control_url(runtime: Any) -> str:
 
 
 def run_context(text: str, run_id: str = "run-1") -> dict[str, Any]:
-    return {"run_id": run_id, "input": {"text": text}, "runtime": {"deadline_at": None}}
+    return build_run_context(text, run_id=run_id, available_apis={}, timeout=None)
 
 
 async def test_actions_wait_for_set_runtime_config() -> None:

@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from langbot_plugin.host import LocalHost
+from langbot_plugin.host.run_context import build_run_context, make_resources
 from langbot_plugin.rpc import NotFoundError, PermissionDeniedError
 from langbot_plugin.stack import host_here
 from tests.runtime.peers import ScriptedPlugin, running_runtime
@@ -17,23 +18,19 @@ pytestmark = pytest.mark.anyio
 
 
 def granted_context(run_id: str, *, deadline: float | None = None) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "input": {"text": "forever"},
-        "runtime": {"deadline_at": deadline},
-        "resources": {
-            "models": [
-                {"model_id": "scripted-model", "operations": ["invoke"]},
-                {"model_id": "silent-model", "operations": []},
-            ],
-            "tools": [
-                {"tool_name": "adder", "operations": ["detail"]},
-                {"tool_name": "quiet", "operations": []},
-            ],
-            "storage": {"plugin_storage": True, "workspace_storage": False},
-        },
-        "context": {"available_apis": {"state": True, "history_page": False}},
-    }
+    resources = make_resources(
+        models={"scripted-model": ["invoke"], "silent-model": []},
+        tools={"adder": ["detail"], "quiet": []},
+        plugin_storage=True,
+    )
+    return build_run_context(
+        "forever",
+        run_id=run_id,
+        resources=resources,
+        available_apis={"state": True, "history_page": False},
+        deadline_at=deadline,
+        timeout=None,
+    )
 
 
 async def refusal(session: Any, action: str, data: dict[str, Any]) -> str:
