@@ -70,7 +70,7 @@ PIECES: dict[str, tuple[str, frozenset[str]]] = {
         frozenset({"langbot_plugin/rpc/processes.py"}),
     ),
     "a run-context builder": (
-        r"\"trigger\": \{\"type\": \"message\.received\", \"source\"",
+        r"\"trigger\": \{",
         frozenset({"langbot_plugin/host/run_context.py"}),
     ),
     "LangBot's exec tool": (
