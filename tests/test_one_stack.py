@@ -32,7 +32,7 @@ PIECES: dict[str, tuple[str, frozenset[str]]] = {
         frozenset({"langbot_plugin/stack/runtime.py", "langbot_plugin/cli/cmd_rt.py"}),
     ),
     "a host joined to a runtime of this process": (
-        r"\.serve_control\(",
+        r"\.serve_control\b",
         frozenset({"langbot_plugin/stack/runtime.py", "langbot_plugin/runtime/app.py"}),
     ),
     "a host over a transport of its own": (
