@@ -93,16 +93,15 @@ async def wait_for_port(port: int, seconds: float, process: Process | None = Non
     return False
 
 
-def log_tail(log: Log, lines: int = 3) -> str:
-    """The last ``lines`` lines of a child's log file, joined by `` / `` (to explain a
-    start that failed)."""
+def log_tail(log: Log, lines: int = 3, sep: str = " / ") -> str:
+    """The last ``lines`` lines of a child's log file (to explain a start that failed)."""
     if not isinstance(log, Path):
         return "see its log"
     try:
         kept = log.read_text(errors="replace").strip().splitlines()[-lines:]
     except OSError:
         return "no output"
-    return " / ".join(kept) or "no output"
+    return sep.join(kept) or "no output"
 
 
 @asynccontextmanager

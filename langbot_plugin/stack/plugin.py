@@ -30,8 +30,7 @@ from langbot_plugin.rpc.processes import Log, open_child
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.runtime.app import PluginRuntime
 from langbot_plugin.runtime.link import PluginLink
-from langbot_plugin.stack.errors import StackError
-from langbot_plugin.stack.runtime import LBP_COMMAND
+from langbot_plugin.stack.runtime import LBP_COMMAND, StackError
 from langbot_plugin.worker.debug_client import register_params
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.service import PluginService

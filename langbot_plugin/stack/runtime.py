@@ -1,14 +1,4 @@
-"""The runtime of a local stack: ``lbp rt`` in this process, or as a child process.
-
-- :func:`runtime_here`: a :class:`~langbot_plugin.runtime.app.PluginRuntime` in this
-  process; with ``serve`` its servers listen (the debug port ``lbp run`` connects to),
-  without it nothing listens and plugins join in memory (:func:`.plugin.plugin_here`).
-- :func:`host_here`: a host connected to such a runtime by an in-memory control link:
-  a :class:`~langbot_plugin.host.PluginRuntimeClient` serving the host's dispatcher.
-- :func:`start_runtime`: ``lbp rt`` as a child, on its control WebSocket or, with
-  ``stdio``, on its own stdin and stdout as the released host starts it;
-  :meth:`RuntimeChild.host` connects a host to it.
-"""
+"""The runtime of a local stack: ``lbp rt`` in this process, or as a child process."""
 
 from __future__ import annotations
 
@@ -31,11 +21,11 @@ from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.runtime.app import CONTROL_PATH, DEBUG_PATH, PluginRuntime
 from langbot_plugin.runtime.state import RuntimeOptions
-from langbot_plugin.stack.errors import StackError
 
 __all__ = [
     "LBP_COMMAND",
     "RuntimeChild",
+    "StackError",
     "host_here",
     "runtime_here",
     "start_runtime",
@@ -47,11 +37,17 @@ LBP_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__")
 STOP_SEC = 10.0
 
 
+class StackError(RuntimeError):
+    """A piece of the local stack did not start (the message says which and why)."""
+
+
 @asynccontextmanager
 async def runtime_here(
     options: RuntimeOptions, *, serve: bool = True
 ) -> AsyncGenerator[PluginRuntime]:
-    """The runtime in this process until the block ends (module docstring)."""
+    """A :class:`PluginRuntime` in this process until the block ends. With ``serve`` its
+    servers listen (the debug port ``lbp run`` connects to); without, nothing listens
+    and plugins join in memory (:func:`.plugin.plugin_here`)."""
     runtime = PluginRuntime(options)
     async with anyio.create_task_group() as tg:
         if not serve:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
+from langbot_plugin.rpc.processes import log_tail
 from langbot_plugin.stack import (
     host_here,
     install_folder,
@@ -62,14 +63,6 @@ async def in_memory(root: Path, host: LocalHost, data_dir: Path) -> AsyncGenerat
             yield Connection(client, None, loaded)
 
 
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
-
-
 @asynccontextmanager
 async def child_process(root: Path, host: LocalHost, workdir: Path) -> AsyncGenerator[Connection]:
     """A real ``lbp rt`` child with the folder installed as a package."""
@@ -80,8 +73,8 @@ async def child_process(root: Path, host: LocalHost, workdir: Path) -> AsyncGene
     ):
         binding, result = await install_folder(client, root, workdir / "dist")
         if result.state != "running":
+            tail = log_tail(log_file, 30, sep="\n")
             raise HarnessError(
-                f"lbp rt did not start {root.name}: {result.error_code}: "
-                f"{result.message}\n{_tail(log_file)}"
+                f"lbp rt did not start {root.name}: {result.error_code}: {result.message}\n{tail}"
             )
         yield Connection(client, binding, None, log_file)
