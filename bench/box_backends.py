@@ -32,8 +32,9 @@ from typing import Any
 import anyio
 
 from bench.box_bench import BOX_COMMAND, RawDocker, box_client, box_server
-from bench.procs import free_port, run_table
+from bench.procs import run_table
 from box_runtime.client import BoxClient
+from langbot_plugin.rpc.processes import free_port
 
 IMAGE = "lbp-test-busybox:latest"
 PODMAN_SOCKET = "/run/podman/podman.sock"

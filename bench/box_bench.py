@@ -37,11 +37,12 @@ from typing import Any
 
 import anyio
 
-from bench.procs import LOG_DIR, free_port, run_table
+from bench.procs import LOG_DIR, run_table
 from bench.refenv import DEFAULT_VENV
 from bench.stats import ms, ratio
 from box_runtime.child import BOX_COMMAND, start_box
 from box_runtime.client import BoxClient
+from langbot_plugin.rpc.processes import free_port
 
 #: Our ``lbp box``, as the host spawns it.
 IMAGE = "lbp-test-python:latest"  # Debian: GNU coreutils, a realistic sandbox

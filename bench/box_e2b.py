@@ -33,8 +33,9 @@ import anyio
 from e2b import AsyncSandbox
 
 from bench.box_bench import BOX_COMMAND, box_client, box_server
-from bench.procs import free_port, run_table
+from bench.procs import run_table
 from box_runtime.client import BoxClient
+from langbot_plugin.rpc.processes import free_port
 from tests.support.e2b_standin import StandIn, run_standin
 
 ROUNDS = 40

@@ -45,10 +45,11 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from bench.box_bench import BOX_COMMAND, CONTEXT, INSTANCE, REFERENCE_VENV, WORKSPACE, box_server
-from bench.procs import free_port, run_table
+from bench.procs import run_table
 from bench.stats import ms, ratio
 from box_runtime.client import BoxClient, relay_headers, relay_url
 from box_runtime.scope import placement_session_id
+from langbot_plugin.rpc.processes import free_port
 from tests.support.mcp_vendor import vendor_dir
 from tests.support.mcp_ws import relay_transport
 

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.host_ours import (
+    debug_plugin,
     debug_plugin_dir,
-    start_debug_plugin,
     start_runtime,
     wait_listed,
 )
-from bench.procs import print_outcome, stop_process
+from bench.procs import print_outcome
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "sleeper"
@@ -71,25 +71,21 @@ async def one_round(
 
 
 async def measure(rounds: int, work: Path) -> dict[str, Any]:
-    plugin: asyncio.subprocess.Process | None = None
     local = LocalHost()
-    try:
+    log_path = work / "plugin.log"
+    with log_path.open("wb") as log:
         async with start_runtime(work) as rt, rt.host(local) as client:
-            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
-            log_path = work / "plugin.log"
-            plugin = await start_debug_plugin(plugin_dir, log_path.open("wb"))
-            await wait_listed(client, True, plugin, log_path, identity=IDENTITY)
-            await one_round(local, client, plugin_dir)  # warm-up
-            ended: list[float] = []
-            closed: list[float] = []
-            for _ in range(rounds):
-                host_side, runner_side = await one_round(local, client, plugin_dir)
-                ended.append(host_side)
-                closed.append(runner_side)
-            return {"ended": ended, "closed": closed}
-    finally:
-        if plugin is not None:
-            await stop_process(plugin)
+            plugin_dir, key = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
+            async with debug_plugin(rt, plugin_dir, key, log) as plugin:
+                await wait_listed(client, True, plugin, log_path, identity=IDENTITY)
+                await one_round(local, client, plugin_dir)  # warm-up
+                ended: list[float] = []
+                closed: list[float] = []
+                for _ in range(rounds):
+                    host_side, runner_side = await one_round(local, client, plugin_dir)
+                    ended.append(host_side)
+                    closed.append(runner_side)
+                return {"ended": ended, "closed": closed}
 
 
 def main(argv: list[str]) -> int:

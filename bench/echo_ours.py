@@ -22,9 +22,10 @@ from typing import Any
 import anyio
 
 from bench.plan import Plan, run_plan
-from bench.procs import free_port, print_outcome, wait_port
+from bench.procs import print_outcome, wait_port
 from langbot_plugin.rpc import RequestContext, Route, RouteTable, RPCSession, Transport
 from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES
+from langbot_plugin.rpc.processes import free_port
 from langbot_plugin.rpc.transport_stdio import process_stdio_transport, stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws, serve_ws
 

@@ -21,14 +21,17 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+from anyio.abc import Process
 
 from bench.plan import HostPlan
-from bench.procs import cpu_seconds, one_line_error, print_outcome, stop_process, tree_rss_mb
+from bench.procs import cpu_seconds, one_line_error, print_outcome, tree_rss_mb
 from langbot_plugin import stack
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
+from langbot_plugin.rpc.processes import stop_process
 from langbot_plugin.stack import RuntimeChild
 
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins" / "echotool"
@@ -93,7 +96,7 @@ def last_line(path: Path) -> str:
 async def wait_listed(
     client: PluginRuntimeClient,
     present: bool,
-    plugin: asyncio.subprocess.Process,
+    plugin: Process,
     plugin_log: Path,
     *,
     timeout: float = 60.0,
@@ -134,99 +137,101 @@ async def start_runtime(
 
 async def debug_plugin_dir(
     client: PluginRuntimeClient, source: Path, work: Path, debug: int
-) -> Path:
-    """A copy of ``source`` whose ``.env`` points ``lbp run`` at the runtime's debug port."""
+) -> tuple[Path, str]:
+    """A copy of ``source`` whose ``.env`` points ``lbp run`` at the runtime's debug port
+    (as an author's does), and the debug key."""
     key = await client.get_debug_key()
     plugin_dir = work / source.name
     shutil.copytree(source, plugin_dir)
     (plugin_dir / ".env").write_text(
         f"DEBUG_RUNTIME_WS_URL=ws://127.0.0.1:{debug}/plugin/debug/ws\nPLUGIN_DEBUG_KEY={key}\n"
     )
-    return plugin_dir
+    return plugin_dir, key
 
 
-async def start_debug_plugin(
-    plugin_dir: Path, log: Any, env: dict[str, str] | None = None
-) -> asyncio.subprocess.Process:
-    """``lbp run`` in ``plugin_dir`` (``env`` for its environment), output to the open
-    file ``log``."""
-    return await asyncio.create_subprocess_exec(
-        *[LBP, "run", "--log-level", "WARNING"],
-        cwd=plugin_dir,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
+def debug_plugin(
+    rt: RuntimeChild,
+    plugin_dir: Path,
+    key: str,
+    log: IO[bytes],
+    env: dict[str, str] | None = None,
+) -> AbstractAsyncContextManager[Process]:
+    """``lbp run`` in ``plugin_dir`` (the local stack's starter; ``env`` for its
+    environment), output to ``log``."""
+    return stack.start_plugin(
+        plugin_dir, rt.debug_url, key, "--log-level", "WARNING", command=(LBP,), env=env, log=log
     )
 
 
 async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
-    plugin: asyncio.subprocess.Process | None = None
+    plugin: Process | None = None
     out: dict[str, Any] = {}
-    try:
-        async with start_runtime(work) as rt, rt.host(LocalHost()) as client:
-            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
-            plugin_log_path = work / "plugin.log"
-            plugin_log = plugin_log_path.open("wb")
-            spawn: list[float] = []
-            spawn_cpu: list[float] = []
-            for round_ in range(plan.spawn_rounds):
-                t0 = time.perf_counter()
-                plugin = await start_debug_plugin(plugin_dir, plugin_log)
-                await wait_listed(client, True, plugin, plugin_log_path)
-                spawn.append(time.perf_counter() - t0)
-                spawn_cpu.append(cpu_seconds(plugin.pid))
-                if round_ < plan.spawn_rounds - 1:
-                    await stop_process(plugin)
-                    await wait_listed(client, False, plugin, plugin_log_path)
-            out["spawn"] = spawn
-            out["spawn_cpu"] = spawn_cpu
-            assert plugin is not None
+    async with (
+        start_runtime(work) as rt,
+        rt.host(LocalHost()) as client,
+        AsyncExitStack() as running,  # the plugin processes: stopped before the runtime
+    ):
+        plugin_dir, key = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
+        plugin_log_path = work / "plugin.log"
+        plugin_log = running.enter_context(plugin_log_path.open("wb"))
+        spawn: list[float] = []
+        spawn_cpu: list[float] = []
+        for round_ in range(plan.spawn_rounds):
+            t0 = time.perf_counter()
+            plugin = await running.enter_async_context(
+                debug_plugin(rt, plugin_dir, key, plugin_log)
+            )
+            await wait_listed(client, True, plugin, plugin_log_path)
+            spawn.append(time.perf_counter() - t0)
+            spawn_cpu.append(cpu_seconds(plugin.pid))
+            if round_ < plan.spawn_rounds - 1:
+                await stop_process(plugin)
+                await wait_listed(client, False, plugin, plugin_log_path)
+        out["spawn"] = spawn
+        out["spawn_cpu"] = spawn_cpu
+        assert plugin is not None
 
-            await asyncio.sleep(plan.idle_seconds)
-            out["rss"] = {"runtime": tree_rss_mb(rt.process.pid), "plugin": tree_rss_mb(plugin.pid)}
+        await asyncio.sleep(plan.idle_seconds)
+        out["rss"] = {"runtime": tree_rss_mb(rt.process.pid), "plugin": tree_rss_mb(plugin.pid)}
 
-            call = tool_caller(client)
-            for _ in range(plan.warmup):
+        call = tool_caller(client)
+        for _ in range(plan.warmup):
+            await call()
+        samples: list[float] = []
+        pids = (os.getpid(), rt.process.pid, plugin.pid)
+        cpu_before = [cpu_seconds(pid) for pid in pids]
+        for _ in range(plan.calls):
+            t0 = time.perf_counter()
+            await call()
+            samples.append(time.perf_counter() - t0)
+        out["call"] = samples
+        out["call_cpu"] = {
+            who: (cpu_seconds(pid) - before) / plan.calls
+            for who, pid, before in zip(ROLES, pids, cpu_before, strict=True)
+        }
+
+        # 200 callers at once, at most MAX_INFLIGHT requests on the wire (the
+        # per-connection cap both runtimes enforce); then one ungated burst, to
+        # report how the runtime copes with a host that does not hold back.
+        gate = asyncio.Semaphore(MAX_INFLIGHT)
+
+        async def gated_call() -> None:
+            async with gate:
                 await call()
-            samples: list[float] = []
-            pids = (os.getpid(), rt.process.pid, plugin.pid)
-            cpu_before = [cpu_seconds(pid) for pid in pids]
-            for _ in range(plan.calls):
-                t0 = time.perf_counter()
-                await call()
-                samples.append(time.perf_counter() - t0)
-            out["call"] = samples
-            out["call_cpu"] = {
-                who: (cpu_seconds(pid) - before) / plan.calls
-                for who, pid, before in zip(ROLES, pids, cpu_before, strict=True)
-            }
 
-            # 200 callers at once, at most MAX_INFLIGHT requests on the wire (the
-            # per-connection cap both runtimes enforce); then one ungated burst, to
-            # report how the runtime copes with a host that does not hold back.
-            gate = asyncio.Semaphore(MAX_INFLIGHT)
+        async def burst(fn: Callable[[], Awaitable[None]]) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            results = await asyncio.gather(
+                *(fn() for _ in range(plan.concurrent)), return_exceptions=True
+            )
+            elapsed = time.perf_counter() - t0
+            errors = [r for r in results if isinstance(r, BaseException)]
+            if errors:
+                out.setdefault("error_sample", one_line_error(errors[0]))
+            return {"elapsed": elapsed, "calls": plan.concurrent, "errors": len(errors)}
 
-            async def gated_call() -> None:
-                async with gate:
-                    await call()
-
-            async def burst(fn: Callable[[], Awaitable[None]]) -> dict[str, Any]:
-                t0 = time.perf_counter()
-                results = await asyncio.gather(
-                    *(fn() for _ in range(plan.concurrent)), return_exceptions=True
-                )
-                elapsed = time.perf_counter() - t0
-                errors = [r for r in results if isinstance(r, BaseException)]
-                if errors:
-                    out.setdefault("error_sample", one_line_error(errors[0]))
-                return {"elapsed": elapsed, "calls": plan.concurrent, "errors": len(errors)}
-
-            out["concurrent"] = [await burst(gated_call) for _ in range(plan.concurrent_rounds)]
-            out["ungated"] = await burst(call)
-    finally:
-        if plugin is not None:
-            await stop_process(plugin)
+        out["concurrent"] = [await burst(gated_call) for _ in range(plan.concurrent_rounds)]
+        out["ungated"] = await burst(call)
     return out
 
 

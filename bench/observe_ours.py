@@ -31,8 +31,8 @@ from typing import Any
 
 from bench.host_ours import (
     PLUGIN_SRC,
+    debug_plugin,
     debug_plugin_dir,
-    start_debug_plugin,
     start_runtime,
     tool_caller,
     wait_listed,
@@ -68,18 +68,18 @@ def variant_env(variant: str, sink: str) -> dict[str, str]:
 async def started(variant: str, work: Path, sink: str) -> AsyncGenerator[Started]:
     """``lbp rt`` and ``lbp run`` of the echo tool in ``variant``'s environment, connected."""
     env = variant_env(variant, sink)
-    plugin: asyncio.subprocess.Process | None = None
-    try:
-        async with start_runtime(work, env=env) as rt, rt.host(LocalHost()) as client:
-            plugin_dir = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
-            log_path = work / "plugin.log"
-            plugin = await start_debug_plugin(plugin_dir, log_path.open("wb"), env)
-            await wait_listed(client, True, plugin, log_path)
-            pids = {"runtime": rt.process.pid, "plugin": plugin.pid}
-            yield Started(tool_caller(client), pids)
-    finally:
-        if plugin is not None:
-            await stop_process(plugin)
+    log_path = work / "plugin.log"
+    async with (
+        start_runtime(work, env=env) as rt,
+        rt.host(LocalHost()) as client,
+        AsyncExitStack() as running,
+    ):
+        plugin_dir, key = await debug_plugin_dir(client, PLUGIN_SRC, work, rt.debug_port)
+        log = running.enter_context(log_path.open("wb"))
+        plugin = await running.enter_async_context(debug_plugin(rt, plugin_dir, key, log, env))
+        await wait_listed(client, True, plugin, log_path)
+        pids = {"runtime": rt.process.pid, "plugin": plugin.pid}
+        yield Started(tool_caller(client), pids)
 
 
 @dataclass

@@ -3,7 +3,9 @@
 Standard library only: the reference drivers (``bench/reference``), which run under the
 reference interpreter and must never see our package, import this module as ``procs``.
 That is why its ``free_port`` and asyncio ``stop_process`` do not come from
-``langbot_plugin.rpc.processes`` (the one port and stop helper everywhere else).
+``langbot_plugin.rpc.processes`` (the one port and stop helper everywhere else, our
+bench drivers included; only the reference drivers and the raw-websockets floor,
+``echo_raw``, which must not load our package, use these).
 """
 
 from __future__ import annotations
