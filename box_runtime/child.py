@@ -30,7 +30,7 @@ from anyio.abc import Process
 
 from box_runtime.client import BoxClient
 from langbot_plugin.rpc import RPCSession
-from langbot_plugin.rpc.processes import Log, free_port, log_tail, open_child, wait_for_port
+from langbot_plugin.rpc.processes import Log, daemon_child, free_port
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 
 __all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "start_box"]
@@ -101,15 +101,16 @@ async def start_box(
         environment["LANGBOT_BOX_CONFIG"] = json.dumps(config)
     flags = ["-s"] if stdio else []
     argv = [*(command or BOX_COMMAND), *flags, "--ws-control-port", str(chosen), *args]
-    async with open_child(
+    async with daemon_child(
         argv,
+        chosen,
+        name="lbp box",
+        stdio=stdio,
+        error=BoxStartError,
         log=log,
-        stdout=subprocess.PIPE if stdio else "log",
         env=environment,
         cwd=cwd,
-        stdin_grace=STOP_SEC if stdio else 0.0,
         grace=STOP_SEC,
+        start_seconds=start_seconds,
     ) as process:
-        if not stdio and not await wait_for_port(chosen, start_seconds, process):
-            raise BoxStartError(f"lbp box did not start ({log_tail(log)})")
         yield BoxChild(process, chosen, stdio)

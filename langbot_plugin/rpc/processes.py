@@ -131,3 +131,37 @@ async def open_child(
             yield process
         finally:
             await stop_process(process, stdin_grace=stdin_grace, grace=grace)
+
+
+@asynccontextmanager
+async def daemon_child(
+    argv: Sequence[str],
+    port: int,
+    *,
+    name: str,
+    stdio: bool,
+    error: type[Exception],
+    log: Log,
+    stdout: int | IO[bytes] | Literal["log"] | None = "log",
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    grace: float,
+    start_seconds: float,
+) -> AsyncGenerator[Process]:
+    """A daemon as a child (:func:`open_child`): serving on 127.0.0.1:``port`` (the start
+    waits until it accepts connections, else ``error``: ``name`` did not start, and the
+    tail of its log) or, with
+    ``stdio``, on its own stdin and stdout (it gets ``grace`` to stop by itself once its
+    stdin closes). Each later stop step gets ``grace`` too."""
+    async with open_child(
+        argv,
+        log=log,
+        stdout=subprocess.PIPE if stdio else stdout,
+        env=env,
+        cwd=cwd,
+        stdin_grace=grace if stdio else 0.0,
+        grace=grace,
+    ) as process:
+        if not stdio and not await wait_for_port(port, start_seconds, process):
+            raise error(f"{name} did not start ({log_tail(log)})")
+        yield process

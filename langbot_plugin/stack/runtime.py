@@ -16,7 +16,7 @@ from anyio.abc import Process
 from langbot_plugin.host import PluginRuntimeClient
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import Dispatcher
-from langbot_plugin.rpc.processes import Log, free_port, log_tail, open_child, wait_for_port
+from langbot_plugin.rpc.processes import Log, daemon_child, free_port
 from langbot_plugin.rpc.transport_memory import memory_pair
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 from langbot_plugin.runtime.app import CONTROL_PATH, DEBUG_PATH, PluginRuntime
@@ -160,15 +160,17 @@ async def start_runtime(
     serve = ["-s"] if stdio else ["--ws-control-port", str(control)]
     data = [] if data_dir is None else ["--data-dir", str(data_dir)]
     argv = [*command, "rt", *serve, "--ws-debug-port", str(debug), *data, *args]
-    async with open_child(
+    async with daemon_child(
         argv,
+        control,
+        name="lbp rt",
+        stdio=stdio,
+        error=StackError,
         log=log,
-        stdout=subprocess.PIPE if stdio else stdout,
+        stdout=stdout,
         env=env,
         cwd=cwd,
-        stdin_grace=STOP_SEC if stdio else 0.0,
         grace=STOP_SEC,
+        start_seconds=start_seconds,
     ) as process:
-        if not stdio and not await wait_for_port(control, start_seconds, process):
-            raise StackError(f"lbp rt did not start ({log_tail(log)})")
         yield RuntimeChild(process, control, debug, Path(cwd or ".") / (data_dir or "data"), stdio)
