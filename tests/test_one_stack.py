@@ -59,7 +59,10 @@ PIECES: dict[str, tuple[str, frozenset[str]]] = {
     "lbp box as a child": (
         r"cli\.__init__\", \"box\"",
         # the reference Box's command line, which the test hands to the one starter
-        frozenset({"box_runtime/child.py", "tests/box/test_released_host.py"}),
+        # and a Box that must refuse to start (its exit status and message are the test)
+        frozenset(
+            {"box_runtime/child.py", "tests/box/test_released_host.py", "tests/rpc/test_tracing.py"}
+        ),
     ),
     "a stop-a-process helper": (
         r"^async def stop_process\(",
