@@ -178,6 +178,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.stdio or args.prod:
         return _run_production(args, root)
 
+    from langbot_plugin.rpc.signals import until_signalled
     from langbot_plugin.worker.debug_client import (
         DebugClient,
         EndpointError,
@@ -207,7 +208,7 @@ def _run(args: argparse.Namespace) -> int:
         logging.getLogger("langbot_plugin.run").info("no DEBUG_RUNTIME_WS_URL set: using %s", url)
     client = DebugClient(root, url, key, hot_reload=not args.no_reload)
     try:
-        anyio.run(client.run, loaded)
+        anyio.run(until_signalled, lambda: client.run(loaded), "lbp run")
     except EndpointError as exc:
         raise CliError(str(exc), USAGE) from None
     except KeyRefusedError as exc:

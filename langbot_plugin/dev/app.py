@@ -9,7 +9,6 @@ SIGTERM and SIGINT end it: everything it started is stopped in order first.
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
@@ -22,6 +21,7 @@ import anyio
 from langbot_plugin.dev.session import DEFAULT_STATE_DIR, DevError, DevSession
 from langbot_plugin.dev.terminal import JsonView, TerminalView, chat, run_messages
 from langbot_plugin.host.scripted import HostModel, HostTool
+from langbot_plugin.rpc.signals import until_signalled
 
 __all__ = ["DevApp", "DevAppError"]
 
@@ -57,30 +57,8 @@ class DevApp:
         """Run the session until it is done or SIGTERM/SIGINT arrives; then stop what it
         started (the plugin's process, the runtime, a Box) and return. ``False`` when
         a ``--message`` failed."""
-        outcome = True
-        refused: DevAppError | None = None
-        async with anyio.create_task_group() as tg:
-
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for received in signals:
-                        sys.stderr.write(f"lbp dev: {signal.Signals(received).name}; stopping\n")
-                        tg.cancel_scope.cancel()
-                        return
-
-            async def session() -> None:
-                nonlocal outcome, refused
-                try:
-                    outcome = await self._run(messages)
-                except DevAppError as exc:  # raised below, not as a task group's error
-                    refused = exc
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(stop_on_signal)
-            tg.start_soon(session)
-        if refused is not None:
-            raise refused
-        return outcome
+        outcome = await until_signalled(lambda: self._run(messages), "lbp dev")
+        return True if outcome is None else outcome
 
     async def _run(self, messages: list[str] | None) -> bool:
         state = (self.state_dir or self.root / DEFAULT_STATE_DIR).resolve()

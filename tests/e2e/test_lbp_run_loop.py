@@ -5,6 +5,7 @@ is doing while it waits, and a broken save is reported while the last good versi
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,19 @@ async def test_it_says_what_it_waits_for_and_registers_once_a_host_connects(
             async with host_for(runtime) as host:
                 await wait_until(lambda: plugin_listed(host, "tester/runme"), 60)
             assert process.returncode is None
+
+
+async def test_sigterm_stops_it_in_order_and_says_so(plugin: Path, tmp_path: Path) -> None:
+    """Stopped, not killed: its ``finally`` blocks run (a traced ``lbp run`` flushes its
+    last spans there) and it exits 0, naming the signal."""
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime) as host:
+        key = await host.get_debug_key()
+        env = run_env(DEBUG_RUNTIME_WS_URL=runtime.debug_url, PLUGIN_DEBUG_KEY=key)
+        async with child([*LBP, "run"], plugin, env) as (process, lines):
+            await wait_until(lambda: plugin_listed(host, "tester/runme"), 60)
+            process.send_signal(signal.SIGTERM)
+            assert await process.wait() == 0
+            await lines.wait_for("lbp run: SIGTERM; stopping")
 
 
 async def tool(host: Any, **extra: Any) -> Any:
