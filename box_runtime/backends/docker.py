@@ -438,7 +438,33 @@ class DockerBackend(SandboxBackend):
                 request.memory_mb,
                 plan.memory_mb,
             )
+        if self._config.exec_agent:
+            process = await self._spawn_via_agent(handle, request)
+            if process is not None:
+                return process
         return await spawn_process(self._client(), self._run, self._engine, handle, request)
+
+    async def _spawn_via_agent(self, handle: str, request: ProcessRequest) -> SpawnedProcess | None:
+        """The agent's start (no engine call) when the container's ``/tmp`` is reachable."""
+        from box_runtime.backends.docker_agent_process import spawn_via_agent
+        from box_runtime.backends.docker_process import pid_file_of, signal_blocking
+
+        if handle in self._roots:  # known: a readlink, no engine call
+            root = self._root(handle)
+        else:
+            root = cast(str | None, await self._run(self._root, handle))
+        if root is None:
+            return None
+        pid_file = pid_file_of(request)
+        process = await spawn_via_agent(root, secrets.token_hex(8), request, pid_file)
+        if process is not None:
+            api = self._client()
+
+            async def send_signal(signum: int) -> None:
+                await self._run(signal_blocking, api, handle, pid_file, signum)
+
+            process.signal_via = send_signal
+        return process
 
     # ------------------------------------------------------------------ exec
 

@@ -36,15 +36,38 @@ from collections.abc import Mapping
 from box_runtime.backends.docker_io import Abort, make_pipe, open_dir
 from box_runtime.output import OutputCollector
 
-__all__ = ["AGENT_DIR", "AGENT_SCRIPT", "AgentRun", "agent_script_text", "run_via_agent"]
+__all__ = [
+    "AGENT_DIR",
+    "AGENT_SCRIPT",
+    "PROCESS_LOOP",
+    "AgentRun",
+    "agent_script_text",
+    "run_via_agent",
+    "status_code",
+]
 
 AGENT_DIR = "/tmp/.lbp-agent"
+#: The agent's second loop: managed processes (:mod:`.docker_agent_process`). It holds
+#: its control pipe open for reading and writing, so tokens written at once all wait in
+#: it (none is lost between two reads) and it never sees an end; it forks each process
+#: detached (``docker-init`` reaps it) under a parent that records its exit status, and
+#: goes back to reading at once.
+PROCESS_LOOP = (
+    'exec 3<>"$a/pctl" || exit 0; '
+    "while IFS= read -r t <&3; do "
+    "case \"$t\" in ''|*[!0-9a-f]*) continue ;; esac; "
+    '[ -f "$a/$t.sh" ] || continue; '
+    '( ( setsid sh "$a/$t.sh" <"$a/$t.i" >"$a/$t.o" 2>"$a/$t.e"; '
+    'echo "$?" 1<>"$a/$t.r" ) & ) 3<&-; '
+    "done"
+)
 #: The agent loop. It gives up (leaving ``docker exec`` to do the work) when it cannot
 #: start or when its control pipe disappears; it never spins.
 AGENT_LOOP = (
     f"a={AGENT_DIR}; "
     'mkdir -p "$a" && chmod 700 "$a" && command -v setsid >/dev/null '
-    '&& mkfifo "$a/ctl" || exit 0; '
+    '&& mkfifo "$a/pctl" && mkfifo "$a/ctl" || exit 0; '
+    f"({PROCESS_LOOP}) & "
     'while [ -p "$a/ctl" ]; do '
     'IFS= read -r t <"$a/ctl" || continue; '
     "case \"$t\" in ''|*[!0-9a-f]*) continue ;; esac; "
@@ -162,7 +185,7 @@ def _signal_agent(directory: int, token: str, seconds: float) -> bool:
         return True
 
 
-def _status(line: bytes) -> int:
+def status_code(line: bytes) -> int:
     """The exit status the agent wrote (the pipe is the sandbox's: trust nothing)."""
     text = line.split(b"\n", 1)[0].strip()
     return int(text) if text.isdigit() and len(text) <= 3 else -1
@@ -218,7 +241,7 @@ def run_via_agent(
                 if fd == status_fd:
                     status += buffer[:count]
                     if b"\n" in status:
-                        exit_code = _status(bytes(status))
+                        exit_code = status_code(bytes(status))
                         selector.unregister(fd)
                         run.close_writers()  # the streams may end now
                         deadline = min(deadline, time.monotonic() + _LINGER_SEC)

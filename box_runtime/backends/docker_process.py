@@ -40,7 +40,14 @@ from box_runtime.backends.docker_errors import EngineConflictError
 from box_runtime.backends.docker_io import close_attached
 from box_runtime.errors import BoxSandboxGoneError
 
-__all__ = ["PROCESS_WRAPPER", "SIGNAL_SCRIPT", "DockerProcess", "spawn_process"]
+__all__ = [
+    "PROCESS_WRAPPER",
+    "SIGNAL_SCRIPT",
+    "DockerProcess",
+    "pid_file_of",
+    "signal_blocking",
+    "spawn_process",
+]
 
 logger = logging.getLogger("box_runtime.docker")
 
@@ -110,7 +117,7 @@ def _running_blocking(api: Any, exec_id: str) -> bool:
         return False
 
 
-def _signal_blocking(api: Any, handle: str, pid_file: str, signum: int) -> None:
+def signal_blocking(api: Any, handle: str, pid_file: str, signum: int) -> None:
     name = signal.Signals(signum).name.removeprefix("SIG")
     try:
         exec_id = api.exec_create(handle, ["sh", "-c", SIGNAL_SCRIPT, "lbp-signal", pid_file, name])
@@ -305,10 +312,15 @@ class DockerProcess(SpawnedProcess):
         return await self._run(_exit_code_blocking, self._api, self._exec_id)
 
     async def signal(self, signum: int) -> None:
-        await self._run(_signal_blocking, self._api, self._handle, self._pid_file, signum)
+        await self._run(signal_blocking, self._api, self._handle, self._pid_file, signum)
 
     async def aclose(self) -> None:
         close_attached(self._response)
+
+
+def pid_file_of(request: ProcessRequest) -> str:
+    """Where the process's wrapper records its pid (for signals to its group)."""
+    return f"/tmp/.lbp-proc-{request.name}.pid"
 
 
 async def spawn_process(
@@ -316,7 +328,7 @@ async def spawn_process(
 ) -> DockerProcess:
     """Start ``request`` in container ``handle`` (``run`` runs a blocking call in a thread;
     ``engine`` is the backend's error-mapping edge)."""
-    pid_file = f"/tmp/.lbp-proc-{request.name}.pid"
+    pid_file = pid_file_of(request)
     exec_id, response = await run(_start_blocking, api, engine, handle, request, pid_file)
     return DockerProcess(
         api, run, handle=handle, exec_id=exec_id, response=response, pid_file=pid_file

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import signal
+import time
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ from box_runtime.errors import (
     BoxQuotaExceededError,
     BoxValidationError,
 )
+from box_runtime.managed_process import ManagedProcess
 from box_runtime.models import BoxExecutionStatus, BoxSpec
 from box_runtime.output import clip_marker
+from box_runtime.process_models import ManagedProcessSpec
 from box_runtime.runtime import BoxRuntime
 from box_runtime.sessions import Tenant
 
@@ -379,6 +382,49 @@ async def test_the_agent_replaces_docker_exec(state: Path, deployment: str) -> N
         (container,) = containers(deployment)
         container.reload()
         assert not container.attrs.get("ExecIDs")  # no docker exec was needed
+
+
+async def test_managed_processes_start_through_the_agent(state: Path, deployment: str) -> None:
+    """Started at once, each with its environment and cwd, none lost: no docker exec."""
+    box = BoxRuntime(config=docker_config(state, deployment), environ={}, cwd=str(state))
+    script = 'read x; echo "$x-$V-$(pwd)"; echo to-stderr >&2; exit 3'
+    specs = [
+        ManagedProcessSpec(
+            process_id=f"p{i}", command="sh", args=["-c", script], env={"V": f"v{i}"}, cwd="/tmp"
+        )
+        for i in range(6)
+    ]
+    async with box.running():
+        await box.create_session(spec("", "mcp", persistent=False), T)
+        processes: dict[int, ManagedProcess] = {}
+
+        async def start(i: int) -> None:
+            processes[i], _ = await box.start_managed_process("mcp", specs[i], T)
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for i in range(len(specs)):
+                    tg.start_soon(start, i)
+            for i, process in processes.items():
+                await process.inbox.put(b"hi\n", 3)
+                assert await process.outbox.get() == f"hi-v{i}-/tmp"
+                await process.finished.wait()
+                info = process.info()
+                assert (info.exit_code, info.stderr_preview) == (3, "to-stderr\n")
+        (container,) = containers(deployment)
+        assert await anyio.to_thread.run_sync(exec_events, container.id) == []
+
+
+def exec_events(container_id: str) -> list[Any]:
+    """The engine's ``exec_create`` events of a container so far."""
+    import docker  # type: ignore[import-untyped]
+
+    client = docker.from_env()
+    try:
+        filters = {"container": container_id, "event": "exec_create"}
+        return list(client.events(since=0, until=int(time.time()) + 1, filters=filters))
+    finally:
+        client.close()
 
 
 @pytest.mark.timeout(180)  # about 30 s on a busy 2-CPU machine

@@ -1,0 +1,177 @@
+"""A managed process started by the in-container agent: no ``docker exec`` at all.
+
+``docker exec`` costs the engine two API calls and a runc setup (several ms on a calm
+machine, tens under load); the reference starts a ``docker exec -i`` child and returns
+once it is forked. When the runtime reaches the container's ``/tmp`` (same host, see
+:mod:`.docker_agent`), a managed process is instead started by the agent's second loop
+(:data:`~box_runtime.backends.docker_agent.PROCESS_LOOP`), which never waits for what
+it starts:
+
+1. create named pipes for the process's stdin, stdout, stderr and exit status in the
+   agent directory, open our ends, write its script (the environment, then
+   :data:`~box_runtime.backends.docker_process.PROCESS_WRAPPER` with the pid file,
+   working directory and command as its arguments);
+2. write the token into the loop's control pipe; the loop forks
+   ``setsid sh <script>`` with its stdio on the pipes, detached (``docker-init`` reaps
+   it), and a parent that writes its exit status;
+3. from then on the pipes are driven by the event loop like any child's.
+
+Signals go through the pid file with the same short ``docker exec`` as the attached path
+(:func:`~box_runtime.backends.docker_process.signal_blocking`). The process runs with
+the sandbox's privileges, as ``docker exec`` would run it: the agent adds no authority.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shlex
+import stat
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from box_runtime.backends.base import ProcessRequest, SpawnedProcess
+from box_runtime.backends.docker_agent import AGENT_DIR, AgentRun, status_code
+from box_runtime.backends.docker_io import make_pipe, open_dir
+from box_runtime.backends.docker_process import PROCESS_WRAPPER
+from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream
+
+__all__ = ["AgentProcess", "spawn_via_agent"]
+
+#: The control pipe of the agent's process loop (in :data:`AGENT_DIR`).
+PROCESS_CONTROL = "pctl"
+#: How long the loop may take to open its control pipe (a container just started).
+_CONNECT_WAIT_SEC = 1.0
+#: How often a process whose status has not come is checked for a container still there.
+_ALIVE_POLL_SEC = 5.0
+
+Signal = Callable[[int], Awaitable[None]]
+
+
+def process_script(request: ProcessRequest, pid_file: str) -> str:
+    """The script the loop runs: exports, then the wrapper with its arguments (quoted)."""
+    lines = [f"export {name}={shlex.quote(value)}" for name, value in request.env.items()]
+    arguments = (pid_file, request.cwd, *request.argv)
+    lines.append("set -- " + " ".join(shlex.quote(argument) for argument in arguments))
+    lines.append(PROCESS_WRAPPER)
+    return "\n".join(lines) + "\n"
+
+
+async def _hand_over(directory: int, token: str) -> bool:
+    """Write the token into the process loop's control pipe; False when nobody listens."""
+    with anyio.move_on_after(_CONNECT_WAIT_SEC):
+        while True:
+            try:
+                flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW
+                fd = os.open(PROCESS_CONTROL, flags, dir_fd=directory)
+            except OSError as exc:
+                if exc.errno not in (errno.ENXIO, errno.ENOENT):
+                    return False
+                await anyio.sleep(0.001)  # the loop is between two reads, or starting
+                continue
+            try:
+                if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    return False
+                os.write(fd, f"{token}\n".encode())
+            finally:
+                os.close(fd)
+            return True
+    return False
+
+
+class AgentProcess(SpawnedProcess):
+    """A managed process the agent started; its stdio are named pipes in the container."""
+
+    def __init__(self, run: AgentRun, pipes: tuple[int, int, int, int], *, root: str) -> None:
+        self._files = run
+        stdin_writer, self._stdin_reader, stdout, stderr = pipes
+        self._status_fd = run.open_pipe("r")
+        self._root = root
+        self._stdin = PipeSendStream(stdin_writer)
+        self.stdin = self._stdin
+        self.stdout = PipeReceiveStream(stdout)
+        self.stderr = PipeReceiveStream(stderr)
+        self.signal_via: Signal | None = None
+
+    def write_nowait(self, data: bytes) -> int:
+        return self._stdin.send_nowait(data)
+
+    def _container_alive(self) -> bool:
+        return os.path.isdir(os.path.join(self._root, "tmp"))
+
+    async def wait(self) -> int | None:
+        """The status the loop wrote; ``None`` when the container went away first."""
+        fd = self._status_fd
+        status = bytearray()
+        while b"\n" not in status:
+            try:
+                chunk = os.read(fd, 64)
+            except BlockingIOError:
+                with anyio.move_on_after(_ALIVE_POLL_SEC):
+                    await anyio.wait_readable(fd)
+                if not self._container_alive():
+                    self._files.close_writers()
+                    return None
+                continue
+            if not chunk:  # cannot happen while we hold a writer; treat as unknown
+                break
+            status += chunk
+        self._files.close_writers()  # stdout and stderr may end now
+        return status_code(bytes(status)) if status else None
+
+    async def signal(self, signum: int) -> None:
+        if self.signal_via is not None:
+            await self.signal_via(signum)
+
+    async def aclose(self) -> None:
+        await self._stdin.aclose()
+        await self.stdout.aclose()
+        await self.stderr.aclose()
+        with contextlib.suppress(OSError):
+            os.close(self._stdin_reader)
+        with contextlib.suppress(OSError):
+            os.close(self._status_fd)
+        self._files.fds.clear()  # closed above, by their streams
+        self._files.close()  # the writers we held, and the files
+        with contextlib.suppress(OSError):
+            os.close(self._files.directory)
+
+
+async def spawn_via_agent(
+    root: str, token: str, request: ProcessRequest, pid_file: str
+) -> AgentProcess | None:
+    """Start ``request`` through the agent of the container at ``root``; ``None`` when it
+    has no process loop (a container of an older runtime, an image without the tools)."""
+    try:
+        directory = open_dir(root, "tmp", AGENT_DIR.rsplit("/", 1)[1])
+    except OSError:
+        return None
+    try:
+        info = os.stat(PROCESS_CONTROL, dir_fd=directory, follow_symlinks=False)
+        usable = stat.S_ISFIFO(info.st_mode)
+    except OSError:
+        usable = False
+    if not usable:
+        os.close(directory)
+        return None
+    run = AgentRun(directory, token)
+    opened: list[int] = []
+    try:
+        stdin_reader, stdin_writer = make_pipe(directory, f"{token}.i")
+        run.names.append(f"{token}.i")
+        opened += [stdin_reader, stdin_writer]
+        stdout, stderr = run.open_pipe("o"), run.open_pipe("e")
+        process = AgentProcess(run, (stdin_writer, stdin_reader, stdout, stderr), root=root)
+        run.write_script(process_script(request, pid_file))
+        if await _hand_over(directory, token):
+            return process
+    except OSError:
+        pass
+    for fd in opened:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    run.close()
+    os.close(directory)
+    return None
