@@ -10,6 +10,7 @@ Sections, each run in child processes one after the other, never in parallel:
   ``bench/reference/host_driver.py``); what metrics and traces cost on ``call_tool``
   (:mod:`bench.observe_ours`).
 * ``cli``: ``lbp --help`` and ``lbp ver`` wall time.
+* ``curves``: call_tool against plugins loaded (:mod:`bench.curves`).
 * ``box``: every ``bench/box_*.py`` module: one with ``async def run(report)`` adds rows
   to the table; one with ``main(argv) -> int`` runs as a child and its output follows.
 
@@ -40,6 +41,7 @@ from typing import Any
 
 from bench import stats
 from bench.cli_times import time_command
+from bench.curves import curves_section
 from bench.plan import FULL, HOST_FULL, HOST_QUICK, QUICK
 from bench.procs import LOG_DIR, REPO, run_json
 from bench.refenv import (
@@ -59,7 +61,7 @@ from bench.report import (
     within_raw_plus,
 )
 
-SECTIONS = ("rpc", "host", "cli", "box")
+SECTIONS = ("rpc", "host", "cli", "curves", "box")
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugins" / "echotool"
 
@@ -836,7 +838,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "names",
         nargs="*",
-        help="sections (rpc, host, cli, box) or box modules (e.g. box_bench) to run; default all",
+        help="sections (rpc, host, cli, curves, box) or box modules (e.g. box_bench); default all",
     )
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
     parser.add_argument("--only", action="append", choices=SECTIONS, help="run only SECTION")
@@ -891,7 +893,11 @@ def main(argv: list[str]) -> int:
         info["reference websockets, pydantic"] = probe.stdout.strip()
     log(f"machine: {info}")
 
-    handlers = {"rpc": rpc_section, "host": host_section, "cli": cli_section}
+    def curves(report: Report, ref: Path | None, repeat: int) -> None:
+        del repeat  # one run: each is minutes (50 plugins a side)
+        curves_section(report, ref, 1, run_driver, Runs)
+
+    handlers = {"rpc": rpc_section, "host": host_section, "cli": cli_section, "curves": curves}
     for name in SECTIONS:
         if name not in sections:
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-__all__ = ["median", "ms", "p95", "rate", "ratio"]
+__all__ = ["median", "ms", "p95", "p99", "rate", "ratio"]
 
 
 def median(samples: Sequence[float]) -> float:
@@ -16,6 +16,12 @@ def p95(samples: Sequence[float]) -> float:
     if len(samples) < 2:
         return samples[0]
     return statistics.quantiles(samples, n=100, method="inclusive")[94]
+
+
+def p99(samples: Sequence[float]) -> float:
+    if len(samples) < 2:
+        return samples[0]
+    return statistics.quantiles(samples, n=100, method="inclusive")[98]
 
 
 def rate(count: float, seconds: float) -> float:
