@@ -26,6 +26,8 @@ __all__ = ["PLUGIN_SIZES", "curves_section"]
 PLUGIN_SIZES = (1, 10, 50)
 QUICK_PLUGIN_SIZES = (1, 3)
 SECTION = "curve: call_tool against plugins loaded"
+#: A figure of one size's samples.
+Point = Callable[[dict[str, Any]], float]
 
 
 def curves_section(
@@ -52,11 +54,12 @@ def curves_section(
         for impl, argv in drivers.items():
             run_driver(report, runs, f"curve-plugins-{impl}", argv, impl == "reference")
 
-    Point = Callable[[dict[str, Any]], float]
-
     def fig(impl: str, size: int, fn: Point) -> float | None:
+        def at_size(data: dict[str, Any]) -> float:
+            return fn(data["sizes"][str(size)])
+
         try:
-            return runs.figure(f"curve-plugins-{impl}", lambda d: fn(d["sizes"][str(size)]))
+            return runs.figure(f"curve-plugins-{impl}", at_size)
         except (KeyError, TypeError) as exc:
             report.problem(f"curve-plugins-{impl}: size {size}: {exc!r}")
             return None
