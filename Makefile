@@ -8,7 +8,7 @@ ACC_WORKDIR ?= $(CURDIR)/.acceptance
 
 DIST ?= dist
 
-.PHONY: install demo test test-under-load lint typecheck check bench fuzz dist acceptance \
+.PHONY: install demo test test-under-load lint typecheck check bench bench-soak fuzz dist acceptance \
 	acceptance-box acceptance-mcp acceptance-skills langbot-tests clean
 
 # Counted steps, and pip's own "Collecting"/"Installing"/"Successfully" lines in step 3, so
@@ -59,6 +59,12 @@ check: lint typecheck test
 
 bench: install
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Memory, descriptors and threads of lbp rt and lbp box under mixed work (bench/soak.py);
+# an hour unless SOAK_SECONDS says otherwise (SOAK_SECONDS=120 for a short run).
+SOAK_SECONDS ?= 3600
+bench-soak: install
+	$(BIN)/python -m bench.soak --seconds $(SOAK_SECONDS)
 
 # The wire fuzzer for minutes against each daemon (not in `make test`, which runs a
 # bounded campaign): FUZZ_ARGS="--minutes 10 --daemon rt --seed 7" (docs/testing.md).

@@ -29,17 +29,19 @@ from langbot_plugin.protocol.scope import ActionScope
 IDLE_SECONDS = 1.0
 
 
-def package_as(name: str) -> bytes:
-    """The echotool plugin as a ``.lbpkg`` whose manifest names it ``name``."""
+def package_as(name: str, source: Path = PLUGIN_SRC) -> bytes:
+    """A bench plugin (echotool unless ``source`` names another) as a ``.lbpkg`` whose
+    manifest names it ``name``."""
     buffer = io.BytesIO()
+    own = f"name: {source.name}".encode()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(PLUGIN_SRC.rglob("*")):
+        for path in sorted(source.rglob("*")):
             if not path.is_file() or "__pycache__" in path.parts:
                 continue
-            relative = path.relative_to(PLUGIN_SRC).as_posix()
+            relative = path.relative_to(source).as_posix()
             data = path.read_bytes()
             if relative == "manifest.yaml":
-                data = data.replace(b"name: echotool", f"name: {name}".encode(), 1)
+                data = data.replace(own, f"name: {name}".encode(), 1)
             archive.writestr(relative, data)
     return buffer.getvalue()
 
