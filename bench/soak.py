@@ -274,7 +274,7 @@ def main(argv: list[str]) -> int:
     print(table(result))
     flat = all(found["flat"] for found in result["daemons"].values())
     print(
-        f"\n{'flat' if flat else 'NOT flat'}: within {FLAT_MB:.0f} MB after warm-up, "
+        f"\n{'flat' if flat else 'NOT flat'}: RSS within {FLAT_MB:.0f} MB after warm-up, "
         "no descriptor or thread growth" + ("" if flat else " (see above)")
     )
     return 0 if flat else 1
