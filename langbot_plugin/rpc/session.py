@@ -486,7 +486,8 @@ class RPCSession:
     def _dispatch(self, request: Request) -> None:
         action = request.action
         if action in CONTROL_ACTIONS:
-            self._spawn(self._serve_control, request)
+            if action != PING or not self._pong_now(request.seq_id):
+                self._spawn(self._serve_control, request)
             return
         route = self.dispatcher.resolve(action) if self.dispatcher is not None else None
         if route is None:
@@ -516,6 +517,15 @@ class RPCSession:
             self._spawn(self._serve_request, request, route, running)
         else:
             self._waiting.append((request, route, running))
+
+    def _pong_now(self, seq: int) -> bool:
+        """Answer a ``__ping`` from the receive loop when the transport can send without
+        waiting (``send_nowait``), saving the task and its event-loop turn; ``False``
+        leaves it to :meth:`_serve_control` (the receive loop itself never waits)."""
+        send_nowait = getattr(self.transport.send, "send_nowait", None)
+        if send_nowait is None or self._closed.is_set():
+            return False
+        return bool(send_nowait(dumps(Response(seq, data={"message": "pong"}).to_wire())))
 
     def _admit_waiting(self) -> None:
         """Start queued requests while slots are free (skipping ones the peer cancelled)."""

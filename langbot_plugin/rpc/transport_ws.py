@@ -108,6 +108,28 @@ class WSFrameWriter(ObjectSendStream[str]):
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
 
+    def send_nowait(self, item: str) -> bool:
+        """Send ``item`` now if the library would send it without waiting; else ``False``.
+
+        ``Connection.send`` of a text message waits only while another (fragmented)
+        message is being sent, while the write buffer is above its high-water mark
+        (``paused``) or while the connection closes; otherwise it encodes the frame and
+        hands it to the transport at once, which is what this does. Any of those states,
+        or a library version without these attributes, answers ``False`` (the caller
+        then uses :meth:`send`). Used for ``__ping`` answers (issue 22).
+        """
+        connection = self._connection
+        if (
+            connection.protocol.state is not State.OPEN
+            or getattr(connection, "paused", True) is not False
+            or getattr(connection, "send_in_progress", True) is not None
+            or connection.transport.is_closing()
+        ):
+            return False
+        connection.protocol.send_text(item.encode())
+        connection.send_data()
+        return True
+
     async def send(self, item: str) -> None:
         try:
             await self._connection.send(item)
