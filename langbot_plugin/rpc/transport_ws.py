@@ -116,7 +116,8 @@ class WSFrameWriter(ObjectSendStream[str]):
         (``paused``) or while the connection closes; otherwise it encodes the frame and
         hands it to the transport at once, which is what this does. Any of those states,
         or a library version without these attributes, answers ``False`` (the caller
-        then uses :meth:`send`). Used for ``__ping`` answers (issue 22).
+        then uses the library's ``send``). Used for every frame by :meth:`send`, and for
+        ``__ping`` answers from the session's receive loop (issue 22).
         """
         connection = self._connection
         if (
@@ -131,6 +132,8 @@ class WSFrameWriter(ObjectSendStream[str]):
         return True
 
     async def send(self, item: str) -> None:
+        if self.send_nowait(item):  # the common case, without the library's send context
+            return
         try:
             await self._connection.send(item)
         except ConnectionClosed as exc:
