@@ -5,7 +5,8 @@
 Starts our ``lbp rt``, connects as the host does (:class:`PluginRuntimeClient` serving
 :class:`LocalHost`), and grows a fleet of ``lbp run`` debug plugins (copies of
 ``bench/plugins/echotool`` under distinct names, :mod:`bench.fleet`) to each size in
-turn. At each size, once every plugin is listed as initialized, it times sequential
+turn. At each size, once every plugin is listed as initialized and each tool has been
+called twice (a plugin's first calls are slower: the warm-up), it times sequential
 ``call_tool`` calls spread round-robin over the loaded plugins' tools, and reads the
 runtime's RSS. Prints one JSON line: ``{"sizes": {"10": {"call": [...], "rt_rss": MB}}}``.
 """
@@ -83,7 +84,7 @@ async def measure(plan: dict[str, Any], work: Path) -> dict[str, Any]:
                     if reply != {"echo": {"text": f"hi {n}"}}:
                         raise RuntimeError(f"unexpected tool response {reply!r}")
 
-                for _ in range(plan["warmup"]):
+                for _ in range(max(plan["warmup"], 2 * size)):  # every tool's first calls
                     await call()
                 samples: list[float] = []
                 for _ in range(plan["calls"]):

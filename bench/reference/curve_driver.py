@@ -133,7 +133,7 @@ async def drive(  # noqa: PLR0917 - the driver's wiring, as host_driver.drive
                 if data.get("tool_response") != {"echo": {"text": f"hi {n}"}}:
                     raise RuntimeError(f"unexpected tool response {data!r}")
 
-            for _ in range(plan["warmup"]):
+            for _ in range(max(plan["warmup"], 2 * size)):  # every tool's first calls
                 await call()
             samples = []
             for _ in range(plan["calls"]):
