@@ -17,10 +17,11 @@ then repeats one cycle of mixed work until the time is up:
 
 After each cycle (the daemons idle between two cycles) it reads each daemon's own RSS,
 open descriptors and threads from ``/proc``. The first fifth of the time is warm-up;
-after it, a daemon is **flat** when its RSS stays within 5 MB (max - min) and its
-descriptors and threads peak no higher in the second half than in the first (the Box's
-pool of engine connections fills up to the work's concurrency and stays there; a leak
-climbs to the end). Prints a table and the verdict; exits 1 when a daemon grew.
+after it, a daemon is **flat** when its RSS stays within 5 MB (max - min) and the
+fitted trend of its descriptors and threads rises by at most 2 and 1 over the whole
+soak (the Box's pool of engine connections moves between about 19 and 25 sockets
+cycle by cycle without climbing; a leak climbs). Prints a table and the verdict;
+exits 1 when a daemon grew.
 """
 
 from __future__ import annotations
@@ -73,11 +74,20 @@ def read_sample(pid: int, at: float, cycle: int) -> Sample:
     return Sample(at, cycle, rss_mb(pid), len(os.listdir(f"/proc/{pid}/fd")), threads)
 
 
-def _no_growth(values: list[int]) -> bool:
-    """The second half's peak no higher than the first half's: a pool that filled up
-    to its level passes, a leak (a climb to the end) does not."""
-    half = len(values) // 2
-    return len(values) < 2 or max(values[half:]) <= max(values[:half])
+#: How much a count may rise over the soak (its fitted trend) and still be no growth:
+#: pools (engine connections, worker threads) come and go by a few.
+FDS_SLACK, THREADS_SLACK = 2.0, 1.0
+
+
+def trend(values: list[int]) -> float:
+    """The least-squares rise of ``values`` from the first sample to the last."""
+    count = len(values)
+    if count < 2:
+        return 0.0
+    mean_x, mean_y = (count - 1) / 2, sum(values) / count
+    spread = sum((x - mean_x) ** 2 for x in range(count))
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in enumerate(values)) / spread
+    return slope * (count - 1)
 
 
 def verdict(samples: list[Sample], warmup: float) -> dict[str, Any]:
@@ -94,7 +104,9 @@ def verdict(samples: list[Sample], warmup: float) -> dict[str, Any]:
         "fds": (base.fds, last.fds, max(fds)),
         "threads": (base.threads, last.threads, max(threads)),
         "samples_after_warmup": len(after),
-        "flat": spread <= FLAT_MB and _no_growth(fds) and _no_growth(threads),
+        "fds_trend": trend(fds),
+        "threads_trend": trend(threads),
+        "flat": spread <= FLAT_MB and trend(fds) <= FDS_SLACK and trend(threads) <= THREADS_SLACK,
     }
 
 
@@ -244,7 +256,8 @@ def table(result: dict[str, Any]) -> str:
         + ", ".join(f"{n} {what}" for what, n in result["counts"].items()),
         "",
         "| daemon | RSS after warm-up | RSS at end | RSS spread after warm-up "
-        "| fds (after warm-up, end, max) | threads (after warm-up, end, max) | flat? |",
+        "| fds (after warm-up, end, max; trend) | threads (after warm-up, end, max; trend) "
+        "| flat? |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, found in result["daemons"].items():
@@ -253,8 +266,8 @@ def table(result: dict[str, Any]) -> str:
             f"{found['rss_after_warmup']:.1f} MB",
             f"{found['rss_end']:.1f} MB",
             f"{found['rss_spread']:.1f} MB",
-            ", ".join(str(n) for n in found["fds"]),
-            ", ".join(str(n) for n in found["threads"]),
+            ", ".join(str(n) for n in found["fds"]) + f"; {found['fds_trend']:+.1f}",
+            ", ".join(str(n) for n in found["threads"]) + f"; {found['threads_trend']:+.1f}",
             "yes" if found["flat"] else "NO",
         ]
         lines.append("| " + " | ".join(cells) + " |")
