@@ -48,7 +48,7 @@ from box_runtime.child import start_box
 from box_runtime.client import BoxClient
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 
-__all__ = ["Sample", "main", "verdict"]
+__all__ = ["Sample", "main", "settled_sample", "trend", "verdict"]
 
 SLEEPER = Path(__file__).resolve().parent / "plugins" / "sleeper"
 IMAGE = "lbp-test-busybox:latest"
@@ -77,6 +77,23 @@ def read_sample(pid: int, at: float, cycle: int) -> Sample:
 #: How much a count may rise over the soak (its fitted trend) and still be no growth:
 #: pools (engine connections, worker threads) come and go by a few.
 FDS_SLACK, THREADS_SLACK = 2.0, 1.0
+
+
+async def settled_sample(pid: int, at: float, cycle: int) -> Sample:
+    """The fewest descriptors and threads of three reads 0.2 s apart: a daemon may still
+    be closing the last cycle's pipes and sockets when its answer has arrived."""
+    reads: list[Sample] = []
+    for index in range(3):
+        if index:
+            await asyncio.sleep(0.2)
+        reads.append(read_sample(pid, at, cycle))
+    return Sample(
+        at,
+        cycle,
+        reads[-1].rss_mb,
+        min(r.fds for r in reads),
+        min(r.threads for r in reads),
+    )
 
 
 def trend(values: list[int]) -> float:
@@ -234,7 +251,7 @@ async def soak(seconds: float, work: Path) -> dict[str, Any]:
                 cycle += 1
                 at = time.monotonic() - t0
                 for name, pid in pids.items():
-                    samples[name].append(read_sample(pid, at, cycle))
+                    samples[name].append(await settled_sample(pid, at, cycle))
             counts = job.counts
     finally:
         await stop_process(rt)
