@@ -51,10 +51,10 @@ from bench.box_mcp import (
     _remove_reference_containers,  # pyright: ignore[reportPrivateUsage]
     _session_fields,  # pyright: ignore[reportPrivateUsage]
 )
-from bench.procs import free_port
 from bench.report import Report, Row
 from box_runtime.client import BoxClient, relay_headers, relay_url
 from box_runtime.scope import placement_session_id
+from langbot_plugin.rpc.processes import free_port
 from tests.support.mcp_ws import relay_transport
 
 __all__ = ["run"]

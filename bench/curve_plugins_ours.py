@@ -19,21 +19,22 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from anyio.abc import Process
+
 from bench.fleet import fleet_copy, identity, tool_name
-from bench.host_ours import PLUGIN_SRC, session_payload, start_debug_plugin, start_runtime
-from bench.procs import print_outcome, stop_process, tree_rss_mb
+from bench.host_ours import PLUGIN_SRC, debug_plugin, session_payload, start_runtime
+from bench.procs import print_outcome, tree_rss_mb
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 
 #: How long a fleet may take to register (50 interpreters starting on a small machine).
 REGISTER_TIMEOUT = 600.0
 
 
-async def wait_fleet(
-    client: PluginRuntimeClient, size: int, plugins: list[asyncio.subprocess.Process]
-) -> None:
+async def wait_fleet(client: PluginRuntimeClient, size: int, plugins: list[Process]) -> None:
     wanted = {identity(i) for i in range(size)}
     deadline = time.monotonic() + REGISTER_TIMEOUT
     while True:
@@ -51,50 +52,45 @@ async def wait_fleet(
 
 
 async def measure(plan: dict[str, Any], work: Path) -> dict[str, Any]:
-    rt, control, debug = await start_runtime(work)
-    plugins: list[asyncio.subprocess.Process] = []
+    plugins: list[Process] = []
     out: dict[str, Any] = {"sizes": {}}
-    try:
-        url = f"ws://127.0.0.1:{control}/control/ws"
-        async with PluginRuntimeClient.connect(url, LocalHost()) as client:
-            key = await client.get_debug_key()
-            env = (
-                f"DEBUG_RUNTIME_WS_URL=ws://127.0.0.1:{debug}/plugin/debug/ws\n"
-                f"PLUGIN_DEBUG_KEY={key}\n"
-            )
-            log = (work / "plugins.log").open("wb")
-            session = session_payload(client)
-            counter = iter(range(10**9))
-            for size in plan["sizes"]:
-                while len(plugins) < size:
-                    index = len(plugins)
-                    copy = fleet_copy(PLUGIN_SRC, work / f"p{index}", index, env)
-                    plugins.append(await start_debug_plugin(copy, log))
-                await wait_fleet(client, size, plugins)
+    async with (
+        start_runtime(work) as rt,
+        rt.host(LocalHost()) as client,
+        AsyncExitStack() as running,  # the plugin processes: stopped before the runtime
+    ):
+        key = await client.get_debug_key()
+        env = f"DEBUG_RUNTIME_WS_URL={rt.debug_url}\nPLUGIN_DEBUG_KEY={key}\n"
+        log = running.enter_context((work / "plugins.log").open("wb"))
+        session = session_payload(client)
+        counter = iter(range(10**9))
+        for size in plan["sizes"]:
+            while len(plugins) < size:
+                index = len(plugins)
+                copy = fleet_copy(PLUGIN_SRC, work / f"p{index}", index, env)
+                plugins.append(await running.enter_async_context(debug_plugin(rt, copy, key, log)))
+            await wait_fleet(client, size, plugins)
 
-                async def call(size: int = size) -> None:
-                    n = next(counter)
-                    reply = await client.call_tool(
-                        tool_name(n % size),
-                        {"text": f"hi {n}"},
-                        session=session,
-                        query_id=n,
-                        query_uuid=str(uuid.uuid4()),
-                    )
-                    if reply != {"echo": {"text": f"hi {n}"}}:
-                        raise RuntimeError(f"unexpected tool response {reply!r}")
+            async def call(size: int = size) -> None:
+                n = next(counter)
+                reply = await client.call_tool(
+                    tool_name(n % size),
+                    {"text": f"hi {n}"},
+                    session=session,
+                    query_id=n,
+                    query_uuid=str(uuid.uuid4()),
+                )
+                if reply != {"echo": {"text": f"hi {n}"}}:
+                    raise RuntimeError(f"unexpected tool response {reply!r}")
 
-                for _ in range(max(plan["warmup"], 2 * size)):  # every tool's first calls
-                    await call()
-                samples: list[float] = []
-                for _ in range(plan["calls"]):
-                    t0 = time.perf_counter()
-                    await call()
-                    samples.append(time.perf_counter() - t0)
-                out["sizes"][str(size)] = {"call": samples, "rt_rss": tree_rss_mb(rt.pid)}
-    finally:
-        await asyncio.gather(*(stop_process(p) for p in plugins))
-        await stop_process(rt)
+            for _ in range(max(plan["warmup"], 2 * size)):  # every tool's first calls
+                await call()
+            samples: list[float] = []
+            for _ in range(plan["calls"]):
+                t0 = time.perf_counter()
+                await call()
+                samples.append(time.perf_counter() - t0)
+            out["sizes"][str(size)] = {"call": samples, "rt_rss": tree_rss_mb(rt.process.pid)}
     return out
 
 

@@ -35,14 +35,13 @@ import sys
 import tempfile
 import time
 import uuid
-from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.box_bench import CONTEXT, INSTANCE
 from bench.host_ours import TOOL, session_payload, start_runtime
-from bench.procs import REPO, rss_mb, stop_process
+from bench.procs import REPO, rss_mb
 from bench.shared_ours import package_as
 from box_runtime.child import start_box
 from box_runtime.client import BoxClient
@@ -211,7 +210,6 @@ class Work:
 
 async def soak(seconds: float, work: Path) -> dict[str, Any]:
     warmup = seconds * WARMUP_SHARE
-    rt, control, _ = await start_runtime(work)
     box_config = {
         "backend": "docker",
         "deployment_id": "soak" + secrets.token_hex(3),
@@ -222,39 +220,33 @@ async def soak(seconds: float, work: Path) -> dict[str, Any]:
     samples: dict[str, list[Sample]] = {"lbp rt": [], "lbp box": []}
     errors: list[str] = []
     local = LocalHost()
-    try:
-        async with AsyncExitStack() as stack:
-            box = await stack.enter_async_context(
-                start_box(config=box_config, log=work / "box.log")
-            )
-            box_client = await stack.enter_async_context(
-                BoxClient.connect(box.url, instance_id=INSTANCE, context=CONTEXT)
-            )
-            url = f"ws://127.0.0.1:{control}/control/ws"
-            client = await stack.enter_async_context(PluginRuntimeClient.connect(url, local))
-            staying, result = await client.install_package(package_as("echotool"))
-            sleeper, slept = await client.install_package(package_as("soaksleep", SLEEPER))
-            for state in (result, slept):
-                if state.state != "running":
-                    raise RuntimeError(f"install: {state.state} {state.message}")
-            pids = {"lbp rt": rt.pid, "lbp box": box.process.pid}
-            job = Work(client, local, box_client)
-            t0 = time.monotonic()
-            cycle = 0
-            while time.monotonic() - t0 < seconds:
-                try:
-                    await job.cycle(staying, sleeper)
-                except Exception as exc:  # noted; the soak goes on (growth is the question)
-                    errors.append(f"cycle {cycle}: {exc!r}")
-                    if len(errors) > 20:
-                        raise RuntimeError(f"too many failed cycles: {errors[:3]}") from exc
-                cycle += 1
-                at = time.monotonic() - t0
-                for name, pid in pids.items():
-                    samples[name].append(await settled_sample(pid, at, cycle))
-            counts = job.counts
-    finally:
-        await stop_process(rt)
+    async with (
+        start_runtime(work) as rt,
+        rt.host(local) as client,
+        start_box(config=box_config, log=work / "box.log") as box,
+        BoxClient.connect(box.url, instance_id=INSTANCE, context=CONTEXT) as box_client,
+    ):
+        staying, result = await client.install_package(package_as("echotool"))
+        sleeper, slept = await client.install_package(package_as("soaksleep", SLEEPER))
+        for state in (result, slept):
+            if state.state != "running":
+                raise RuntimeError(f"install: {state.state} {state.message}")
+        pids = {"lbp rt": rt.process.pid, "lbp box": box.process.pid}
+        job = Work(client, local, box_client)
+        t0 = time.monotonic()
+        cycle = 0
+        while time.monotonic() - t0 < seconds:
+            try:
+                await job.cycle(staying, sleeper)
+            except Exception as exc:  # noted; the soak goes on (growth is the question)
+                errors.append(f"cycle {cycle}: {exc!r}")
+                if len(errors) > 20:
+                    raise RuntimeError(f"too many failed cycles: {errors[:3]}") from exc
+            cycle += 1
+            at = time.monotonic() - t0
+            for name, pid in pids.items():
+                samples[name].append(await settled_sample(pid, at, cycle))
+        counts = job.counts
     return {
         "seconds": seconds,
         "warmup": warmup,
