@@ -16,7 +16,8 @@ then repeats one cycle of mixed work until the time is up:
   delete.
 
 After each cycle (the daemons idle between two cycles) it reads each daemon's own RSS,
-open descriptors and threads from ``/proc``. The first fifth of the time is warm-up;
+open descriptors and threads from ``/proc``. The first fifth of the time (and at least
+the first five cycles) is warm-up;
 after it, a daemon is **flat** when its RSS stays within 5 MB (max - min) and the
 fitted trend of its descriptors and threads rises by at most 2 and 1 over the whole
 soak (the Box's pool of engine connections moves between about 19 and 25 sockets
@@ -54,6 +55,8 @@ IMAGE = "lbp-test-busybox:latest"
 #: RSS may move this much after warm-up and still be flat.
 FLAT_MB = 5.0
 WARMUP_SHARE = 0.2
+#: ... and at least this many cycles (the Box's engine connections fill up in about four).
+WARMUP_CYCLES = 5
 
 
 @dataclass
@@ -108,7 +111,7 @@ def trend(values: list[int]) -> float:
 
 def verdict(samples: list[Sample], warmup: float) -> dict[str, Any]:
     """Flat within :data:`FLAT_MB` after ``warmup`` seconds, no fd or thread growth."""
-    after = [s for s in samples if s.at >= warmup] or samples[-1:]
+    after = [s for s in samples if s.at >= warmup and s.cycle > WARMUP_CYCLES] or samples[-1:]
     base, last = after[0], after[-1]
     rss = [s.rss_mb for s in after]
     spread = max(rss) - min(rss)
