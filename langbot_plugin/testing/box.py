@@ -18,11 +18,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-from box_runtime.child import start_box
+from box_runtime.child import BoxUnavailableError, box_with_backend
 from box_runtime.client import BoxClient
-from box_runtime.errors import BoxBackendUnavailableError
 from langbot_plugin.host.sandbox_tools import EXEC_PARAMETERS, exec_tool, run_exec
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.testing.errors import HarnessError
@@ -47,21 +44,15 @@ class BoxSandbox:
     ) -> AsyncGenerator[BoxSandbox]:
         """Start ``lbp box -s``, initialise ``backend`` (``nsjail``, ``docker``, ``local``
         for the first that works); :class:`HarnessError` when it is not available here."""
-        unavailable: str | None = None
         output = subprocess.DEVNULL if log is None else log  # appended to
-        async with start_box(stdio=True, log=output) as child, child.client() as client:
-            chosen, unavailable = await _choose(client, backend)
-            if unavailable is None:
-                sandbox = cls(client, chosen, session_id)
-                try:
-                    yield sandbox
-                finally:
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(30):
-                        await client.delete_session(session_id)
-        # Raised here, outside the session's task group, so that a test catching
-        # HarnessError (to skip where the backend cannot run) sees it unwrapped.
-        if unavailable is not None:
-            raise HarnessError(f"the Box backend {backend} is not available here: {unavailable}")
+        try:
+            async with box_with_backend(backend, session_id=session_id, stdio=True, log=output) as (
+                client,
+                chosen,
+            ):
+                yield cls(client, chosen, session_id)
+        except BoxUnavailableError as exc:  # raised unwrapped: a test may skip on it
+            raise HarnessError(str(exc)) from None
 
     async def exec(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         """What LangBot's ``exec`` tool answers (:mod:`langbot_plugin.host.sandbox_tools`)."""
@@ -72,14 +63,3 @@ class BoxSandbox:
     def tools(self) -> list[HostTool]:
         """The sandbox tools for ``PluginHarness(tools=...)``."""
         return [exec_tool(self.exec)]
-
-
-async def _choose(client: BoxClient, backend: str) -> tuple[str, str | None]:
-    """The backend the Box chose for ``backend`` (``local`` picks one), and why it cannot
-    serve here (the Box's own probe), or ``None``."""
-    try:
-        await client.init({"backend": backend})
-    except BoxBackendUnavailableError as exc:
-        return backend, exc.message
-    info = await client.backend_info()
-    return info.name or backend, None if info.available else (info.reason or "no reason given")

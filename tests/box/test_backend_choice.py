@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from box_runtime.child import start_box
+from box_runtime.child import BoxUnavailableError, box_with_backend, start_box
 from box_runtime.models import BoxSpec
 from box_runtime.runtime import BoxRuntime
 from tests.box.conformance.candidates import BUSYBOX, PODMAN_SOCKET
@@ -103,3 +103,18 @@ async def test_readyz_and_status_name_the_choice_and_the_skipped_engine(state: P
     assert body["backend"]["requested"] == "local"
     assert "docker" in body["backend"]["skipped"]
     assert status.backend.skipped == body["backend"]["skipped"]
+
+
+async def test_box_with_backend_takes_the_first_that_works_or_says_why_none_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """How ``lbp dev --box``, ``lbp demo`` and the harness's ``BoxSandbox`` get a Box."""
+    require("nsjail")
+    monkeypatch.delenv("E2B_API_KEY", raising=False)  # e2b refuses: no key
+    refused = "^the Box's e2b backend does not work here: e2b: no E2B API key"
+    with pytest.raises(BoxUnavailableError, match=refused):  # unwrapped
+        async with box_with_backend("e2b", session_id="s"):
+            pytest.fail("no backend works")
+    async with box_with_backend("e2b", "nsjail", session_id="s", stdio=True) as (box, name):
+        assert name == "nsjail"
+        assert (await box.exec(session_id="s", cmd="echo hi")).stdout == "hi\n"
