@@ -1,51 +1,11 @@
 """0.7 path for what a runner yields (one implementation with
 :mod:`langbot_plugin.api.entities.builtin.agent_runner`, see its ``result`` module)."""
 
-from langbot_plugin.api.entities.builtin.agent_runner.result import (
-    INTERACTION_REQUESTED_ACTION,
-    STATE_SCOPE_LITERAL,
-    TERMINAL_RESULT_TYPES,
-    VALID_STATE_SCOPES,
-    ActionRequestedPayload,
-    AgentRunResult,
-    AgentRunResultType,
-    InteractionRequest,
-    LLMTokenUsage,
-    Message,
-    MessageChunk,
-    MessageCompletedPayload,
-    MessageDeltaPayload,
-    ProcessorLogPayload,
-    RunCompletedPayload,
-    RunFailedPayload,
-    StateUpdatedPayload,
-    ToolCallCompletedPayload,
-    ToolCallStartedPayload,
-)
+from langbot_plugin.api.entities.builtin.agent_runner import result as _same
+from langbot_plugin.api.entities.builtin.agent_runner.result import *  # noqa: F403
 
-RunnerResult = AgentRunResult
-RunnerResultType = AgentRunResultType
+RunnerResult = _same.AgentRunResult
+RunnerResultType = _same.AgentRunResultType
 
-__all__ = [
-    "INTERACTION_REQUESTED_ACTION",
-    "STATE_SCOPE_LITERAL",
-    "TERMINAL_RESULT_TYPES",
-    "VALID_STATE_SCOPES",
-    "ActionRequestedPayload",
-    "AgentRunResult",
-    "AgentRunResultType",
-    "InteractionRequest",
-    "LLMTokenUsage",
-    "Message",
-    "MessageChunk",
-    "MessageCompletedPayload",
-    "MessageDeltaPayload",
-    "ProcessorLogPayload",
-    "RunCompletedPayload",
-    "RunFailedPayload",
-    "RunnerResult",
-    "RunnerResultType",
-    "StateUpdatedPayload",
-    "ToolCallCompletedPayload",
-    "ToolCallStartedPayload",
-]
+__all__ = ["RunnerResult", "RunnerResultType"]
+__all__ += _same.__all__
