@@ -2,46 +2,8 @@
 
 from __future__ import annotations
 
-from box_runtime.errors import (
-    BoxAdmissionError,
-    BoxArtifactDigestError,
-    BoxArtifactRefusedError,
-    BoxBackendUnavailableError,
-    BoxCapacityExceededError,
-    BoxError,
-    BoxExportRefusedError,
-    BoxHostBackendRefusedError,
-    BoxManagedProcessConflictError,
-    BoxManagedProcessNotFoundError,
-    BoxMountDeniedError,
-    BoxQuotaExceededError,
-    BoxReadinessError,
-    BoxRuntimeUnavailableError,
-    BoxSandboxGoneError,
-    BoxSessionConflictError,
-    BoxSessionDeletedError,
-    BoxSessionNotFoundError,
-    BoxValidationError,
-)
+from box_runtime import errors as _same
+from box_runtime.errors import *  # noqa: F403
 
-__all__ = [
-    "BoxAdmissionError",
-    "BoxArtifactDigestError",
-    "BoxArtifactRefusedError",
-    "BoxBackendUnavailableError",
-    "BoxCapacityExceededError",
-    "BoxError",
-    "BoxExportRefusedError",
-    "BoxHostBackendRefusedError",
-    "BoxManagedProcessConflictError",
-    "BoxManagedProcessNotFoundError",
-    "BoxMountDeniedError",
-    "BoxQuotaExceededError",
-    "BoxReadinessError",
-    "BoxRuntimeUnavailableError",
-    "BoxSandboxGoneError",
-    "BoxSessionConflictError",
-    "BoxSessionDeletedError",
-    "BoxSessionNotFoundError",
-    "BoxValidationError",
-]
+__all__: list[str] = []
+__all__ += _same.__all__
