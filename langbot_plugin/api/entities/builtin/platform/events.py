@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from langbot_plugin.api.entities.builtin.platform import _vendor_events
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform._event_base import EBAEvent, Event
 from langbot_plugin.api.entities.builtin.platform._event_base import no_group as _no_group
@@ -26,16 +27,7 @@ from langbot_plugin.api.entities.builtin.platform._legacy_events import (
     GroupMessage,
     MessageEvent,
 )
-from langbot_plugin.api.entities.builtin.platform._vendor_events import (
-    DingTalkCardActionEvent,
-    WecomBotEnterChatEvent,
-    WecomBotTemplateCardEvent,
-    WecomCSEnterSessionEvent,
-    WecomCSMessageSendFailedEvent,
-    WecomCSRejectCustomerMessageChangedEvent,
-    WecomCSServicerStatusChangedEvent,
-    WecomCSSessionStatusChangedEvent,
-)
+from langbot_plugin.api.entities.builtin.platform._vendor_events import *  # noqa: F403
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
 
@@ -44,7 +36,6 @@ __all__ = [
     "BotMutedEvent",
     "BotRemovedFromGroupEvent",
     "BotUnmutedEvent",
-    "DingTalkCardActionEvent",
     "EBAEvent",
     "Event",
     "FeedbackEvent",
@@ -65,17 +56,11 @@ __all__ = [
     "MessageReceivedEvent",
     "MessageResult",
     "PlatformSpecificEvent",
-    "WecomBotEnterChatEvent",
-    "WecomBotTemplateCardEvent",
-    "WecomCSEnterSessionEvent",
-    "WecomCSMessageSendFailedEvent",
-    "WecomCSRejectCustomerMessageChangedEvent",
-    "WecomCSServicerStatusChangedEvent",
-    "WecomCSSessionStatusChangedEvent",
     "WorkspaceExecutionScope",
     "event_summary",
     "parse_eba_event",
 ]
+__all__ += _vendor_events.__all__
 
 
 class MessageReceivedEvent(EBAEvent):
