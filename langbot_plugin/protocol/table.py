@@ -181,6 +181,3 @@ class ActionTable:
             return handler
 
         return register
-
-    def spec_for(self, name: str) -> ActionSpec[Any, Any] | None:
-        return self._specs.get(name)

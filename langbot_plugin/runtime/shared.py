@@ -130,11 +130,6 @@ class SharedPool:
                     return slot.logs
         return None
 
-    def process_of(self, installation_uuid: str) -> Process | None:
-        """The worker process serving the installation (tests and benchmarks read its pid)."""
-        found = self._find(installation_uuid)
-        return found[0].process if found is not None else None
-
     # ----------------------------------------------------------------- slots
 
     async def start(self, installation_uuid: str, spec: WorkerSpec) -> PluginHandle:
