@@ -165,13 +165,22 @@ def run_audit(services: RunServices) -> Middleware:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
+    async def spill() -> None:
+        """Write the pending entries once there are many, not only when a run ends:
+        long runs (and many at once) keep at most that many in memory."""
+        if audit.should_flush():
+            await audit.flush()
+
     async def audited(ctx: RequestContext, call_next: CallNext) -> Answer:
         started = time.perf_counter()
         try:
             answer = await call_next(ctx)
         except RPCError as exc:
             note(ctx, started, exc)
+            await spill()
             raise
-        return when_done(answer, lambda error: note(ctx, started, error))
+        answer = when_done(answer, lambda error: note(ctx, started, error))
+        await spill()
+        return answer
 
     return audited

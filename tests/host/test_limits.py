@@ -55,6 +55,20 @@ async def test_without_a_limit_nothing_is_refused() -> None:
             await rt.call("get_prompt", payload(run))
 
 
+async def test_a_long_run_writes_its_audit_as_it_goes() -> None:
+    """Entries are written once 256 are pending, not kept in memory to the run's end."""
+    host = RunHost(rate_limit=RunRateLimit(calls_per_sec=1e6, burst=1000))
+    run = await start(host, conversation_id="c1")
+    async with served(host) as rt:
+        for _ in range(300):
+            await rt.call("get_prompt", payload(run))
+    written = await host.db.run(
+        lambda conn: conn.execute("SELECT COUNT(*) FROM run_audit").fetchone()[0]
+    )
+    assert written >= 256  # before any flush at the run's end
+    assert len(await host.audit.entries(run.run_id)) >= 300
+
+
 async def _count(host: RunHost, table: str) -> int:
     await host.audit.flush()
     return await host.db.run(
