@@ -132,11 +132,14 @@ async def box_with_backend(
     cwd: str | Path | None = None,
     log: Log = subprocess.DEVNULL,
     start_seconds: float = 60.0,
+    config: Mapping[str, Any] | None = None,
 ) -> AsyncGenerator[tuple[BoxClient, str]]:
     """:func:`start_box` and its client, with the first of ``backend`` and ``fallbacks``
-    that works here (the Box's own probe) selected and named; leaving the block deletes
-    the caller's session ``session_id``. :class:`BoxUnavailableError` (the last one's
-    reason) when none works, raised outside the child's task groups: it arrives unwrapped."""
+    that works here (the Box's own probe) selected and named (``config``, more of the
+    Box's settings, goes with it: ``{"local": {"allowed_mount_roots": [...]}}``); leaving
+    the block deletes the caller's session ``session_id``. :class:`BoxUnavailableError`
+    (the last one's reason) when none works, raised outside the child's task groups: it
+    arrives unwrapped."""
     unavailable = ""
     async with (
         start_box(stdio=stdio, cwd=cwd, log=log, start_seconds=start_seconds) as child,
@@ -144,7 +147,7 @@ async def box_with_backend(
     ):
         for name in (backend, *fallbacks):
             try:
-                await client.init({"backend": name})
+                await client.init({**(config or {}), "backend": name})
                 info = await client.backend_info()
             except BoxBackendUnavailableError as exc:  # refused at once
                 unavailable = f"the Box's {name} backend does not work here: {exc.message}"

@@ -14,14 +14,17 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from langbot_plugin.dev.session import DEFAULT_STATE_DIR, DevError, DevSession
 from langbot_plugin.dev.terminal import JsonView, TerminalView, chat, run_messages
-from langbot_plugin.host.scripted import HostModel, HostTool
+from langbot_plugin.host.scripted import HostModel
 from langbot_plugin.rpc.signals import until_signalled
+
+if TYPE_CHECKING:  # the Box client is imported only when lbp dev starts a Box
+    from langbot_plugin.dev.box import LocalBox
 
 __all__ = ["DevApp", "DevAppError"]
 
@@ -66,7 +69,7 @@ class DevApp:
             state, self.fresh = state / "recording", True
             state.mkdir(parents=True, exist_ok=True)
         async with AsyncExitStack() as stack:
-            tools: list[HostTool] = []
+            box: LocalBox | None = None
             if self.box is not None:
                 from box_runtime.child import BoxStartError
                 from langbot_plugin.dev.box import LocalBox
@@ -77,7 +80,6 @@ class DevApp:
                     )
                 except BoxStartError as exc:
                     raise DevAppError(str(exc), usage=False) from None
-                tools = box.host_tools()
             session = DevSession(
                 self.root,
                 model=self.model,
@@ -86,7 +88,7 @@ class DevApp:
                 state_dir=state,
                 fresh=self.fresh,
                 hot_reload=self.hot_reload,
-                host_tools=tools,
+                box=box,
             )
             view: TerminalView | None = None
             if self.json_lines:

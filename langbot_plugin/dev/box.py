@@ -17,12 +17,17 @@ named and shaped as LangBot 4.11's native sandbox tools:
   names each file with its size and digest.
 
 All tools of a session use one Box session (``lbp-dev``), reused across runs; it is
-deleted when ``lbp dev`` ends.
+deleted when ``lbp dev`` ends. A run's ``exec`` goes through the host library's
+:class:`~langbot_plugin.host.box_service.RunBoxService` when the session serves its
+runs' Box (``host_tools(service)``): then it carries the run's artifact mounts
+(``api.artifacts.mount``), laid out under ``<state>/box/artifacts``, a mount source
+the Box is started allowing.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import posixpath
 import shlex
 from collections.abc import AsyncGenerator
@@ -32,7 +37,8 @@ from typing import Any
 
 from box_runtime.child import box_with_backend
 from box_runtime.client import BoxClient
-from langbot_plugin.host.sandbox_tools import exec_tool, run_exec
+from langbot_plugin.host.box_service import RunBoxService
+from langbot_plugin.host.sandbox_tools import EXEC_TOOL, exec_tool, run_exec
 from langbot_plugin.host.scripted import HostTool
 from langbot_plugin.protocol.host_api.box import EXPORT_BOX_FILES
 
@@ -55,6 +61,8 @@ class LocalBox:
     def __init__(self, backend: str, folder: Path) -> None:
         self.backend = backend
         self.folder = folder
+        #: Where runs' mounted artifacts are laid out (a mount source the Box allows).
+        self.artifact_root = folder / "artifacts"
         self._client: BoxClient | None = None
 
     @property
@@ -66,9 +74,15 @@ class LocalBox:
     @asynccontextmanager
     async def running(self) -> AsyncGenerator[LocalBox]:
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.artifact_root.mkdir(exist_ok=True)
         # The Box keeps workspaces in its own folder: one the sandbox user can reach
         # (a plugin folder under a private home would not be).
-        ready = box_with_backend(self.backend, session_id=BOX_SESSION, log=self.folder / "box.log")
+        ready = box_with_backend(
+            self.backend,
+            session_id=BOX_SESSION,
+            log=self.folder / "box.log",
+            config={"local": {"allowed_mount_roots": [str(self.artifact_root)]}},
+        )
         async with ready as (client, _):
             self._client = client
             try:
@@ -80,6 +94,16 @@ class LocalBox:
 
     async def exec_tool(self, p: dict[str, Any]) -> Any:
         return await run_exec(self.client, p, BOX_SESSION)
+
+    @staticmethod
+    def scope_id(**scope: Any) -> str:
+        """Every conversation's Box is the session's one Box (``lbp-dev``)."""
+        return BOX_SESSION
+
+    @staticmethod
+    async def exec_in_run(service: RunBoxService, run_id: str, p: dict[str, Any]) -> Any:
+        """A run's ``exec``, in its Box with its artifact mounts."""
+        return await service.call_tool(run_id, EXEC_TOOL, p)
 
     async def read_tool(self, p: dict[str, Any]) -> Any:
         path = _inside(str(p.get("path") or ""))
@@ -119,10 +143,12 @@ class LocalBox:
             )
         return {"files": exported}
 
-    def host_tools(self) -> list[HostTool]:
+    def host_tools(self, service: RunBoxService | None = None) -> list[HostTool]:
+        """The tools; with the host's Box ``service``, a run's ``exec`` goes through it."""
         text = {"type": "string"}
+        in_run = functools.partial(self.exec_in_run, service) if service is not None else None
         return [
-            exec_tool(self.exec_tool),
+            exec_tool(self.exec_tool, in_run),
             HostTool(
                 "read",
                 self.read_tool,

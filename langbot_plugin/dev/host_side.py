@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -100,13 +100,13 @@ def runner_resources(manifest: dict[str, Any], local: LocalHost) -> dict[str, An
 
 def watched(tool: HostTool, events: EventHub) -> HostTool:
     """``tool``, reporting each call (``tool.call``) and its result or error
-    (``tool.result``)."""
-    inner = tool.function
+    (``tool.result``), a run's call (``run_function``) as any other."""
+    inner, in_run = tool.function, tool.run_function
 
-    async def function(parameters: dict[str, Any]) -> Any:
+    async def reported(call: Callable[[], Any], parameters: dict[str, Any]) -> Any:
         await events.emit("tool.call", {"name": tool.name, "arguments": parameters})
         try:
-            result = inner(parameters)
+            result = call()
             if inspect.isawaitable(result):
                 result = await result
         except Exception as exc:
@@ -115,7 +115,16 @@ def watched(tool: HostTool, events: EventHub) -> HostTool:
         await events.emit("tool.result", {"name": tool.name, "result": result})
         return result
 
+    async def function(parameters: dict[str, Any]) -> Any:
+        return await reported(lambda: inner(parameters), parameters)
+
     tool.function = function
+    if in_run is not None:
+
+        async def run_function(run_id: str, parameters: dict[str, Any]) -> Any:
+            return await reported(lambda: in_run(run_id, parameters), parameters)
+
+        tool.run_function = run_function
     return tool
 
 

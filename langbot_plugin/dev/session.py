@@ -37,7 +37,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 
@@ -56,7 +56,9 @@ from langbot_plugin.dev.models import echo_model
 from langbot_plugin.dev.plugin_process import PluginProcess
 from langbot_plugin.dev.storage import PersistentStorage
 from langbot_plugin.host import LocalHost, PluginRuntimeClient, RunHost, RunOutcome
+from langbot_plugin.host.box_service import RunBoxService
 from langbot_plugin.host.results import NormalizedResult
+from langbot_plugin.host.run_context import DEFAULT_APIS
 from langbot_plugin.host.scripted import HostModel, HostTool
 from langbot_plugin.protocol.runner_declaration import DECLARATION_KEY
 from langbot_plugin.rpc import Dispatcher
@@ -66,6 +68,9 @@ from langbot_plugin.runtime.data_lock import LOCK_FILE, DataDirBusyError, hold_d
 from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
 from langbot_plugin.runtime.state import RuntimeOptions
 from langbot_plugin.stack import LBP_COMMAND, host_here, runtime_here
+
+if TYPE_CHECKING:  # the Box client is imported only when lbp dev starts a Box
+    from langbot_plugin.dev.box import LocalBox
 
 __all__ = ["DEFAULT_STATE_DIR", "DevError", "DevSession"]
 
@@ -87,6 +92,7 @@ class DevSession(SessionCalls):
         fresh: bool = False,
         hot_reload: bool = True,
         host_tools: Sequence[HostTool] = (),
+        box: LocalBox | None = None,
         lbp_command: Sequence[str] | None = None,
         ready_seconds: float = READY_SECONDS,
         exchange: Callable[[Dispatcher], Dispatcher] | None = None,
@@ -99,6 +105,10 @@ class DevSession(SessionCalls):
         self.fresh = fresh
         self.hot_reload = hot_reload
         self.extra_tools = list(host_tools)
+        #: A running ``lbp dev --box`` Box: its tools are offered, and each run is bound
+        #: to it through the host library's Box service (artifact mounts included).
+        self.box = box
+        self.box_service: RunBoxService | None = None
         self.lbp_command = list(lbp_command or LBP_COMMAND)
         self.ready_seconds = ready_seconds
         #: Wraps the host the runtime talks to (a recorder, a replayer: host.exchange).
@@ -160,6 +170,12 @@ class DevSession(SessionCalls):
         self._stack.callback(runs.close)
         self.local = LocalHost(models={self.model.model_uuid: self.model}, runs=runs)
         self.local.storage = storage
+        if self.box is not None:
+            box = self.box
+            self.box_service = self.local.with_box(
+                box.client, scope_id=box.scope_id, artifact_root=box.artifact_root
+            )
+            self.extra_tools = [*self.extra_tools, *box.host_tools(self.box_service)]
         for tool in self.extra_tools:
             self.local.add_tool(watched(tool, self.events))
 
@@ -377,8 +393,13 @@ class DevSession(SessionCalls):
             resources=runner_resources(manifest, local),
             config=runner_config(manifest, self.model.model_uuid, self.config_overrides),
             declaration=self._declaration(),
+            **({"available_apis": [*DEFAULT_APIS, "box"]} if self.box is not None else {}),
         )
         run_id = started.run_id
+        if self.box_service is not None:
+            from langbot_plugin.dev.box import BOX_SESSION
+
+            self.box_service.bind_run(run_id, BOX_SESSION)
         await self.events.emit(
             "run.started",
             {"text": text, "runner": self.runner, "conversation_id": self.conversation_id},

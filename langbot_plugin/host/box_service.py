@@ -1,7 +1,8 @@
 """The host's side of a run's Box calls, over a real Box runtime.
 
 :class:`RunBoxService` answers ``get_box_status``, ``list_boxes``, ``acquire_box`` and
-``bind_box`` for the runs of a :class:`~langbot_plugin.host.services.RunServices`, and
+``bind_box`` for the runs of a :class:`~langbot_plugin.host.services.RunServices` (or
+binds them itself: :meth:`RunBoxService.bind_run`), and
 runs the sandbox tools (``exec``) of a run in the Box the run bound. It talks to the
 Box through a :class:`SandboxClient`: ``box_runtime.client.BoxClient`` is one (the
 host layer does not import the Box runtime; whoever builds the host passes it in). The
@@ -209,6 +210,16 @@ class RunBoxService:
         self.services.files.bind(session.run_id, p.box_id)  # export_box_files reads it
         self._audit(session.run_id, "bind", p.box_id, {"session_id": p.box_id})
         return BoxBinding(box_id=p.box_id, outbox=f"/workspace/outbox/{session.run_id}")
+
+    def bind_run(self, run_id: str, box_id: str) -> None:
+        """Bind a run to ``box_id`` without the runner acquiring it: the harness and
+        ``lbp dev --box`` give every run their one Box session (their ``scope_id``
+        names it for every conversation, so a runner's own ``acquire_box`` and
+        ``bind_box`` find the same Box). The Box creates the session on first use."""
+        self._acquired.setdefault(box_id, {"session_id": box_id})
+        self.bound[run_id] = box_id
+        self.services.files.bind(run_id, box_id)  # export_box_files reads it
+        self._audit(run_id, "bind", box_id, {"session_id": box_id})
 
     async def import_box_attachments(
         self, p: box.ImportBoxAttachmentsParams, ctx: RequestContext

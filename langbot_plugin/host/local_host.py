@@ -288,12 +288,15 @@ class LocalHost:
     async def _call_tool(
         self, p: models.CallToolParams, ctx: RequestContext
     ) -> models.ToolCallAnswer:
-        if p.run_id and self.box is not None and p.tool_name in SANDBOX_TOOLS:
+        own = self.tools.get(p.tool_name)
+        in_run = own is not None and own.run_function is not None
+        if p.run_id and self.box is not None and p.tool_name in SANDBOX_TOOLS and not in_run:
             answer = await self.box.call_tool(p.run_id, p.tool_name, dict(p.parameters or {}))
             return models.ToolCallAnswer(result=answer)
         tool = self._tool(p)
         if p.run_id:  # the run API's form (parameters checked by the gate)
-            return models.ToolCallAnswer(result=await tool.call(dict(p.parameters or {})))
+            result = await tool.call(dict(p.parameters or {}), p.run_id)
+            return models.ToolCallAnswer(result=result)
         return models.ToolCallAnswer(tool_response=await tool.call(dict(p.tool_parameters or {})))
 
     async def _tool_detail(self, p: models.ToolRef, ctx: RequestContext) -> models.ToolDetailAnswer:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from langbot_plugin.host.scripted import HostTool, ToolFunction
+from langbot_plugin.host.scripted import HostTool, RunToolFunction, ToolFunction
 from langbot_plugin.rpc.errors import InvalidParamsError
 
 __all__ = [
@@ -138,6 +138,10 @@ async def run_exec(
     return exec_answer(result.model_dump(mode="json"))
 
 
-def exec_tool(function: ToolFunction) -> HostTool:
-    """The ``exec`` host tool served by ``function(parameters)`` (a :func:`run_exec`)."""
-    return HostTool(EXEC_TOOL, function, EXEC_DESCRIPTION, EXEC_PARAMETERS)
+def exec_tool(function: ToolFunction, run_function: RunToolFunction | None = None) -> HostTool:
+    """The ``exec`` host tool served by ``function(parameters)`` (a :func:`run_exec`),
+    and the calls of a run by ``run_function(run_id, parameters)`` when given (a
+    ``RunBoxService.call_tool``: the run's Box, with its artifact mounts)."""
+    return HostTool(
+        EXEC_TOOL, function, EXEC_DESCRIPTION, EXEC_PARAMETERS, run_function=run_function
+    )

@@ -128,21 +128,29 @@ class ScriptedModel:
 
 
 ToolFunction = Callable[[dict[str, Any]], Any | Awaitable[Any]]
+#: A tool function told which run calls it: ``function(run_id, parameters)``.
+RunToolFunction = Callable[[str, dict[str, Any]], Any | Awaitable[Any]]
 
 
 @dataclass
 class HostTool:
-    """A tool served by the local host: ``function(parameters)`` returns its result."""
+    """A tool served by the local host: ``function(parameters)`` returns its result;
+    ``run_function(run_id, parameters)``, when given, answers the calls a run makes (a
+    sandbox tool runs in that run's Box, with that run's artifact mounts)."""
 
     name: str
     function: ToolFunction
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     calls: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    run_function: RunToolFunction | None = None
 
-    async def call(self, parameters: dict[str, Any]) -> Any:
+    async def call(self, parameters: dict[str, Any], run_id: str | None = None) -> Any:
         self.calls.append(parameters)
-        result = self.function(parameters)
+        if run_id is not None and self.run_function is not None:
+            result = self.run_function(run_id, parameters)
+        else:
+            result = self.function(parameters)
         if inspect.isawaitable(result):
             result = await result
         return result

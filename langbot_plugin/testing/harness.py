@@ -85,7 +85,8 @@ class PluginHarness(ComponentCalls):
     ``lbp rt`` child with the folder installed as a package. ``box`` (a
     :class:`~langbot_plugin.testing.box.BoxSandbox`) adds its ``exec`` tool and binds
     every run to its session, so runners may ``export_box_files`` what they wrote there
-    and deliver it (``reply.deliveries``).
+    and deliver it (``reply.deliveries``), and mount their artifacts
+    (``api.artifacts.mount``) for their ``exec`` commands.
     """
 
     def __init__(
@@ -112,10 +113,11 @@ class PluginHarness(ComponentCalls):
         self.llm: ScriptedModel = chosen[0]
         self.host = LocalHost(models={m.model_uuid: m for m in chosen}, strict_runs=True)
         self.box = box
-        for tool in [*tools, *(box.tools() if box is not None else ())]:
+        for tool in tools:
             self.host.add_tool(tool)
-        if box is not None:  # the runs' exports read and remove files through the Box
-            self.host.runs.files.box = box.client
+        # The runs' Box calls, exec, exports and artifact mounts go through the host
+        # library's Box service (each run is bound to the sandbox's session).
+        self.box_service = box.serve(self.host) if box is not None else None
         plugin_config = {**_defaults(self.package.manifest.manifest.get("spec")), **(config or {})}
         self.host.settings[self.package.identity] = PluginSettings(
             installation_uuid=str(uuid.uuid4()), plugin_config=plugin_config
@@ -297,7 +299,6 @@ class PluginHarness(ComponentCalls):
         settings = {**_defaults(spec), **(config or {})}
         permissions = spec.get("permissions") if isinstance(spec, dict) else None
         if self.box is not None:
-            options.setdefault("box_session", self.box.session_id)
             options.setdefault("available_apis", [*DEFAULT_APIS, "box"])
         if "declaration" not in options:
             options["declaration"] = await self.client.runner_declaration(
@@ -313,6 +314,8 @@ class PluginHarness(ComponentCalls):
             timeout=timeout,
             **options,
         )
+        if self.box is not None and self.box_service is not None:
+            self.box_service.bind_run(started.run_id, self.box.session_id)
         items = self.client.run_runner(
             self.author,
             self.name,

@@ -25,6 +25,8 @@ from tests.dev.helpers import toolbox, write_script
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
+SEEDAPI = Path(__file__).resolve().parents[1] / "fixtures" / "plugins" / "seedapi"
+
 
 class Seen:
     """Collects a session's events; ``wait(kind)`` returns the next one of a kind."""
@@ -209,9 +211,7 @@ async def test_a_runner_uses_the_sandbox_tools_of_a_local_box(tmp_path: Path) ->
     )
     state = tmp_path / "state"
     async with LocalBox("nsjail", state / "box").running() as box:
-        session = DevSession(
-            plugin, model=load_script(script), state_dir=state, host_tools=box.host_tools()
-        )
+        session = DevSession(plugin, model=load_script(script), state_dir=state, box=box)
         async with session as dev:
             outcome = await dev.send("compute and export")
     assert outcome.status == "completed", outcome.error
@@ -222,6 +222,32 @@ async def test_a_runner_uses_the_sandbox_tools_of_a_local_box(tmp_path: Path) ->
     exported = completed[1]["result"]["files"]
     assert [f["path"] for f in exported] == ["/workspace/answer.txt"]
     assert await anyio.Path(exported[0]["saved_to"]).read_text() == "42\n"
+
+
+async def test_a_runner_reads_its_mounted_artifact_in_the_local_box(tmp_path: Path) -> None:
+    """``lbp dev --box``: a run's ``exec`` goes through the host library's Box service,
+    so it sees the artifacts the run mounted (issue 23)."""
+    require_nsjail()
+    state = tmp_path / "state"
+    seen = Seen()
+    async with LocalBox("nsjail", state / "box").running() as box:
+        session = DevSession(SEEDAPI, runner="mounter", state_dir=state, box=box)
+        session.events.subscribe(seen)
+        async with session as dev:
+            made = await dev.send("make")
+            read = await dev.send("read")
+    assert made.status == "completed", made.error
+    digest = made.text
+    assert read.status == "completed", read.error
+    answer = json.loads(read.text or "{}")
+    path = answer["mount"]["path"]
+    assert path.startswith("/opt/langbot-artifacts/")
+    assert answer["exec"]["exit_code"] == 0, answer["exec"]
+    assert answer["exec"]["stdout"].split() == [digest, path]
+    # the terminal still shows the runner's exec call and its result
+    (call,) = [e.data for e in seen.events if e.kind == "tool.call"]
+    assert call == {"name": "exec", "arguments": {"command": f"sha256sum {path}"}}
+    assert [e.data["name"] for e in seen.events if e.kind == "tool.result"] == ["exec"]
 
 
 async def test_a_plugin_process_that_ends_is_reported_and_refuses_runs(tmp_path: Path) -> None:
