@@ -14,10 +14,12 @@ artifact read-only, by content address, to the commands the run runs in its Box.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
+from langbot_plugin.api.entities.builtin.agent_runner.run_answers import (
+    ArtifactMetadata,
+    ArtifactMount,
+)
 from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
 from langbot_plugin.protocol.spec import Result
 
@@ -56,21 +58,6 @@ class ArtifactReadParams(ArtifactRefParams):
     length: int = Field(default=65536, ge=1)
 
 
-class ArtifactMetadata(Result):
-    """What the host knows of an artifact (never its bytes)."""
-
-    artifact_id: str
-    artifact_type: str
-    mime_type: str
-    name: str | None = None
-    size_bytes: int
-    sha256: str
-    created_at: float
-    expires_at: float | None = None
-    run_id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
-
-
 class ArtifactChunk(Result):
     """``length`` bytes (base64) from ``offset``; ``eof`` when the artifact ends there."""
 
@@ -93,18 +80,6 @@ class ArtifactUpload(Result):
     size_bytes: int = 0
     max_bytes: int = MAX_ARTIFACT_BYTES
     piece_bytes: int = MAX_UPLOAD_PIECE_BYTES
-
-
-class ArtifactMount(Result):
-    """Where an artifact is seen, read-only, by the commands the run runs in its Box:
-    ``path`` is ``<mount_path>/<file name>``; ``mount_path`` is
-    ``/opt/langbot-artifacts/<hex>`` of its ``content_digest`` (``sha256:<hex>``, the
-    digest of the one-file tree holding it)."""
-
-    artifact_id: str
-    path: str
-    mount_path: str
-    content_digest: str
 
 
 ARTIFACT_METADATA = to_host(

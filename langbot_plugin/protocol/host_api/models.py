@@ -6,15 +6,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import (
-    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
-    with_config,
 )
-from typing_extensions import TypedDict
 
+from langbot_plugin.api.entities.builtin.agent_runner.run_answers import (
+    RerankResult,
+    ToolDetail,
+)
 from langbot_plugin.api.entities.builtin.provider.message import (
     LLMTokenUsage,
     Message,
@@ -111,29 +112,12 @@ class RerankParams(RunScopedParams):
     extra_args: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-@with_config(ConfigDict(extra="allow"))
-class RerankResult(TypedDict):
-    """One scored document of a rerank: its index in the input and its score."""
-
-    index: int
-    relevance_score: float
-
-
 class Reranked(Result):
     results: list[RerankResult]
 
 
 class ToolRef(RunScopedParams):
     tool_name: str
-
-
-@with_config(ConfigDict(extra="allow"))
-class ToolDetail(TypedDict, total=False):
-    """A tool's description for a model: name, description, JSON-schema parameters."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 class ToolDetailAnswer(Result):

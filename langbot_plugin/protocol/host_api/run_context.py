@@ -18,6 +18,11 @@ from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
     HistoryPage,
     HistorySearchResult,
 )
+from langbot_plugin.api.entities.builtin.agent_runner.run_answers import (
+    StateDeleteResult,
+    StateGetResult,
+    StateSetResult,
+)
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
 from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
 from langbot_plugin.protocol.spec import Result
@@ -103,27 +108,6 @@ class StateListParams(RunScopedParams):
     scope: str
     prefix: str | None = None
     limit: int = 100
-
-
-@with_config(ConfigDict(extra="allow"))
-class StateGetResult(TypedDict, total=False):
-    """``value`` is ``None`` when the key is not set."""
-
-    value: Any
-
-
-@with_config(ConfigDict(extra="allow"))
-class StateSetResult(TypedDict, total=False):
-    """``success`` tells whether the value was stored."""
-
-    success: bool
-
-
-@with_config(ConfigDict(extra="allow"))
-class StateDeleteResult(TypedDict, total=False):
-    """``success`` is false when the key did not exist."""
-
-    success: bool
 
 
 @with_config(ConfigDict(extra="allow"))

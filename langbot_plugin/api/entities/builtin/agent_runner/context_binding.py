@@ -4,7 +4,9 @@ During a run the runner component binds the context to the run-scoped API
 (:meth:`~.context.AgentRunContext.activate`); ``ctx.state_get(...)``,
 ``ctx.history_page(...)``, ``ctx.bind_box(...)`` and the others are then the same calls
 as ``ctx.api.<name>(...)``, with the same grants and errors. :class:`RunContextAPI`
-says what such an API offers; the SDK's run proxy is one.
+says what such an API offers (with Protocol v1's namespaces,
+:mod:`~langbot_plugin.api.entities.builtin.agent_runner.run_namespaces`); the SDK's run
+proxy is one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
     RunEventPage,
     RunPage,
 )
+from langbot_plugin.api.entities.builtin.agent_runner.run_namespaces import RunNamespaces
 from langbot_plugin.api.entities.builtin.agent_runner.steering import SteeringPullResult
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 
@@ -42,8 +45,9 @@ class ReplyStreamHandle(Protocol):
     async def update(self, text: str) -> Mapping[str, Any]: ...
 
 
-class RunContextAPI(Protocol):
-    """The run-scoped host API a context delegates to."""
+class RunContextAPI(RunNamespaces, Protocol):
+    """The run-scoped host API a context delegates to: the flat 0.7 calls and Protocol
+    v1's namespaces (``ctx.api.models.invoke(...)``...: :class:`RunNamespaces`)."""
 
     async def call_tool(self, tool_name: str, parameters: dict[str, Any]) -> Any: ...
     async def list_tools(self) -> list[dict[str, Any]]: ...
