@@ -109,6 +109,7 @@ class DevSession(SessionCalls):
         #: to it through the host library's Box service (artifact mounts included).
         self.box = box
         self.box_service: RunBoxService | None = None
+        self._box_tools: list[HostTool] = []
         self.lbp_command = list(lbp_command or LBP_COMMAND)
         self.ready_seconds = ready_seconds
         #: Wraps the host the runtime talks to (a recorder, a replayer: host.exchange).
@@ -175,8 +176,8 @@ class DevSession(SessionCalls):
             self.box_service = self.local.with_box(
                 box.client, scope_id=box.scope_id, artifact_root=box.artifact_root
             )
-            self.extra_tools = [*self.extra_tools, *box.host_tools(self.box_service)]
-        for tool in self.extra_tools:
+            self._box_tools = box.host_tools(self.box_service)
+        for tool in [*self.extra_tools, *self._box_tools]:
             self.local.add_tool(watched(tool, self.events))
 
         tg = await self._stack.enter_async_context(anyio.create_task_group())
@@ -278,7 +279,7 @@ class DevSession(SessionCalls):
             "tools": [component_name(t) for t in self.tools],
             "commands": [component_name(c) for c in self.commands],
             "pages": [{"id": p["id"], "label": p.get("label") or {}} for p in self.pages],
-            "host_tools": [t.name for t in self.extra_tools],
+            "host_tools": [t.name for t in [*self.extra_tools, *self._box_tools]],
             "conversation_id": self.conversation_id,
             "model": self.model.model_uuid,
         }
