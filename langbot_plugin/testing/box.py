@@ -6,14 +6,15 @@ conversation's Box). A runner calls them like any tool: ``api.call_tool("exec",
 its stdio, as LangBot starts it), picks a backend, and serves that tool to the
 harness's host with the fields and the answer LangBot 4.11.2 uses::
 
-    async with BoxSandbox.start("nsjail") as box, PluginHarness(path, tools=box.tools()) as h:
+    async with BoxSandbox.start("nsjail") as box, PluginHarness(path, box=box) as h:
         reply = await h.run_agent("compute 6 * 7")
 
 The harness serves the runs' Box through the host library's
 :class:`~langbot_plugin.host.box_service.RunBoxService` (:meth:`BoxSandbox.serve`):
 every run is bound to the one session, and a run's ``exec`` carries that run's
-artifact mounts (``api.artifacts.mount(...)``). The Box allows :attr:`BoxSandbox.artifact_root`
-(a scratch directory of its own) as a mount source for them.
+artifact mounts (``api.artifacts.mount(...)``). The Box allows
+:attr:`BoxSandbox.artifact_root` (a scratch directory of its own) as a mount source.
+``PluginHarness(path, tools=box.tools())`` gives the bare tool (no run binding).
 """
 
 from __future__ import annotations
