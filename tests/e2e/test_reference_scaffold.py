@@ -115,8 +115,10 @@ async def test_a_07_runner_binds_a_box_and_runs_a_command_in_it(tmp_path: Path) 
                 assert outcome.status == "completed", outcome.error
                 box_id, said = outcome.text.split(" ", 1)
                 assert said == "sandbox-42 in /workspace"
-                (run_id,) = service.bound
-                assert service.bound[run_id] == box_id
+                run_id = outcome.run_id
+                boxed = [e for e in await local.runs.audit.entries(run_id) if e["kind"] == "box"]
+                assert ("box.bind", box_id) in [(e["action"], e["resource"]) for e in boxed]
+                assert service.bound == {}  # released with the run
                 assert box_id.startswith("lb-box-")  # the host-owned scope, not the key
                 session = local.runs.registry.get(run_id)
                 assert session is not None
