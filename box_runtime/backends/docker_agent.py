@@ -42,6 +42,7 @@ __all__ = [
     "PROCESS_LOOP",
     "AgentRun",
     "agent_script_text",
+    "offer_token",
     "run_via_agent",
     "status_code",
 ]
@@ -168,21 +169,32 @@ def _signal_agent(directory: int, token: str, seconds: float) -> bool:
     """Hand the token to a waiting agent; False when no agent listens (within a moment)."""
     deadline = time.monotonic() + seconds
     while True:
-        try:
-            fd = os.open("ctl", os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=directory)
-        except OSError as exc:
-            # ENXIO: nobody reads right now (between two commands, or starting up).
-            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
-                return False
-            time.sleep(0.001)
-            continue
-        try:
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                return False
-            os.write(fd, f"{token}\n".encode())
-        finally:
-            os.close(fd)
-        return True
+        offered = offer_token(directory, "ctl", token)
+        if offered is not None:
+            return offered
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+
+
+def offer_token(
+    directory: int, name: str, token: str, *, waiting: frozenset[int] = frozenset({errno.ENXIO})
+) -> bool | None:
+    """Write ``token`` as one line into the FIFO ``name`` under ``directory``: ``True``
+    when written, ``False`` when it cannot be (not a FIFO, another error), ``None`` while
+    nobody reads it yet (an errno in ``waiting``; ENXIO: between two reads, or starting
+    up), for the caller to try again."""
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=directory)
+    except OSError as exc:
+        return None if exc.errno in waiting else False
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        os.write(fd, f"{token}\n".encode())
+    finally:
+        os.close(fd)
+    return True
 
 
 def status_code(line: bytes) -> int:

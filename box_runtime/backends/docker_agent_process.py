@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from box_runtime.backends.base import ProcessRequest, SpawnedProcess
-from box_runtime.backends.docker_agent import AGENT_DIR, AgentRun, status_code
+from box_runtime.backends.docker_agent import AGENT_DIR, AgentRun, offer_token, status_code
 from box_runtime.backends.docker_io import make_pipe, open_dir
 from box_runtime.backends.docker_process import PROCESS_WRAPPER
 from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream
@@ -59,25 +59,18 @@ def process_script(request: ProcessRequest, pid_file: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Nobody reads the process loop's pipe yet: between two reads, or not made yet.
+_LOOP_NOT_READ = frozenset({errno.ENXIO, errno.ENOENT})
+
+
 async def _hand_over(directory: int, token: str) -> bool:
     """Write the token into the process loop's control pipe; False when nobody listens."""
     with anyio.move_on_after(_CONNECT_WAIT_SEC):
         while True:
-            try:
-                flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW
-                fd = os.open(PROCESS_CONTROL, flags, dir_fd=directory)
-            except OSError as exc:
-                if exc.errno not in (errno.ENXIO, errno.ENOENT):
-                    return False
-                await anyio.sleep(0.001)  # the loop is between two reads, or starting
-                continue
-            try:
-                if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                    return False
-                os.write(fd, f"{token}\n".encode())
-            finally:
-                os.close(fd)
-            return True
+            offered = offer_token(directory, PROCESS_CONTROL, token, waiting=_LOOP_NOT_READ)
+            if offered is not None:
+                return offered
+            await anyio.sleep(0.001)  # the loop is between two reads, or starting
     return False
 
 
