@@ -13,12 +13,7 @@ sequential ``call_tool`` calls round-robin over the fleet's tools. Prints one JS
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import os
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -29,8 +24,8 @@ HERE = Path(__file__).resolve().parent
 # so that the repository root (our package) never shadows the reference.
 sys.path += [str(HERE), str(HERE.parent)]
 from fleet import fleet_copy, identity, tool_name  # noqa: E402
-from host_driver import Act, HostHandler, Workspace, handshake, session_payload  # noqa: E402
-from procs import free_port, print_outcome, stop_process, tree_rss_mb, wait_port  # noqa: E402
+from host_driver import Act, HostHandler, handshake, main, session_payload  # noqa: E402
+from procs import stop_process, tree_rss_mb  # noqa: E402
 
 REGISTER_TIMEOUT = 600.0
 
@@ -62,15 +57,17 @@ async def apply_debug_row(host: HostHandler, key: tuple[str, str]) -> None:
     )
 
 
-async def drive(  # noqa: PLR0917 - the driver's wiring, as host_driver.drive
+async def drive(
     host: HostHandler,
     plan: dict[str, Any],
+    *,
     plugin_src: Path,
     work: Path,
-    ports: tuple[int, int],
+    debug_port: int,
     lbp: str,
+    rt_pid: int,
 ) -> dict[str, Any]:
-    debug, rt_pid = ports
+    debug = debug_port
     ws = host.ws
     await handshake(host)
     info = await host.call_action(Act.GET_DEBUG_INFO, {}, timeout=10, action_context=ws.workspace)
@@ -146,65 +143,5 @@ async def drive(  # noqa: PLR0917 - the driver's wiring, as host_driver.drive
     return out
 
 
-async def measure(plugin_src: Path, plan: dict[str, Any], work: Path) -> dict[str, Any]:
-    from langbot_plugin.runtime.io.controllers.ws.client import WebSocketClientController
-
-    lbp = str(Path(sys.executable).parent / "lbp")
-    control, debug = free_port(), free_port()
-    log = (work / "rt.log").open("wb")
-    rt = await asyncio.create_subprocess_exec(
-        lbp,
-        "rt",
-        "--ws-control-port",
-        str(control),
-        "--ws-debug-port",
-        str(debug),
-        "--skip-deps-check",
-        cwd=work,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-    )
-    result: dict[str, Any] = {}
-    failure: list[BaseException | None] = []
-    try:
-        await wait_port(control, timeout=60.0)
-
-        async def on_connection(conn: Any) -> None:
-            host = HostHandler(conn, Workspace())
-            runner = asyncio.create_task(host.run())
-            try:
-                result.update(await drive(host, plan, plugin_src, work, (debug, rt.pid), lbp))
-            except BaseException as exc:
-                failure.append(exc)
-            finally:
-                runner.cancel()
-
-        async def failed(_controller: Any, exc: BaseException | None) -> None:
-            failure.append(exc)
-
-        await WebSocketClientController(f"ws://127.0.0.1:{control}/control/ws", failed).run(
-            on_connection
-        )
-    finally:
-        await stop_process(rt, grace=5.0)
-    if failure:
-        raise RuntimeError(f"reference curve driver failed: {failure[0]!r}") from failure[0]
-    return result
-
-
-def main(argv: list[str]) -> int:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    plugin_src = Path(argv[0]).resolve()
-    plan = json.loads(argv[1])
-    work = Path(tempfile.mkdtemp(prefix="lbp-bench-refcurve-"))
-    os.chdir(work)  # the reference keeps ./data next to it
-    try:
-        return print_outcome(lambda: asyncio.run(measure(plugin_src, plan, work)), logs=work)
-    finally:
-        os.chdir("/")
-        shutil.rmtree(work, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], drive))

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -338,7 +339,16 @@ async def drive(
     return out
 
 
-async def measure(plugin_src: Path, plan: dict[str, Any], work: Path) -> dict[str, Any]:
+#: ``drive(host, plan, *, plugin_src, work, debug_port, lbp, rt_pid)``: what a driver
+#: measures once the reference ``lbp rt`` is up and connected (this module's and
+#: ``curve_driver.py``'s).
+Drive = Callable[..., Awaitable[dict[str, Any]]]
+
+
+async def measure(
+    plugin_src: Path, plan: dict[str, Any], work: Path, drive: Drive
+) -> dict[str, Any]:
+    """Starts the reference ``lbp rt``, plays its host and runs ``drive`` once connected."""
     from langbot_plugin.runtime.io.controllers.ws.client import WebSocketClientController
 
     lbp = str(Path(sys.executable).parent / "lbp")
@@ -391,18 +401,19 @@ async def measure(plugin_src: Path, plan: dict[str, Any], work: Path) -> dict[st
     finally:
         await stop_process(rt, grace=5.0)
     if failure:
-        raise RuntimeError(f"reference host driver failed: {failure[0]!r}") from failure[0]
+        raise RuntimeError(f"reference driver failed: {failure[0]!r}") from failure[0]
     return result
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], drive: Drive = drive) -> int:
+    """``PLUGIN_DIR PLAN_JSON``: one measurement by ``drive``, printed as one JSON line."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     plugin_src = Path(argv[0]).resolve()
     plan = json.loads(argv[1])
-    work = Path(tempfile.mkdtemp(prefix="lbp-bench-refhost-"))
+    work = Path(tempfile.mkdtemp(prefix="lbp-bench-ref-"))
     os.chdir(work)  # the reference keeps ./data next to it
     try:
-        return print_outcome(lambda: asyncio.run(measure(plugin_src, plan, work)), logs=work)
+        return print_outcome(lambda: asyncio.run(measure(plugin_src, plan, work, drive)), logs=work)
     finally:
         os.chdir("/")
         shutil.rmtree(work, ignore_errors=True)
