@@ -90,8 +90,9 @@ root (not importable from here; the Box's branch is in :mod:`box_runtime.errors`
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langbot_plugin.api.entities._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.agent_tools._daemon_wire import AgentRuntimeDaemonError
@@ -264,9 +265,4 @@ _HOMES: dict[str, str] = {
     "VectorStoreError": "langbot_plugin.api.entities.builtin.rag.errors",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__ = lazy_names(__name__, _HOMES)

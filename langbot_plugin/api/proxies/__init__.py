@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from langbot_plugin.api._lazy import lazy_names
+from langbot_plugin.api.entities._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.proxies.agent_run import AgentRunAdminAPIProxy, AgentRunAPIProxy

@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langbot_plugin.api.definition.components.base import BaseComponent, BasePlugin
+from langbot_plugin.api.entities._lazy import lazy_names
 from langbot_plugin.api.proxies.invocation import current_config
 
 if TYPE_CHECKING:
@@ -37,17 +38,14 @@ EventHandler = Callable[["AgentRunContext"], Awaitable[None]]
 H = TypeVar("H", bound=EventHandler)
 
 
-def __getattr__(name: str) -> Any:
-    # The run models are imported when first asked for, not when a plugin loads.
-    if name == "AgentRunContext":
-        from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
-
-        return AgentRunContext
-    if name == "AgentRunResult":
-        from langbot_plugin.api.entities.builtin.agent_runner.result import AgentRunResult
-
-        return AgentRunResult
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The run models are imported when first asked for, not when a plugin loads.
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "AgentRunContext": "langbot_plugin.api.entities.builtin.agent_runner.context",
+        "AgentRunResult": "langbot_plugin.api.entities.builtin.agent_runner.result",
+    },
+)
 
 
 class AgentRunner(BaseComponent):

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from langbot_plugin.api._lazy import lazy_names
 from langbot_plugin.api.definition.components.base import BaseComponent
+from langbot_plugin.api.entities._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext

@@ -5,8 +5,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from langbot_plugin.api._lazy import lazy_names
 from langbot_plugin.api.definition.components.base import BaseComponent
+from langbot_plugin.api.entities._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.rag.models import ParseContext, ParseResult

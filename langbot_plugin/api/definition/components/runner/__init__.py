@@ -1,9 +1,10 @@
 """The 0.7 runner component (``Runner``), its context and its results (the models are
 imported when first asked for, not when a plugin loads)."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langbot_plugin.api.definition.components.runner.runner import Runner
+from langbot_plugin.api.entities._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
@@ -11,10 +12,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Runner", "RunnerContext", "RunnerResult"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in ("RunnerContext", "RunnerResult"):
-        from langbot_plugin.api.definition.components.runner import runner
-
-        return getattr(runner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "RunnerContext": "langbot_plugin.api.entities.builtin.runner.context",
+        "RunnerResult": "langbot_plugin.api.entities.builtin.runner.result",
+    },
+)

@@ -10,10 +10,11 @@ run's API; the worker drives both through :meth:`~AgentRunner.invoke`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
 from langbot_plugin.api.definition.components.base import BaseComponent
+from langbot_plugin.api.entities._lazy import lazy_names
 from langbot_plugin.api.proxies.invocation import (
     bind_invocation,
     current_binding,
@@ -40,20 +41,15 @@ __all__ = [
 ]
 
 #: Names this module offers without importing their modules until asked.
-_LAZY = {
-    "EBAEvent": "langbot_plugin.api.entities.builtin.platform.events",
-    "RunnerAPIProxy": "langbot_plugin.api.proxies.runner.api",
-    "RunnerContext": "langbot_plugin.api.entities.builtin.runner.context",
-    "RunnerResult": "langbot_plugin.api.entities.builtin.runner.result",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "EBAEvent": "langbot_plugin.api.entities.builtin.platform.events",
+        "RunnerAPIProxy": "langbot_plugin.api.proxies.runner.api",
+        "RunnerContext": "langbot_plugin.api.entities.builtin.runner.context",
+        "RunnerResult": "langbot_plugin.api.entities.builtin.runner.result",
+    },
+)
 
 
 class Runner(AgentRunner):

@@ -16,8 +16,9 @@ does not build every model of the package).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langbot_plugin.api.entities._lazy import lazy_names
 
 if TYPE_CHECKING:
     from langbot_plugin.api.entities.builtin.agent_runner.box import (
@@ -326,11 +327,4 @@ _HOMES: dict[str, str] = {
     "cumulative_deltas": ".streaming",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_names(__name__, _HOMES)

@@ -8,6 +8,7 @@ when code first uses them, so a plugin starts without paying for models it never
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,12 +16,16 @@ __all__ = ["lazy_names"]
 
 
 def lazy_names(module: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` serving each name of ``homes`` from its home module."""
+    """A module ``__getattr__`` serving each name of ``homes`` from its home module
+    (``.sub``: a submodule of ``module``, a package); the name is then kept in
+    ``module``, so later lookups skip the function."""
 
     def get(name: str) -> Any:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(home), name)
+        value = getattr(importlib.import_module(home, module), name)
+        setattr(sys.modules[module], name, value)
+        return value
 
     return get
