@@ -10,16 +10,15 @@ query APIs (``reply``, ``get_bot_uuid``, ...).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any, ClassVar, cast
 
 from pydantic import SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from langbot_plugin.api.entities import events as events_module
-from langbot_plugin.api.entities.builtin.platform import message as platform_message
+from langbot_plugin.api.entities._query_calls import UnconnectedQueryCalls
 from langbot_plugin.api.entities.events import BaseEventModel
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
-from langbot_plugin.rpc.errors import NotReadyError
 
 __all__ = ["BaseEventModel", "EventContext", "WorkspaceExecutionScope", "global_eid_index"]
 
@@ -32,14 +31,7 @@ cached_event_contexts: weakref.WeakValueDictionary[int, EventContext] = (
 )
 
 
-def _not_connected(method: Callable[..., object]) -> NotReadyError:
-    return NotReadyError(
-        f"{method.__name__}() needs a runtime connection; event handlers receive an "
-        "EventContextProxy that provides it"
-    )
-
-
-class EventContext(WorkspaceExecutionScope):
+class EventContext(UnconnectedQueryCalls, WorkspaceExecutionScope):
     """One event on its way through the plugins, and what handlers decided."""
 
     query_id: int = 0
@@ -52,6 +44,8 @@ class EventContext(WorkspaceExecutionScope):
     is_prevent_default: bool = False
     #: Set by :meth:`prevent_postorder`: later plugins do not see the event.
     is_prevent_postorder: bool = False
+
+    unconnected_hint: ClassVar[str] = "event handlers receive an EventContextProxy"
 
     @field_validator("event", mode="before")
     @classmethod
@@ -95,30 +89,6 @@ class EventContext(WorkspaceExecutionScope):
 
     def is_prevented_postorder(self) -> bool:
         return self.is_prevent_postorder
-
-    # ------------------------------------------------------------------ query APIs
-
-    async def reply(
-        self, message_chain: platform_message.MessageChain, quote_origin: bool = False
-    ) -> Any:
-        """Reply to the message behind the event."""
-        raise _not_connected(self.reply)
-
-    async def get_bot_uuid(self) -> str:
-        """The uuid of the bot that received the event."""
-        raise _not_connected(self.get_bot_uuid)
-
-    async def set_query_var(self, key: str, value: Any) -> Any:
-        """Set a variable of the current query."""
-        raise _not_connected(self.set_query_var)
-
-    async def get_query_var(self, key: str) -> Any:
-        """A variable of the current query."""
-        raise _not_connected(self.get_query_var)
-
-    async def get_query_vars(self) -> dict[str, Any]:
-        """All variables of the current query."""
-        raise _not_connected(self.get_query_vars)
 
     # ------------------------------------------------------------------ host side
 

@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, InstanceOf, PlainSerializer, model_validator
 
 from langbot_plugin.api.entities._legacy import attach_legacy_config
+from langbot_plugin.api.entities._query_calls import UnconnectedQueryCalls
 from langbot_plugin.api.entities.builtin.command.errors import CommandError
-from langbot_plugin.api.entities.builtin.platform import message as platform_message
 from langbot_plugin.api.entities.builtin.provider.session import Session
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
-from langbot_plugin.rpc.errors import NotReadyError
 
 __all__ = ["CommandReturn", "ExecuteContext", "typed_command"]
 
@@ -53,14 +52,7 @@ class CommandReturn(BaseModel):
     error: _WireCommandError = None
 
 
-def _not_connected(method: Callable[..., object]) -> NotReadyError:
-    return NotReadyError(
-        f"{method.__name__}() needs a runtime connection; command handlers receive an "
-        "ExecuteContextProxy that provides it"
-    )
-
-
-class ExecuteContext(WorkspaceExecutionScope):
+class ExecuteContext(UnconnectedQueryCalls, WorkspaceExecutionScope):
     """One command execution.
 
     For ``!plugin on web``: ``command`` is ``plugin``, ``params`` ``["on", "web"]``;
@@ -80,6 +72,8 @@ class ExecuteContext(WorkspaceExecutionScope):
     crt_params: list[str]
     privilege: int
 
+    unconnected_hint: ClassVar[str] = "command handlers receive an ExecuteContextProxy"
+
     @model_validator(mode="after")
     def align_session_execution_scope(self) -> ExecuteContext:
         """Share the workspace scope between the context and its session."""
@@ -93,31 +87,9 @@ class ExecuteContext(WorkspaceExecutionScope):
         self.crt_params = self.crt_params[1:]
         return self
 
-    async def reply(
-        self, message_chain: platform_message.MessageChain, quote_origin: bool = False
-    ) -> Any:
-        """Reply to the message that triggered the command."""
-        raise _not_connected(self.reply)
-
-    async def get_bot_uuid(self) -> str:
-        """The uuid of the bot that received the command."""
-        raise _not_connected(self.get_bot_uuid)
-
-    async def set_query_var(self, key: str, value: Any) -> Any:
-        """Set a variable of the current query."""
-        raise _not_connected(self.set_query_var)
-
-    async def get_query_var(self, key: str) -> Any:
-        """A variable of the current query."""
-        raise _not_connected(self.get_query_var)
-
-    async def get_query_vars(self) -> dict[str, Any]:
-        """All variables of the current query."""
-        raise _not_connected(self.get_query_vars)
-
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in this session."""
-        raise _not_connected(self.create_new_conversation)
+        raise self._not_connected("create_new_conversation")
 
 
 attach_legacy_config(CommandReturn)
