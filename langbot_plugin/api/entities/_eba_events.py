@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import Field
 
@@ -41,7 +41,22 @@ _User = platform_entities.User
 _Group = platform_entities.UserGroup
 
 
-class MessageReceived(BaseEventModel, MessageChainFields):
+class _MirrorsPlatformEvent(BaseEventModel):
+    """A plugin event whose own fields are those of its platform event (kept aside in
+    ``platform_event``, never dumped)."""
+
+    @classmethod
+    def from_platform_event(cls, event: platform_events.EBAEvent) -> Self:
+        """The plugin event of ``event``: each field of this class copied from it."""
+        skip = {*BaseEventModel.model_fields, "event_name", "platform_event"}
+        fields: dict[str, Any] = {
+            name: getattr(event, name) for name in cls.model_fields if name not in skip
+        }
+        fields["platform_event"] = event
+        return cls(**fields)
+
+
+class MessageReceived(_MirrorsPlatformEvent, MessageChainFields):
     """A message arrived (event-based family)."""
 
     event_name: str = "MessageReceived"
@@ -55,20 +70,8 @@ class MessageReceived(BaseEventModel, MessageChainFields):
     group: _Group | None = None
     platform_event: platform_events.MessageReceivedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.MessageReceivedEvent) -> MessageReceived:
-        return cls(
-            **_copy(event, "bot_uuid adapter_name message_id message_chain sender"),
-            **_copy(event, "chat_type chat_id group"),
-            platform_event=event,
-        )
 
-
-def _copy(event: Any, names: str) -> dict[str, Any]:
-    return {name: getattr(event, name) for name in names.split()}
-
-
-class MessageEdited(BaseEventModel, NewContentField):
+class MessageEdited(_MirrorsPlatformEvent, NewContentField):
     """A message was edited."""
 
     event_name: str = "MessageEdited"
@@ -80,13 +83,8 @@ class MessageEdited(BaseEventModel, NewContentField):
     group: _Group | None = None
     platform_event: platform_events.MessageEditedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.MessageEditedEvent) -> MessageEdited:
-        names = "message_id new_content editor chat_type chat_id group"
-        return cls(**_copy(event, names), platform_event=event)
 
-
-class MessageDeleted(BaseEventModel):
+class MessageDeleted(_MirrorsPlatformEvent):
     """A message was deleted or recalled."""
 
     event_name: str = "MessageDeleted"
@@ -97,13 +95,8 @@ class MessageDeleted(BaseEventModel):
     group: _Group | None = None
     platform_event: platform_events.MessageDeletedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.MessageDeletedEvent) -> MessageDeleted:
-        names = "message_id operator chat_type chat_id group"
-        return cls(**_copy(event, names), platform_event=event)
 
-
-class MessageReactionReceived(BaseEventModel):
+class MessageReactionReceived(_MirrorsPlatformEvent):
     """A reaction was added or removed."""
 
     event_name: str = "MessageReactionReceived"
@@ -116,15 +109,8 @@ class MessageReactionReceived(BaseEventModel):
     group: _Group | None = None
     platform_event: platform_events.MessageReactionEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(
-        cls, event: platform_events.MessageReactionEvent
-    ) -> MessageReactionReceived:
-        names = "message_id user reaction is_add chat_type chat_id group"
-        return cls(**_copy(event, names), platform_event=event)
 
-
-class FeedbackReceived(BaseEventModel):
+class FeedbackReceived(_MirrorsPlatformEvent):
     """Feedback on a bot answer (1 like, 2 dislike)."""
 
     event_name: str = "FeedbackReceived"
@@ -138,17 +124,8 @@ class FeedbackReceived(BaseEventModel):
     stream_id: str | None = None
     platform_event: platform_events.FeedbackReceivedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.FeedbackReceivedEvent) -> FeedbackReceived:
-        names = "feedback_id feedback_type feedback_content inaccurate_reasons user_id"
-        return cls(
-            **_copy(event, names),
-            **_copy(event, "session_id message_id stream_id"),
-            platform_event=event,
-        )
 
-
-class GroupMemberJoined(BaseEventModel):
+class GroupMemberJoined(_MirrorsPlatformEvent):
     """Someone joined a group."""
 
     event_name: str = "GroupMemberJoined"
@@ -158,12 +135,8 @@ class GroupMemberJoined(BaseEventModel):
     join_type: str | None = None
     platform_event: platform_events.MemberJoinedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.MemberJoinedEvent) -> GroupMemberJoined:
-        return cls(**_copy(event, "group member inviter join_type"), platform_event=event)
 
-
-class GroupMemberLeft(BaseEventModel):
+class GroupMemberLeft(_MirrorsPlatformEvent):
     """Someone left or was kicked from a group."""
 
     event_name: str = "GroupMemberLeft"
@@ -173,12 +146,8 @@ class GroupMemberLeft(BaseEventModel):
     operator: _User | None = None
     platform_event: platform_events.MemberLeftEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.MemberLeftEvent) -> GroupMemberLeft:
-        return cls(**_copy(event, "group member is_kicked operator"), platform_event=event)
 
-
-class GroupMemberBanned(BaseEventModel):
+class GroupMemberBanned(_MirrorsPlatformEvent):
     """A member was muted."""
 
     event_name: str = "GroupMemberBanned"
@@ -188,12 +157,8 @@ class GroupMemberBanned(BaseEventModel):
     duration: int | None = None
     platform_event: platform_events.MemberBannedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.MemberBannedEvent) -> GroupMemberBanned:
-        return cls(**_copy(event, "group member operator duration"), platform_event=event)
 
-
-class BotInvitedToGroup(BaseEventModel):
+class BotInvitedToGroup(_MirrorsPlatformEvent):
     """The bot was invited into a group."""
 
     event_name: str = "BotInvitedToGroup"
@@ -204,14 +169,8 @@ class BotInvitedToGroup(BaseEventModel):
         default=None, exclude=True
     )
 
-    @classmethod
-    def from_platform_event(
-        cls, event: platform_events.BotInvitedToGroupEvent
-    ) -> BotInvitedToGroup:
-        return cls(**_copy(event, "group inviter request_id"), platform_event=event)
 
-
-class BotRemovedFromGroup(BaseEventModel):
+class BotRemovedFromGroup(_MirrorsPlatformEvent):
     """The bot was removed from a group."""
 
     event_name: str = "BotRemovedFromGroup"
@@ -221,14 +180,8 @@ class BotRemovedFromGroup(BaseEventModel):
         default=None, exclude=True
     )
 
-    @classmethod
-    def from_platform_event(
-        cls, event: platform_events.BotRemovedFromGroupEvent
-    ) -> BotRemovedFromGroup:
-        return cls(**_copy(event, "group operator"), platform_event=event)
 
-
-class BotMuted(BaseEventModel):
+class BotMuted(_MirrorsPlatformEvent):
     """The bot was muted in a group."""
 
     event_name: str = "BotMuted"
@@ -237,12 +190,8 @@ class BotMuted(BaseEventModel):
     duration: int | None = None
     platform_event: platform_events.BotMutedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.BotMutedEvent) -> BotMuted:
-        return cls(**_copy(event, "group operator duration"), platform_event=event)
 
-
-class BotUnmuted(BaseEventModel):
+class BotUnmuted(_MirrorsPlatformEvent):
     """The bot was unmuted in a group."""
 
     event_name: str = "BotUnmuted"
@@ -250,12 +199,8 @@ class BotUnmuted(BaseEventModel):
     operator: _User | None = None
     platform_event: platform_events.BotUnmutedEvent | None = Field(default=None, exclude=True)
 
-    @classmethod
-    def from_platform_event(cls, event: platform_events.BotUnmutedEvent) -> BotUnmuted:
-        return cls(**_copy(event, "group operator"), platform_event=event)
 
-
-class PlatformSpecificEventReceived(BaseEventModel):
+class PlatformSpecificEventReceived(_MirrorsPlatformEvent):
     """An adapter-specific event; ``data`` is adapter-defined."""
 
     event_name: str = "PlatformSpecificEventReceived"
@@ -263,9 +208,3 @@ class PlatformSpecificEventReceived(BaseEventModel):
     action: str = ""
     data: dict[str, Any] = Field(default_factory=dict)
     platform_event: platform_events.PlatformSpecificEvent | None = Field(default=None, exclude=True)
-
-    @classmethod
-    def from_platform_event(
-        cls, event: platform_events.PlatformSpecificEvent
-    ) -> PlatformSpecificEventReceived:
-        return cls(**_copy(event, "adapter_name action data"), platform_event=event)
