@@ -242,34 +242,20 @@ class StorageAPI(_Namespace):
     __slots__ = ()
 
     def _area(self, area: str) -> _StorageCalls:
-        api = self._api
-        if area == "plugin":
-            return _StorageCalls(
-                api.get_plugin_storage,
-                api.set_plugin_storage,
-                api.delete_plugin_storage,
-                api.get_plugin_storage_keys,
+        if area not in STORAGE_AREAS:
+            raise as_protocol_v1(
+                AgentAPIException.of(
+                    "invalid_argument",
+                    f"area must be one of {', '.join(STORAGE_AREAS)}, not {area!r}",
+                    details={"area": area},
+                )
             )
-        if area == "workspace":
-            return _StorageCalls(
-                api.get_workspace_storage,
-                api.set_workspace_storage,
-                api.delete_workspace_storage,
-                api.get_workspace_storage_keys,
-            )
-        if area == "binding":
-            return _StorageCalls(
-                api.get_binding_storage,
-                api.set_binding_storage,
-                api.delete_binding_storage,
-                api.get_binding_storage_keys,
-            )
-        raise as_protocol_v1(
-            AgentAPIException.of(
-                "invalid_argument",
-                f"area must be one of {', '.join(STORAGE_AREAS)}, not {area!r}",
-                details={"area": area},
-            )
+        api = self._api  # get_plugin_storage, set_workspace_storage, ... by area
+        return _StorageCalls(
+            getattr(api, f"get_{area}_storage"),
+            getattr(api, f"set_{area}_storage"),
+            getattr(api, f"delete_{area}_storage"),
+            getattr(api, f"get_{area}_storage_keys"),
         )
 
     async def get(self, area: str, key: str) -> bytes:
