@@ -18,12 +18,13 @@ Everything else (parsing, validation, the answers) stays the package's.
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["ACCEPT", "PlainJSONRPC", "complete_initialize"]
+__all__ = ["ACCEPT", "PlainJSONRPC", "complete_initialize", "read_body", "replaying"]
 
 #: What the transport wants a client to accept.
 ACCEPT = b"application/json, text/event-stream"
@@ -48,6 +49,33 @@ def complete_initialize(message: Any) -> Any:
     return {**request, "params": params}
 
 
+async def read_body(receive: Receive, limit: float = math.inf) -> bytes | None:
+    """A request's body (``None``: the client went away); reading stops once the body
+    is over ``limit`` bytes."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body += message.get("body", b"")
+        if len(body) > limit or not message.get("more_body", False):
+            return bytes(body)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for an app after :func:`read_body`: ``body`` first, then the rest."""
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class PlainJSONRPC:
     """ASGI wrapper around the transport (see the module docstring)."""
 
@@ -60,28 +88,13 @@ class PlainJSONRPC:
             return
         headers = [(k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-type")]
         headers += [(b"accept", ACCEPT), (b"content-type", b"application/json")]
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
-        content = bytes(body)
+        content = await read_body(receive)
+        if content is None:
+            return
         try:
             content = json.dumps(complete_initialize(json.loads(content))).encode()
         except ValueError:
             pass  # not JSON: the transport answers the parse error
         headers = [(k, v) for k, v in headers if k != b"content-length"]
         headers.append((b"content-length", str(len(content)).encode()))
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": content, "more_body": False}
-            return await receive()
-
-        await self._app({**scope, "headers": headers}, replay, send)
+        await self._app({**scope, "headers": headers}, replaying(content, receive), send)

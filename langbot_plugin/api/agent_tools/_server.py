@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from langbot_plugin.api.agent_tools._plain_jsonrpc import PlainJSONRPC, complete_initialize
+from langbot_plugin.api.agent_tools._plain_jsonrpc import (
+    PlainJSONRPC,
+    complete_initialize,
+    read_body,
+    replaying,
+)
 from langbot_plugin.rpc.loopback import is_loopback
 
 if TYPE_CHECKING:
@@ -201,16 +206,7 @@ class _RequestGuard:
             body = await self._bounded_body(scope, receive, send, self._max)
             if body is None:
                 return
-            replayed = False
-
-            async def replay() -> Any:
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            await self._app(scope, replay, send)
+            await self._app(scope, replaying(body, receive), send)
         finally:
             self.in_flight -= 1
 
@@ -221,17 +217,11 @@ class _RequestGuard:
             status = 413 if declared.isdigit() else 400
             await _refuse_body(send, status, limit)
             return None
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            body += message.get("body", b"")
-            if len(body) > limit:
-                await _refuse_body(send, 413, limit)
-                return None
-            if not message.get("more_body", False):
-                return bytes(body)
+        body = await read_body(receive, limit)
+        if body is not None and len(body) > limit:
+            await _refuse_body(send, 413, limit)
+            return None
+        return body
 
 
 async def _refuse_body(send: Send, status: int, limit: int) -> None:
