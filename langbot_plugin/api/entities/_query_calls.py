@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from langbot_plugin.api.entities.builtin.platform import message as platform_message
@@ -17,29 +18,30 @@ class UnconnectedQueryCalls:
     #: Who gets the proxy, for the error's message.
     unconnected_hint: ClassVar[str]
 
-    def _not_connected(self, method: str) -> NotReadyError:
+    def _not_connected(self, method: Callable[..., object]) -> NotReadyError:
         return NotReadyError(
-            f"{method}() needs a runtime connection; {self.unconnected_hint} that provides it"
+            f"{method.__name__}() needs a runtime connection; {self.unconnected_hint} "
+            "that provides it"
         )
 
     async def reply(
         self, message_chain: platform_message.MessageChain, quote_origin: bool = False
     ) -> Any:
         """Reply to the message of the query."""
-        raise self._not_connected("reply")
+        raise self._not_connected(self.reply)
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the query."""
-        raise self._not_connected("get_bot_uuid")
+        raise self._not_connected(self.get_bot_uuid)
 
     async def set_query_var(self, key: str, value: Any) -> Any:
         """Set a variable of the current query."""
-        raise self._not_connected("set_query_var")
+        raise self._not_connected(self.set_query_var)
 
     async def get_query_var(self, key: str) -> Any:
         """A variable of the current query."""
-        raise self._not_connected("get_query_var")
+        raise self._not_connected(self.get_query_var)
 
     async def get_query_vars(self) -> dict[str, Any]:
         """All variables of the current query."""
-        raise self._not_connected("get_query_vars")
+        raise self._not_connected(self.get_query_vars)

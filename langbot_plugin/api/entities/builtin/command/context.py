@@ -89,7 +89,7 @@ class ExecuteContext(UnconnectedQueryCalls, WorkspaceExecutionScope):
 
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in this session."""
-        raise self._not_connected("create_new_conversation")
+        raise self._not_connected(self.create_new_conversation)
 
 
 attach_legacy_config(CommandReturn)
