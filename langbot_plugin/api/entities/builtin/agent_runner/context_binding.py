@@ -11,9 +11,10 @@ proxy is one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from langbot_plugin.api.entities.builtin.agent_runner.box import BoxBinding, BoxFile
 from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
@@ -38,6 +39,9 @@ __all__ = ["ReplyStreamHandle", "ResultSink", "RunContextAPI", "RunContextCalls"
 #: Where ``ctx.log`` puts its ``processor.log`` results: the run's result stream.
 ResultSink = Callable[[AgentRunResult], Awaitable[None]]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 class ReplyStreamHandle(Protocol):
     """One explicit streaming reply: each update replaces the whole text so far."""
@@ -51,17 +55,32 @@ class RunContextAPI(RunNamespaces, Protocol):
 
     async def call_tool(self, tool_name: str, parameters: dict[str, Any]) -> Any: ...
     async def list_tools(self) -> list[dict[str, Any]]: ...
-    async def get_prompt(self) -> list[dict[str, Any]]: ...
+    async def get_prompt(self) -> list[dict[str, Any]]:
+        """The host's effective prompt for this run."""
+        ...
+
     async def reply_message(
         self, message_chain: MessageChain, quote_origin: bool = False
     ) -> Any: ...
     def reply_stream(self) -> AbstractAsyncContextManager[ReplyStreamHandle]: ...
-    async def reply_files(self, file_ids: list[str]) -> Any: ...
-    async def bind_box(self, box_id: str) -> BoxBinding: ...
+    async def reply_files(self, file_ids: list[str]) -> Any:
+        """Send exported files (their ``BoxFile.id``) as a reply."""
+        ...
+
+    async def bind_box(self, box_id: str) -> BoxBinding:
+        """Bind a Box of the workspace to this run (once; a run cannot switch)."""
+        ...
+
     async def import_box_attachments(
         self, attachment_ids: list[str] | None = None
-    ) -> list[BoxFile]: ...
-    async def export_box_files(self, paths: list[str]) -> list[BoxFile]: ...
+    ) -> list[BoxFile]:
+        """Copy the given input attachments (by ``ref``; all when None) into the Box."""
+        ...
+
+    async def export_box_files(self, paths: list[str]) -> list[BoxFile]:
+        """Export files of the bound Box (absolute paths); nothing is sent yet."""
+        ...
+
     async def history_page(  # noqa: PLR0917 -- reference signature
         self,
         conversation_id: str | None = None,
@@ -70,35 +89,68 @@ class RunContextAPI(RunNamespaces, Protocol):
         limit: int = 50,
         direction: str = "backward",
         include_attachments: bool = False,
-    ) -> HistoryPage: ...
+    ) -> HistoryPage:
+        """A page of the conversation's transcript."""
+        ...
+
     async def history_search(
         self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10
-    ) -> HistorySearchResult: ...
-    async def event_get(self, event_id: str) -> AgentEventRecord: ...
+    ) -> HistorySearchResult:
+        """Transcript items matching ``query``."""
+        ...
+
+    async def event_get(self, event_id: str) -> AgentEventRecord:
+        """One recorded event."""
+        ...
+
     async def event_page(
         self,
         conversation_id: str | None = None,
         event_types: list[str] | None = None,
         before_cursor: str | None = None,
         limit: int = 50,
-    ) -> EventPage: ...
+    ) -> EventPage:
+        """A page of recorded events."""
+        ...
+
     async def steering_pull(
         self, mode: str = "all", limit: int | None = None
-    ) -> SteeringPullResult: ...
-    async def state_get(self, scope: str, key: str) -> Mapping[str, Any]: ...
-    async def state_set(self, scope: str, key: str, value: Any) -> Mapping[str, Any]: ...
-    async def state_delete(self, scope: str, key: str) -> Mapping[str, Any]: ...
+    ) -> SteeringPullResult:
+        """Follow-up input queued for this run."""
+        ...
+
+    async def state_get(self, scope: str, key: str) -> Mapping[str, Any]:
+        """``{"value": ...}`` of a state key."""
+        ...
+
+    async def state_set(self, scope: str, key: str, value: Any) -> Mapping[str, Any]:
+        """Store a JSON value under a state key."""
+        ...
+
+    async def state_delete(self, scope: str, key: str) -> Mapping[str, Any]:
+        """Delete a state key."""
+        ...
+
     async def state_list(
         self, scope: str, prefix: str | None = None, limit: int = 100
-    ) -> Mapping[str, Any]: ...
-    async def run_get(self, run_id: str | None = None) -> AgentRun: ...
+    ) -> Mapping[str, Any]:
+        """The keys of a state scope."""
+        ...
+
+    async def run_get(self, run_id: str | None = None) -> AgentRun:
+        """A run record (this run by default)."""
+        ...
+
     async def run_list(
         self,
         conversation_id: str | None = None,
         statuses: list[str] | None = None,
         before_cursor: str | None = None,
         limit: int = 50,
-    ) -> RunPage: ...
+    ) -> RunPage:
+        """A page of the run records this run may see."""
+        ...
+
     async def run_events_page(
         self,
         run_id: str | None = None,
@@ -106,14 +158,37 @@ class RunContextAPI(RunNamespaces, Protocol):
         after_cursor: str | None = None,
         limit: int = 50,
         direction: str = "forward",
-    ) -> RunEventPage: ...
-    async def run_cancel(
-        self, run_id: str | None = None, reason: str | None = None
-    ) -> AgentRun: ...
-    async def run_append_result(self, result: AgentRunResult) -> AgentRunEvent: ...
+    ) -> RunEventPage:
+        """A page of a run's recorded result events."""
+        ...
+
+    async def run_cancel(self, run_id: str | None = None, reason: str | None = None) -> AgentRun:
+        """Ask the host to cancel a run (this run by default)."""
+        ...
+
+    async def run_append_result(self, result: AgentRunResult) -> AgentRunEvent:
+        """Record a result in the run ledger without streaming it."""
+        ...
+
     async def run_finalize(
         self, run_id: str | None = None, status: str | None = None, reason: str | None = None
-    ) -> AgentRun: ...
+    ) -> AgentRun:
+        """Set a run's final status in the ledger."""
+        ...
+
+
+def _forwarded(
+    method: Callable[Concatenate[Any, P], Awaitable[R]],
+) -> Callable[Concatenate[Any, P], Awaitable[R]]:
+    """A context method that is ``self.api.<the same name>(...)``, with the signature and
+    documentation of ``method``."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def forwarded(self: Any, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await getattr(self.api, name)(*args, **kwargs)
+
+    return forwarded
 
 
 class RunContextCalls:
@@ -134,150 +209,35 @@ class RunContextCalls:
         """Call a granted event, platform or plugin tool."""
         return await self.api.call_tool(tool_name, parameters or {})
 
-    async def get_prompt(self) -> list[dict[str, Any]]:
-        """The host's effective prompt for this run."""
-        return await self.api.get_prompt()
+    get_prompt = _forwarded(RunContextAPI.get_prompt)
 
     # ------------------------------------------------------------------ Box and files
 
-    async def bind_box(self, box_id: str) -> BoxBinding:
-        """Bind a Box of the workspace to this run (once; a run cannot switch)."""
-        return await self.api.bind_box(box_id)
-
-    async def import_box_attachments(
-        self, attachment_ids: list[str] | None = None
-    ) -> list[BoxFile]:
-        """Copy the given input attachments (by ``ref``; all when None) into the Box."""
-        return await self.api.import_box_attachments(attachment_ids)
-
-    async def export_box_files(self, paths: list[str]) -> list[BoxFile]:
-        """Export files of the bound Box (absolute paths); nothing is sent yet."""
-        return await self.api.export_box_files(paths)
-
-    async def reply_files(self, file_ids: list[str]) -> Any:
-        """Send exported files (their ``BoxFile.id``) as a reply."""
-        return await self.api.reply_files(file_ids)
+    bind_box = _forwarded(RunContextAPI.bind_box)
+    import_box_attachments = _forwarded(RunContextAPI.import_box_attachments)
+    export_box_files = _forwarded(RunContextAPI.export_box_files)
+    reply_files = _forwarded(RunContextAPI.reply_files)
 
     # ------------------------------------------------------------------ history and events
 
-    async def history_page(  # noqa: PLR0917 -- reference signature
-        self,
-        conversation_id: str | None = None,
-        before_cursor: str | None = None,
-        after_cursor: str | None = None,
-        limit: int = 50,
-        direction: str = "backward",
-        include_attachments: bool = False,
-    ) -> HistoryPage:
-        """A page of the conversation's transcript."""
-        return await self.api.history_page(
-            conversation_id=conversation_id,
-            before_cursor=before_cursor,
-            after_cursor=after_cursor,
-            limit=limit,
-            direction=direction,
-            include_attachments=include_attachments,
-        )
-
-    async def history_search(
-        self, query: str, filters: dict[str, Any] | None = None, top_k: int = 10
-    ) -> HistorySearchResult:
-        """Transcript items matching ``query``."""
-        return await self.api.history_search(query=query, filters=filters, top_k=top_k)
-
-    async def event_get(self, event_id: str) -> AgentEventRecord:
-        """One recorded event."""
-        return await self.api.event_get(event_id=event_id)
-
-    async def event_page(
-        self,
-        conversation_id: str | None = None,
-        event_types: list[str] | None = None,
-        before_cursor: str | None = None,
-        limit: int = 50,
-    ) -> EventPage:
-        """A page of recorded events."""
-        return await self.api.event_page(
-            conversation_id=conversation_id,
-            event_types=event_types,
-            before_cursor=before_cursor,
-            limit=limit,
-        )
-
-    async def steering_pull(
-        self, mode: str = "all", limit: int | None = None
-    ) -> SteeringPullResult:
-        """Follow-up input queued for this run."""
-        return await self.api.steering_pull(mode=mode, limit=limit)
+    history_page = _forwarded(RunContextAPI.history_page)
+    history_search = _forwarded(RunContextAPI.history_search)
+    event_get = _forwarded(RunContextAPI.event_get)
+    event_page = _forwarded(RunContextAPI.event_page)
+    steering_pull = _forwarded(RunContextAPI.steering_pull)
 
     # ------------------------------------------------------------------ state
 
-    async def state_get(self, scope: str, key: str) -> Mapping[str, Any]:
-        """``{"value": ...}`` of a state key."""
-        return await self.api.state_get(scope=scope, key=key)
-
-    async def state_set(self, scope: str, key: str, value: Any) -> Mapping[str, Any]:
-        """Store a JSON value under a state key."""
-        return await self.api.state_set(scope=scope, key=key, value=value)
-
-    async def state_delete(self, scope: str, key: str) -> Mapping[str, Any]:
-        """Delete a state key."""
-        return await self.api.state_delete(scope=scope, key=key)
-
-    async def state_list(
-        self, scope: str, prefix: str | None = None, limit: int = 100
-    ) -> Mapping[str, Any]:
-        """The keys of a state scope."""
-        return await self.api.state_list(scope=scope, prefix=prefix, limit=limit)
+    state_get = _forwarded(RunContextAPI.state_get)
+    state_set = _forwarded(RunContextAPI.state_set)
+    state_delete = _forwarded(RunContextAPI.state_delete)
+    state_list = _forwarded(RunContextAPI.state_list)
 
     # ------------------------------------------------------------------ run ledger
 
-    async def run_get(self, run_id: str | None = None) -> AgentRun:
-        """A run record (this run by default)."""
-        return await self.api.run_get(run_id=run_id)
-
-    async def run_list(
-        self,
-        conversation_id: str | None = None,
-        statuses: list[str] | None = None,
-        before_cursor: str | None = None,
-        limit: int = 50,
-    ) -> RunPage:
-        """A page of the run records this run may see."""
-        return await self.api.run_list(
-            conversation_id=conversation_id,
-            statuses=statuses,
-            before_cursor=before_cursor,
-            limit=limit,
-        )
-
-    async def run_events_page(
-        self,
-        run_id: str | None = None,
-        before_cursor: str | None = None,
-        after_cursor: str | None = None,
-        limit: int = 50,
-        direction: str = "forward",
-    ) -> RunEventPage:
-        """A page of a run's recorded result events."""
-        return await self.api.run_events_page(
-            run_id=run_id,
-            before_cursor=before_cursor,
-            after_cursor=after_cursor,
-            limit=limit,
-            direction=direction,
-        )
-
-    async def run_cancel(self, run_id: str | None = None, reason: str | None = None) -> AgentRun:
-        """Ask the host to cancel a run (this run by default)."""
-        return await self.api.run_cancel(run_id=run_id, reason=reason)
-
-    async def run_append_result(self, result: AgentRunResult) -> AgentRunEvent:
-        """Record a result in the run ledger without streaming it."""
-        return await self.api.run_append_result(result=result)
-
-    async def run_finalize(
-        self, run_id: str | None = None, status: str | None = None, reason: str | None = None
-    ) -> AgentRun:
-        """Set a run's final status in the ledger."""
-        return await self.api.run_finalize(run_id=run_id, status=status, reason=reason)
+    run_get = _forwarded(RunContextAPI.run_get)
+    run_list = _forwarded(RunContextAPI.run_list)
+    run_events_page = _forwarded(RunContextAPI.run_events_page)
+    run_cancel = _forwarded(RunContextAPI.run_cancel)
+    run_append_result = _forwarded(RunContextAPI.run_append_result)
+    run_finalize = _forwarded(RunContextAPI.run_finalize)
