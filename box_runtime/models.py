@@ -50,7 +50,6 @@ __all__ = [
 ]
 
 DEFAULT_MOUNT_PATH = "/workspace"
-#: Mount paths under this root are reserved for digest-addressed read-only artifacts.
 _MAX_SESSION_ID_CHARS = 512
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -120,10 +119,10 @@ class BoxMountSpec(BaseModel):
     content_digest: str | None = None
     manifest_path: str | None = None
 
-    @field_validator("host_path")
+    @field_validator("host_path", "manifest_path")
     @classmethod
-    def _host_path(cls, value: str) -> str:
-        return _absolute_host_path(value, "host_path")
+    def _host_paths(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _absolute_host_path(value, str(info.field_name))
 
     @field_validator("mount_path")
     @classmethod
@@ -139,11 +138,6 @@ class BoxMountSpec(BaseModel):
         if not _DIGEST.fullmatch(value):
             raise ValueError("content_digest must be sha256:<64 lowercase hex>")
         return value
-
-    @field_validator("manifest_path")
-    @classmethod
-    def _manifest(cls, value: str | None) -> str | None:
-        return None if value is None else _absolute_host_path(value, "manifest_path")
 
     @model_validator(mode="after")
     def _artifact_paths(self) -> Self:
