@@ -257,14 +257,6 @@ class MessageQueue(Generic[T]):
         self._bytes += size
         self._notify()
 
-    def put_nowait(self, item: T, size: int) -> None:
-        """Enqueue regardless of room (small control items only)."""
-        if self._closed:
-            raise anyio.ClosedResourceError
-        self._items.append((item, size))
-        self._bytes += size
-        self._notify()
-
     def put_back(self, item: T, size: int) -> None:
         """Return an item taken by :meth:`get` to the front (it was not delivered)."""
         self._items.appendleft((item, size))

@@ -17,9 +17,17 @@ import enum
 import ntpath
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any, Self, cast
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from langbot_plugin.protocol.spec import Params, Result
 from langbot_plugin.protocol.tree_digest import ARTIFACT_MOUNT_ROOT
@@ -42,10 +50,20 @@ __all__ = [
 ]
 
 DEFAULT_MOUNT_PATH = "/workspace"
-#: Mount paths under this root are reserved for digest-addressed read-only artifacts.
 _MAX_SESSION_ID_CHARS = 512
 _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+#: BoxSpec's numeric fields: the range each must be in, and the refusal when it is not.
+_LIMITS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "timeout_sec": (lambda v: v > 0, "timeout_sec must be greater than 0"),
+    "cpus": (lambda v: 0 < v <= 1024, "cpus must be greater than 0 (and at most 1024)"),
+    "memory_mb": (lambda v: v >= 32, "memory_mb must be at least 32"),
+    "pids_limit": (lambda v: v >= 1, "pids_limit must be at least 1"),
+    "workspace_quota_mb": (
+        lambda v: v >= 0,
+        "workspace_quota_mb must be greater than or equal to 0",
+    ),
+}
 
 
 class BoxNetworkMode(enum.StrEnum):
@@ -101,10 +119,10 @@ class BoxMountSpec(BaseModel):
     content_digest: str | None = None
     manifest_path: str | None = None
 
-    @field_validator("host_path")
+    @field_validator("host_path", "manifest_path")
     @classmethod
-    def _host_path(cls, value: str) -> str:
-        return _absolute_host_path(value, "host_path")
+    def _host_paths(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else _absolute_host_path(value, str(info.field_name))
 
     @field_validator("mount_path")
     @classmethod
@@ -120,11 +138,6 @@ class BoxMountSpec(BaseModel):
         if not _DIGEST.fullmatch(value):
             raise ValueError("content_digest must be sha256:<64 lowercase hex>")
         return value
-
-    @field_validator("manifest_path")
-    @classmethod
-    def _manifest(cls, value: str | None) -> str | None:
-        return None if value is None else _absolute_host_path(value, "manifest_path")
 
     @model_validator(mode="after")
     def _artifact_paths(self) -> Self:
@@ -222,39 +235,12 @@ class BoxSpec(Params):
     def _host_path(cls, value: str | None) -> str | None:
         return None if value is None else _absolute_host_path(value, "host_path")
 
-    @field_validator("timeout_sec")
+    @field_validator(*_LIMITS)
     @classmethod
-    def _timeout(cls, value: int) -> int:
-        if value <= 0:
-            raise ValueError("timeout_sec must be greater than 0")
-        return value
-
-    @field_validator("cpus")
-    @classmethod
-    def _cpus(cls, value: float) -> float:
-        if not 0 < value <= 1024:
-            raise ValueError("cpus must be greater than 0 (and at most 1024)")
-        return value
-
-    @field_validator("memory_mb")
-    @classmethod
-    def _memory(cls, value: int) -> int:
-        if value < 32:
-            raise ValueError("memory_mb must be at least 32")
-        return value
-
-    @field_validator("pids_limit")
-    @classmethod
-    def _pids(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError("pids_limit must be at least 1")
-        return value
-
-    @field_validator("workspace_quota_mb")
-    @classmethod
-    def _quota(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError("workspace_quota_mb must be greater than or equal to 0")
+    def _in_range(cls, value: float, info: ValidationInfo) -> float:
+        within, message = _LIMITS[str(info.field_name)]
+        if not within(value):
+            raise ValueError(message)
         return value
 
     @model_validator(mode="after")

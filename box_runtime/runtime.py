@@ -130,7 +130,6 @@ class BoxRuntime:
         #: Why a quota filesystem cannot be made ("" when it can; None: not probed yet).
         self._fs_quota_reason: str | None = None
         self.admission = Admission(self.config)
-        self.reaped = 0
         #: what sessions did (box_runtime.audit; ``box_get_audit``)
         self.audit = BoxAudit()
         self.processes = ProcessTable(lambda: self.config.limits)
@@ -590,7 +589,6 @@ class BoxRuntime:
             and now - s.last_used_mono >= ttl
             and not any(p.running for p in self.processes.in_session(s.key))
         ]
-        self.reaped += len(expired)  # counted first: the table empties during the removal
         await self._remove_all(expired, keep_persistent=False, reason="expired")
         return len(expired)
 

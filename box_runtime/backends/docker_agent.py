@@ -24,7 +24,6 @@ it adds no authority, only a shorter path.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import selectors
@@ -33,7 +32,7 @@ import stat
 import time
 from collections.abc import Mapping
 
-from box_runtime.backends.docker_io import Abort, make_pipe, open_dir
+from box_runtime.backends.docker_io import Abort, Pipes, open_dir
 from box_runtime.output import OutputCollector
 
 __all__ = [
@@ -98,23 +97,15 @@ def agent_script_text(workdir: str, env: Mapping[str, str], command: str) -> str
     return "\n".join(lines) + "\n"
 
 
-class AgentRun:
+class AgentRun(Pipes):
     """The host-side files and pipes of one agent exec, all inside the agent directory."""
 
     def __init__(self, directory: int, token: str) -> None:
-        self.directory = directory
+        Pipes.__init__(self, directory)
         self.token = token
-        self.names: list[str] = []
-        self.fds: list[int] = []
-        self.writers: list[int] = []
 
     def open_pipe(self, suffix: str) -> int:
-        name = f"{self.token}.{suffix}"
-        reader, writer = make_pipe(self.directory, name)
-        self.names.append(name)
-        self.fds.append(reader)
-        self.writers.append(writer)  # held until the status arrives (see module docs)
-        return reader
+        return self.open(f"{self.token}.{suffix}")  # writer held until the status arrives
 
     def write_script(self, text: str) -> None:
         name = f"{self.token}.sh"
@@ -126,19 +117,6 @@ class AgentRun:
             os.write(fd, text.encode("utf-8"))
         finally:
             os.close(fd)
-
-    def close_writers(self) -> None:
-        while self.writers:
-            os.close(self.writers.pop())
-
-    def close(self) -> None:
-        self.close_writers()
-        for fd in self.fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        for name in self.names:
-            with contextlib.suppress(OSError):
-                os.unlink(name, dir_fd=self.directory)
 
 
 def _agent_dir(root: str, seconds: float) -> int | None:

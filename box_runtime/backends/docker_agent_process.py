@@ -126,7 +126,7 @@ class AgentProcess(SpawnedProcess):
             os.close(self._stdin_reader)
         with contextlib.suppress(OSError):
             os.close(self._status_fd)
-        self._files.fds.clear()  # closed above, by their streams
+        self._files.readers.clear()  # closed above, by their streams
         self._files.close()  # the writers we held, and the files
         with contextlib.suppress(OSError):
             os.close(self._files.directory)

@@ -24,7 +24,7 @@ import socket
 import stat
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from box_runtime.output import OutputCollector
@@ -36,6 +36,7 @@ __all__ = [
     "KILL_SCRIPT",
     "Abort",
     "Fifos",
+    "Pipes",
     "close_attached",
     "demux_stream",
     "make_pipe",
@@ -213,21 +214,30 @@ def make_pipe(directory: int, name: str) -> tuple[int, int]:
 
 
 @dataclass(slots=True)
-class Fifos:
-    """Both ends of the two pipes of one exec, opened from the host side."""
+class Pipes:
+    """Named pipes in ``directory``, opened from the host side (:meth:`open`)."""
 
     directory: int
-    names: tuple[str, str]
-    readers: tuple[int, int]
+    names: list[str] = field(default_factory=list[str])
+    readers: list[int] = field(default_factory=list[int])
     #: Our own write ends keep the pipes open until the exec's stream says it ended,
     #: so a command that has not opened them yet is never mistaken for one that finished.
-    writers: list[int]
+    writers: list[int] = field(default_factory=list[int])
+
+    def open(self, name: str) -> int:
+        """Create and open the pipe ``name``; its reader (:meth:`close` removes it)."""
+        self.names.append(name)
+        reader, writer = make_pipe(self.directory, name)
+        self.readers.append(reader)
+        self.writers.append(writer)
+        return reader
 
     def close_writers(self) -> None:
         while self.writers:
             os.close(self.writers.pop())
 
     def close(self) -> None:
+        """Close every end and remove the pipes (``directory`` stays open)."""
         self.close_writers()
         for fd in self.readers:
             with contextlib.suppress(OSError):
@@ -235,29 +245,26 @@ class Fifos:
         for name in self.names:
             with contextlib.suppress(OSError):
                 os.unlink(name, dir_fd=self.directory)
+
+
+class Fifos(Pipes):
+    """The two pipes of one exec in the container's ``/tmp``, whose fd it owns."""
+
+    def close(self) -> None:
+        Pipes.close(self)
         os.close(self.directory)
 
 
 def open_fifos(container_root: str, token: str) -> Fifos:
     """Create and open ``/tmp/.lbp-{o,e}.<token>`` inside the container (raises OSError)."""
-    directory = open_dir(container_root, "tmp")
-    names = (f".lbp-o.{token}", f".lbp-e.{token}")
-    readers: list[int] = []
-    writers: list[int] = []
+    fifos = Fifos(open_dir(container_root, "tmp"))
     try:
-        for name in names:
-            reader, writer = make_pipe(directory, name)
-            readers.append(reader)
-            writers.append(writer)
+        for name in (f".lbp-o.{token}", f".lbp-e.{token}"):
+            fifos.open(name)
     except OSError:
-        for fd in (*readers, *writers):
-            os.close(fd)
-        for name in names:
-            with contextlib.suppress(OSError):
-                os.unlink(name, dir_fd=directory)
-        os.close(directory)
+        fifos.close()
         raise
-    return Fifos(directory, names, (readers[0], readers[1]), writers)
+    return fifos
 
 
 def pump_fifos(

@@ -113,11 +113,6 @@ class E2BBackend(SandboxBackend):
             default_image=config.local.image or DEFAULT_IMAGE,
         )
 
-    @property
-    def sandbox_timeout(self) -> int:
-        """Seconds E2B keeps a sandbox alive past its last use."""
-        return self._timeout
-
     def _opts(self) -> dict[str, Any]:
         """The SDK's connection options (empty values: the SDK's own env and defaults)."""
         config = self._config

@@ -235,42 +235,20 @@ class NsjailBackend(SandboxBackend):
         """
         return await anyio.to_thread.run_sync(_kill_orphan_jails, deployment_id)
 
-    async def spawn(
-        self, plan: SandboxPlan, handle: str, request: ProcessRequest
-    ) -> SpawnedProcess:
-        """A managed process: one long-lived jail (no time limit) with piped stdio."""
+    def _jail(
+        self,
+        plan: SandboxPlan,
+        handle: str,
+        request: ExecRequest,
+        log_name: str,
+        long_lived: bool = False,
+    ) -> tuple[list[str], str]:
+        """nsjail's command line for ``request`` in the session ``handle``, and its log
+        (emptied) in the session's directory."""
         if self._binary is None:
             raise BoxBackendUnavailableError("no nsjail binary")
         _check_session_dir(handle)
-        if request.memory_mb:
-            plan = dataclasses.replace(plan, memory_mb=request.memory_mb)
-        log_path = os.path.join(handle, f"nsjail-process-{request.name}.log")
-        command = process_command(request)
-        args = build_args(
-            self._binary,
-            plan,
-            command,
-            config=self._config,
-            cgroups=self.cgroups,
-            uid=self._uid,
-            log_path=log_path,
-            system_mounts=self._system_mounts + (self._network_mounts if plan.network else ()),
-            long_lived=True,
-            workspace=self._workspaces.get(handle),
-        )
-        _empty_log(log_path)
-
-        async def start(stdin: int, stdout: int, stderr: int) -> Process:
-            return await anyio.open_process(args, stdin=stdin, stdout=stdout, stderr=stderr)
-
-        return await spawn_piped(start, log_path)
-
-    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
-        if self._binary is None:
-            raise BoxBackendUnavailableError("no nsjail binary")
-        _check_session_dir(handle)
-        log_path = os.path.join(handle, "nsjail.log")
-        mounts = self._system_mounts + (self._network_mounts if plan.network else ())
+        log_path = os.path.join(handle, log_name)
         args = build_args(
             self._binary,
             plan,
@@ -279,10 +257,29 @@ class NsjailBackend(SandboxBackend):
             cgroups=self.cgroups,
             uid=self._uid,
             log_path=log_path,
-            system_mounts=mounts,
+            system_mounts=self._system_mounts + (self._network_mounts if plan.network else ()),
+            long_lived=long_lived,
             workspace=self._workspaces.get(handle),
         )
         _empty_log(log_path)
+        return args, log_path
+
+    async def spawn(
+        self, plan: SandboxPlan, handle: str, request: ProcessRequest
+    ) -> SpawnedProcess:
+        """A managed process: one long-lived jail (no time limit) with piped stdio."""
+        if request.memory_mb:
+            plan = dataclasses.replace(plan, memory_mb=request.memory_mb)
+        log_name = f"nsjail-process-{request.name}.log"
+        args, log_path = self._jail(plan, handle, process_command(request), log_name, True)
+
+        async def start(stdin: int, stdout: int, stderr: int) -> Process:
+            return await anyio.open_process(args, stdin=stdin, stdout=stdout, stderr=stderr)
+
+        return await spawn_piped(start, log_path)
+
+    async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
+        args, log_path = self._jail(plan, handle, request, "nsjail.log")
         # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC pipe).
         async with await anyio.open_process(args, stdin=subprocess.DEVNULL) as process:
             done = await collect(process, request)

@@ -52,7 +52,7 @@ from langbot_plugin.cli.daemon import log_format, log_level, port
 
 if TYPE_CHECKING:
     from langbot_plugin.runtime.confine.options import ConfinementOptions
-    from langbot_plugin.runtime.state import Policy, RuntimeOptions
+    from langbot_plugin.runtime.state import RuntimeOptions
 
 __all__ = [
     "CONFIG_ENV",
@@ -91,18 +91,16 @@ def _port(value: object) -> int:
         raise ValueError(str(exc)) from None
 
 
-def _level(value: object) -> str:
-    try:
-        return log_level(_text(value))
-    except argparse.ArgumentTypeError as exc:
-        raise ValueError(str(exc)) from None
+def _as_flag(parse: Callable[[str], str]) -> Callable[[object], str]:
+    """A value checked as the flag of the same name checks it."""
 
+    def check(value: object) -> str:
+        try:
+            return parse(_text(value))
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(str(exc)) from None
 
-def _format(value: object) -> str:
-    try:
-        return log_format(_text(value))
-    except argparse.ArgumentTypeError as exc:
-        raise ValueError(str(exc)) from None
+    return check
 
 
 def _seconds(value: object) -> float:
@@ -115,12 +113,6 @@ def _strings(value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
         raise ValueError("must be a list of strings")
     return tuple(str(v) for v in value)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-
-
-def _policy(value: object) -> Policy:
-    if value not in POLICIES:
-        raise ValueError(f"must be one of {', '.join(POLICIES)}, not {value!r}")
-    return value
 
 
 def _choice(*allowed: str) -> Callable[[object], str]:
@@ -166,15 +158,15 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "ws_control_port": _port,
     "ws_debug_port": _port,
     "data_dir": _text,
-    "log_level": _level,
-    "log_format": _format,
+    "log_level": _as_flag(log_level),
+    "log_format": _as_flag(log_format),
     "stuck_call_sec": _seconds,
     "traces": _flag,
     "pypi_index_url": _text,
     "pypi_trusted_hosts": _strings,
     "debug_only": _flag,
     "skip_deps_check": _flag,
-    "signature_policy": _policy,
+    "signature_policy": _choice(*POLICIES),
     "trusted_keys": _strings,
     "worker_env": _strings,
     "confine": _choice("auto", "on", "off"),

@@ -14,10 +14,40 @@ from typing import Any
 
 from langbot_plugin.api.entities import events
 
-__all__ = ["DEV_GROUP", "DEV_USER", "event_fields"]
+__all__ = ["DEV_GROUP", "DEV_USER", "chat_message", "event_fields"]
 
 DEV_USER = "dev-user"
 DEV_GROUP = "dev-group"
+
+
+def chat_message(
+    text: str, *, group: bool, sender_id: str, sender_name: str, group_id: str, group_name: str
+) -> dict[str, Any]:
+    """The chat fields of a message event as LangBot fills them: where it came from (a
+    person's chat, or with ``group`` a group's), the text, its chain and the platform's
+    message."""
+    chain = [{"type": "Plain", "text": text}]
+    if group:
+        sender = {
+            "id": sender_id,
+            "member_name": sender_name,
+            "permission": "MEMBER",
+            "group": {"id": group_id, "name": group_name, "permission": "MEMBER"},
+        }
+    else:
+        sender = {"id": sender_id, "nickname": sender_name, "remark": None}
+    return {
+        "launcher_type": "group" if group else "person",
+        "launcher_id": group_id if group else sender_id,
+        "sender_id": sender_id,
+        "text_message": text,
+        "message_chain": chain,
+        "message_event": {
+            "type": "GroupMessage" if group else "FriendMessage",
+            "sender": sender,
+            "message_chain": chain,
+        },
+    }
 
 
 def event_fields(name: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -28,27 +58,14 @@ def event_fields(name: str, given: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(str(exc)) from None
     fields = dict(given)
     text = str(fields.pop("text", None) or fields.get("text_message") or "")
-    group = name.startswith("Group")
-    chain = [{"type": "Plain", "text": text}]
-    if group:
-        sender = {
-            "id": DEV_USER,
-            "member_name": "Developer",
-            "permission": "MEMBER",
-            "group": {"id": DEV_GROUP, "name": "lbp dev", "permission": "MEMBER"},
-        }
-        message_event = {"type": "GroupMessage", "sender": sender, "message_chain": chain}
-    else:
-        sender = {"id": DEV_USER, "nickname": "Developer", "remark": None}
-        message_event = {"type": "FriendMessage", "sender": sender, "message_chain": chain}
-    defaults: dict[str, Any] = {
-        "launcher_type": "group" if group else "person",
-        "launcher_id": DEV_GROUP if group else DEV_USER,
-        "sender_id": DEV_USER,
-        "text_message": text,
-        "message_chain": chain,
-        "message_event": message_event,
-    }
+    defaults = chat_message(
+        text,
+        group=name.startswith("Group"),
+        sender_id=DEV_USER,
+        sender_name="Developer",
+        group_id=DEV_GROUP,
+        group_name="lbp dev",
+    )
     for key, value in defaults.items():
         if key in declared and key not in fields:
             fields[key] = value

@@ -10,6 +10,7 @@ from langbot_plugin.api.entities import events
 from langbot_plugin.api.entities.builtin.command.context import typed_command
 from langbot_plugin.api.entities.context import EventContext
 from langbot_plugin.api.entities.events import BaseEventModel
+from langbot_plugin.dev.event_fields import chat_message
 
 __all__ = ["command_context", "event_context", "message_received", "session"]
 
@@ -60,38 +61,13 @@ def message_received(
 ) -> events.PersonNormalMessageReceived | events.GroupNormalMessageReceived:
     """The event LangBot emits when a chat message is about to be answered: a private
     message (``PersonNormalMessageReceived``), or with ``group=True`` a group one."""
-    chain = [{"type": "Plain", "text": text}]
-    if not group:
-        return events.PersonNormalMessageReceived.model_validate(
-            {
-                "launcher_type": "person",
-                "launcher_id": sender_id,
-                "sender_id": sender_id,
-                "text_message": text,
-                "message_chain": chain,
-                "message_event": {
-                    "type": "FriendMessage",
-                    "sender": {"id": sender_id, "nickname": sender_name, "remark": None},
-                    "message_chain": chain,
-                },
-            }
-        )
-    return events.GroupNormalMessageReceived.model_validate(
-        {
-            "launcher_type": "group",
-            "launcher_id": group_id,
-            "sender_id": sender_id,
-            "text_message": text,
-            "message_chain": chain,
-            "message_event": {
-                "type": "GroupMessage",
-                "sender": {
-                    "id": sender_id,
-                    "member_name": sender_name,
-                    "permission": "MEMBER",
-                    "group": {"id": group_id, "name": "Group", "permission": "MEMBER"},
-                },
-                "message_chain": chain,
-            },
-        }
+    fields = chat_message(
+        text,
+        group=group,
+        sender_id=sender_id,
+        sender_name=sender_name,
+        group_id=group_id,
+        group_name="Group",
     )
+    model = events.GroupNormalMessageReceived if group else events.PersonNormalMessageReceived
+    return model.model_validate(fields)
