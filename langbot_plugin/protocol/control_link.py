@@ -13,7 +13,12 @@ from pydantic import Field
 
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer
 from langbot_plugin.protocol.handshake import ExecutionMode, RuntimeConfig
-from langbot_plugin.protocol.plugin_link import CallToolResult
+from langbot_plugin.protocol.plugin_link import (
+    CallToolParams,
+    CallToolResult,
+    EmitEventParams,
+    ExecuteCommandParams,
+)
 from langbot_plugin.protocol.runners import RunResultItem
 from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
 
@@ -168,20 +173,17 @@ class HostRunRunnerParams(Params):
     context: dict[str, Any]
 
 
-class HostExecuteCommandParams(ScopedListParams):
-    command_context: dict[str, Any]
+# The host's forms of the plugin's calls: the same fields, after ``include_plugins``.
+class HostExecuteCommandParams(ExecuteCommandParams, ScopedListParams):
+    pass
 
 
-class HostCallToolParams(ScopedListParams):
-    tool_name: str
-    tool_parameters: dict[str, Any] = Field(default_factory=dict[str, Any])
-    session: dict[str, Any] | None = None
-    query_id: int | None = None
-    query_uuid: str | None = None
+class HostCallToolParams(CallToolParams, ScopedListParams):
+    pass
 
 
-class HostEmitEventParams(ScopedListParams):
-    event_context: dict[str, Any]
+class HostEmitEventParams(EmitEventParams, ScopedListParams):
+    pass
 
 
 class ListenerFailure(Result):
