@@ -2,27 +2,12 @@
 created with an ``artifact.created`` result, readable by later runs of the same
 conversation through ``artifact_metadata`` / ``artifact_read``.
 
-* **Stored** in the host's SQLite database (a local file, or memory): the bytes once
-  per content (``sha256``, content-addressed), the record per artifact.
-* **Bounded**: :data:`MAX_INLINE_BYTES` per artifact carried inline (what one result
-  can carry); larger ones are uploaded in pieces first
-  (:mod:`langbot_plugin.host.artifact_uploads`, at most
-  :data:`~langbot_plugin.protocol.host_api.artifacts.MAX_ARTIFACT_BYTES`) and committed
-  by an ``artifact.created`` naming the ``upload_id``; :data:`MAX_ARTIFACTS_PER_RUN` per
-  run; a range read returns at most
-  :data:`~langbot_plugin.protocol.host_api.artifacts.MAX_RANGE_READ_BYTES`.
-* **Expiring**: each artifact lives ``ttl_seconds`` (default :data:`DEFAULT_TTL`, at
-  most :data:`MAX_TTL`); an expired one is ``not_found`` and :meth:`ArtifactStore.purge`
-  drops it.
-* **Scoped**: an artifact belongs to the conversation (thread, bot, workspace) of the
-  run that created it; another conversation's run gets ``not_found``, as for an id that
-  never existed. The runner may name it (``artifact_id``, unique in the conversation,
-  so a later run can find it), else the host does.
-* **MIME**: ``mime_type`` must be ``type/subtype``; an absent one is
-  ``application/octet-stream``.
-
-Refusals are RPC errors with stable codes (``invalid_params``, ``not_found``,
-``message_too_large``).
+Stored in the host's SQLite database (bytes once per ``sha256``), bounded
+(:data:`MAX_INLINE_BYTES` inline, larger ones uploaded first through
+:mod:`langbot_plugin.host.artifact_uploads`; :data:`MAX_ARTIFACTS_PER_RUN`), expiring
+(``ttl_seconds``, at most :data:`MAX_TTL`; :meth:`ArtifactStore.purge`) and scoped to
+the creating run's conversation: another conversation gets ``not_found``, as for an
+id that never existed (docs/protocol-v1.md).
 """
 
 from __future__ import annotations

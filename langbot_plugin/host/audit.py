@@ -1,26 +1,19 @@
 """The audit of each run: what it was granted, every host call it made, every refusal,
 the external harness session ids it kept, and how it ended.
 
-Append-only and bounded: :meth:`AuditLog.record` adds one entry (never changes one);
-a run keeps at most ``max_entries_per_run`` entries, later ones are counted, not kept
-(the ``run.ended`` entry says how many were dropped). Entries are redacted before they
-are kept (:mod:`langbot_plugin.rpc.redaction`) and written to the host's SQLite
-database in batches (``record`` never waits for the disk; :meth:`AuditLog.flush`,
-called when a run ends and before every read, writes them). Read them a page at a time
-with the cursors of :mod:`langbot_plugin.host.paging` (oldest first by default), or
-all of one run as JSON lines (:meth:`AuditLog.export_jsonl`).
-
-An entry::
+Append-only, bounded (``max_entries_per_run``; later entries are counted in
+``run.ended``), redacted (:mod:`langbot_plugin.rpc.redaction`) and written to the
+host's SQLite database in batches (:meth:`AuditLog.flush`, on a run's end and before
+every read). Read a page at a time with :mod:`langbot_plugin.host.paging`'s cursors, or
+one run as JSON lines (:meth:`AuditLog.export_jsonl`). An entry::
 
     {"seq": 12, "cursor": "12", "run_id": "...", "at": 1764611234.5, "origin": "host",
      "kind": "call", "action": "invoke_llm", "resource": "m-1", "grant": "model:invoke",
      "code": null, "duration_ms": 0.8, "detail": {}}
 
-``kind``: ``run.started`` (``detail``: plugin, runner, the frozen grants, deadline,
-conversation), ``call`` (a run-scoped call: ``grant`` names what allowed it, or
-``code`` the refusal), ``session`` (an ``external.*`` state key the run wrote: resume
-ids), ``run.ended`` (status, code, error, answer size, usage, dropped entries).
-``origin`` is ``host`` or ``runtime`` (entries a plugin runtime reported).
+``kind``: ``run.started``, ``call`` (``grant`` or the refusal's ``code``), ``session``
+(an ``external.*`` state key the run wrote) or ``run.ended``; ``origin``: ``host`` or
+``runtime``.
 """
 
 from __future__ import annotations

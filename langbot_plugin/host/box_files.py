@@ -2,32 +2,14 @@
 
 :class:`BoxFiles` is what a host does between a runner and the Box for
 ``export_box_files`` and the deliveries (``reply_files``, ``message.completed``
-``file_ids``). It talks to the Box through :class:`BoxFileAccess`, which the Box's own
-client (``box_runtime.client.BoxClient``) is; the host never reads sandbox files itself.
-
-Per run, in one lock (an export and a delivery of the same run never overlap):
-
-1. the selection is checked (non-empty, distinct normalized absolute paths, at most
-   20) before the Box is asked;
-2. the Box reads every selected file or none (``box_read_files``: no links, no FIFOs,
-   regular files only, 10 MiB a file and 50 MiB a call); any refusal fails the whole
-   batch, and every file stays where it was;
-3. the run's limits are checked against the files that are new to the run (100 files,
-   50 MiB): an unchanged file (same path, same bytes) keeps its handle and is not
-   counted again; changed bytes or another path get a new handle;
-4. only then are the new handles registered: opaque (``file-`` and 24 random bytes),
-   valid for this run only, kept in memory until the run ends;
-5. the Box deletes each selected file whose content still matches the accepted bytes
-   (``box_remove_files_if_match``); a file that could not be removed is a ``warning`` on
-   the answer, never a second registration.
-
-A delivery names handles of this run that were not delivered yet; anything else
-(another run's handle, an unknown one, a repeat) refuses the whole delivery. The
-handles are marked delivered only once the message was sent.
-
-Refusals are :class:`~langbot_plugin.host.errors.BoxFilesError` with the reference's
-codes (``box.export.limit_exceeded``, ``box.export.refused``,
-``box.export.invalid_response``, ``box.files.not_deliverable``).
+``file_ids``), through :class:`BoxFileAccess` (the Box's own client); the host never
+reads sandbox files itself. Per run, in one lock: the selection is checked, the Box
+reads every selected file or none, the run's limits are checked against the files new
+to the run (an unchanged file keeps its handle), the new opaque handles are registered,
+and the Box removes the files whose content still matches (a failure is a warning).
+A delivery names undelivered handles of this run, or nothing is sent. Refusals are
+:class:`~langbot_plugin.host.errors.BoxFilesError` with the reference's codes
+(docs/box.md, docs/errors.md).
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
 """Executing a run's ``action.requested`` results (seed 003's Protocol v1) when policy
 allows, in our host library.
 
-An action runs only when all three agree, as the seed asks:
-
-1. the runner declares the ``platform_api`` capability and lists the action in its
-   ``platform_api`` permission (its Protocol v1 declaration, frozen when the run starts:
-   :func:`declared_actions`);
-2. the host offers the action: a handler is registered under its name
-   (:attr:`PlatformActions.handlers`; ``RunHost`` offers :data:`EDIT_MESSAGE`, which
-   edits a reply a run of the same conversation delivered: ``target.message_id`` is
-   ``"<run_id>:<n>"``, the run's ``n``-th delivery from 0 (the reply's answer keeps
-   the released host's shape, without an id), ``payload.text`` the new text);
-3. the action is not one the host handles otherwise (``interaction.requested``).
-
-There is no approval step: an action needing one is simply not offered. Whatever
-happens is in the ledger event's metadata (``action_executed`` and ``action_result``,
-or ``action_not_executed`` with the reason and, for a handler's failure,
-``action_error_code``) and in the run's audit. The released host executes none of them.
+An action runs only when the runner declares it (``platform_api`` capability and
+permission, frozen at start: :func:`declared_actions`), the host offers it
+(:attr:`PlatformActions.handlers`; ``RunHost`` offers :data:`EDIT_MESSAGE`, whose
+``target.message_id`` is ``"<run_id>:<n>"``, the run's ``n``-th delivery) and it is not
+one handled otherwise (``interaction.requested``). There is no approval step. The
+outcome is in the ledger event's metadata and the run's audit (docs/protocol-v1.md).
+The released host executes none of them.
 """
 
 from __future__ import annotations

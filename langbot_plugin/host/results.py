@@ -1,40 +1,15 @@
 """What a host does with the items a runner streams: :class:`ResultNormalizer`.
 
-One normalizer per run. Feed it each item of the ``run_runner`` stream
-(``{run_id, type, data, usage?, sequence?, timestamp?}``); it returns a
-:class:`NormalizedResult` to act on, or ``None`` when the item is dropped (the
-reason is kept in :attr:`ResultNormalizer.dropped`). The rules:
-
-* **Sequence.** A sequence already seen is a duplicate and dropped. A missing,
-  non-integer or non-positive one is assigned ``last + 1``. Gaps are accepted.
-* **Type.** An item that is not an object, or has no ``type``, breaks the protocol:
-  the run fails with ``run.failed`` code ``runner.protocol_error``.
-* **Payloads of known types are validated strictly** (unknown keys refused); an
-  invalid payload is dropped, as the 4.11.2 host does. **Unknown types are kept**
-  (returned with ``known=False`` and recorded), never rejected: newer runners may
-  send types this host does not act on.
-* **``message.delta`` carries the cumulative text** of the answer so far, not the
-  increment: each delta replaces the previous one on screen. ``chunk.all_content``,
-  when given, is the cumulative text and wins over ``chunk.content``.
-  :attr:`NormalizedResult.text` is that text.
-* **A final message is delivered once.** ``message.completed`` delivers its message.
-  ``run.completed`` with a ``message`` equal to the last delivered
-  ``message.completed`` is recorded but not delivered again (``duplicate=True``);
-  a different one is delivered.
-* **Oversized messages are truncated visibly** (:mod:`langbot_plugin.host.truncation`),
-  never dropped; ``truncated`` says how. Other results whose JSON exceeds
-  ``max_result_bytes`` are dropped.
-* **No blank message, no blank success.** A blank ``message.completed`` (and blank
-  deltas before any content) is dropped (``blank_message``); a ``run.completed`` that
-  ends a run which never produced a message becomes ``run.failed`` code
-  ``empty_result`` (:class:`~langbot_plugin.protocol.runners.OutputWatch`);
-  ``finish_reason: no_reply`` is a runner's explicit "nothing to say".
-* **Terminal states.** ``run.completed`` -> ``completed``, ``run.failed`` -> ``failed``
-  (or ``cancelled`` when its code is ``cancelled``); a ``run.failed`` item's own
-  ``details`` (where the plugin's code raised) join :attr:`ResultNormalizer.error`.
-  Items after the terminal one are
-  dropped. :meth:`ResultNormalizer.close` ends a run that stopped without one
-  (stream closed, cancelled, timed out) with a synthesized ``run.failed``.
+One normalizer per run. Feed it each item of the ``run_runner`` stream; it returns a
+:class:`NormalizedResult` to act on, or ``None`` when the item is dropped (the reason
+kept in :attr:`ResultNormalizer.dropped`). The rules (docs/agent-runner.md): duplicate
+sequences are dropped and missing ones assigned ``last + 1``; an item without ``type``
+fails the run (``runner.protocol_error``); known payloads are validated strictly
+(invalid ones dropped, as the 4.11.2 host does), unknown types kept; ``message.delta``
+is cumulative; a final message is delivered once; oversized messages are truncated
+visibly (:mod:`langbot_plugin.host.truncation`); a blank message is dropped and a run
+with no message ends ``empty_result``; items after the terminal one are dropped, and
+:meth:`ResultNormalizer.close` ends a run that stopped without one.
 """
 
 from __future__ import annotations

@@ -3,24 +3,13 @@
 :class:`RunHost` owns the registry, the SQLite stores and the service table, and
 does what a host does around one ``run_runner`` call:
 
-* :meth:`RunHost.start_run` records the incoming message (event log, transcript),
-  loads the state snapshot, builds the run context (:func:`build_run_context`, with
-  ``latest_cursor`` pointing at that message) and registers the run with its grants
-  frozen. Send ``started.context`` as the ``context`` of ``run_runner``.
-* :meth:`RunHost.drive` consumes the result stream through a
-  :class:`~langbot_plugin.host.results.ResultNormalizer`: it records each result in
-  the run's ledger, applies ``state.updated``, appends delivered messages to the
-  transcript, and ends the run. It stops the stream (closing it cancels the runner)
-  when someone calls :meth:`RunHost.cancel` / ``run_cancel``, or when the deadline
-  passes; the run then ends ``cancelled`` or ``timeout`` with a synthesized
-  ``run.failed``.
+* :meth:`RunHost.start_run` records the incoming message and registers the run with its
+  grants frozen; send ``started.context`` as the ``context`` of ``run_runner``.
+* :meth:`RunHost.drive` consumes the result stream until the run ends (its result, a
+  cancel, the deadline) and pulls the runtime's refusals into the run's audit.
 * :meth:`RunHost.dispatcher` serves the run-scoped runtime -> host actions, and the
   admin run API to the plugins ``admins=`` names (``{"author/name":
-  ["agent_run:admin", "runtime:admin"]}``; ``runners=`` lists runners for
-  ``runner_list``: :mod:`langbot_plugin.host.service_admin`).
-* When the stream has closed, the refusals the plugin runtime and the SDK made for the
-  run are pulled into its audit (``drive(..., runtime_audit=...)``,
-  :mod:`langbot_plugin.host.audit_feed`), then ``run.ended`` is written.
+  ["agent_run:admin", "runtime:admin"]}``; :mod:`langbot_plugin.host.service_admin`).
 * With a Box (``box=``, a ``box_runtime.client.BoxClient``) and a run started with
   ``box_session=``, the run may export files of that session
   (:mod:`langbot_plugin.host.box_files`) and deliver them with ``reply_files`` or a
@@ -384,8 +373,7 @@ class RunHost:
     def record_runtime_audit(
         self, run_id: str, entries: Iterable[Mapping[str, Any] | RunAuditEntry]
     ) -> None:
-        """Add what a plugin runtime recorded for the run (``get_run_audit``) to its
-        audit, marked ``origin: runtime`` (or ``sdk``): refusals the host never saw."""
+        """:func:`~.audit_feed.record_runtime_audit` into this host's audit."""
         record_runtime_audit(self.audit, run_id, entries)
 
     async def _consume(
@@ -470,16 +458,12 @@ class RunHost:
         )
 
     async def clear_conversation(self, target: RunSession | RunScope) -> int:
-        """What "clear" does (seed 002): drop the conversation's history and the
-        conversation-scope state of *every* runner in it, so no runner resumes an
-        external harness session (``external.session_id``) from before. Actor, subject
-        and runner scopes, the event log and the audit are kept; live runs are not
-        stopped (that is :meth:`stop_conversation`). Returns the state values dropped."""
+        """What "clear" does (seed 002; :func:`~.run_control.clear_conversation`); live
+        runs are not stopped (that is :meth:`stop_conversation`)."""
         return await clear_conversation(self.transcript, self.state, target)
 
     def stop_conversation(
         self, target: RunSession | RunScope, reason: str = "stopped by the user"
     ) -> list[RunSession]:
-        """What "stop" does (seed 002): cancel every live run of the conversation,
-        whichever runner serves it; history and state are kept. Returns those runs."""
+        """What "stop" does (seed 002; :func:`~.run_control.stop_conversation`)."""
         return stop_conversation(self.registry, target, reason)

@@ -1,26 +1,14 @@
 """The admin run API of the service table: runtimes, claims, statistics, the runner list.
 
 The released host serves these (and the run ledger without a run) to the plugins its
-configuration names as admins, authorized by the caller's plugin identity (which the
-plugin runtime sets), and refuses every other plugin. :class:`AdminAccess` is that
-configuration here: ``RunHost(admins={"author/plugin": ["agent_run:admin"]})``. A
-permission ``domain:action`` is also covered by ``domain:*``, ``runner:admin`` and
-``*``, as the released host reads them.
-
-* ``agent_run:admin``: the run ledger without a run (every run, any conversation:
-  :mod:`langbot_plugin.host.service_ledger`), ``runner_list`` and the three ``*_stats``;
-* ``runtime:admin``: ``runtime_register``, ``_heartbeat``, ``_list``,
-  ``runtime_reconcile``, ``run_claim``, ``run_renew_claim``, ``run_release_claim``.
-
-A run may make the runtime and claim calls too (not the reconcile), with its
-``available_apis`` flag of the same name on, as the released host allows.
-
-Runtimes live in memory (:class:`RuntimeRegistry`), with a heartbeat deadline each;
-``runtime_reconcile`` marks the late ones ``stale``. The runs of this host are started
-by the host and driven at once, so it keeps no queue for external runtimes:
-``run_claim`` answers ``not_found`` ("No queued run available") as the released host does
-with an empty queue, and a renew or release names a run that holds no claim. The
-statistics are computed from the registry's runs.
+configuration names as admins, by the caller's plugin identity; :class:`AdminAccess`
+is that configuration here (``RunHost(admins={"author/plugin": ["agent_run:admin"]})``;
+``domain:*``, ``runner:admin`` and ``*`` cover ``domain:action``, as the released host
+reads them). ``agent_run:admin`` opens the ledger across runs, ``runner_list`` and the
+``*_stats``; ``runtime:admin`` the runtime and claim actions, which a run may also make
+with its ``available_apis`` flag on. Runtimes live in memory (:class:`RuntimeRegistry`);
+this host queues no runs, so ``run_claim`` answers ``not_found`` as the released host
+does with an empty queue.
 """
 
 from __future__ import annotations

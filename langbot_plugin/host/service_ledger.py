@@ -1,23 +1,12 @@
 """The run-ledger actions of the service table: ``run_get``, ``run_list``,
 ``run_events_page``, ``run_cancel``.
 
-A run sees its own record and the records of other runs **of the same runner in
-the same conversation** (same thread, bot and workspace), as the 4.11.2 host
-allows; anything else is ``resource_not_granted`` (``details.kind = "run"``), and
-an unknown target is ``not_found``. Without a run (the admin run API) a plugin the
-host names an ``agent_run:admin`` (:mod:`langbot_plugin.host.service_admin`) sees
-every run, any conversation; any other plugin is refused.
-
-The ledger keeps the reference's cursor rules, which differ from the transcript's:
-``run_list`` pages newest first by record ``id`` (``before_cursor`` exclusive,
-``next_cursor`` = the last id returned); ``run_events_page`` pages by result
-``sequence`` with exclusive ``before_cursor``/``after_cursor`` (``forward`` by
-default; ``next_cursor`` = the last sequence returned when ``has_more``,
-``prev_cursor`` = the first one).
-
-``run_cancel`` records the request and sets the run's ``cancel_requested`` event;
-the run's driver then closes the stream, which cancels the runner for real (the
-reference only set a database flag runners had to poll).
+A run sees its own record and those of runs of the same runner in the same
+conversation, as the 4.11.2 host allows (else ``resource_not_granted``, ``kind:
+run``); without a run only an ``agent_run:admin`` plugin sees every run. Paging keeps
+the reference's exclusive cursors (by record ``id`` for ``run_list``, by result
+``sequence`` for ``run_events_page``). ``run_cancel`` sets the run's
+``cancel_requested``, and its driver closes the stream, which cancels the runner.
 """
 
 from __future__ import annotations

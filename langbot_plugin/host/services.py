@@ -1,35 +1,17 @@
 """The service table: the run-scoped runtime -> host actions, authorized and answered.
 
-:class:`RunServices` serves the actions a runner reaches through
-``AgentRunAPIProxy`` (declared in :mod:`langbot_plugin.protocol.host_api.run_context`
-and :mod:`~langbot_plugin.protocol.host_api.run_ledger`):
-``state_get/set/delete/list``, ``history_page``, ``history_search``, ``event_get``,
-``event_page``, ``steering_pull``, ``get_prompt``, ``run_get``, ``run_list``,
-``run_events_page`` and ``run_cancel``, the ``binding`` storage area
-(:mod:`langbot_plugin.host.binding_storage`), and the run's files (``export_box_files`` and
-its replies through ``call_platform_api``, :mod:`langbot_plugin.host.service_files`);
-and the admin run API for the plugins the host names as admins (runtimes, claims,
-statistics, the runner list, the ledger across runs: :mod:`langbot_plugin.host.service_admin`).
-:meth:`RunServices.dispatcher` puts the
-table in front of another dispatcher (the host's model, tool and storage actions),
-whose calls carrying a ``run_id`` are authorized against the run first
+:class:`RunServices` serves what a runner reaches through ``AgentRunAPIProxy`` (the
+actions :meth:`RunServices._register` lists; the admin run API is
+:mod:`langbot_plugin.host.service_admin`). :meth:`RunServices.dispatcher` puts the
+table in front of the host's other actions, whose run-scoped calls are authorized first
 (:mod:`langbot_plugin.host.gate`).
 
-Every call is checked the same way before anything is read or written:
-
-1. ``run_id`` is present (else ``run_not_live``: these actions exist only for runs);
-2. the run is live and belongs to the caller (:meth:`RunRegistry.authorize`:
-   ``run_not_live``, ``run_not_owned``, ``deadline_exceeded``). The caller is
-   ``caller_plugin_identity``, which the plugin runtime sets from the plugin's
-   connection; a host can pass ``identify=`` to take it from its own binding instead;
-3. the context API is enabled in the run's ``available_apis`` (``api_not_available``);
-4. the call stays in the run's scope: its own conversation and thread, its own state
-   scope keys, runs of the same runner in the same conversation
-   (``resource_not_granted`` with ``details.kind``).
-
-Answers have the keys the 4.11.2 host sends. Refusals are RPC errors whose code
-travels in the error response (``data.error_code``); see
-:mod:`langbot_plugin.host.errors`.
+Every call is checked before anything is read or written: ``run_id`` present, the run
+live and the caller's (:meth:`RunRegistry.authorize`; the caller is
+``caller_plugin_identity``, set by the plugin runtime, or ``identify=``), the API on in
+``available_apis``, and the call within the run's scope (its conversation, its state
+keys, runs of the same runner). Answers have the keys the 4.11.2 host sends; refusals
+are :mod:`langbot_plugin.host.errors`.
 """
 
 from __future__ import annotations

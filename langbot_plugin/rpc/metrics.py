@@ -1,20 +1,10 @@
 """Request metrics of an action table, in Prometheus' registry and text format.
 
-:class:`RequestMetrics` keeps, in one :class:`prometheus_client.CollectorRegistry` (one
-per daemon, never the process-wide default, so that several daemons in one process
-count apart), for each served action:
-
-* ``<prefix>_requests_total{link, action, outcome}``: requests that ended, ``outcome``
-  ``ok`` or the stable error code they failed with (``cancelled`` when the caller left);
-* ``<prefix>_request_duration_seconds{link, action}``: how long they took (a stream:
-  until its last item);
-* ``<prefix>_requests_in_flight{link, action}``: requests being served now.
-
-:meth:`RequestMetrics.middleware` is the route middleware that counts them, put once on
-a table (:meth:`RequestMetrics.put_on`, ``link`` naming the kind of connection), unless
-``LBP_METRICS=off`` leaves it out (the daemons' state gauges stay; ``make bench``
-measures the middleware's cost against that). :func:`exposition` is what a
-``/metrics`` endpoint answers.
+:class:`RequestMetrics` counts ``<prefix>_requests_total{link, action, outcome}``,
+``<prefix>_request_duration_seconds`` and ``<prefix>_requests_in_flight`` in one
+registry per daemon (never the process-wide default), through the middleware
+:meth:`RequestMetrics.put_on` adds to a table unless ``LBP_METRICS=off``
+(docs/operations.md). :func:`exposition` is what a ``/metrics`` endpoint answers.
 """
 
 from __future__ import annotations

@@ -1,31 +1,14 @@
 """Traces of the action RPC with OpenTelemetry, when the ``otel`` extra is installed and
 turned on; nothing is imported and nothing is paid otherwise.
 
-A process turns traces on once with :func:`enable` (the daemons' ``--traces`` flag or
-``LBP_TRACES=on``); until then :func:`active` is ``None``, no table carries the
-middleware and a call costs one global read. Once on:
-
-* every table a daemon serves carries :meth:`Tracing.middleware` (``table.use(...)``,
-  beside the request metrics): a ``SERVER`` span per request, named after the action,
-  the child of the caller's span when the request carries one, current while the handler
-  runs (a stream: while each item is made) and ended with the answer (a stream: its last
-  item), marked as an error with the stable code it failed with;
-* every unary call a session makes is a ``CLIENT`` span (:meth:`Tracing.client`), the
-  child of the current span, except the link's reserved ``__`` actions (``__ping``); a
-  stream call carries the current span without one of its own.
-
-The trace context crosses each link in the W3C Trace Context form, as two keys of the
-request frame beside ``seq_id`` and ``action``: ``traceparent`` and, where there is one,
-``tracestate`` (read and written by :mod:`.envelope`). Both reference lines and the
-released host read a request with a model that ignores keys it does not know (their
-``ActionRequest``), and the envelope ``context`` is strict there, so the frame's top
-level is where an unknown key does no harm.
-
-The exporter and its settings are OpenTelemetry's own environment variables
-(``OTEL_TRACES_EXPORTER``: ``otlp``, the default, ``console`` on stderr, or ``none``;
-``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_PROTOCOL``, ``OTEL_SERVICE_NAME``,
-``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_TRACES_SAMPLER``, ``OTEL_BSP_*``...).
-:func:`child_env` is what a process passes its children so that they trace too.
+:func:`enable` turns traces on once (``--traces`` or ``LBP_TRACES=on``); until then
+:func:`active` is ``None``. Once on, every served table carries
+:meth:`Tracing.middleware` (a ``SERVER`` span per request) and every unary call but the
+reserved ``__`` actions is a ``CLIENT`` span (:meth:`Tracing.client`). The context
+crosses each link as W3C ``traceparent``/``tracestate`` keys at the frame's top level,
+where the reference's and the released host's parsers ignore them. The exporter is
+configured by OpenTelemetry's own ``OTEL_*`` variables (docs/operations.md);
+:func:`child_env` passes them to child processes.
 """
 
 from __future__ import annotations

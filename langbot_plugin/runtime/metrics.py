@@ -1,19 +1,8 @@
 """``lbp rt``'s metrics: what ``GET /metrics`` on its ports answers (Prometheus text).
 
 One registry per runtime (:class:`RuntimeMetrics`), so two runtimes in one process
-count apart. Counted as it happens:
-
-* ``lbp_rt_requests_total{link, action, outcome}``, ``lbp_rt_request_duration_seconds``,
-  ``lbp_rt_requests_in_flight`` (:class:`~langbot_plugin.rpc.metrics.RequestMetrics`):
-  ``link`` is ``control`` (the host's actions) or ``plugin`` (what plugins ask the
-  runtime), counted by one middleware on each connection's table;
-* ``lbp_rt_plugin_worker_restarts_total{worker}``: a worker restarted after it exited
-  (``worker``: the plugin, or ``shared`` for the shared worker).
-
-Read when scraped: ``lbp_rt_plugins{status}`` (live plugins, debug ones included),
-``lbp_rt_plugin_workers{mode}`` (worker processes the runtime supervises: ``dedicated``
-or ``shared``), ``lbp_rt_plugin_calls_in_flight`` (calls plugins have not answered yet),
-``lbp_rt_stuck_calls_total`` (:mod:`.inflight`) and ``lbp_rt_live_runs``.
+count apart: the request metrics of the ``control`` and ``plugin`` links, worker
+restarts, and gauges read when scraped (the names: docs/operations.md).
 """
 
 from __future__ import annotations

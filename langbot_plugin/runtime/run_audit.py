@@ -1,27 +1,10 @@
 """The runtime's audit of each run: the refusals it made, and those the SDK reported.
 
-A refusal of the runtime's run authorization (:mod:`langbot_plugin.runtime.runs`)
-never reaches the host, nor does one the SDK made before sending. Both are kept here,
-per run, until the host asks for them (``get_run_audit``,
-:mod:`langbot_plugin.protocol.run_audit`) and adds them to its own audit.
-
-* **Which run.** A refusal of a call naming one of the caller's own runs (live, or
-  ended and still kept) goes to that run. Any other refusal of a plugin (a run-only
-  action without ``run_id``, a run that is not the caller's, an id never seen) goes
-  to every live run of that plugin, with ``detail.named_run`` and
-  ``detail.attributed: "plugin"``: the runtime cannot tell which of its runs made it.
-  A plugin with no live run has no audit to hold it: the refusal is only logged.
-* **Bounded.** At most ``per_run`` entries a run and ``total`` across runs; beyond
-  either, entries are counted in the run's ``dropped``, not kept.
-* **Kept after the run.** An ended run's record stays (so the host may ask after the
-  stream closed, and a worker that died leaves it intact) until ``retain`` newer runs
-  ended: then it is collected, its entries and count with it.
-* **Redacted** before it is kept (:mod:`langbot_plugin.rpc.redaction`).
-* **Append-only.** Entries are added, never changed; reading does not remove them.
-* **Workspace-scoped.** A record belongs to the workspace of the ``run_runner`` that
-  opened it; a request from another workspace reads it as unknown, as if it never
-  existed. A request or a run without a workspace (one host, one workspace) reads
-  every record, as the runtime's plugin lookups do.
+Neither kind reaches the host, so both are kept here per run (bounded, redacted,
+append-only, scoped to the run's workspace, kept a while after the run ends) until the
+host asks (``get_run_audit``, :mod:`langbot_plugin.protocol.run_audit`). A refusal that
+names none of the caller's runs goes to every live run of that plugin, marked
+``detail.attributed: "plugin"`` (docs/security.md).
 """
 
 from __future__ import annotations

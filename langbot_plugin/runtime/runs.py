@@ -1,34 +1,13 @@
 """Live agent runs, and the grants a run-scoped call is checked against.
 
 The runtime opens a :class:`LiveRun` when it forwards ``run_runner`` to a plugin and
-closes it when the stream ends. A plugin call that carries a ``run_id`` is refused
-before it reaches the host unless the run is live, belongs to the calling plugin,
-and the call stays within the run's grants:
-
-==========================  ==============================================
-code                        meaning
-==========================  ==========================================
-``run_not_live``            no live run has this id (finished, cancelled, never started)
-``run_not_owned``           the run belongs to another plugin
-``deadline_exceeded``       the run's ``deadline_at`` has passed
-``resource_not_granted``    model, tool, knowledge base or storage not granted
-``api_not_available``       the context API is off in ``available_apis``
-==========================  ==========================================
-
-A run-only action (:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`: state,
-history, events, steering, the prompt) without ``run_id`` is refused ``run_not_live``;
-every other action without ``run_id`` is a plugin-level call and passes to the host
-unchanged (the run ledger's and the admin run API's among them: the host authorizes
-its admin plugins by the caller's identity, which the runtime sets).
-
-Every refusal is logged and kept in the run's audit
-(:mod:`langbot_plugin.runtime.run_audit`), which the host asks for when the run ends
-(``get_run_audit``).
-
-Grants come from the run context the host sent. A resource whose ``operations`` list
-is empty grants the default operations of its kind, as the released host reads it
-(:data:`~langbot_plugin.api.entities.builtin.agent_runner.operations.DEFAULT_RESOURCE_OPERATIONS`);
-a resource that is not listed gets nothing.
+closes it when the stream ends. A plugin call carrying a ``run_id`` is refused before
+it reaches the host (:mod:`langbot_plugin.protocol.errors`) unless the run is live, the
+caller's, and the call within the run's grants; a run-only action
+(:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`) without ``run_id`` is refused
+``run_not_live``, any other passes as a plugin-level call. Refusals go to the run's
+audit (:mod:`langbot_plugin.runtime.run_audit`). A resource granted with empty
+``operations`` gets its kind's default operations, as the released host reads it.
 """
 
 from __future__ import annotations
