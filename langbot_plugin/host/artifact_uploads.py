@@ -1,20 +1,10 @@
 """Artifact uploads (seed 003's Protocol v1, our host library): the bytes of an artifact
 too large for one ``artifact.created`` result, sent in pieces before that result
 commits them (:meth:`~langbot_plugin.host.artifacts.ArtifactStore.create` with an
-``upload_id``).
-
-* **Owned** by the run that began it: another run's append or commit is ``not_found``,
-  as for an id that never existed.
-* **In order**: each append names the upload's current end (``offset``); any other
-  offset is ``invalid_params`` with the current ``size_bytes`` in its details, so a
-  runner whose append was lost in transit knows where to go on.
-* **Bounded**: :data:`~langbot_plugin.protocol.host_api.artifacts.MAX_UPLOAD_PIECE_BYTES`
-  a piece, :data:`~langbot_plugin.protocol.host_api.artifacts.MAX_ARTIFACT_BYTES` an
-  upload, :data:`MAX_OPEN_UPLOADS` open at once per run (``payload_too_large`` /
-  ``message_too_large``, ``too_many_requests``).
-* **Short-lived**: an upload not committed within :data:`UPLOAD_TTL` is dropped by
-  :meth:`ArtifactUploads.purge` (the host's sweep); a committed one is dropped with
-  the commit.
+``upload_id``). An upload is owned by its run (another run gets ``not_found``), appended
+in order (a wrong ``offset`` is ``invalid_params`` with the current ``size_bytes``),
+bounded (:data:`MAX_OPEN_UPLOADS` a run) and dropped if not committed within
+:data:`UPLOAD_TTL`.
 """
 
 from __future__ import annotations

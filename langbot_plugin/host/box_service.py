@@ -1,29 +1,15 @@
 """The host's side of a run's Box calls, over a real Box runtime.
 
-:class:`RunBoxService` answers ``get_box_status``, ``list_boxes``, ``acquire_box`` and
-``bind_box`` for the runs of a :class:`~langbot_plugin.host.services.RunServices` (or
-binds them itself: :meth:`RunBoxService.bind_run`), and
-runs the sandbox tools (``exec``) of a run in the Box the run bound. It talks to the
-Box through a :class:`SandboxClient`: ``box_runtime.client.BoxClient`` is one (the
-host layer does not import the Box runtime; whoever builds the host passes it in). The
-tools are :mod:`langbot_plugin.host.sandbox_tools`'.
-
-Scope (seed 000). The host owns the Box scope: a run's Box is the session of its
-conversation target, ``scope_id(target_type="conversation", target_id=..., ...)``
-(``box_runtime.scope.scoped_session_id`` gives ``lb-box-<sha256>``). A 0.7 runner's
-``reuse_key`` names the Box *within* that scope and never widens it: every key a run
-of one conversation uses finds that conversation's Box, and no key reaches another
-conversation's. ``options`` may set ``image`` only; limits are the host's.
-
-A run binds one Box, once (``bind_box`` with another id is refused), and only a Box
-acquired in its own scope. ``import_box_attachments`` copies input files of the run
-(held by :class:`~langbot_plugin.host.attachments.RunAttachments`) into the bound Box,
-each in its own new directory ``/workspace/inbox/<run id>-<ref>/`` (the released
-host's layout), through the Box's ``box_write_files``; a file already imported by the
-run is answered again, not written twice. ``export_box_files`` is the run services'
-(:mod:`langbot_plugin.host.service_files`). ``artifact_mount`` shows one of the
-conversation's artifacts read-only to the run's commands, by content address, when the
-service has an ``artifact_root`` (:mod:`langbot_plugin.host.artifact_mounts`).
+:class:`RunBoxService` answers ``get_box_status``, ``list_boxes``, ``acquire_box``,
+``bind_box`` and ``import_box_attachments`` for the runs of a
+:class:`~langbot_plugin.host.services.RunServices`, and runs a run's sandbox tools
+(:mod:`langbot_plugin.host.sandbox_tools`) in the Box it bound, through a
+:class:`SandboxClient` (``box_runtime.client.BoxClient``; the host layer does not
+import the Box runtime). The host owns the Box scope (seed 000): a run's Box is its
+conversation's session, and a ``reuse_key`` names a Box within that scope, never
+beyond; ``options`` may set ``image`` only. A run binds one Box, once, acquired in its
+own scope. Attachments go to ``/workspace/inbox/<run id>-<ref>/``, the released host's
+layout (docs/agent-runner.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """Run authorization in front of the host's own actions (models, tools, storage ...).
 
-:func:`gated` is an :class:`~langbot_plugin.protocol.spec.ActionTable` that answers the
-run-only actions from the :class:`~langbot_plugin.host.services.RunServices` table and
-mounts an inner dispatcher (for example :class:`~langbot_plugin.host.LocalHost`'s own
-table) behind :func:`run_gate`, the middleware of run authorization. An inner action
-whose payload carries a ``run_id`` is served only when the run is live and the
-caller's, and when the resource named in the payload is granted for the operation in
-:data:`CHECKS`. Without ``run_id`` a run-only action
-(:data:`~langbot_plugin.protocol.run_needs.RUN_ONLY`) is refused ``run_not_live``; any
-other action passes as a plugin-level call (what the 4.11.2 host lets every plugin do:
-no run's grants widen or narrow it). With ``strict=False`` a ``run_id`` the registry
-has never seen passes unchecked too (a development host that did not start the run
-itself); runs it knows are always enforced. The inner route decides the answer shape
-(``call_tool`` answers ``{result}`` with ``run_id`` and ``{tool_response}`` without, as
-the 4.11.2 host does). Every call that names a run the registry knows is written to
-that run's audit (:mod:`langbot_plugin.host.audit`) by :func:`run_audit`, granted or
-refused. Both middlewares are composed once per action by the table, not per request.
+:func:`gated` answers the run-only actions from the
+:class:`~langbot_plugin.host.services.RunServices` table and mounts an inner dispatcher
+behind :func:`run_gate`: an inner call carrying a ``run_id`` is served only when the run
+is live and the caller's and the named resource is granted (:data:`CHECKS`); without
+``run_id`` a run-only action is refused ``run_not_live`` and any other passes as a
+plugin-level call, as on the 4.11.2 host. ``strict=False`` lets a ``run_id`` the
+registry never saw pass. :func:`run_audit` writes every call naming a known run to its
+audit. The table composes both middlewares once per action.
 """
 
 from __future__ import annotations

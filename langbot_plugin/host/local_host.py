@@ -1,22 +1,13 @@
 """A small in-memory host: what a plugin runtime asks of LangBot, served locally.
 
-It keeps plugin settings, binary storage, the replies of event handlers and
-commands (:class:`QueryHost`) and a log of every call, answers model
-calls from a :class:`ScriptedModel` and tool calls from :class:`HostTool` entries,
-and serves agent runs through :class:`~langbot_plugin.host.run_host.RunHost`: the
-run-scoped actions (``state_*``, ``history_*``, ``event_*``, ``steering_pull``,
-``run_*``, ``get_prompt``) and run authorization of model, tool and storage calls
-that carry a ``run_id``. Tests use it to check what reached the host; the demo and
-local development use it instead of a full LangBot.
-
-Start and drive a run with :meth:`LocalHost.run` (or :meth:`LocalHost.start_run` and
-``host.runs.drive``). Runs registered here are always enforced; a ``run_id`` this
-host never registered passes unchecked unless ``strict_runs=True`` (then it is
-refused ``run_not_live``, as the 4.11.2 host does).
-
-The caller of a call is the installation bound in the envelope context (looked up
-in :attr:`LocalHost.settings`), else the ``caller_plugin_identity`` the runtime put
-in the payload; the two disagreeing is refused ``run_not_owned``.
+It keeps plugin settings, binary storage, the replies of event handlers and commands
+(:class:`QueryHost`) and a log of every call, answers models from a
+:class:`ScriptedModel` and tools from :class:`HostTool` entries, and serves agent runs
+through :class:`~langbot_plugin.host.run_host.RunHost` (:meth:`LocalHost.run`). Tests,
+the demo and local development use it instead of a full LangBot. A ``run_id`` this host
+never registered passes unchecked unless ``strict_runs=True``. The caller is the
+installation bound in the envelope context, else the payload's
+``caller_plugin_identity``; the two disagreeing is refused ``run_not_owned``.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """The run session registry: which runs exist, whose they are, and whether they are live.
 
-The host registers a run just before it sends ``run_runner``: the ``run_id``, the
-plugin that owns it (``author/name``), the runner id, the grants and scope frozen at
-that moment (:mod:`langbot_plugin.host.grants`) and the deadline. Every run-scoped
-call is then checked with :meth:`RunRegistry.authorize`, in this order:
-
-1. the run exists (else ``run_not_live``);
-2. the caller named an identity and it is the run's plugin (else ``run_not_owned``;
-   checked before liveness so another plugin learns nothing about the run);
-3. the run is still running (else ``run_not_live``, ``details.status`` says why);
-4. its deadline has not passed (else ``deadline_exceeded``).
-
-Lifecycle: ``running`` -> ``completed`` | ``failed`` | ``cancelled`` | ``timeout``.
-:meth:`RunRegistry.finish` ends a run (its steering queue is discarded);
-:meth:`RunRegistry.request_cancel` records a cancel request and sets
-:attr:`RunSession.cancel_requested`, which whoever drives the run's stream watches
-(stopping the stream is what actually cancels the runner); :meth:`RunRegistry.expire`
-turns runs past their deadline into ``timeout`` and forgets the oldest finished runs
-beyond ``retain_finished``. Finished runs stay readable (``run_get``, ``run_list``,
-``run_events_page``) until forgotten; they never authorize calls again.
-
-The registry lives in memory: a restart forgets every run (live runs cannot survive
-it anyway: their streams are gone). Persistent runner state is separate
-(:mod:`langbot_plugin.host.state_store`).
+The host registers a run just before it sends ``run_runner``, with its owner, runner,
+grants, scope and deadline. :meth:`RunRegistry.authorize` checks each run-scoped call:
+the run exists (``run_not_live``), the caller is its plugin (``run_not_owned``, before
+liveness, so another plugin learns nothing), it still runs (``run_not_live``) and is
+within its deadline (``deadline_exceeded``). :meth:`RunRegistry.request_cancel` sets
+:attr:`RunSession.cancel_requested`, which the run's driver watches;
+:meth:`RunRegistry.expire` times out overdue runs and forgets the oldest finished ones
+beyond ``retain_finished``. Finished runs stay readable until forgotten but never
+authorize calls again. The registry lives in memory.
 """
 
 from __future__ import annotations

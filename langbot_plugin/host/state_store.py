@@ -1,21 +1,12 @@
 """Persistent runner state: small JSON values under scoped keys, on SQLite.
 
-A runner keeps pointers it needs across runs here (``external.session_id``, a
-summary checkpoint, user preferences), in one of four scopes: ``conversation``,
-``actor``, ``subject`` or ``runner``. The *scope key* that isolates one scope's
-values comes from the run's identities
-(:meth:`langbot_plugin.host.grants.RunScope.state_key`), never from the runner:
-a runner reads and writes only the scopes of the run it is serving.
-
-Limits (constructor arguments): a key is 1 to 256 characters without control
-characters; a value is JSON (no NaN/Infinity) of at most 256 KiB; a scope holds at
-most 1000 keys; a listing returns at most 100 keys, with ``has_more``. The key
-``conversation_id`` is an accepted alias of ``external.conversation_id`` (as in the
-4.11.2 host).
-
-Values survive restarts when the :class:`~langbot_plugin.host.sqlite.HostDatabase`
-is a file. Clearing a conversation (:meth:`StateStore.clear_conversation`) drops the
-conversation-scope values of every runner in it; stopping a run leaves state untouched.
+A runner keeps pointers it needs across runs (``external.session_id``, checkpoints,
+preferences) in the ``conversation``, ``actor``, ``subject`` or ``runner`` scope, under
+a key derived from the run's identities
+(:meth:`langbot_plugin.host.grants.RunScope.state_key`), never from the runner. The
+limits are the constructor's arguments; ``conversation_id`` is an alias of
+``external.conversation_id``, as in the 4.11.2 host. Clearing a conversation drops
+every runner's conversation-scope values in it.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """Calls through the reference SDK's ``Handler`` interface.
 
-The reference's proxies call ``await handler.call_action(action, data, timeout)`` and
-iterate ``handler.call_action_generator(action, data, timeout)``, with ``action`` a
-member of :class:`~langbot_plugin.protocol.action_enums.PluginToRuntimeAction`; a peer's
-error is :class:`ActionCallError`. Plugin authors' tests build the proxies over a fake
-object with those two methods (the reference's own tests do), and the host library's
-``Handler`` has them too. :func:`as_caller` makes such an object a
-:class:`~langbot_plugin.protocol.callers.Caller`, so every proxy accepts either it or
-an RPC session:
-
-* the action goes out as the enum member when the catalogue has one (else its name);
-* a call without a wait of its own (``timeout=None``: the plugin-level API's calls the
-  reference makes without one) is left to the handler's default; any other wait is
-  passed as the third argument;
-* an :class:`ActionCallError` is already an :class:`~langbot_plugin.rpc.errors.RPCError`
-  (a :class:`~langbot_plugin.rpc.errors.RemoteError` carrying the code the peer gave
-  in ``data``), so the proxies map it like any peer's error; other exceptions pass as
-  they are.
+The reference's proxies call ``handler.call_action(action, data, timeout)`` and iterate
+``handler.call_action_generator(...)``; plugin authors' tests build them over a fake
+with those two methods, and the host library's ``Handler`` has them too.
+:func:`as_caller` makes such an object a :class:`~langbot_plugin.protocol.callers.Caller`
+(the action sent as the enum member when the catalogue has one; no wait of its own
+leaves the handler's default), so every proxy accepts it or an RPC session.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """Wire shapes around agent runners: the listing entry, runtime-made results, and
 what counts as an answer.
 
-**No blank message, no blank success.** A ``message.completed`` with no content (no
-text, no other part, no tool call, no file) is held back: no host ever shows or
-records it. So are ``message.delta`` items with no content until the run has answered
-(a stream whose deltas are all blank is a blank message too; a blank delta after
-content, the usual ``is_final`` marker, passes: the host keeps the text it has). A run
-that ends ``run.completed`` without ever producing a message (a non-blank
-``message.delta``/``message.completed``, a ``run.completed`` carrying one, or an
-``action.requested``) ends ``run.failed`` with code :data:`EMPTY_RESULT` instead. A
-runner that means to stay silent says so: ``run.completed`` with ``finish_reason``
-:data:`NO_REPLY`. :class:`OutputWatch` decides (:meth:`OutputWatch.admit`); the worker
-and the host both apply it, in both dialects and for streaming and non-streaming
-runners alike.
-
-The released host validates a listed runner's ``manifest`` strictly (unknown keys,
-capabilities or permission values make it drop the runner), so :func:`runner_entry`
-keeps exactly the fields and values it accepts; what only seed 003's Protocol v1 knows
-goes beside it (:mod:`langbot_plugin.protocol.runner_declaration`).
+No blank message, no blank success (docs/agent-runner.md): :class:`OutputWatch` holds
+back blank messages and turns a ``run.completed`` that never answered into
+``run.failed`` :data:`EMPTY_RESULT` (``finish_reason`` :data:`NO_REPLY` is a runner's
+explicit silence); the worker and the host both apply it. The released host drops a
+runner whose ``manifest`` has keys or values it does not know, so :func:`runner_entry`
+keeps exactly those it accepts; Protocol v1's go beside it
+(:mod:`langbot_plugin.protocol.runner_declaration`).
 """
 
 from __future__ import annotations

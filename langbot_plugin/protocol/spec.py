@@ -1,24 +1,14 @@
 """How an action is declared: one :class:`ActionSpec` per action, used by both sides.
 
-A spec names the action (plus the other dialect's names), its parameter and result
+A spec names the action (and the other dialect's names), its parameter and result
 models, whether it streams, who calls whom (:class:`Direction`), how long a caller
-waits (``timeout``; ``max_timeout`` for a wait the payload asks for; ``payload_wait``
-for an action whose payload sets its own time limit), and which
-keys name a file pushed with ``__file_chunk`` beside the call. It is modelled on MCP's
-low-level server, which registers ``(method, params model, handler)`` rows, and its
-client session's typed ``send_request(request, result_type)``.
-
-* The serving side registers a handler on an :class:`ActionTable`: the handler receives
-  the validated parameter model and returns a result model (a stream yields them);
-  what it returns is checked against the spec before it is sent.
-* The calling side uses :meth:`ActionSpec.call` / :meth:`ActionSpec.iterate` and gets
-  models back (an answer that does not fit is a :class:`MalformedMessageError`).
-* A relay that passes a call on unchanged (the plugin runtime between host and plugin)
-  uses :meth:`ActionSpec.relay` / :meth:`ActionSpec.relay_stream`: the spec's name and
-  timeouts, no parsing; the two edges validate.
-
-Parameter and result models accept unknown keys (newer hosts add fields), so a dialect
-change never breaks validation; result models keep unknown keys too.
+waits, and which keys name a file pushed with ``__file_chunk`` beside the call
+(modelled on MCP's ``(method, params model, handler)`` rows). A server registers
+handlers on an :class:`ActionTable`; a caller uses :meth:`ActionSpec.call` /
+:meth:`ActionSpec.iterate` and gets models back; a relay uses
+:meth:`ActionSpec.relay` / :meth:`ActionSpec.relay_stream` (the spec's name and
+timeouts, no parsing). Models accept unknown keys, so a newer host's fields never break
+validation.
 """
 
 from __future__ import annotations

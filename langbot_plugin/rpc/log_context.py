@@ -1,21 +1,11 @@
 """What a log line knows about the work it was written for, and the JSON line format.
 
-The session serving a request marks its task with the request (:func:`serving`, one
-``ContextVar.set`` per request: nothing is computed unless a line is written); code
-that learns more (the runtime, which plugin a call goes to) adds fields with
-:func:`bind`. :func:`log_fields` reads both when a record is formatted:
-
-* ``action``: the action the current task serves;
-* ``run_id`` and ``trace_id``: from the request's payload, at its top level or in its
-  run ``context`` (``context.run_id``, ``context.runtime.trace_id``), where present;
-* ``installation``: the envelope context's ``installation_uuid``;
-* ``otel_trace_id`` and ``otel_span_id``: the current span's, while traces are on
-  (:mod:`.tracing`), so a line leads to its trace;
-* whatever was noted (``plugin``, ...), which wins over the derived fields.
-
-:class:`JsonLogFormatter` writes one JSON object a line (``--log-format json`` of the
-daemons): ``ts`` (ISO 8601, UTC), ``level``, ``logger``, ``message``, the fields above
-that are known, and ``exc`` for a traceback.
+The session marks its task with the request it serves (:func:`serving`, one
+``ContextVar.set``); code that learns more adds fields with :func:`bind`.
+:func:`log_fields` reads both when a record is formatted (``action``, ``run_id``,
+``trace_id``, ``installation``, the OpenTelemetry ids, and what was noted, which wins).
+:class:`JsonLogFormatter` writes one JSON object a line (``--log-format json``;
+docs/operations.md).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """The one boundary between exceptions and wire errors.
 
 :func:`error_response` turns any exception a handler raised into the error frame
-(``code: 1``, ``message: "Class: text"`` for reference peers, ``data.error_code``,
-``data.details`` and ``data.retryable`` for ours), with secrets redacted
-(:mod:`langbot_plugin.rpc.redaction`); :func:`error_from_response` turns
-such a frame back into the registered class.
-
-A handler that knows more about an exception than its class says (the worker knows
-where in the plugin's own code it was raised) adds that with :func:`attach_details`;
-it travels in ``data.details`` beside the exception's text, which stays as it was.
-
-An error that came from a peer and is passed on (a relay: the runtime between a
-plugin and the host) keeps the peer's code, type and details, and its ``message``
-reads ``"ActionCallError: <the peer's message>"``: what the reference's relay shows
-(a plugin's ``ValueError`` reaches the host as ``ActionCallError: ValueError: ...``).
-Our peers read the code; the receiving side drops that prefix from the text.
+(``message: "Class: text"`` for reference peers; ``data.error_code``, ``details`` and
+``retryable`` for ours), redacted; :func:`error_from_response` turns it back into the
+registered class. :func:`attach_details` adds what a handler knows beyond the class.
+A relayed peer error keeps the peer's code, type and details, and its ``message`` reads
+``"ActionCallError: <the peer's message>"``, as the reference's relay shows it.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """Per-plugin Python environments for plugins that declare ``requirements.txt``.
 
-An environment is a virtualenv whose site-packages also see the runtime's own
-packages (through a ``.pth`` that adds the runtime's site directories after the
-environment's own). So the worker process, started with the environment's Python,
-imports the plugin's dependencies first and this SDK from the runtime; pip, run against
-the environment, finds what the runtime already has and installs only the rest.
-
-Environments are keyed by the requirements, the interpreter and the index settings,
-built in a staging folder and renamed into place when pip succeeded, and reused by
-every plugin with the same requirements. A plugin without requirements runs on the
-runtime's interpreter directly. With ``skip_install`` (``lbp rt --skip-deps-check``) pip
-never runs: an environment built earlier is used as it is, and a plugin without one
-runs on the runtime's interpreter (a warning says so).
-
-An install is logged in counted steps (``[1/3] creating an environment``, ``[2/3]
-pip install ...`` with pip's ``Collecting``/``Installing`` lines as they come, ``[3/3]
-ready in N s``), so an operator sees what the runtime is doing while a plugin waits.
+An environment is a virtualenv whose ``.pth`` adds the runtime's site directories after
+its own, so the worker imports the plugin's dependencies first and this SDK from the
+runtime, and pip installs only what the runtime lacks. Environments are keyed by the
+requirements, the interpreter and the index settings, built in a staging folder,
+renamed into place when pip succeeded, and shared. ``skip_install``
+(``--skip-deps-check``) never runs pip. An install is logged in counted steps.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """Shared workers: the installations the host runs in ``shared-runtime-v1`` mode.
 
-All shared installations that run on one interpreter (the runtime's own, or one
-dependency environment) share one worker process (``python -m langbot_plugin.worker
---shared``). Each is a *slot* of it: attached with ``attach_plugin_slot`` (its
-settings and its folder), described with ``get_plugin_slot_container``, detached with
-``detach_plugin_slot``; every request carries the installation's binding as its
-envelope context, which picks the slot on both sides. Each slot is a
-:class:`PluginHandle` of its own (its peer a
-:class:`~langbot_plugin.rpc.scoped.ScopedSession`), so the host's scoping, storage
-owner and forwarding treat it exactly like a plugin with a process of its own.
-
-Failures stay with their slot: a plugin that cannot load is refused
-(``slot_attach_failed``) and the worker keeps the others; the worker's log lines
-tagged with a plugin go to that plugin's logs, untagged ones (a crash) to every
-slot's. When the process itself dies, every slot is gone: the runtime logs it under
-each plugin, starts the process again (with the dedicated workers' backoff) and
-attaches every slot again.
+The shared installations of one interpreter share one worker process (``python -m
+langbot_plugin.worker --shared``), each a *slot* (``attach_plugin_slot``,
+``get_plugin_slot_container``, ``detach_plugin_slot``) picked by the binding every
+request carries. Each slot is a :class:`PluginHandle` of its own (its peer a
+:class:`~langbot_plugin.rpc.scoped.ScopedSession`), treated like a plugin with its own
+process. Failures stay with their slot (``slot_attach_failed``); when the process dies
+the runtime starts it again with the dedicated workers' backoff and reattaches every
+slot.
 """
 
 from __future__ import annotations

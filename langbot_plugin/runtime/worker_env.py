@@ -1,21 +1,9 @@
 """The environment of a plugin worker: an allowlist, never the runtime's whole environment.
 
-An operator's environment often holds what no plugin should read (cloud keys, database
-URLs, tokens). A worker process gets only:
-
-* :data:`ALLOWED`: what a process needs to run and reach the network: ``PATH``,
-  ``HOME``, the user's name, locale (``LANG``, ``LANGUAGE``, ``LC_*``), ``TZ``, the
-  temporary folder, the proxy variables in both spellings, the CA bundle variables,
-  ``PYTHONPATH`` and ``LD_LIBRARY_PATH`` (so the worker imports what the runtime
-  imports), and ``LBP_LOG_LEVEL``;
-* what the operator names (``worker_env`` in the runtime's config file, or
-  ``--worker-env NAME`` on the command line, repeatable; ``PREFIX_*`` names a prefix);
-* ``PYTHONUNBUFFERED=1``, which the runtime sets itself.
-
-Plugin manifests declare no environment variables (neither the reference's nor ours),
-so a plugin that needs one (an official runner's ``LANGBOT_AGENT_RUNTIME_DAEMON_*``
-defaults, say) gets it when the operator names it. The runtime's own secrets
-(:data:`PRIVATE`) are dropped even when named.
+A worker gets only :data:`ALLOWED` (what a process needs to run and reach the network),
+what the operator names (``worker_env`` / ``--worker-env NAME``; ``PREFIX_*`` names a
+prefix) and ``PYTHONUNBUFFERED=1``; the runtime's own secrets (:data:`PRIVATE`) are
+dropped even when named (docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """How the runtime starts a plugin worker: confined and limited where the machine allows.
 
-Once, at start, :meth:`Confinement.decide` chooses the mode and
-:meth:`Confinement.announce` logs it in one line:
-
-* **confined as root**: nsjail, each plugin as a user id of its own
-  (:mod:`.data_folders`), limits through a cgroup of its own (:mod:`.cgroups`);
-* **confined in a user namespace**: nsjail as the runtime's (unprivileged) user, where
-  the kernel allows unprivileged user namespaces; limits through a delegated cgroup v2
-  if there is one, else rlimits;
-* **not confined**: the operator said ``confine = off``, or the machine cannot (no
-  nsjail, not root and no user namespaces, a container without the rights); the line
-  says why, at WARNING. With ``confine = on`` the runtime refuses to start instead.
-
-Every worker then gets a :class:`Launch` from :meth:`Confinement.launch`: its command
-line, working directory and environment (``HOME`` is its data folder in every mode),
-and, when it has a cgroup, what the kernel did at its limits once it ends
-(:meth:`Launch.exhausted`) or while it runs (:meth:`Launch.refused_forks`).
+:meth:`Confinement.decide` chooses the mode once and :meth:`Confinement.announce` logs
+it: confined as root (nsjail, a user id and a cgroup per plugin), confined in a user
+namespace (limits through a delegated cgroup v2, else rlimits), or not confined (the
+operator's ``confine = off``, or the machine cannot: a WARNING says why; with
+``confine = on`` the runtime refuses to start). Each worker then gets a :class:`Launch`
+(command line, working directory, environment, and what the kernel did at its limits).
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
-"""The nsjail command line of a confined worker (pure: every path decision is made here
-from what the caller gives, nothing is read from the machine but ``os.path.exists``).
+"""The nsjail command line of a confined worker (pure: nothing is read from the machine
+but ``os.path.exists``).
 
-A worker's jail is ``nsjail -Mo``: the worker is PID 1 of a pid namespace of its own
-(its ``/proc`` shows its own processes only), with mount, ipc, uts and cgroup namespaces
-of its own; its root is an empty tmpfs into which only these are mounted:
-
-* read-only: the system folders (:data:`~langbot_plugin.nsjail_common.SYSTEM_RO_MOUNTS`
-  and a few more files of ``/etc``), the interpreter and every folder it imports from
-  (:func:`python_paths`), the plugin's folder, the plugin's dependency environment;
-* read-write: the plugin's data folder (its ``HOME``);
-* a tmpfs of its own at ``/tmp`` and ``/dev/shm``;
-* an empty tmpfs over the runtime's data folder where a read-only mount holds it.
-
-Mounts are sorted so a folder is mounted before what lies inside it. stdin, stdout and
-stderr pass through nsjail untouched: the worker's link to the runtime is its stdio.
-As root (:attr:`JailPlan.uid` set) the jail runs without a user namespace as that
-user id, which has no capabilities and no way to regain any (``no_new_privs``); as any
-other user it runs in a user namespace of its own, as the runtime's user. The network
-is the machine's (``host``) or a namespace with loopback only (``none``).
+``nsjail -Mo``: the worker is PID 1 of its own pid, mount, ipc, uts and cgroup
+namespaces, on an empty tmpfs root with the system folders, the interpreter's paths,
+the plugin and its dependency environment read-only, its data folder (``HOME``)
+read-write, and tmpfs ``/tmp`` and ``/dev/shm`` (docs/security.md). stdio passes
+through: it is the worker's link. As root it runs as :attr:`JailPlan.uid` with
+``no_new_privs``, else in a user namespace of its own; the network is ``host`` or
+loopback only (``none``).
 """
 
 from __future__ import annotations
