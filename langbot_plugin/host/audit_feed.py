@@ -1,17 +1,12 @@
 """What a run's audit gets when the run ends: the refusals the host never saw, then
 the result summary.
 
-The plugin runtime keeps the refusals it made for a run, and those the SDK made
-locally and reported (:mod:`langbot_plugin.runtime.run_audit`). When a run's stream
-has closed, :func:`pull_runtime_audit` asks the runtime for them (``get_run_audit``)
-and adds them to the run's audit (``origin`` ``runtime`` or ``sdk``, their own
-``at``); :func:`audit_run_end` then writes ``run.ended`` and the audit out.
-
-The host pulls rather than the runtime pushing: the runtime keeps the record after
-the run ended, so a worker that died, or a host that asks late, loses nothing, and a
-host that never asks (the released 4.11.2) changes nothing. A runtime that does not
-know the action, or a connection that is gone, leaves the audit as the host saw it
-(``run.ended`` says ``runtime_audit: "unavailable"``).
+When a run's stream has closed, :func:`pull_runtime_audit` asks the plugin runtime for
+the refusals it and the SDK made (``get_run_audit``,
+:mod:`langbot_plugin.runtime.run_audit`) and adds them to the run's audit;
+:func:`audit_run_end` then writes ``run.ended``. The host pulls, so a dead worker or a
+late host loses nothing and a host that never asks changes nothing; a runtime that
+cannot answer leaves ``runtime_audit: "unavailable"``.
 """
 
 from __future__ import annotations

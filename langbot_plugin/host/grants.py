@@ -1,17 +1,11 @@
 """What a run may touch, frozen when it starts: grants and scope identities.
 
-:class:`RunGrants` is the authorization snapshot: the models, tools and knowledge
-bases of ``ctx.resources`` with the operations granted on each, the storage areas,
-the context APIs switched on in ``ctx.context.available_apis`` and the state scopes
-the binding enables. It is computed once from the run context and never widened.
-
-**An empty ``operations`` list grants the default operations of the resource's kind**
-(:data:`~langbot_plugin.api.entities.builtin.agent_runner.operations.DEFAULT_RESOURCE_OPERATIONS`),
-as the released LangBot host reads it; a resource that is not listed gets nothing.
-
-:class:`RunScope` holds the identities the run is about (workspace, bot,
-conversation, thread, actor, subject, binding). The persistent-state keys and the
-conversation limits of the history, event and run-ledger APIs derive from it.
+:class:`RunGrants` is the authorization snapshot computed once from the run context
+and never widened: the resources with their operations (an empty ``operations`` list
+grants its kind's defaults, as the released host reads it; an unlisted resource gets
+nothing), the storage areas, the APIs on in ``available_apis`` and the enabled state
+scopes. :class:`RunScope` holds the identities the run is about; state keys and the
+conversation limits of the history, event and ledger APIs derive from it.
 """
 
 from __future__ import annotations

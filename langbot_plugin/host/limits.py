@@ -1,16 +1,11 @@
 """How much a run may ask of the host, and how long the host keeps what runs leave.
 
-**Rate.** Every run-scoped call (one naming a live ``run_id``) takes a token from its
-run's bucket (:class:`RunRateLimit`: ``calls_per_sec`` refill, ``burst`` capacity); a
-call that finds the bucket empty is refused with :class:`RunRateLimitedError`
-(``rate_limited``, retryable) before anything is read or written, and the refusal is
-in the run's audit like any other. The per-connection in-flight cap of the RPC layer
-bounds concurrency; this bounds a run that loops on host calls.
-
-**Retention.** Runner state, transcripts and run audits live in the host's SQLite
-database. :class:`Retention` says how long each is kept (``None``: forever);
-:func:`sweep` deletes what is older (runner state by its last write, transcript items
-and audit entries by their time), and ``RunHost.sweeping`` runs it periodically.
+**Rate.** Every run-scoped call takes a token from its run's bucket
+(:class:`RunRateLimit`); an empty bucket refuses the call with
+:class:`RunRateLimitedError` (``rate_limited``, retryable) before anything is read or
+written. **Retention.** :class:`Retention` says how long runner state, transcripts and
+audits are kept (``None``: forever); :func:`sweep` deletes what is older, and
+``RunHost.sweeping`` runs it periodically.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Building a realistic ``AgentRunContext`` dict, as the 4.11.2 host sends it.
 
-:func:`build_run_context` returns the ``context`` of a ``run_runner`` request with
-the top-level keys and nesting captured from the real host (``run_id``,
-``trigger``, ``conversation``, ``event``, ``actor``, ``subject``, ``input``,
-``delivery``, ``resources``, ``context`` with ``available_apis``, ``state``,
-``runtime`` with ``deadline_at``, ``config``, ``adapter``, ``metadata``,
-``variables``) for a person chat message. Everything can be overridden; it does not
-register anything (see :meth:`langbot_plugin.host.run_host.RunHost.start_run`).
-
-:func:`make_resources` writes the ``resources`` part with explicit operations: a
-model, tool or knowledge base given as a bare id is granted every operation of its
-kind, spelled out (an empty list would grant nothing here).
+:func:`build_run_context` returns the ``context`` of a ``run_runner`` request for a
+person chat message, with the keys and nesting captured from the real host; everything
+can be overridden and nothing is registered
+(:meth:`langbot_plugin.host.run_host.RunHost.start_run` does that).
+:func:`make_resources` writes ``resources`` with explicit operations: a bare id is
+granted every operation of its kind, spelled out.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """What each accepted result of a run does on the host.
 
-:class:`RunRecorder` is the part of :class:`~langbot_plugin.host.run_host.RunHost`'s
-drive loop that writes: every result goes to the run's ledger (with what was
-truncated or dropped as a repeat), a ``state.updated`` is applied to the run's state
-scope (an external harness resume id noted for the audit), an ``action.requested`` is
-executed when policy allows (:mod:`langbot_plugin.host.platform_actions`), an
-``artifact.created``
-(Protocol v1) is kept in the artifact store (its id in the ledger event's metadata, its
-bytes not in the ledger), a delivered message joins
-the conversation's transcript, and the files a ``message.completed`` names are
-delivered with it (once, all or none). A result is recorded whole, even when a cancel
-or the deadline comes meanwhile.
+:class:`RunRecorder` is the writing part of
+:class:`~langbot_plugin.host.run_host.RunHost`'s drive loop: each result goes to the
+run's ledger and, by type, to the run's state, the platform actions
+(:mod:`langbot_plugin.host.platform_actions`), the artifact store, the transcript and
+the file deliveries. A result is recorded whole, even when a cancel or the deadline
+comes meanwhile.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """The transcript: each conversation's messages as the history APIs return them.
 
 The host appends the user's message when a run starts and the runner's completed
-messages as they arrive. A runner pages through it with ``history_page`` (cursor
-rules in :mod:`langbot_plugin.host.paging`: a cursor *includes* the record it
-names, so paging back from ``latest_cursor`` starts at the newest message) and
-searches it with ``history_search`` (case-insensitive substring match on the text,
-newest first).
-
-Items have the ``TranscriptItem`` shape of the 4.11.2 host. ``content`` is the text
-projection (over ``max_content_chars`` it is cut with a visible marker);
-``content_json`` keeps the structured message. Access is scoped by the run's
-:class:`~langbot_plugin.host.grants.RunScope`: its conversation and thread (and
-bot and workspace when known). Secrets are redacted before an item is stored
-(:mod:`langbot_plugin.rpc.redaction`). Clearing a conversation
-(:meth:`TranscriptStore.clear`) removes its items; stopping a run keeps them.
+messages as they arrive; a runner pages it with ``history_page``
+(:mod:`langbot_plugin.host.paging`) and searches it with ``history_search``
+(case-insensitive substring, newest first). Items have the 4.11.2 host's
+``TranscriptItem`` shape (``content`` the text projection, cut visibly over
+``max_content_chars``; ``content_json`` the structured message), are scoped by the
+run's :class:`~langbot_plugin.host.grants.RunScope` and redacted before they are stored.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Explicit Box file export (seed 004): the limits and the checks every side shares.
 
-A runner selects files with ``ctx.export_box_files(paths)``; the SDK refuses a bad
-selection before sending it, the host refuses it again before it asks the Box, and the
-Box (``box_runtime.export``) refuses it once more before it opens anything. All three use
-the rules here, so a runner reads the same message whichever side refused:
-
-* ``paths`` is a non-empty list of distinct, normalized, absolute sandbox paths (no
-  ``.``, ``..``, ``//``, trailing ``/``, backslash or NUL), at most
-  :attr:`ExportLimits.call_files` of them;
-* ``file_ids`` (``reply_files``, ``message.completed``) is a list of distinct strings,
-  at most :data:`MAX_FILE_IDS`.
-
-The limits: 20 files and 50 MiB a call, 10 MiB a file, 100 files and 50 MiB a run.
+The SDK, the host and the Box (``box_runtime.export``) each refuse a bad selection with
+these rules, so a runner reads the same message whichever side refused: ``paths`` a
+non-empty list of distinct, normalized, absolute sandbox paths, at most
+:attr:`ExportLimits.call_files`; ``file_ids`` distinct strings, at most
+:data:`MAX_FILE_IDS`. The limits: 20 files and 50 MiB a call, 10 MiB a file, 100 files
+and 50 MiB a run.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """The run audit the plugin runtime keeps: refusals the host never sees.
 
-Two actions, both ours (the released 4.11.2 host knows neither; nothing depends on
-them being called):
-
-* ``get_run_audit`` (host -> runtime): the refusals the runtime made for a run, and
-  those the SDK reported for it. The host asks once a run has ended (a pull: the
-  runtime keeps the record after the run, so it survives a worker that died and a
-  host that asks late) and adds the entries to its own audit of the run.
-* ``report_run_audit`` (plugin -> runtime): the refusals the SDK made locally, before
-  anything was sent (an ungranted model, a run that has ended). The worker reports
-  them at the end of the runner step they happened in and at the end of the run; the
-  runtime keeps them with its own, under the same bounds.
-
-An entry: ``{"at", "kind": "call", "origin": "runtime" | "sdk", "action",
-"resource", "code", "duration_ms", "detail"}``.
+Two actions of ours (the released 4.11.2 host knows neither): ``get_run_audit`` (host
+-> runtime), which a host asks once a run has ended, and ``report_run_audit`` (plugin
+-> runtime), the refusals the SDK made before sending, reported at the end of each
+runner step and of the run. An entry: ``{"at", "kind": "call", "origin": "runtime" |
+"sdk", "action", "resource", "code", "duration_ms", "detail"}``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """A runner's declaration (``spec.capabilities``, ``spec.permissions``, ``spec.context``)
 checked against what the released SDKs and seed 003's Protocol v1 know.
 
-Three readers, three strictnesses:
-
-* the released host (LangBot 4.11.2) refuses a listed manifest with a key or value its
-  SDK does not know, so :func:`~langbot_plugin.protocol.runners.runner_entry` sends it
-  only :data:`~langbot_plugin.protocol.runners.CAPABILITIES` and
-  :data:`~langbot_plugin.protocol.runners.PERMISSIONS`, exactly as before;
-* a host that reads Protocol v1 (our host library) finds the whole declaration beside
-  that manifest, under :data:`DECLARATION_KEY` of the listing entry, which the released
-  host never reads; the key is there only when the runner declares something of
-  Protocol v1, so every other runner's listing is unchanged (:func:`protocol_v1`);
-* ``lbp build --check`` refuses what neither knows (a typo), naming the key
-  (:func:`problems`), and warns about what only Protocol v1 knows, because the runner
-  will not get it from the released host (:func:`protocol_v1_only`).
+The released host refuses a manifest with keys it does not know, so
+:func:`~langbot_plugin.protocol.runners.runner_entry` sends it only the old fields; a
+Protocol v1 host finds the whole declaration under :data:`DECLARATION_KEY` beside it,
+present only when the runner declares something of Protocol v1 (:func:`protocol_v1`);
+``lbp build --check`` refuses what neither knows (:func:`problems`) and warns about
+what only Protocol v1 knows (:func:`protocol_v1_only`).
 """
 
 from __future__ import annotations
