@@ -1,21 +1,13 @@
 """Artifacts in a run's Box, by content address (seed 003's Protocol v1, our host
 library), the way the Box mounts skill revisions.
 
-``artifact_mount`` lays the artifact out once as a one-file tree with its
-``sha256-tree-v1`` manifest under the host's artifact root::
-
-    <root>/<hex>/package/<file name>     the artifact's bytes
-    <root>/<hex>/manifest.json           its manifest; sha256:<hex> is the manifest's digest
-
-(the same bytes under the same name are the same tree, written once, atomically), and
-from then on every ``exec`` of the run carries the content-addressed mount
-``{host_path, mount_path: /opt/langbot-artifacts/<hex>, mode: ro, content_digest,
-manifest_path}``: the Box verifies the files against the manifest, copies them into the
-session's store and shows them read-only at ``/opt/langbot-artifacts/<hex>/<file
-name>`` to that command (see ``box_runtime.artifacts``). The root must be one of the
-Box's ``allowed_mount_roots``. A tree lives as long as a live run mounts it
-(:meth:`ArtifactTrees.release` at the run's end). The file name is the artifact's
-``name`` when it is a plain file name, else its id. At most :data:`MAX_MOUNTS` artifacts a run.
+``artifact_mount`` lays the artifact out once under the host's artifact root (one of
+the Box's ``allowed_mount_roots``) as a one-file tree with its ``sha256-tree-v1``
+manifest (``<root>/<hex>/package/<file name>``, ``<root>/<hex>/manifest.json``), and
+every later ``exec`` of the run carries the content-addressed read-only mount at
+``/opt/langbot-artifacts/<hex>`` (docs/protocol-v1.md, ``box_runtime.artifacts``). A
+tree lives while a live run mounts it (:meth:`ArtifactTrees.release`); at most
+:data:`MAX_MOUNTS` a run.
 """
 
 from __future__ import annotations

@@ -1,26 +1,13 @@
 """Honouring a runner's Protocol v1 ``context`` policy when a run starts.
 
-The plugin runtime lists a runner's Protocol v1 declaration beside its manifest
-(:mod:`langbot_plugin.protocol.runner_declaration`); a host that passes it to
-:meth:`~langbot_plugin.host.run_host.RunHost.start_run` (``declaration=``) gets this:
-
-=================================  ==================================================
-policy                             what the run's context holds
-=================================  ==================================================
-``bootstrap: none``                ``inline_policy.mode`` ``none``; no ``bootstrap``
-``self_managed`` (the default)     the current event only (``current_event``); no
-                                   ``bootstrap``, whatever ``bootstrap`` asks
-``host_bootstrap`` / ``hybrid``    ``recent_tail``: ``ctx.bootstrap.messages``, the
-with ``recent_tail``               conversation's last ``max_inline_events`` messages
-                                   (at most :data:`MAX_INLINE_EVENTS`) within
-                                   ``max_inline_bytes`` (0: :data:`MAX_INLINE_BYTES`)
-``summary_tail``                   the same tail; ``summary`` stays empty: the host
-                                   writes no summaries (seed 003: the runner owns
-                                   compaction), ``inline_policy.reason`` says so
-=================================  ==================================================
-
-The current message is the runner's ``input``, never repeated in the tail. The released
-host reads none of this: a runner using it gets the current event only there.
+A host that passes the runner's declaration to
+:meth:`~langbot_plugin.host.run_host.RunHost.start_run` (``declaration=``) gets what
+docs/protocol-v1.md describes: ``bootstrap: none`` and ``self_managed`` (the default)
+inline the current event only; ``host_bootstrap`` / ``hybrid`` with ``recent_tail`` or
+``summary_tail`` put the conversation's last messages in ``ctx.bootstrap.messages``
+(at most :data:`MAX_INLINE_EVENTS`, within :data:`MAX_INLINE_BYTES`; this host writes
+no summaries). The current message is the runner's ``input``, never repeated in the
+tail. The released host reads none of this.
 """
 
 from __future__ import annotations

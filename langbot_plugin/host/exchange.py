@@ -1,22 +1,13 @@
 """A plugin's whole exchange with its host, recorded, and replayed deterministically.
 
-A :class:`Recording` is a list of entries in the order they happened (saved as JSON
-lines, a header first):
-
-* ``{"input": "..."}``: what the user asked (a chat line: a message, ``!command``,
-  ``/tool``, ``/event``);
-* ``{"call": {"action", "data"}, "answer": ...}``: a call the plugin made to the host
-  and the host's answer (``"items": [...]`` for a streamed answer, ``"error": {code,
-  message, details}`` for a refusal);
-* ``{"output": {"kind", ...}}``: what came back to the user (a run's end, a reply).
-
-:class:`Recorder` is a host dispatcher that passes every call on and writes it down;
-:class:`Replayer` answers every call from a recording instead, and stops at the first
-call the plugin makes that is not the one recorded (:class:`Divergence`, kept as
-:attr:`Replayer.difference`). Ids that differ from run to run (``run_id``,
-``conversation_id``) are compared and stored as placeholders (``run-1``...). The
-registration handshake (plugin settings) is neither recorded nor replayed: the host
-serves it as usual.
+A :class:`Recording` is its entries in order, saved as JSON lines after a header:
+``{"input": ...}`` (what the user asked), ``{"call": {"action", "data"}, "answer": ...}``
+(a call to the host and its answer, ``items`` or ``error``) and ``{"output": ...}``
+(what came back to the user). :class:`Recorder` passes every call on and writes it
+down; :class:`Replayer` answers from a recording and stops at the first call that
+differs (:class:`Divergence`, :attr:`Replayer.difference`). Ids that change from run to
+run are stored as placeholders (``run-1``...); the registration handshake is neither
+recorded nor replayed (docs/plugin-testing.md).
 """
 
 from __future__ import annotations

@@ -3,15 +3,9 @@
 harness's ``BoxSandbox`` serve it.
 
 As LangBot 4.11.2 does: ``command`` runs in the session, ``workdir``, ``timeout_sec``
-and ``env`` go to the Box as given (its profile supplies what is left out; a call
-without a non-empty ``command`` string is refused), and the answer is its
-``BoxService`` result plus its native tool loader's fields: ``session_id``,
-``backend``, ``status``, ``ok``, ``exit_code``, ``stdout`` and ``stderr`` (each cut to
-:data:`OUTPUT_LIMIT_CHARS`, its head and tail around a ``... [N characters truncated]
-...`` notice), ``stdout_truncated`` and ``stderr_truncated`` (that cut, or the Box's
-own), ``duration_ms``, ``preview`` (``stdout:\n...\n\nstderr:\n...`` when both have
-text, else the one that has) and ``truncated``. (LangBot also caps each text at 50 KiB,
-which 4,000 characters never reach.)
+and ``env`` go to the Box as given, and the answer is the ``box_exec`` result in its
+native tool loader's fields (:func:`exec_answer`), each stream cut to
+:data:`OUTPUT_LIMIT_CHARS` around a ``... [N characters truncated] ...`` notice.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """Visible truncation of oversized messages: cut, marked, never dropped.
 
-The reference host silently discarded a final message over 1 MiB. Here a message
-whose content is over the limit keeps its head and ends with a marker saying how
-big it was, so the user sees that something was cut and the runner's author can
-find out why::
+The reference host silently discarded a final message over 1 MiB. Here the content
+(the UTF-8 bytes of the string, or the JSON of each part) keeps its head and ends with
+a marker; later parts are left out and counted in it, and a streamed chunk's
+``all_content`` is cut the same way::
 
     <first bytes of the answer>
-
     [truncated by the host: the message had 3145728 bytes, 1048576 are shown]
-
-The limit counts the UTF-8 bytes of the content: the string, or the JSON of each
-content part (text, image, file). Parts after the cut are left out and counted in
-the marker. A streamed chunk's ``all_content`` is cut the same way.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """The envelope scope: one model, a strict form for what we send and a lenient parse.
 
 The released host tags what it sends with an *action context* (instance, workspace,
-placement generation) or a full *installation binding* (plus installation uuid,
-runtime revision and artifact digest), and requires one on almost everything a
-runtime sends back. Debug plugins are served under a per-workspace *bridge*
-installation whose uuid the host derives from the instance and workspace ids.
-
-* :class:`ActionContext` and :class:`InstallationBinding` are the strict forms: frozen,
-  no extra fields, validated ids (``SCOPE_FIELDS``). They are what a host builds and
-  what the released host imports from ``langbot_plugin.entities.io.context``;
-  :func:`parse_action_envelope_context` reads a context strictly.
-* :class:`ActionScope` is the lenient parse of the same fields, what the runtime reads
-  from a peer's envelope context: every field optional (a request without a context
-  sees every plugin), unknown keys ignored, a value of the wrong type refused with
-  ``invalid_params`` naming it (:meth:`ActionScope.from_peer`).
-* :func:`bridge_binding` / :func:`bridge_installation_uuid`: the bridge installation,
-  computed once for both sides (the host's ``_legacy_oss_bridge_binding``).
-
-Both forms name exactly :data:`SCOPE_FIELDS` (a test pins it), so host and runtime
-cannot disagree about what a context holds.
+placement generation) or a full *installation binding* (plus installation uuid, runtime
+revision and artifact digest); debug plugins are served under a per-workspace *bridge*
+installation. :class:`ActionContext` and :class:`InstallationBinding` are the strict
+forms (frozen, validated; the released host imports them from
+``langbot_plugin.entities.io.context``); :class:`ActionScope` is the lenient parse the
+runtime reads (every field optional, unknown keys ignored, a wrong type refused
+``invalid_params``: :meth:`ActionScope.from_peer`); :func:`bridge_binding` computes the
+bridge for both sides. Both forms name exactly :data:`SCOPE_FIELDS`.
 """
 
 from __future__ import annotations

@@ -2,18 +2,12 @@
 with middleware composed once per action.
 
 ``table.add(spec, handler)`` registers ``handler(params, ctx)`` under every name of the
-spec: the table validates the parameters and checks the result against the spec.
-``table.use(middleware)`` puts a :data:`~langbot_plugin.rpc.routes.Middleware` around
-every route (``when`` limits it to some actions); ``table.mount(dispatcher,
-*middleware)`` serves the names the table lacks from another dispatcher, behind its own
-middleware (the host's run gate in front of its inner services); ``table.defer(add)``
-registers more routes on the first request for a name the table does not know (the
-worker's component calls, whose models a plugin should not import to load).
-
-A route is composed with its middleware when it is first resolved and kept: a request
-costs a dictionary lookup, never a wrapper built for it. A route added later, or a
-mounted dispatcher that answers with another route, is composed again; ``when`` is read
-at composition (:meth:`ActionTable.recompose` after the state it reads has changed).
+spec, validating the parameters and checking the result; ``table.use(middleware)`` wraps
+every route (``when`` limits it); ``table.mount(dispatcher, *middleware)`` serves the
+names the table lacks from another dispatcher behind its own middleware;
+``table.defer(add)`` registers more routes on the first unknown name. A route is
+composed with its middleware when first resolved and kept (a request costs a dictionary
+lookup); :meth:`ActionTable.recompose` after the state a ``when`` reads has changed.
 """
 
 from __future__ import annotations

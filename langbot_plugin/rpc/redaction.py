@@ -1,24 +1,12 @@
 """Secrets kept out of logs, stored records and error messages: the one redactor.
 
-What is replaced by ``[redacted]``:
-
-1. **Values marked secret** with :func:`mark_secret`: values a host marks secret, and
-   config fields a manifest declares ``type: secret`` (the worker, the runtime and the
-   host mark them as they see them). Values shorter than :data:`MIN_SECRET_CHARS` are
-   not marked (they would redact ordinary words); at most :data:`MAX_SECRETS` are kept,
-   the oldest forgotten first.
-2. **Well-known key shapes** (:data:`PATTERNS`): ``sk-...`` API keys, ``Bearer``
-   tokens, GitHub, Slack, AWS and Google keys, JWTs, PEM private keys, credentials in
-   URLs, and the value of ``api_key=...``/``"password": "..."``-style assignments.
-
-Where it applies: every log record of the worker and the runtime
-(:class:`RedactingFilter`, installed with :func:`install_log_redaction`), the plugin
-output the runtime keeps, every error that crosses the wire (``wire_errors``), and the
-host's transcript, event log, run ledger and audit. The live answer a runner streams
-to the user is not altered.
-
-The redactor is process-wide (:data:`REDACTOR`): a secret marked once is redacted in
-every sink of that process.
+Replaced by ``[redacted]``: values marked with :func:`mark_secret` (a host's secrets,
+config fields declared ``type: secret``; at least :data:`MIN_SECRET_CHARS`, at most
+:data:`MAX_SECRETS` kept) and well-known key shapes (:data:`PATTERNS`). It applies to
+every log record of the worker and the runtime (:class:`RedactingFilter`), the plugin
+output the runtime keeps, every error that crosses the wire, and the host's stores;
+never to the live answer a runner streams. The redactor is process-wide
+(:data:`REDACTOR`; docs/security.md).
 """
 
 from __future__ import annotations

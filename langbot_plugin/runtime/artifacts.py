@@ -1,19 +1,11 @@
 """Plugin packages (``.lbpkg`` zip files), verified and unpacked safely.
 
-Packages are stored by content: ``<data>/artifacts/<sha256>/`` holds the unpacked tree
-of the package with that digest, so an unchanged package is never unpacked twice.
-
-Unpacking reads the central directory first and refuses, before writing anything:
-absolute or escaping paths, links, duplicate or encrypted entries, more than
-``max_entries`` entries, an entry above ``max_entry_bytes``, a total above
-``max_total_bytes`` (the sum of the sizes the directory declares) and suspicious
-compression ratios. Only then are the entries written, each into a private temporary
-folder. The stdlib's reader never yields more than the size the directory declares
-and checks each entry's CRC-32 at its end, so the declared sizes bound what is
-written: an entry whose header understates its size, or whose data is damaged,
-fails its CRC (refused as a corrupt entry); one that overstates it is refused when it
-ends short. Every refusal is an :class:`ArtifactError` (``artifact_invalid``). The
-folder is renamed into place only when everything succeeded; otherwise nothing is left.
+Stored by content (``<data>/artifacts/<sha256>/``), so an unchanged package is never
+unpacked twice. The central directory is checked before anything is written (paths,
+links, duplicate or encrypted entries, counts, sizes, compression ratios); the stdlib's
+reader bounds each entry by its declared size and checks its CRC, so a lying header is
+refused. Entries go to a private temporary folder renamed into place only when all
+succeeded. Every refusal is an :class:`ArtifactError` (``artifact_invalid``).
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """Plugin workers forked from a template process instead of started afresh.
 
-A worker started afresh spends about a quarter of a second importing before the plugin
-runs. :class:`WorkerTemplate` keeps one process (:mod:`langbot_plugin.worker.template`)
-with all of that imported, on the runtime's interpreter and with the workers'
-allowlisted environment, and asks it to fork each worker: the worker is registered in
-milliseconds, and the pages of what it imported stay shared with the template.
-
-Only for workers that would run ``python -m langbot_plugin.worker`` on the runtime's own
-interpreter, unconfined: a plugin with an environment of its own keeps a fresh
-interpreter, and a confined worker starts in its jail as before (nsjail builds the
-jail's namespaces, mounts and user id around a fresh ``execve``; a child forked from a
-template outside the jail cannot enter it; docs/performance.md).
-
-A forked worker is the template's child, not the runtime's: :class:`ForkedProcess`
-watches it through a pidfd (readable when it ends; signals go through it, so they can
-never reach a reused process id) and asks the template for its exit status.
+:class:`WorkerTemplate` keeps one process (:mod:`langbot_plugin.worker.template`) with
+the worker's imports done, on the runtime's interpreter with the workers' allowlisted
+environment, and asks it to fork each worker: registered in milliseconds, its imported
+pages shared. Only for unconfined workers on the runtime's own interpreter (a jail needs
+a fresh ``execve``; docs/performance.md). A forked worker is the template's child:
+:class:`ForkedProcess` watches and signals it through a pidfd and asks the template for
+its exit status.
 """
 
 from __future__ import annotations

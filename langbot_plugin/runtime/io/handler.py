@@ -1,32 +1,19 @@
 """The host's end of a runtime link: :class:`Handler`, a face over the RPC session.
 
-A host builds one per connection (``Handler(connection, disconnect_callback)``), registers
-what it serves with ``@handler.action(RuntimeToLangBotAction.X)`` (a coroutine returning
-an :class:`ActionResponse`, or an async generator of them for a stream), runs it
-(``await handler.run()``) and calls the runtime with :meth:`Handler.call_action` /
-:meth:`Handler.call_action_generator`. Everything on the wire is the session's: sequence
-numbers, flow-controlled streams, ``__cancel_action`` for a call given up, file chunks,
-the error codes. This module adds only the reference's names and its envelope scopes:
-
-* an inbound request's ``context`` is parsed into an
-  :class:`~langbot_plugin.entities.io.context.ActionContext` /
-  ``InstallationBinding``, checked by :meth:`Handler.validate_inbound_action_context`
-  (a subclass may override it) and visible to the action as
-  :attr:`Handler.current_action_context`;
-* an outbound call carries :meth:`Handler.resolve_outbound_action_context`: the explicit
-  ``action_context``, else the context of the request being served, else the
-  connection's bound one (:meth:`Handler.bind_action_context`).
-
-``handler.actions`` is a plain dict read on every request, so a host may wrap or replace
-an entry after registering it. Received files are kept in memory by the session
-(:meth:`Handler.read_local_file` hands one out once).
-
-A handler can be built anywhere, without a running event loop (the host builds its
-subclass in plain code): its session is created on first use (:meth:`run`, a call), in
-the loop that uses it. :attr:`Handler.resp_waiters` is the reference's map of each
-outbound unary call waiting for its answer (``seq_id`` -> a waiter whose ``set_result``
-answers the call as the peer would); a subclass serves its own table of routes instead
-of ``handler.actions`` by overriding :meth:`Handler.dispatcher`.
+A host builds one per connection (``Handler(connection, disconnect_callback)``),
+registers what it serves with ``@handler.action(RuntimeToLangBotAction.X)`` (returning
+an :class:`ActionResponse`, or an async generator of them), runs it (``await
+handler.run()``) and calls the runtime with :meth:`Handler.call_action` /
+:meth:`Handler.call_action_generator`. Everything on the wire is the session's; this
+module adds the reference's names and its envelope scopes: an inbound request's
+``context`` is parsed, checked by :meth:`Handler.validate_inbound_action_context` and
+visible as :attr:`Handler.current_action_context`; an outbound call carries
+:meth:`Handler.resolve_outbound_action_context` (explicit, else the request being
+served, else the connection's bound one). ``handler.actions`` is read on every request,
+so a host may wrap an entry after registering it. The session is created on first use,
+so a handler can be built without a running loop; :attr:`Handler.resp_waiters` is the
+reference's map of outbound unary calls, and a subclass may override
+:meth:`Handler.dispatcher`.
 """
 
 from __future__ import annotations
