@@ -1,14 +1,6 @@
-"""What a user's "stop", "clear" and a follow-up message do to runs (seed 002).
-
-* **stop** (:func:`stop_conversation`): cancel every live run of the conversation,
-  whichever runner serves it; history and state are kept.
-* **clear** (:func:`clear_conversation`): drop the conversation's history and the
-  conversation-scope state of *every* runner in it (their external harness resume ids
-  with it); live runs are not stopped.
-* **steer** (:func:`steer_run`): hand a follow-up message to a live run that may pull
-  steering input, recorded in the event log and the transcript like any message.
-
-:class:`~langbot_plugin.host.run_host.RunHost` offers each as a method.
+"""What a user's "stop", "clear" and a follow-up message do to runs (seed 002):
+:func:`stop_conversation`, :func:`clear_conversation` and :func:`steer_run`, which
+:class:`~langbot_plugin.host.run_host.RunHost` offers as methods.
 """
 
 from __future__ import annotations

@@ -94,10 +94,10 @@ class PluginRuntimeClient:
     async def handshake(self, config: RuntimeConfig | None = None) -> None:
         """What the released host does on every (re)connect."""
         await self.session.call(PING, timeout=10)
-        await ctl.SET_RUNTIME_CONFIG.call(self.session, config or self.runtime_config(), timeout=10)
+        await ctl.SET_RUNTIME_CONFIG.call(self.session, config or self.runtime_config())
         await self.list_plugins()
         await ctl.RECONCILE_PLUGIN_INSTALLATIONS.call(
-            self.session, ctl.ReconcileParams(installations=[]), timeout=300
+            self.session, ctl.ReconcileParams(installations=[])
         )
 
     def _context(self, scope: ActionScope | None) -> dict[str, Any]:
@@ -132,9 +132,7 @@ class PluginRuntimeClient:
         context = binding.as_context()
         key = await self.session.send_file(content, suffix="lbpkg", context=context)
         params = {"enabled": enabled, "execution_mode": execution_mode, "artifact_file_key": key}
-        result = await ctl.APPLY_PLUGIN_INSTALLATION.call(
-            self.session, params, context=context, timeout=900
-        )
+        result = await ctl.APPLY_PLUGIN_INSTALLATION.call(self.session, params, context=context)
         return binding, result
 
     async def apply_installation(
@@ -149,7 +147,6 @@ class PluginRuntimeClient:
             self.session,
             {"enabled": enabled, "execution_mode": execution_mode},
             context=binding.as_context(),
-            timeout=900,
         )
 
     async def remove_installation(self, binding: ActionScope) -> None:
@@ -158,7 +155,7 @@ class PluginRuntimeClient:
     async def reconcile(self, bindings: list[ActionScope]) -> ctl.ReconcileResult:
         desired = [{"binding": b.as_context(), "enabled": True} for b in bindings]
         return await ctl.RECONCILE_PLUGIN_INSTALLATIONS.call(
-            self.session, {"installations": desired}, timeout=300
+            self.session, {"installations": desired}
         )
 
     async def get_plugin_logs(
@@ -180,7 +177,7 @@ class PluginRuntimeClient:
 
     async def get_debug_key(self) -> str:
         info = await ctl.GET_DEBUG_INFO.call(
-            self.session, context=self.workspace.workspace_context(), timeout=10
+            self.session, context=self.workspace.workspace_context()
         )
         return info.plugin_debug_key
 
@@ -263,7 +260,7 @@ class PluginRuntimeClient:
         return [
             item.model_dump()
             async for item in ctl.EXECUTE_COMMAND.iterate(
-                self.session, params, context=self._context(scope), timeout=180
+                self.session, params, context=self._context(scope)
             )
         ]
 
@@ -287,9 +284,7 @@ class PluginRuntimeClient:
             "include_plugins": None,
             **extra,
         }
-        result = await ctl.CALL_TOOL.call(
-            self.session, params, context=self._context(scope), timeout=180
-        )
+        result = await ctl.CALL_TOOL.call(self.session, params, context=self._context(scope))
         return result.tool_response
 
     async def call_component(
@@ -309,6 +304,4 @@ class PluginRuntimeClient:
         self, event_context: dict[str, Any], *, scope: ActionScope | None = None
     ) -> ctl.HostEmitEventResult:
         params = {"event_context": event_context, "include_plugins": None}
-        return await ctl.EMIT_EVENT.call(
-            self.session, params, context=self._context(scope), timeout=180
-        )
+        return await ctl.EMIT_EVENT.call(self.session, params, context=self._context(scope))

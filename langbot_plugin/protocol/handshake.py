@@ -1,18 +1,12 @@
 """The runtime handshake and the installation requests: one model each.
 
-The host sends ``set_runtime_config`` (:class:`RuntimeConfig`: the instance's
-:class:`RuntimeIdentity` and the :class:`PluginWorkerPolicy` every worker runs under)
-first on every control connection, then the installation actions
-(:class:`PluginInstallationDesiredState`, :class:`ReconcilePluginInstallationsRequest`,
-:class:`ApplyPluginInstallationRequest`, :class:`RemovePluginInstallationRequest`).
-
-These are the strict forms: frozen, no extra fields, validated values. They are what a
-host builds (the released host imports them from ``langbot_plugin.entities.io.context``,
-our :class:`~langbot_plugin.host.PluginRuntimeClient` sends them too) and what the
-catalogue documents. The runtime reads the handshake with :meth:`RuntimeConfig.from_peer`,
-the lenient parse (GUIDE section 9): every part that fits is kept, a part that does not
-takes the default of :data:`DEFAULT_WORKER_POLICY` / :data:`UNKNOWN_RUNTIME` and is named
-in one warning, so a host a little off the schema still connects.
+The host sends ``set_runtime_config`` (:class:`RuntimeConfig`) first on every control
+connection, then the installation actions. These are the strict forms (frozen, no
+extra fields, validated): what a host builds (the released host imports them from
+``langbot_plugin.entities.io.context``) and the catalogue documents. The runtime reads
+the handshake with :meth:`RuntimeConfig.from_peer`, the lenient parse (GUIDE section
+9): a part that does not fit takes the default of :data:`DEFAULT_WORKER_POLICY` /
+:data:`UNKNOWN_RUNTIME` and is named in one warning.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The 0.7 shared-runtime slot actions: several installations in one worker process.
 
-A worker started in shared mode (``execution_mode: shared-runtime-v1``) serves one
-*slot* per installation. Every request the runtime sends such a worker carries the
-installation's binding as envelope context, and so does every call a slot makes; the
-context picks the slot on both sides.
-
-* ``attach_plugin_slot``: load and initialize a plugin in a new slot with these
-  settings (the reference's payload is ``{plugin_settings}``, its worker serving one
-  package; ours may add ``plugin_dir`` so one worker serves different plugins).
-* ``detach_plugin_slot``: stop serving that installation; the others stay.
-* ``get_plugin_slot_container``: what the slot became (settings and container).
+A worker started in shared mode (``shared-runtime-v1``) serves one *slot* per
+installation, picked on both sides by the binding every request carries as its
+envelope context: ``attach_plugin_slot`` (the reference's ``{plugin_settings}``; ours
+may add ``plugin_dir`` so one worker serves different plugins), ``detach_plugin_slot``
+and ``get_plugin_slot_container``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """The peers of a link that are child processes: how every one of ours is stopped, and
 the ports of the ones that listen.
 
-:func:`stop_process` is the one stop order (the runtime's plugin workers, the stdio
-controller a host spawns a daemon with, ``lbp dev``, ``lbp demo``, the harness, the
-Box's child starter): close the child's stdin, give it a while to exit by itself (a
-daemon started with ``-s`` stops when its stdin closes), terminate it, wait, kill it,
-wait. :func:`open_child` starts a child with its log going to a file and stops it in
-that order when the block ends (``lbp rt``, ``lbp run`` and ``lbp box`` children of
-the local stack). :func:`free_port` picks a free port on 127.0.0.1 for a server about
-to start; :func:`wait_for_port` waits (bounded) until a child's server accepts
-connections.
+:func:`stop_process` is the one stop order: close the child's stdin, give it a while to
+exit by itself (a daemon started with ``-s`` stops when its stdin closes), terminate,
+wait, kill, wait. :func:`open_child` starts a child logging to a file and stops it so
+when the block ends. :func:`free_port` picks a free port on 127.0.0.1;
+:func:`wait_for_port` waits (bounded) until a child's server accepts connections.
 """
 
 from __future__ import annotations

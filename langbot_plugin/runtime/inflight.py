@@ -1,14 +1,9 @@
 """Calls the runtime has made to plugins and is still waiting on, and the stuck ones.
 
-Every host action the runtime hands to a plugin (runs, commands, tools, events,
-component calls) goes through :meth:`InflightCalls.peer`, a view of the plugin's
-connection that notes each call while it is open: the plugin, the action, when it
-started and when the plugin last answered (a stream's item counts as an answer).
-
-A call the plugin has not answered for ``threshold`` seconds is *stuck*: it is logged
-once (``plugin ... has not answered <action> for N s``, with the plugin, action and age
-as fields of a JSON line) and counted (:attr:`InflightCalls.stuck_total`). The runtime's
-``/status`` (``lbp rt status``) lists the live plugins with their open calls and ages
+Every host action the runtime hands to a plugin goes through :meth:`InflightCalls.peer`,
+which notes each open call and when the plugin last answered (a stream item counts). A
+call unanswered for ``threshold`` seconds is *stuck*: logged once and counted
+(:attr:`InflightCalls.stuck_total`); ``lbp rt status`` lists the open calls
 (:func:`runtime_status`).
 """
 

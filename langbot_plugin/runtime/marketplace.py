@@ -1,15 +1,10 @@
 """Downloading a plugin package from the LangBot marketplace.
 
-``install_plugin`` with ``install_source: "marketplace"`` names a plugin by
-``install_info.plugin_author`` / ``plugin_name`` / ``plugin_version``. The package is
-``GET {cloud_service_url}/api/v1/marketplace/plugins/download/{author}/{name}/{version}``
-(redirects followed); ``cloud_service_url`` is what the host sent in
-``set_runtime_config``, else ``$CLOUD_SERVICE_URL``, else ``https://space.langbot.app``
-(the reference's default). The body is the ``.lbpkg`` itself, at most 64 MiB.
-
-What comes back goes through the same installer as any package (verified, unpacked
-safely, identity read from its manifest); a package that is not the plugin that was
-asked for (another author, name or version in its manifest) is refused.
+``install_plugin`` from ``marketplace`` names a plugin by author, name and version; the
+package is ``GET {cloud_service_url}/api/v1/marketplace/plugins/download/{author}/
+{name}/{version}`` (the URL the host sent, else ``$CLOUD_SERVICE_URL``, else the
+reference's default), at most 64 MiB, installed like any package. A package that is
+not the plugin asked for is refused.
 """
 
 from __future__ import annotations

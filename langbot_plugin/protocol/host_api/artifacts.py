@@ -1,15 +1,11 @@
-"""Run-scoped artifact actions (seed 003's Protocol v1): what a run may read of the
-artifacts its conversation holds, and the upload of an artifact too large for one
-``artifact.created`` result. Each needs its flag in the run's ``available_apis``
-(``artifact_metadata``, ``artifact_read``, ``artifact_upload``). The released host
-(4.11.2) has none of these actions; our host library serves them
-(:mod:`langbot_plugin.host.artifacts`).
-
-An upload: ``artifact_upload_begin`` gives an ``upload_id``; ``artifact_upload_append``
-adds at most :data:`MAX_UPLOAD_PIECE_BYTES` at the upload's current end (``offset``);
-an ``artifact.created`` result naming the ``upload_id`` (instead of ``content_base64``)
-commits it, at most :data:`MAX_ARTIFACT_BYTES` in all. ``artifact_mount`` shows an
-artifact read-only, by content address, to the commands the run runs in its Box.
+"""Run-scoped artifact actions (seed 003's Protocol v1): reading the artifacts of the
+run's conversation, uploading one too large for one ``artifact.created`` result, and
+mounting one in the run's Box. Each needs its flag in ``available_apis``; the released
+host has none of them, our host library serves them (:mod:`langbot_plugin.host.artifacts`).
+An upload: ``artifact_upload_begin`` gives an ``upload_id``, each
+``artifact_upload_append`` adds at most :data:`MAX_UPLOAD_PIECE_BYTES` at ``offset``,
+and an ``artifact.created`` naming the ``upload_id`` commits it (at most
+:data:`MAX_ARTIFACT_BYTES`).
 """
 
 from __future__ import annotations

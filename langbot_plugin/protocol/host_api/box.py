@@ -1,15 +1,12 @@
 """Box (sandbox) access of a plugin or a run; answered by the host, which talks to the
 Box runtime itself.
 
-``get_box_status``, ``list_boxes`` and ``acquire_box`` may be plugin-level calls (no
-``run_id``); ``bind_box``, ``import_box_attachments`` and ``export_box_files`` act on one
-run's Box and need its ``run_id``. A run-scoped call needs ``available_apis.box``.
-
-``export_box_files`` (seed 004) reads the selected files of the run's Box and answers
-opaque run-scoped handles (:class:`ExportedBoxFiles`); nothing is sent to the user until
-the runner delivers them, with ``reply_files`` (``call_platform_api`` with ``file_ids``,
-see :mod:`.messaging`) or ``message.completed`` ``file_ids``. The shared rules and
-limits are in :mod:`langbot_plugin.protocol.box_export`.
+``get_box_status``, ``list_boxes`` and ``acquire_box`` may be plugin-level calls;
+``bind_box``, ``import_box_attachments`` and ``export_box_files`` need a ``run_id``, and
+every run-scoped call ``available_apis.box``. ``export_box_files`` (seed 004) answers
+opaque run-scoped handles (:class:`ExportedBoxFiles`) that the runner delivers later
+(``reply_files`` or ``message.completed`` ``file_ids``); the shared rules are
+:mod:`langbot_plugin.protocol.box_export`.
 """
 
 from __future__ import annotations
