@@ -10,18 +10,20 @@ hosts) addresses every plugin.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
 
+from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import ManifestDump, PluginContainer, PluginSettings
 from langbot_plugin.protocol.scope import ActionScope, bridge_installation_uuid
-from langbot_plugin.rpc import FileStore, StreamCall
+from langbot_plugin.rpc import FileStore, RPCError, StreamCall
 from langbot_plugin.runtime.inflight import InflightCalls
 
-__all__ = ["PluginHandle", "PluginPeer", "PluginRegistry"]
+__all__ = ["PluginHandle", "PluginPeer", "PluginRegistry", "shut_down"]
 
 
 class PluginPeer(Protocol):
@@ -57,6 +59,14 @@ class PluginPeer(Protocol):
     ) -> str: ...
 
     def close(self) -> None: ...
+
+
+async def shut_down(peer: PluginPeer, wait: float) -> None:
+    """Tell a plugin process to stop (best effort, at most ``wait`` seconds), then close
+    its link."""
+    with anyio.move_on_after(wait), contextlib.suppress(RPCError):
+        await plug.SHUTDOWN.call(peer, timeout=wait)
+    peer.close()
 
 
 @dataclass(eq=False)

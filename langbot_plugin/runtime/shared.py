@@ -23,7 +23,6 @@ from typing import Any
 import anyio
 from anyio.abc import Process, TaskGroup
 
-from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol import slots
 from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.rpc import NotReadyError, RequestContext, RPCError, RPCSession
@@ -35,7 +34,7 @@ from langbot_plugin.runtime.confine import Launch, WorkerLaunch
 from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine
-from langbot_plugin.runtime.plugins import PluginHandle
+from langbot_plugin.runtime.plugins import PluginHandle, shut_down
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.workers import (
     STOP_SEC,
@@ -229,12 +228,7 @@ class SharedPool:
                 self.state.registry.remove(slot.handle)
         session = pool.session
         if session is not None and not session.closed:
-            with anyio.move_on_after(3):
-                try:
-                    await plug.SHUTDOWN.call(session, timeout=3)
-                except RPCError:
-                    pass
-            session.close()
+            await shut_down(session, 3)
         if pool.process is not None:
             await stop_process(pool.process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
         with anyio.move_on_after(10):

@@ -8,17 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-import anyio
-
-from langbot_plugin.protocol import plugin_link as plug
-from langbot_plugin.rpc import RPCError
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.tokens import TOKEN_MIN_LENGTH, check_token
 from langbot_plugin.runtime.confine import Confinement, ConfinementOptions
 from langbot_plugin.runtime.debug_keys import DebugKeys
 from langbot_plugin.runtime.inflight import DEFAULT_STUCK_SEC
 from langbot_plugin.runtime.metrics import RuntimeMetrics
-from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry
+from langbot_plugin.runtime.plugins import PluginHandle, PluginRegistry, shut_down
 from langbot_plugin.runtime.runs import LiveRuns
 from langbot_plugin.runtime.security import PLUGIN_RUNTIME_CONTROL_TOKEN_ENV
 from langbot_plugin.runtime.template import WorkerTemplate, usable
@@ -134,9 +130,4 @@ class RuntimeState:
         """Forget a plugin and tell its process to stop (bounded, best effort)."""
         self.registry.remove(handle)
         logger.info("plugin %s %s", handle.identity, reason)
-        with anyio.move_on_after(5):
-            try:
-                await plug.SHUTDOWN.call(handle.session, timeout=5.0)
-            except RPCError:
-                pass
-        handle.session.close()
+        await shut_down(handle.session, 5)

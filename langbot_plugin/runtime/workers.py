@@ -24,7 +24,6 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process, TaskGroup
 
-from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.handshake import PluginWorkerPolicy
 from langbot_plugin.protocol.scope import ActionScope
@@ -38,7 +37,7 @@ from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
-from langbot_plugin.runtime.plugins import PluginHandle
+from langbot_plugin.runtime.plugins import PluginHandle, shut_down
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.template import TemplateError
 from langbot_plugin.runtime.worker_env import worker_env
@@ -219,12 +218,7 @@ class Supervisor:
         handle, process = worker.handle, worker.process
         if handle is not None:
             self.state.registry.remove(handle)
-            with anyio.move_on_after(3):
-                try:
-                    await plug.SHUTDOWN.call(handle.session, timeout=3)
-                except RPCError:
-                    pass
-            handle.session.close()
+            await shut_down(handle.session, 3)
         if process is not None:
             # told to stop (shutdown, link closed): it gets the time to exit by itself
             await stop_process(process, stdin_grace=STOP_SEC, grace=STOP_SEC, release=False)
