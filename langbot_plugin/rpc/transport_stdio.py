@@ -35,6 +35,7 @@ from langbot_plugin.rpc import wire_json
 from langbot_plugin.rpc.envelope import HINT_CHARS, dumps, frame_hint
 from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
+from langbot_plugin.rpc.turn_batch import TurnBatch
 
 __all__ = [
     "REFERENCE_FRAME_THRESHOLD",
@@ -295,19 +296,31 @@ class _PipeReader(ByteReceiveStream):
 
 
 class _PipeWriter(ByteSendStream):
+    """A pipe's writing end; the frames written in one event-loop turn go out in one
+    write (:mod:`.turn_batch`), and ``send`` waits on the pipe's high-water mark."""
+
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
+        self._held: list[bytes] = []
+        self._batch = TurnBatch(self._write_out)
+
+    def _write_out(self) -> None:
+        held, self._held = self._held, []
+        if held and not self._writer.is_closing():
+            self._writer.write(held[0] if len(held) == 1 else b"".join(held))
 
     async def send(self, item: bytes) -> None:
         if self._writer.is_closing():
             raise anyio.BrokenResourceError
-        self._writer.write(item)
+        self._held.append(item)
+        self._batch.wrote(len(item))
         try:
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
             raise anyio.BrokenResourceError from exc
 
     async def aclose(self) -> None:
+        self._write_out()
         self._writer.close()
 
 

@@ -36,6 +36,7 @@ from langbot_plugin.rpc.transport import (
     Transport,
     decode_binary,
 )
+from langbot_plugin.rpc.turn_batch import TurnBatch
 
 __all__ = [
     "AuthDecision",
@@ -105,8 +106,22 @@ class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
 
 
 class WSFrameWriter(ObjectSendStream[str]):
+    """Writes each frame as one WebSocket text message; the messages written in one
+    event-loop turn reach the socket in one write (:mod:`.turn_batch`)."""
+
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
+        self._batch = TurnBatch(self._write_out)
+
+    def _write_out(self) -> None:
+        """Hand every message the library holds to the socket in one write."""
+        connection = self._connection
+        if connection.protocol.state is not State.OPEN:
+            connection.send_data()  # the library's own write knows the end of stream
+            return
+        chunks = connection.protocol.data_to_send()
+        if chunks:
+            connection.transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
 
     def send_nowait(self, item: str) -> bool:
         """Send ``item`` now if the library would send it without waiting; else ``False``.
@@ -114,10 +129,12 @@ class WSFrameWriter(ObjectSendStream[str]):
         ``Connection.send`` of a text message waits only while another (fragmented)
         message is being sent, while the write buffer is above its high-water mark
         (``paused``) or while the connection closes; otherwise it encodes the frame and
-        hands it to the transport at once, which is what this does. Any of those states,
+        hands it to the transport at once, which is what this does (the turn's later
+        frames join it at the end of the turn, :mod:`.turn_batch`). Any of those states,
         or a library version without these attributes, answers ``False`` (the caller
-        then uses the library's ``send``). Used for every frame by :meth:`send`, and for
-        ``__ping`` answers from the session's receive loop (issue 22).
+        then uses the library's ``send``, which writes what is held first). Used for
+        every frame by :meth:`send`, and for ``__ping`` answers from the session's
+        receive loop (issue 22).
         """
         connection = self._connection
         if (
@@ -127,8 +144,9 @@ class WSFrameWriter(ObjectSendStream[str]):
             or connection.transport.is_closing()
         ):
             return False
-        connection.protocol.send_text(item.encode())
-        connection.send_data()
+        data = item.encode()
+        connection.protocol.send_text(data)
+        self._batch.wrote(len(data))
         return True
 
     async def send(self, item: str) -> None:
