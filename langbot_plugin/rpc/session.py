@@ -76,7 +76,7 @@ from langbot_plugin.rpc.stream_call import (
     StreamCall,
     UseDefault,
 )
-from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, Transport
+from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
 from langbot_plugin.rpc.wire_errors import attached_details, error_from_response, error_response
 
 __all__ = ["DEFAULT_TIMEOUT", "RPCSession"]
@@ -418,31 +418,44 @@ class RPCSession:
 
     async def _receive_loop(self) -> None:
         receive = self.transport.receive
-        while True:
-            try:
-                item = await receive.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-            if isinstance(item, RPCError):
-                logger.warning("%s: unreadable frame: %s", self.name, item.message)
-                seq = item.details.pop("seq_id", -1)
-                self._refuse_frame(item, seq, is_request=item.details.pop("request", True))
-                continue
-            if (
-                len(item) * 4 > self.max_message_bytes
-                and len(item.encode("utf-8")) > self.max_message_bytes
-            ):
-                self._reject_oversized(item)
-                continue
-            try:
-                frame = parse_frame(item)
-            except MalformedMessageError as exc:
-                self._refuse_malformed(exc)
-                continue
-            if isinstance(frame, Response):
-                self._route_response(frame)
-            else:
-                self._dispatch(frame)
+        # A WebSocket transport can hand frames over as it reads them (one event-loop
+        # turn earlier than ``receive``); what it cannot still comes through ``receive``.
+        push_to = getattr(receive, "push_to", None)
+        if push_to is not None:
+            push_to(self._take)
+        try:
+            while True:
+                try:
+                    item = await receive.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+                self._take(item)
+        finally:
+            if push_to is not None:
+                push_to(None)
+
+    def _take(self, item: ReceivedItem) -> None:
+        """One received frame (or the error of one that could not be read)."""
+        if isinstance(item, RPCError):
+            logger.warning("%s: unreadable frame: %s", self.name, item.message)
+            seq = item.details.pop("seq_id", -1)
+            self._refuse_frame(item, seq, is_request=item.details.pop("request", True))
+            return
+        if (
+            len(item) * 4 > self.max_message_bytes
+            and len(item.encode("utf-8")) > self.max_message_bytes
+        ):
+            self._reject_oversized(item)
+            return
+        try:
+            frame = parse_frame(item)
+        except MalformedMessageError as exc:
+            self._refuse_malformed(exc)
+            return
+        if isinstance(frame, Response):
+            self._route_response(frame)
+        else:
+            self._dispatch(frame)
 
     def _reject_oversized(self, text: str) -> None:
         seq, is_request = frame_hint(text)

@@ -13,9 +13,12 @@ yields one ``message_too_large`` item (the session logs it) before the end of st
 
 from __future__ import annotations
 
+import contextvars
 import http
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
@@ -24,10 +27,10 @@ from websockets.asyncio.connection import Connection
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
-from websockets.frames import CloseCode
+from websockets.frames import DATA_OPCODES, CloseCode, Frame, Opcode
 from websockets.http11 import Request as HTTPRequest
 from websockets.http11 import Response as HTTPResponse
-from websockets.protocol import State
+from websockets.protocol import Event, State
 
 from langbot_plugin.rpc.errors import MessageTooLargeError
 from langbot_plugin.rpc.transport import (
@@ -83,10 +86,77 @@ def _too_big(closed: ConnectionClosed) -> MessageTooLargeError | None:
     return MessageTooLargeError(f"{who} (1009, message too big){why}")
 
 
+class _Push:
+    """Where a connection's complete text messages go without the library's queue.
+
+    With a ``sink`` set, a complete text message is handed to it from the protocol's
+    data callback, in the event-loop turn that read it (for a session: a response
+    reaches its caller's future, a ``__ping`` is answered, a request's task is started,
+    one turn earlier than through ``recv``). Only while no message waits in the
+    library's queue, so the order of messages is kept; a binary or fragmented message,
+    one that is not UTF-8 (the library's ``recv`` then refuses it as before) and every
+    message arriving while older ones wait are queued for ``recv``."""
+
+    __slots__ = ("queued", "sink")
+
+    def __init__(self) -> None:
+        self.sink: Callable[[str], object] | None = None
+        #: complete messages handed to the library's queue and not yet received
+        self.queued = 0
+
+    def take(self, event: Event) -> bool:
+        """Whether ``event`` went to the sink (else the library handles it)."""
+        if not isinstance(event, Frame) or event.opcode not in DATA_OPCODES:
+            return False
+        if self.sink is not None and not self.queued and event.fin and event.opcode is Opcode.TEXT:
+            try:
+                text = str(event.data, "utf-8")
+            except UnicodeDecodeError:
+                pass
+            else:
+                self.sink(text)
+                return True
+        if event.fin:
+            self.queued += 1
+        return False
+
+
+class _PushClientConnection(ClientConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.push = _Push()
+
+    def process_event(self, event: Event) -> None:
+        if not self.push.take(event):
+            super().process_event(event)
+
+
+class _PushServerConnection(ServerConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.push = _Push()
+
+    def process_event(self, event: Event) -> None:
+        if not self.push.take(event):
+            super().process_event(event)
+
+
 class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._reported = False
+        push = getattr(connection, "push", None)
+        self._push = push if isinstance(push, _Push) else None
+
+    def push_to(self, sink: Callable[[ReceivedItem], object] | None) -> bool:
+        """Hand complete text messages to ``sink`` as the connection reads them, in the
+        context of the caller (``None`` stops it); ``False`` when this connection was
+        not opened by :func:`connect_ws` or :func:`serve_ws`. :meth:`receive` still
+        yields what the sink is not given (see :class:`_Push`), in order."""
+        if self._push is None:
+            return False
+        self._push.sink = None if sink is None else partial(contextvars.copy_context().run, sink)
+        return True
 
     async def receive(self) -> ReceivedItem:
         try:
@@ -97,6 +167,8 @@ class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
                 self._reported = True
                 return refused
             raise anyio.EndOfStream from None
+        if self._push is not None:
+            self._push.queued -= 1
         if isinstance(message, bytes):
             return decode_binary(message)
         return message
@@ -182,6 +254,7 @@ async def connect_ws(
         open_timeout=open_timeout,
         ping_interval=None,
         compression=None,
+        create_connection=_PushClientConnection,
     )
     try:
         yield ws_transport(connection)
@@ -251,4 +324,5 @@ async def serve_ws(
         max_size=max_message_bytes,
         ping_interval=None,
         compression=None,
+        create_connection=_PushServerConnection,
     )

@@ -4,12 +4,12 @@ Under load a session writes many frames in one turn of the event loop (every req
 task that finishes in that turn sends its answer), and each write to an idle socket or
 pipe is one system call. A :class:`TurnBatch` lets the first frame of a turn go out at
 once (a lone frame is never delayed) and holds the ones written after it in that turn,
-which the transport then writes together at the end of the turn
-(``loop.call_soon``, never a timer), or at once when ``limit`` bytes are waiting: what
-is held is bounded, and beyond it the transport's own flow control (its high-water
-mark, which the writers wait on) applies as before. Frames are whole when held, so a
-writer cancelled after handing one over cannot cut the stream: the frame goes out
-whole, in order.
+which the transport then writes together at the end of the turn (``loop.call_soon``,
+never a timer, and only when other callbacks run in that turn), or at once when
+``limit`` bytes are waiting: what is held is bounded, and beyond it the transport's own
+flow control (its high-water mark, which the writers wait on) applies as before.
+Frames are whole when held, so a writer cancelled after handing one over cannot cut the
+stream: the frame goes out whole, in order.
 
 The byte format is the transport's own (one WebSocket message per frame, one line per
 frame on stdio); only the number of system calls changes.
@@ -24,6 +24,17 @@ __all__ = ["TURN_FLUSH_BYTES", "TurnBatch"]
 
 #: Bytes held back within one turn before they are written at once.
 TURN_FLUSH_BYTES = 64 * 1024
+
+
+def _others_ready(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether other callbacks run in this turn of ``loop`` (so more frames may follow).
+
+    When none does, a turn's first frame is written with nothing scheduled after it: an
+    end-of-turn callback would cost the loop one more turn (a poll of the selector)
+    on every lone frame, a tenth of a loopback ping. asyncio's loops keep the callbacks
+    of the turn in ``_ready``; a loop without it is taken as always busy."""
+    ready = getattr(loop, "_ready", None)
+    return True if ready is None else bool(ready)
 
 
 class TurnBatch:
@@ -48,9 +59,11 @@ class TurnBatch:
         """A frame of ``size`` bytes was handed to the transport: write it now when it
         is the turn's first (or when the held bytes reach the limit), else hold it."""
         if self._waiting is None:
-            self._waiting = 0
-            asyncio.get_running_loop().call_soon(self._end_of_turn)
             self._flush()
+            loop = asyncio.get_running_loop()
+            if _others_ready(loop):
+                self._waiting = 0
+                loop.call_soon(self._end_of_turn)
             return
         self._waiting += size
         if self._waiting >= self._limit:
