@@ -6,9 +6,10 @@ managed process start and stop, file write, export and removal, and each skill a
 session mounts (a ``.skills`` mount at create, or a content-addressed skill revision
 the first time a command or process of the session uses it) is one
 :class:`AuditEvent`. The runtime keeps the last :data:`MAX_EVENTS` in memory (older
-ones are counted in ``dropped``); ``box_get_audit`` reads them for one session or for
-the caller's whole workspace (the request's tenant), oldest first, after a sequence
-number.
+ones are counted in ``dropped``), each as its JSON text: a few hundred bytes, where a
+model instance held for each would be about 1.6 KB (16 MB at the bound).
+``box_get_audit`` reads them for one session or for the caller's whole workspace (the
+request's tenant), oldest first, after a sequence number.
 """
 
 from __future__ import annotations
@@ -96,11 +97,18 @@ def _command(cmd: str | list[str]) -> str:
     return text if len(text) <= MAX_COMMAND_CHARS else text[:MAX_COMMAND_CHARS] + "..."
 
 
+#: One kept event: its owner (instance, workspace), seq, session id and JSON text.
+_Kept = tuple[tuple[str, str] | None, int, str, str]
+#: Fields the kept tuple holds (the owner's ids are shared with the session's tenant).
+_KEPT_APART = {"instance_uuid", "workspace_uuid"}
+
+
 class BoxAudit:
     """The runtime's bounded event log (see the module docstring)."""
 
     def __init__(self, max_events: int = MAX_EVENTS) -> None:
-        self._events: deque[tuple[Tenant | None, AuditEvent]] = deque(maxlen=max_events)
+        #: (owner's instance and workspace, seq, session id, the event's JSON)
+        self._events: deque[_Kept] = deque(maxlen=max_events)
         self._seq = itertools.count(1)
         self.last_seq = 0
         self.dropped = 0
@@ -130,7 +138,15 @@ class BoxAudit:
         )
         if len(self._events) == self._events.maxlen:
             self.dropped += 1
-        self._events.append((tenant, event))
+        owner = (tenant.instance_uuid, tenant.workspace_uuid) if tenant else None
+        self._events.append(
+            (
+                owner,
+                event.seq,
+                event.session_id,
+                event.model_dump_json(exclude=_KEPT_APART, exclude_none=True),
+            )
+        )
         for listener in self.listeners:
             listener(event)
         return event
@@ -150,20 +166,15 @@ class BoxAudit:
     def query(self, tenant: Tenant | None, query: AuditQuery) -> AuditPage:
         """The tenant's events (one workspace, every generation), oldest first."""
 
-        def same(other: Tenant | None) -> bool:
-            if tenant is None or other is None:
-                return tenant is other
-            return (other.instance_uuid, other.workspace_uuid) == (
-                tenant.instance_uuid,
-                tenant.workspace_uuid,
-            )
-
+        wanted = (tenant.instance_uuid, tenant.workspace_uuid) if tenant else None
         events: list[AuditEvent] = []
-        for owner, event in self._events:
-            if event.seq <= query.after_seq or not same(owner):
+        for owner, seq, session_id, text in self._events:
+            if seq <= query.after_seq or owner != wanted:
                 continue
-            if query.session_id is not None and event.session_id != query.session_id:
+            if query.session_id is not None and session_id != query.session_id:
                 continue
+            event = AuditEvent.model_validate_json(text)
+            event.instance_uuid, event.workspace_uuid = owner or (None, None)
             events.append(event)
             if len(events) >= query.limit:
                 break
