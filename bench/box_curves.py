@@ -120,11 +120,17 @@ async def _sessions_curve(
     return points
 
 
+#: The shared session's memory for the MCP servers curve (about 60 MB a server at 20).
+SERVERS_MEMORY_MB = 1536
+
+
 async def _servers_curve(  # noqa: PLR0917 - one contender's wiring
     client: BoxClient, port: int, reference: bool, sizes: Sequence[int], quick: bool, state: Path
 ) -> dict[int, float]:
     calls = 40 if quick else 200
-    await client.create_session(_session_fields(state))
+    # Twenty Python MCP servers need more than a session's default 512 MB (both sides
+    # lost their relay connections at 20 when their servers were killed for memory).
+    await client.create_session({**_session_fields(state), "memory_mb": SERVERS_MEMORY_MB})
     session_id = (
         placement_session_id(INSTANCE, WORKSPACE, 1, "mcp-shared") if reference else "mcp-shared"
     )
