@@ -121,7 +121,10 @@ class _Push:
         return False
 
 
-class _PushClientConnection(ClientConnection):
+class _Pushing(Connection):
+    """Put before the library's client or server connection class: offers each event
+    to a :class:`_Push` before the library processes it."""
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.push = _Push()
@@ -131,14 +134,12 @@ class _PushClientConnection(ClientConnection):
             super().process_event(event)
 
 
-class _PushServerConnection(ServerConnection):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.push = _Push()
+class _PushClientConnection(_Pushing, ClientConnection):
+    pass
 
-    def process_event(self, event: Event) -> None:
-        if not self.push.take(event):
-            super().process_event(event)
+
+class _PushServerConnection(_Pushing, ServerConnection):
+    pass
 
 
 class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
