@@ -58,12 +58,11 @@ from box_runtime.backends.host_policy import NOT_A_SANDBOX, HostIdentity, resolv
 from box_runtime.backends.local_exec import (
     WRAPPER,
     check_reachable,
-    collect,
     command_env,
     process_command,
+    run_piped,
     spawn_piped,
 )
-from box_runtime.backends.pipes import pipe_pair
 from box_runtime.config import HostConfig
 from box_runtime.errors import (
     BoxBackendUnavailableError,
@@ -247,24 +246,7 @@ class HostBackend(SandboxBackend):
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         cpu = min(self._config.max_time_limit_sec, math.ceil(request.timeout_sec) + 1)
         limits = self._limits(plan, cpu_sec=cpu, memory_mb=plan.memory_mb)
-        start = self._starter(plan, handle, request, limits)
-        out, out_child = pipe_pair(child_reads=False)
-        err, err_child = pipe_pair(child_reads=False)
-        try:
-            # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC).
-            child = start(subprocess.DEVNULL, out_child, err_child)
-        except BaseException:
-            os.close(out)
-            os.close(err)
-            raise
-        finally:
-            os.close(out_child)
-            os.close(err_child)
-        child.attach_output(out, err)
-        try:
-            done = await collect(child, request)
-        finally:
-            await child.aclose()
+        done = await run_piped(self._starter(plan, handle, request, limits), request)
         return ExecOutcome(
             None if done.timed_out else done.code,
             done.timed_out,

@@ -12,7 +12,10 @@ command cannot raise them again).
 has exited, :meth:`HostChild.wait` kills what is left of its group before it reaps the
 leader, so no background process keeps the command's output pipes (or anything else)
 alive. The exit is awaited on a pidfd where the kernel has them (Linux 5.3+), else in
-a worker thread.
+a worker thread. With ``group=False`` (an nsjail command: nsjail takes its jail down
+itself) the signals go to the child alone; the nsjail backend uses it in place of
+asyncio's subprocess machinery, whose watcher thread, pipe transports and callbacks
+were most of what the Box added to a jail's own time (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -107,10 +110,12 @@ def start_child(
 
 
 class HostChild(Process):
-    """A started child; its signals go to its process group (see the module docstring)."""
+    """A started child; its signals go to its process group unless ``group=False`` (see
+    the module docstring)."""
 
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], *, group: bool = True) -> None:
         self._popen = popen
+        self._group = group
         self._pidfd: int | None = None
         with contextlib.suppress(AttributeError, OSError):
             self._pidfd = os.pidfd_open(popen.pid)
@@ -136,17 +141,14 @@ class HostChild(Process):
                     await anyio.wait_readable(self._pidfd)  # exited, not yet reaped
                 else:
                     await anyio.to_thread.run_sync(_wait_exited, popen.pid, abandon_on_cancel=True)
-                self._signal_group(signal.SIGKILL)  # what the leader left behind
+                if self._group:
+                    self.kill()  # what the leader left behind
                 popen.wait()
                 self._close_pidfd()
             finally:
                 waiter, self._waiter = self._waiter, None
                 waiter.set()
         return popen.returncode
-
-    def _signal_group(self, signum: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._popen.pid, signum)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -155,7 +157,11 @@ class HostChild(Process):
         self.send_signal(signal.SIGKILL)
 
     def send_signal(self, signal: signal.Signals) -> None:
-        self._signal_group(int(signal))
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if self._group:
+                os.killpg(self._popen.pid, signal)
+            elif self._popen.returncode is None:  # never a reaped (reusable) pid
+                os.kill(self._popen.pid, signal)
 
     @property
     def pid(self) -> int:

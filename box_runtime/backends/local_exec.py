@@ -3,6 +3,8 @@
 * :func:`collect`: run one command's process to its end or its timeout, keeping at most
   the request's output limit of each stream (head and tail), killing the process when
   the time is up or the caller is cancelled (a session deleted meanwhile);
+  :func:`run_piped` does it for a :class:`.host_child.HostChild` it starts with our own
+  non-blocking pipes as its stdout and stderr;
 * :func:`spawn_piped`: start a long-lived process with our own non-blocking pipes as
   its stdio (:mod:`.pipes`), for a managed process (:class:`.jail_process.JailProcess`);
 * :func:`process_command`: a managed process's argv as the shell command the backends'
@@ -19,6 +21,7 @@ import contextlib
 import os
 import shlex
 import stat
+import subprocess
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
@@ -26,6 +29,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from box_runtime.backends.base import ExecRequest, ProcessRequest
+from box_runtime.backends.host_child import HostChild
 from box_runtime.backends.jail_process import JailProcess
 from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream, pipe_pair
 from box_runtime.errors import BoxBackendUnavailableError
@@ -38,6 +42,7 @@ __all__ = [
     "collect",
     "command_env",
     "process_command",
+    "run_piped",
     "spawn_piped",
 ]
 
@@ -98,6 +103,28 @@ async def collect(process: Process, request: ExecRequest) -> Collected:
     if timed_out or code is None:
         return Collected(None, True, stdout, stderr)
     return Collected(code, False, stdout, stderr)
+
+
+async def run_piped(start: Callable[[int, int, int], HostChild], request: ExecRequest) -> Collected:
+    """Start a command (``start(stdin, stdout, stderr)``) with stdin ``/dev/null`` (never
+    the Box's own: in stdio mode, the host's RPC pipe) and our pipes as its output, and
+    :func:`collect` it."""
+    out, out_child = pipe_pair(child_reads=False)
+    err, err_child = pipe_pair(child_reads=False)
+    try:
+        child = start(subprocess.DEVNULL, out_child, err_child)
+    except BaseException:
+        os.close(out)
+        os.close(err)
+        raise
+    finally:
+        os.close(out_child)
+        os.close(err_child)
+    child.attach_output(out, err)
+    try:
+        return await collect(child, request)
+    finally:
+        await child.aclose()
 
 
 async def kill(process: Process) -> None:

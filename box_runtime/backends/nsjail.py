@@ -43,12 +43,13 @@ from box_runtime.backends.base import (
     SpawnedProcess,
 )
 from box_runtime.backends.cgroups import CgroupPlan, detect
+from box_runtime.backends.host_child import HostChild
 from box_runtime.backends.local_exec import (
     WRAPPER,
     check_reachable,
-    collect,
     command_env,
     process_command,
+    run_piped,
     spawn_piped,
 )
 from box_runtime.config import NsjailConfig
@@ -280,9 +281,12 @@ class NsjailBackend(SandboxBackend):
 
     async def exec(self, plan: SandboxPlan, handle: str, request: ExecRequest) -> ExecOutcome:
         args, log_path = self._jail(plan, handle, request, "nsjail.log")
-        # stdin is /dev/null: never the Box's own (in stdio mode, the host's RPC pipe).
-        async with await anyio.open_process(args, stdin=subprocess.DEVNULL) as process:
-            done = await collect(process, request)
+
+        def start(stdin: int, stdout: int, stderr: int) -> HostChild:
+            popen = subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr)
+            return HostChild(popen, group=False)
+
+        done = await run_piped(start, request)
         if done.timed_out or done.code is None:
             return ExecOutcome(None, True, done.stdout.result(), done.stderr.result())
         if done.code == _NSJAIL_FAILED and done.stdout.total == 0 and done.stderr.total == 0:
