@@ -24,29 +24,5 @@ class AbstractEventLogger(abc.ABC):
         no_throw: bool = True,
     ) -> Any: ...
 
-    @abc.abstractmethod
-    async def debug(
-        self,
-        text: str,
-        images: list[Image] | None = None,
-        message_session_id: str | None = None,
-        no_throw: bool = True,
-    ) -> Any: ...
-
-    @abc.abstractmethod
-    async def warning(
-        self,
-        text: str,
-        images: list[Image] | None = None,
-        message_session_id: str | None = None,
-        no_throw: bool = True,
-    ) -> Any: ...
-
-    @abc.abstractmethod
-    async def error(
-        self,
-        text: str,
-        images: list[Image] | None = None,
-        message_session_id: str | None = None,
-        no_throw: bool = True,
-    ) -> Any: ...
+    # the same signature for every level (each stays abstract under its own name)
+    debug = warning = error = info
