@@ -23,7 +23,7 @@ from langbot_plugin.api.entities.builtin.provider.message import (
     LLMStreamEvent,
     Message,
 )
-from langbot_plugin.api.entities.builtin.provider.reasoning import REASONING_LEVELS
+from langbot_plugin.api.entities.builtin.provider.reasoning import REASONING_LEVELS, ReasoningLevel
 from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
 from langbot_plugin.protocol import host_api
 from langbot_plugin.protocol.spec import ActionSpec
@@ -75,6 +75,11 @@ class HostCalls:
                 )
             self._supports_reasoning_level = True
         return {"reasoning_level": level}
+
+    @staticmethod
+    def _level_kwarg(level: ReasoningLevel | None) -> dict[str, ReasoningLevel]:
+        """``reasoning_level`` for a delegated call, left out when None."""
+        return {} if level is None else {"reasoning_level": level}
 
     @staticmethod
     def _llm_params(

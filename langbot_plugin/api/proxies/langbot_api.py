@@ -118,9 +118,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
     ) -> Message:
         """Ask a model for a complete answer (``reasoning_level``: how much it should
         reason, on a host that supports it)."""
-        level: dict[str, ReasoningLevel] = (
-            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
-        )
+        level = self._level_kwarg(reasoning_level)
         result = await self.invoke_llm_with_usage(
             llm_model_uuid, messages, funcs, extra_args, timeout=timeout, **level
         )
@@ -157,9 +155,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
         reasoning_level: ReasoningLevel | None = None,
     ) -> AsyncGenerator[MessageChunk]:
         """Stream a model's answer as chunks (each carrying the new text)."""
-        level: dict[str, ReasoningLevel] = (
-            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
-        )
+        level = self._level_kwarg(reasoning_level)
         events = self.invoke_llm_stream_events(
             llm_model_uuid, messages, funcs, extra_args, timeout=timeout, **level
         )

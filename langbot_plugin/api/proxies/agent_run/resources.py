@@ -112,9 +112,7 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
     ) -> Message:
         """A model's complete answer (``reasoning_level``: how much it should reason, on
         a host that supports it)."""
-        level: dict[str, ReasoningLevel] = (
-            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
-        )
+        level = self._level_kwarg(reasoning_level)
         result = await self.invoke_llm_with_usage(
             llm_model_uuid, messages, funcs, extra_args, timeout, remove_think, **level
         )
@@ -158,9 +156,7 @@ class AgentRunResourceAPIMixin(AgentRunProxyBase):
         reasoning_level: ReasoningLevel | None = None,
     ) -> AsyncGenerator[MessageChunk]:
         """A model's answer as incremental chunks (see ``CumulativeText`` for deltas)."""
-        level: dict[str, ReasoningLevel] = (
-            {} if reasoning_level is None else {"reasoning_level": reasoning_level}
-        )
+        level = self._level_kwarg(reasoning_level)
         events = self.invoke_llm_stream_events(
             llm_model_uuid, messages, funcs, extra_args, remove_think, timeout=timeout, **level
         )
