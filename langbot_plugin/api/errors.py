@@ -65,27 +65,13 @@ when each is raised::
         └── RetrievalError                    rag_retrieval_error
 
 Beyond the plugin API, the plugin runtime and the host library add these under the same
-root (not importable from here; the Box's branch is in :mod:`box_runtime.errors`)::
-
-    RPCError
-    ├── ArtifactError                 artifact_invalid            runtime.artifacts
-    ├── PluginInvalidError            plugin_invalid              runtime.plugin_check
-    ├── PackageSignatureError         package_signature_refused   runtime.signatures
-    ├── DependencyError               dependency_install_failed   runtime.dependencies
-    ├── MarketplaceError              marketplace_failed          runtime.marketplace
-    ├── InstallFailedError            install_failed              runtime.legacy
-    ├── WorkerError                   worker_failed               runtime.workers
-    │   └── SlotAttachError           slot_attach_failed          runtime.shared
-    ├── ConfinementUnavailableError   confinement_unavailable     runtime.confine
-    ├── ResourceExhaustedError        resource_exhausted          runtime.confine
-    ├── HostActionError               rpc_error                   runtime.io.handler
-    ├── Divergence                    replay_divergence           host.exchange
-    ├── RPCTimeoutError
-    │   └── ActionCallTimeoutError    timeout                     entities.io.errors
-    ├── MessageTooLargeError
-    │   └── StateQuotaError           state_quota_exceeded        host.errors
-    └── NotReadyError
-        └── ModelEndpointError        not_ready                   host.openai_model
+root, not importable from here (``docs/errors.md``, "The daemons' errors", gives each
+one's code and module; the Box's branch is in :mod:`box_runtime.errors`):
+``ArtifactError``, ``PluginInvalidError``, ``PackageSignatureError``,
+``DependencyError``, ``MarketplaceError``, ``InstallFailedError``, ``WorkerError``
+(``SlotAttachError``), ``ConfinementUnavailableError``, ``ResourceExhaustedError``,
+``HostActionError``, ``Divergence``, ``ActionCallTimeoutError``, ``StateQuotaError``
+and ``ModelEndpointError``.
 """
 
 from __future__ import annotations
