@@ -1,31 +1,9 @@
 """Which run a call belongs to: the task-local run binding.
 
-The worker binds a run around every step of an agent runner (:func:`bound`), so
-whatever the runner's code calls while that step runs belongs to the run:
-
-* the plugin-level API (:class:`~langbot_plugin.api.proxies.langbot_api.LangBotAPIProxy`,
-  ``self.plugin`` of the plugin's other components, a proxy built on the connection)
-  stamps the run's ``run_id`` on every action a run's grants govern (models, tools,
-  knowledge bases, storage, the Box; :data:`~langbot_plugin.protocol.run_needs.NEEDS`),
-  bounds the wait by the run's deadline, and is then held to the run's grants by the
-  runtime and the host. Other plugin-level actions (bots, messages, listings) go out
-  as they are: they are what any plugin may do, and a run neither widens nor narrows
-  them;
-* :class:`~langbot_plugin.api.proxies.agent_run.AgentRunAPIProxy` carries its own
-  ``run_id`` and, made during the run, refuses locally once the run has ended;
-* the agent tools act through the run's ``AgentRunAPIProxy``.
-
-**Task-local.** The binding is a :class:`contextvars.ContextVar`: each ``run_runner``
-request runs in its own task, so two runs of one plugin never see each other's binding.
-Work that started outside any run (a task from ``initialize``, a command, an event
-handler, a tool the host calls) sees no binding and stays plugin-level.
-
-**Tasks spawned inside a run carry the run.** asyncio copies the context into every
-task created while the binding is set (``create_task``, an anyio task group, a thread
-from ``anyio.to_thread``). Such a task acts for the run while the run is live; once the
-run ends the binding is closed, and its calls are refused ``run_not_live`` before
-anything is sent. It never falls back to plugin-level: start plugin-wide background
-work in ``initialize`` instead.
+The worker binds a run around every step of an agent runner (:func:`bound`), in a
+task-local :class:`contextvars.ContextVar` that tasks spawned during the step inherit;
+what that means for the plugin-level API, ``AgentRunAPIProxy``, the agent tools and
+spawned work is ``docs/security.md``, "Calls inside a run belong to the run".
 
 **Refusals are audited.** What the SDK refuses for a bound run is kept in the
 binding (:attr:`RunBinding.refusals`, :mod:`~langbot_plugin.api.proxies.run_refusals`)
