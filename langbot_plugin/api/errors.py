@@ -196,59 +196,36 @@ __all__ = [
     "VectorStoreError",
 ]
 
-#: Where each class is defined; importing this module loads none of them until used.
+#: Where the classes are defined; importing this module loads none of them until used.
 _HOMES: dict[str, str] = {
-    "ActionCallError": "langbot_plugin.protocol.handler_calls",
-    "ActionNotFoundError": "langbot_plugin.rpc.errors",
-    "AgentAPIError": "langbot_plugin.api.entities.builtin.agent_runner.errors",
-    "AgentAPIException": "langbot_plugin.api.entities.builtin.agent_runner.errors",
-    "AgentRuntimeDaemonError": "langbot_plugin.api.agent_tools._daemon_wire",
-    "ApiNotAvailableError": "langbot_plugin.protocol.errors",
-    "BoxFilesError": "langbot_plugin.protocol.errors",
-    "CallCancelledError": "langbot_plugin.rpc.errors",
-    "ChunkingError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "CollectionNotFoundError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "CommandError": "langbot_plugin.api.entities.builtin.command.errors",
-    "CommandNotFoundError": "langbot_plugin.api.entities.builtin.command.errors",
-    "CommandOperationError": "langbot_plugin.api.entities.builtin.command.errors",
-    "CommandPrivilegeError": "langbot_plugin.api.entities.builtin.command.errors",
-    "ConflictError": "langbot_plugin.rpc.errors",
-    "ConnectionClosedError": "langbot_plugin.rpc.errors",
-    "EmbeddingError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "FileServiceError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "HostServiceError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "IngestionError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "InternalError": "langbot_plugin.rpc.errors",
-    "InvalidParamsError": "langbot_plugin.rpc.errors",
-    "InvalidRunnerManifest": "langbot_plugin.api.definition.components.manifest",
-    "MCPMethodNotFoundError": "langbot_plugin.api.agent_tools.mcp_protocol",
-    "MCPRequestError": "langbot_plugin.api.agent_tools.mcp_protocol",
-    "MCPServerNotAllowedError": "langbot_plugin.api.agent_tools.mcp_policy",
-    "MalformedMessageError": "langbot_plugin.rpc.errors",
-    "ManifestError": "langbot_plugin.api.definition.discovery",
-    "MessageTooLargeError": "langbot_plugin.rpc.errors",
-    "NotFoundError": "langbot_plugin.rpc.errors",
-    "NotReadyError": "langbot_plugin.rpc.errors",
-    "NotSupportedError": "langbot_plugin.rpc.errors",
-    "ParamNotEnoughError": "langbot_plugin.api.entities.builtin.command.errors",
-    "ParsingError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "PermissionDeniedError": "langbot_plugin.rpc.errors",
-    "RAGError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "RPCError": "langbot_plugin.rpc.errors",
-    "RPCTimeoutError": "langbot_plugin.rpc.errors",
-    "RemoteError": "langbot_plugin.rpc.errors",
-    "ResourceNotGrantedError": "langbot_plugin.protocol.errors",
-    "RetrievalError": "langbot_plugin.api.entities.builtin.rag.errors",
-    "RunContextInactiveError": "langbot_plugin.api.entities.builtin.agent_runner.context",
-    "RunDeadlineError": "langbot_plugin.protocol.errors",
-    "RunEndedError": "langbot_plugin.api.proxies.run_binding",
-    "RunNotLiveError": "langbot_plugin.protocol.errors",
-    "RunNotOwnedError": "langbot_plugin.protocol.errors",
-    "RunRateLimitedError": "langbot_plugin.protocol.errors",
-    "TooManyRequestsError": "langbot_plugin.rpc.errors",
-    "UnauthenticatedError": "langbot_plugin.rpc.errors",
-    "UnknownEventError": "langbot_plugin.api.entities.events",
-    "VectorStoreError": "langbot_plugin.api.entities.builtin.rag.errors",
+    "langbot_plugin.protocol.handler_calls": "ActionCallError",
+    "langbot_plugin.rpc.errors": (
+        "ActionNotFoundError CallCancelledError ConflictError ConnectionClosedError "
+        "InternalError InvalidParamsError MalformedMessageError MessageTooLargeError "
+        "NotFoundError NotReadyError NotSupportedError PermissionDeniedError RPCError "
+        "RPCTimeoutError RemoteError TooManyRequestsError UnauthenticatedError"
+    ),
+    "langbot_plugin.api.entities.builtin.agent_runner.errors": "AgentAPIError AgentAPIException",
+    "langbot_plugin.api.agent_tools._daemon_wire": "AgentRuntimeDaemonError",
+    "langbot_plugin.protocol.errors": (
+        "ApiNotAvailableError BoxFilesError ResourceNotGrantedError RunDeadlineError "
+        "RunNotLiveError RunNotOwnedError RunRateLimitedError"
+    ),
+    "langbot_plugin.api.entities.builtin.rag.errors": (
+        "ChunkingError CollectionNotFoundError EmbeddingError FileServiceError "
+        "HostServiceError IngestionError ParsingError RAGError RetrievalError VectorStoreError"
+    ),
+    "langbot_plugin.api.entities.builtin.command.errors": (
+        "CommandError CommandNotFoundError CommandOperationError CommandPrivilegeError "
+        "ParamNotEnoughError"
+    ),
+    "langbot_plugin.api.definition.components.manifest": "InvalidRunnerManifest",
+    "langbot_plugin.api.agent_tools.mcp_protocol": "MCPMethodNotFoundError MCPRequestError",
+    "langbot_plugin.api.agent_tools.mcp_policy": "MCPServerNotAllowedError",
+    "langbot_plugin.api.definition.discovery": "ManifestError",
+    "langbot_plugin.api.entities.builtin.agent_runner.context": "RunContextInactiveError",
+    "langbot_plugin.api.proxies.run_binding": "RunEndedError",
+    "langbot_plugin.api.entities.events": "UnknownEventError",
 }
 
 __getattr__ = lazy_names(__name__, _HOMES)

@@ -16,12 +16,13 @@ __all__ = ["lazy_names"]
 
 
 def lazy_names(module: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` serving each name of ``homes`` from its home module
-    (``.sub``: a submodule of ``module``, a package); the name is then kept in
-    ``module``, so later lookups skip the function."""
+    """A module ``__getattr__`` serving the names of ``homes`` (``{home module: "Name
+    Other ..."}``; ``.sub``: a submodule of ``module``, a package) from their home; a
+    name is then kept in ``module``, so later lookups skip the function."""
+    where = {name: home for home, names in homes.items() for name in names.split()}
 
     def get(name: str) -> Any:
-        home = homes.get(name)
+        home = where.get(name)
         if home is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(home, module), name)

@@ -27,10 +27,8 @@ __all__ = [
 __getattr__ = lazy_names(
     __name__,
     {
-        "AgentRunAPIProxy": "langbot_plugin.api.proxies.agent_run",
-        "AgentRunAdminAPIProxy": "langbot_plugin.api.proxies.agent_run",
-        "LangBotAPIProxy": "langbot_plugin.api.proxies.langbot_api",
-        "RunnerAPIProxy": "langbot_plugin.api.proxies.runner",
-        "RunnerAdminAPIProxy": "langbot_plugin.api.proxies.runner",
+        "langbot_plugin.api.proxies.agent_run": "AgentRunAPIProxy AgentRunAdminAPIProxy",
+        "langbot_plugin.api.proxies.langbot_api": "LangBotAPIProxy",
+        "langbot_plugin.api.proxies.runner": "RunnerAPIProxy RunnerAdminAPIProxy",
     },
 )

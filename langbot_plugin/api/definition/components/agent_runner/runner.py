@@ -42,8 +42,8 @@ H = TypeVar("H", bound=EventHandler)
 __getattr__ = lazy_names(
     __name__,
     {
-        "AgentRunContext": "langbot_plugin.api.entities.builtin.agent_runner.context",
-        "AgentRunResult": "langbot_plugin.api.entities.builtin.agent_runner.result",
+        "langbot_plugin.api.entities.builtin.agent_runner.context": "AgentRunContext",
+        "langbot_plugin.api.entities.builtin.agent_runner.result": "AgentRunResult",
     },
 )
 

@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 __all__ = ["Command", "CommandNotFoundError", "Subcommand"]
 
 __getattr__ = lazy_names(
-    __name__, {"CommandNotFoundError": "langbot_plugin.api.entities.builtin.command.errors"}
+    __name__,
+    {
+        "langbot_plugin.api.entities.builtin.command.errors": "CommandNotFoundError",
+    },
 )
 
 SubcommandFunc = Callable[[Any, Any], AsyncIterator[Any]]

@@ -17,8 +17,8 @@ __all__ = ["BaseEventModel", "EventContext", "EventListener"]
 __getattr__ = lazy_names(
     __name__,
     {
-        "BaseEventModel": "langbot_plugin.api.entities.events",
-        "EventContext": "langbot_plugin.api.entities.context",
+        "langbot_plugin.api.entities.events": "BaseEventModel",
+        "langbot_plugin.api.entities.context": "EventContext",
     },
 )
 

@@ -27,10 +27,8 @@ __all__ = [
 __getattr__ = lazy_names(
     __name__,
     {
-        "RetrievalContext": "langbot_plugin.api.entities.builtin.rag.context",
-        "RetrievalResponse": "langbot_plugin.api.entities.builtin.rag.context",
-        "IngestionContext": "langbot_plugin.api.entities.builtin.rag.models",
-        "IngestionResult": "langbot_plugin.api.entities.builtin.rag.models",
+        "langbot_plugin.api.entities.builtin.rag.context": "RetrievalContext RetrievalResponse",
+        "langbot_plugin.api.entities.builtin.rag.models": "IngestionContext IngestionResult",
     },
 )
 

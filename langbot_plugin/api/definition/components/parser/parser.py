@@ -16,8 +16,7 @@ __all__ = ["ParseContext", "ParseResult", "Parser"]
 __getattr__ = lazy_names(
     __name__,
     {
-        "ParseContext": "langbot_plugin.api.entities.builtin.rag.models",
-        "ParseResult": "langbot_plugin.api.entities.builtin.rag.models",
+        "langbot_plugin.api.entities.builtin.rag.models": "ParseContext ParseResult",
     },
 )
 

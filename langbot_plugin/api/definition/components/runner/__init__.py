@@ -15,7 +15,7 @@ __all__ = ["Runner", "RunnerContext", "RunnerResult"]
 __getattr__ = lazy_names(
     __name__,
     {
-        "RunnerContext": "langbot_plugin.api.entities.builtin.runner.context",
-        "RunnerResult": "langbot_plugin.api.entities.builtin.runner.result",
+        "langbot_plugin.api.entities.builtin.runner.context": "RunnerContext",
+        "langbot_plugin.api.entities.builtin.runner.result": "RunnerResult",
     },
 )

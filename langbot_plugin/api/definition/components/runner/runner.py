@@ -44,10 +44,10 @@ __all__ = [
 __getattr__ = lazy_names(
     __name__,
     {
-        "EBAEvent": "langbot_plugin.api.entities.builtin.platform.events",
-        "RunnerAPIProxy": "langbot_plugin.api.proxies.runner.api",
-        "RunnerContext": "langbot_plugin.api.entities.builtin.runner.context",
-        "RunnerResult": "langbot_plugin.api.entities.builtin.runner.result",
+        "langbot_plugin.api.entities.builtin.platform.events": "EBAEvent",
+        "langbot_plugin.api.proxies.runner.api": "RunnerAPIProxy",
+        "langbot_plugin.api.entities.builtin.runner.context": "RunnerContext",
+        "langbot_plugin.api.entities.builtin.runner.result": "RunnerResult",
     },
 )
 

@@ -236,95 +236,51 @@ __all__ = [
     "cumulative_deltas",
 ]
 
-#: Where each name is defined (``.module``: a submodule of this package).
+#: Where the names are defined (``.module``: a submodule of this package).
 _HOMES: dict[str, str] = {
-    "ActionRequestedPayload": ".result",
-    "ActorContext": ".event",
-    "AdapterContext": ".context",
-    "AgentAPIError": ".errors",
-    "AgentAPIException": ".errors",
-    "AgentEventContext": ".event",
-    "AgentEventRecord": ".page_results",
-    "AgentInput": ".input",
-    "AgentResources": ".resources",
-    "AgentRun": ".run_ledger",
-    "AgentRunContext": ".context",
-    "AgentRunEvent": ".run_ledger",
-    "AgentRunResult": ".result",
-    "AgentRunResultType": ".result",
-    "AgentRunState": ".state",
-    "AgentRunStatus": ".run_ledger",
-    "AgentRunnerCapabilities": ".manifest",
-    "AgentRunnerContextPolicy": ".manifest_v1",
-    "ProtocolV1Capabilities": ".manifest_v1",
-    "ProtocolV1Manifest": ".manifest_v1",
-    "ProtocolV1Permissions": ".manifest_v1",
-    "AgentRunnerManifest": ".manifest",
-    "AgentRunnerPermissions": ".manifest",
-    "AgentRuntime": ".runtime_registry",
-    "AgentRuntimeContext": ".runtime",
-    "AgentTrigger": ".trigger",
-    "BoxAcquireRequest": ".box",
-    "BoxBinding": ".box",
-    "BoxFile": ".box",
-    "BoxSession": ".box",
-    "BoxStatus": ".box",
-    "ContextAPICapabilities": ".context_access",
-    "ContextAccess": ".context_access",
-    "ConversationContext": ".event",
-    "CumulativeText": ".streaming",
-    "DeliveryContext": ".delivery",
-    "DynamicFormItemSchema": ".manifest",
-    "EventPage": ".page_results",
-    "HistoryPage": ".page_results",
-    "HistorySearchResult": ".page_results",
-    "I18nObject": ".manifest",
-    "INTERACTION_REQUESTED_ACTION": ".interaction",
-    "INTERACTION_SUBMITTED_EVENT": ".interaction",
-    "InlineContextPolicy": ".context_access",
-    "InputAttachment": ".input",
-    "InteractionAction": ".interaction",
-    "InteractionActionStyle": ".interaction",
-    "InteractionDeliveryCapabilities": ".interaction",
-    "InteractionField": ".interaction",
-    "InteractionFieldType": ".interaction",
-    "InteractionOption": ".interaction",
-    "InteractionRequest": ".interaction",
-    "InteractionSubmission": ".interaction",
-    "JSONValue": ".interaction",
-    "KnowledgeBaseResource": ".resources",
-    "LLMInvokeResult": "langbot_plugin.api.entities.builtin.provider.message",
-    "LLMStreamEvent": "langbot_plugin.api.entities.builtin.provider.message",
-    "LLMTokenUsage": "langbot_plugin.api.entities.builtin.provider.message",
-    "MessageCompletedPayload": ".result",
-    "MessageDeltaPayload": ".result",
-    "ModelResource": ".resources",
-    "PermissionDeniedError": ".errors",
-    "ProcessorLogPayload": ".result",
-    "RawEventRef": ".event",
-    "ReplyStreamHandle": ".context_binding",
-    "RunCompletedPayload": ".result",
-    "RunContextAPI": ".context_binding",
-    "RunEventPage": ".run_ledger",
-    "RunFailedPayload": ".result",
-    "RunPage": ".run_ledger",
-    "RunStats": ".stats",
-    "RunnerStats": ".stats",
-    "RunnerStatsPage": ".stats",
-    "RuntimePage": ".runtime_registry",
-    "RuntimeStats": ".stats",
-    "SkillResource": ".resources",
-    "StateUpdatedPayload": ".result",
-    "SteeringInputItem": ".steering",
-    "SteeringPullResult": ".steering",
-    "StorageResource": ".resources",
-    "SubjectContext": ".event",
-    "ToolCallCompletedPayload": ".result",
-    "ToolCallStartedPayload": ".result",
-    "ToolResource": ".resources",
-    "TranscriptItem": ".transcript",
-    "VALID_STATE_SCOPES": ".state",
-    "cumulative_deltas": ".streaming",
+    ".result": (
+        "ActionRequestedPayload AgentRunResult AgentRunResultType MessageCompletedPayload "
+        "MessageDeltaPayload ProcessorLogPayload RunCompletedPayload RunFailedPayload "
+        "StateUpdatedPayload ToolCallCompletedPayload ToolCallStartedPayload"
+    ),
+    ".event": "ActorContext AgentEventContext ConversationContext RawEventRef SubjectContext",
+    ".context": "AdapterContext AgentRunContext",
+    ".errors": "AgentAPIError AgentAPIException PermissionDeniedError",
+    ".page_results": "AgentEventRecord EventPage HistoryPage HistorySearchResult",
+    ".input": "AgentInput InputAttachment",
+    ".resources": (
+        "AgentResources KnowledgeBaseResource ModelResource SkillResource StorageResource "
+        "ToolResource"
+    ),
+    ".run_ledger": "AgentRun AgentRunEvent AgentRunStatus RunEventPage RunPage",
+    ".state": "AgentRunState VALID_STATE_SCOPES",
+    ".manifest": (
+        "AgentRunnerCapabilities AgentRunnerManifest AgentRunnerPermissions "
+        "DynamicFormItemSchema I18nObject"
+    ),
+    ".manifest_v1": (
+        "AgentRunnerContextPolicy ProtocolV1Capabilities ProtocolV1Manifest ProtocolV1Permissions"
+    ),
+    ".runtime_registry": "AgentRuntime RuntimePage",
+    ".runtime": "AgentRuntimeContext",
+    ".trigger": "AgentTrigger",
+    ".box": "BoxAcquireRequest BoxBinding BoxFile BoxSession BoxStatus",
+    ".context_access": "ContextAPICapabilities ContextAccess InlineContextPolicy",
+    ".streaming": "CumulativeText cumulative_deltas",
+    ".delivery": "DeliveryContext",
+    ".interaction": (
+        "INTERACTION_REQUESTED_ACTION INTERACTION_SUBMITTED_EVENT InteractionAction "
+        "InteractionActionStyle InteractionDeliveryCapabilities InteractionField "
+        "InteractionFieldType InteractionOption InteractionRequest InteractionSubmission "
+        "JSONValue"
+    ),
+    "langbot_plugin.api.entities.builtin.provider.message": (
+        "LLMInvokeResult LLMStreamEvent LLMTokenUsage"
+    ),
+    ".context_binding": "ReplyStreamHandle RunContextAPI",
+    ".stats": "RunStats RunnerStats RunnerStatsPage RuntimeStats",
+    ".steering": "SteeringInputItem SteeringPullResult",
+    ".transcript": "TranscriptItem",
 }
 
 __getattr__ = lazy_names(__name__, _HOMES)
