@@ -1,25 +1,13 @@
 """A long-lived MCP gateway shared by runs, for platforms that call back into LangBot.
 
-Dify, Coze, n8n or Langflow workflows cannot be handed a fresh MCP server per run;
-they are configured once with the gateway's URL. Each run registers with the gateway
-(:meth:`AgentAssetGateway.register_run`) and passes the registration's short-lived
-token to the workflow. A request then names its run by that token, either as
-``Authorization: Bearer <token>`` (or ``X-LangBot-Agent-Gateway-Token``) or as a
-``run_token`` argument of the tool call.
-
-* With a valid header token, ``tools/list`` shows exactly that run's granted tools,
-  and calls act for that run. An unknown or expired header token gets HTTP 401.
-* Without a header token, ``tools/list`` shows the fixed catalogue of LangBot tool
-  kinds (no run's data), each with an optional ``run_token`` argument; a call without
-  a valid ``run_token`` is refused.
-
-A request body over :data:`MAX_HTTP_MCP_BODY_BYTES` gets HTTP 413.
+Dify, Coze, n8n or Langflow workflows are configured once with the gateway's URL; each
+run registers (:meth:`AgentAssetGateway.register_run`) and hands the workflow the
+registration's short-lived token. How a request names its run, what ``tools/list``
+shows with and without a token, and the HTTP refusals (401, 413) are in
+``docs/agent-runner.md``, "Workflows that call back (the asset gateway)".
 :meth:`AgentAssetGateway.handle_http_mcp_request` answers a payload in process, from
-a thread other than the gateway's event loop (it blocks until answered).
-
-The gateway binds ``127.0.0.1`` unless told otherwise. Tokens live
-:data:`DEFAULT_RUN_TOKEN_TTL_SECONDS` unless the registration says otherwise, and die
-with ``registration.stop()``.
+a thread other than the gateway's event loop (it blocks until answered). Tokens live
+:data:`DEFAULT_RUN_TOKEN_TTL_SECONDS` unless the registration says otherwise.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Runtimes on users' machines, connected to a runner plugin through a daemon hub.
 
-When LangBot cannot reach a user's workstation (no SSH), the user runs a daemon
-there (:class:`AgentRuntimeDaemonClient` subclassed by the runner's daemon
-program). It connects out to the runner plugin's :class:`AgentRuntimeDaemonHub`,
-which sends it jobs and receives their events; the job's harness reaches the run's
-LangBot tools through a :class:`LocalMCPProxy` on the daemon machine, relayed over the
-same connection and answered by the ``mcp`` server on the hub's side.
-
-The hub listens on ``127.0.0.1:8766`` by default; on any other address it insists on a
-token. A job belongs to the connection that runs it: no other daemon can send its
-events, finish it or use its tools (see :mod:`._daemon_hub`).
+A user runs a daemon (:class:`AgentRuntimeDaemonClient` subclassed by the runner's
+daemon program) that connects out to the runner plugin's
+:class:`AgentRuntimeDaemonHub`; the job's harness reaches the run's LangBot tools
+through a :class:`LocalMCPProxy` on the daemon machine, relayed over the same
+connection. The hub's defaults and who may act on a job: ``docs/agent-runner.md``,
+"Runtimes on users' machines (the daemon hub)".
 """
 
 from __future__ import annotations

@@ -2,20 +2,10 @@
 that act rather than read.
 
 :class:`MCPBridgePolicy` (given to :class:`~.mcp_bridge.AgentRunMCPBridge`):
-
-* ``allowed_servers``: the MCP server names a merged harness config may contain
-  besides the bridge's own (``None``: any). A config naming another one is refused
-  (:class:`MCPServerNotAllowedError`, ``mcp_server_not_allowed``) when the runner merges
-  it (``merged_mcp_config``), before the harness starts.
-* ``dangerous_tools``: tool names (``fnmatch`` patterns) that change something outside
-  the conversation (run any granted host tool, move files in or out of the Box,
-  acquire or bind a Box): :data:`DANGEROUS_TOOLS` by default. ``tools/list`` marks them
-  (``annotations.destructiveHint: true``). With ``dangerous="audit"`` (the default)
-  each call is logged with the run and tool; with ``dangerous="refuse"`` they are not
-  listed and a call is refused (``permission_denied``).
-
-Every refusal is kept in the run's audit as the SDK's other local refusals are
-(``origin: sdk``), and logged.
+``allowed_servers`` (``None``: any) and ``dangerous_tools`` (``fnmatch`` patterns,
+:data:`DANGEROUS_TOOLS` by default) with ``dangerous="audit"`` or ``"refuse"``; what
+each does and how refusals are audited is ``docs/security.md``, "The MCP bridge's
+policy".
 """
 
 from __future__ import annotations
