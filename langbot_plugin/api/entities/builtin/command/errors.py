@@ -3,14 +3,8 @@
 Unlike the reference, these are real exceptions (a command handler may ``raise``
 them), while keeping the reference surface: ``CommandError(message)``, ``.message``,
 ``str()`` and ``model_dump()``. In a :class:`~.context.CommandReturn` an error travels
-as its message string. Part of the plugin API's one tree
-(:mod:`langbot_plugin.api.errors`)::
-
-    CommandError                command_error
-    ├── CommandNotFoundError    command_not_found
-    ├── CommandPrivilegeError   command_privilege
-    ├── ParamNotEnoughError     command_param_not_enough
-    └── CommandOperationError   command_operation_failed
+as its message string. They are the ``CommandError`` branch of the plugin API's one
+tree (drawn with its codes in :mod:`langbot_plugin.api.errors` and ``docs/errors.md``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """Exceptions of knowledge engines and the host services they use.
 
-Part of the plugin API's one tree (:mod:`langbot_plugin.api.errors`): each is an
+The ``RAGError`` branch of the plugin API's one tree (drawn with its codes in
+:mod:`langbot_plugin.api.errors` and ``docs/errors.md``): each is an
 :class:`~langbot_plugin.rpc.errors.RPCError` with a stable code, so an engine's failure
-reaches the host as its class::
-
-    RAGError                        rag_error
-    ├── HostServiceError            rag_host_service_error
-    │   ├── EmbeddingError          rag_embedding_error
-    │   ├── VectorStoreError        rag_vector_store_error
-    │   │   └── CollectionNotFoundError  rag_collection_not_found
-    │   └── FileServiceError        rag_file_service_error
-    ├── IngestionError              rag_ingestion_error
-    │   ├── ParsingError            rag_parsing_error
-    │   └── ChunkingError           rag_chunking_error
-    └── RetrievalError              rag_retrieval_error
+reaches the host as its class.
 """
 
 from __future__ import annotations
