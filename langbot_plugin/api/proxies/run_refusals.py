@@ -2,22 +2,13 @@
 
 The run proxy refuses locally a call the run's grants do not cover, or one made
 after the run ended or past its deadline; the plugin-level API refuses a call bound
-to an ended run. Nothing reaches the runtime or the host, so the SDK keeps these
-itself, per run (:class:`RunRefusals`, held by the run's
-:class:`~langbot_plugin.api.proxies.run_binding.RunBinding`), and reports them to
-the runtime (``report_run_audit``, :mod:`langbot_plugin.protocol.run_audit`), which
-keeps them with its own refusals for the host's audit:
-
-* at the end of the runner step they happened in, before that step's result goes
-  out, and at the end of the run (the worker calls :meth:`RunRefusals.report`);
-* at once when the run has already ended (a task the run left behind). The host's
-  audit was written when the run ended; such late refusals are in the runtime's
-  record of the run (``get_run_audit``), not in the host's audit.
-
-Bounded (:data:`MAX_PENDING` waiting at a time; more are counted as dropped) and
-redacted. A runtime that does not know the action (the reference's), or a report
-that fails, stops the reports of that run. A worker that dies mid-step loses the
-refusals of that step.
+to an ended run. Nothing reaches the runtime or the host, so the SDK keeps these per
+run (:class:`RunRefusals`, held by the run's
+:class:`~langbot_plugin.api.proxies.run_binding.RunBinding`) and reports them to the
+runtime (``report_run_audit``): when, within which bounds (:data:`MAX_PENDING`) and
+what the audit cannot hold is ``docs/security.md``, "Refusals the host never sees".
+A runtime that does not know the action (the reference's), or a report that fails,
+stops the reports of that run.
 """
 
 from __future__ import annotations

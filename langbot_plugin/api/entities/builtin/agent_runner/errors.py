@@ -5,16 +5,10 @@
 used: every failure of ``AgentRunAPIProxy`` is one, with a stable ``code``,
 ``message``, ``retryable`` and ``details``, and ``.error`` (an :class:`AgentAPIError`)
 holds the same as data. ``PermissionDeniedError`` is the one refusal class of the
-plugin API. The codes the run API raises are listed in ``docs/errors.md``.
-
-**Protocol v1's seven codes.** Seed 003 names a coarser set (:data:`PROTOCOL_V1_CODES`:
-``unauthorized``, ``not_found``, ``deadline_exceeded``, ``payload_too_large``,
-``rate_limited``, ``invalid_argument``, ``runtime_error``). :func:`protocol_v1_code`
-maps each of our stable codes onto one of them and :func:`protocol_v1_error` gives the
-``{code, message, retryable, details}`` record with our finer code kept in
-``details["code"]``. The namespaced run API (``api.models``, ``api.state``, ...) raises
-its errors with these codes; the flat methods and every wire keep ours, so what a
-released host or SDK receives does not change.
+plugin API. The codes the run API raises are listed in ``docs/errors.md``, and so are
+Protocol v1's seven coarser codes (:data:`PROTOCOL_V1_CODES`), which
+:func:`protocol_v1_code` and :func:`protocol_v1_error` map ours onto (our finer code
+kept in ``details["code"]``).
 """
 
 from __future__ import annotations
