@@ -1,23 +1,13 @@
 """The connection the proxies talk to the host through.
 
-:class:`Channel` is the small interface every proxy needs; the plugin worker passes
-its :class:`~langbot_plugin.rpc.session.RPCSession` (which satisfies it), tests may
-pass anything shaped the same. For compatibility the proxies take it as the
-``plugin_runtime_handler`` keyword, the reference SDK's name.
-
-* ``call(action, data, timeout=)``: one request, one answer (``data`` of the answer).
-* ``stream(action, data, timeout=)``: ``async with channel.stream(...) as items:
-  async for item in items`` (``timeout`` per item; leaving early cancels the peer).
-* ``send_file(content, suffix=)``: push bytes to the peer, returns the file key.
-* ``files.take(key)``: bytes the peer pushed to us (once).
-
-Errors are :class:`~langbot_plugin.rpc.errors.RPCError` subclasses carrying a stable
-``code``.
-
-An object with the reference's ``call_action`` / ``call_action_generator`` (its
-``Handler``, or the fake handler of a plugin author's test) is accepted as well: the
-proxies call it through :func:`~langbot_plugin.protocol.handler_calls.as_caller`, with
-the reference's action enums and waits.
+:class:`Channel` is the small interface every proxy needs (``call``, ``stream``,
+``send_file``, ``files.take``; ``docs/api-entities.md``, "The channel"); the plugin
+worker passes its :class:`~langbot_plugin.rpc.session.RPCSession`, tests may pass
+anything shaped the same, and an object with the reference's ``call_action`` /
+``call_action_generator`` is accepted through
+:func:`~langbot_plugin.protocol.handler_calls.as_caller`. For compatibility the proxies
+take it as the ``plugin_runtime_handler`` keyword, the reference SDK's name. Errors are
+:class:`~langbot_plugin.rpc.errors.RPCError` subclasses carrying a stable ``code``.
 """
 
 from __future__ import annotations

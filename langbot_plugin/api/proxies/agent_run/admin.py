@@ -1,12 +1,9 @@
 """The admin run API of the reference: queue claims, the runtime registry, statistics,
 and the run ledger across runs (0.7 ``RunnerAdminAPIProxy``).
 
-For a plugin the host's configuration names as an admin (``agent_run:admin``,
-``runtime:admin``): a Page backend or a runtime daemon that watches or drives runs.
-Its calls carry no run: no ``run_id`` is sent, a target run is named by
-``target_run_id``, and the host authorizes each call by the caller's plugin identity
-(which the runtime sets from the plugin's connection), refusing every plugin it does
-not name. The payloads and waits are the reference's. Failures are
+Its calls carry no run (a target run is named by ``target_run_id``); the host serves
+them only to the plugins its configuration names as admins (``docs/api-entities.md``,
+"The run API"). Failures are
 :class:`~langbot_plugin.api.entities.builtin.agent_runner.errors.AgentAPIException`
 with the run API's codes (``host.malformed_response`` for an answer that does not fit).
 """

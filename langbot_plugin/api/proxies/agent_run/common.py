@@ -1,22 +1,11 @@
 """Shared machinery of the run-scoped API: grants, deadline, calls and error mapping.
 
-Every call made through :class:`AgentRunProxyBase`:
-
-1. is checked locally against the run's grants (``ctx.resources`` and
-   ``ctx.context.available_apis``); a refusal raises
-   :class:`PermissionDeniedError` with a stable code and sends nothing;
-2. gets a timeout bounded by ``ctx.runtime.deadline_at``; once the deadline has
-   passed, :class:`AgentAPIException` ``deadline_exceeded`` is raised without sending;
-3. carries ``run_id``, so the runtime and the host can authorize it against the run;
-   a proxy made while its run is bound to the task (the worker binds it,
-   :mod:`~langbot_plugin.api.proxies.run_binding`) refuses every call once that run
-   has ended (``run_not_live``), sending nothing;
-4. maps failures to :class:`AgentAPIException` with a stable code (see
-   :mod:`langbot_plugin.api.entities.builtin.agent_runner.errors`).
-
-A resource granted with an empty ``operations`` list may be used for the default
-operations of its kind (:data:`DEFAULT_RESOURCE_OPERATIONS`), as the released host and
-both reference lines read it; a resource that is not granted at all gets nothing.
+Every call made through :class:`AgentRunProxyBase` is checked locally against the
+run's grants (empty ``operations``: :data:`DEFAULT_RESOURCE_OPERATIONS`), has its wait
+cut by ``ctx.runtime.deadline_at``, carries ``run_id`` (and is refused ``run_not_live``
+once a run bound to the task has ended, :mod:`~langbot_plugin.api.proxies.run_binding`)
+and has its failures mapped to :class:`AgentAPIException` codes; the rules are
+``docs/api-entities.md``, "The run API".
 """
 
 from __future__ import annotations
