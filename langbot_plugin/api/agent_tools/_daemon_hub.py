@@ -2,12 +2,9 @@
 
 A daemon connects out to the hub (WebSocket), says hello with its id and the hub's
 token, and then runs jobs the hub sends it, streaming run events back and relaying
-its harness's MCP requests for the job's LangBot tools.
-
-Each job belongs to the connection it was started on: events, completion and MCP
-requests for a job are accepted only from that connection. Another daemon (or the
-same id reconnected) naming the job is refused, and a job whose connection drops
-ends with ``<prefix>.daemon_disconnected``.
+its harness's MCP requests for the job's LangBot tools. Which connection may act on a
+job, and how a dropped one ends its jobs: ``docs/agent-runner.md``, "Runtimes on
+users' machines (the daemon hub)".
 """
 
 from __future__ import annotations

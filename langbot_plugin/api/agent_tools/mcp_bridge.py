@@ -2,12 +2,8 @@
 
 :class:`AgentRunMCPBridge` serves one run's
 :class:`~langbot_plugin.api.agent_tools.external_tools.AgentRunExternalTools` over
-streamable HTTP (``/mcp`` and ``/mcp/http``) on ``127.0.0.1`` and a random port. Each
-request must carry the bridge's token (``Authorization: Bearer <token>`` or
-``X-LangBot-Agent-MCP-Token``); others get 401. A harness that only spawns stdio
-servers gets :meth:`AgentRunMCPBridge.mcp_server` ``(transport="stdio")``: ``python -m
-langbot_plugin.api.agent_tools.mcp_stdio`` with the endpoint and token in its
-environment, which relays to this bridge.
+streamable HTTP (``/mcp`` and ``/mcp/http``); its token, address and stdio relay are
+``docs/agent-runner.md``, "A harness you start yourself".
 """
 
 from __future__ import annotations
