@@ -17,6 +17,7 @@ from pydantic import (
     model_serializer,
 )
 
+from langbot_plugin.api.entities._legacy import attach_legacy_config
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.proxies.channel import Channel, as_caller
 from langbot_plugin.protocol import host_api
@@ -126,13 +127,6 @@ class QueryBasedAPIProxy(BaseModel):
         return (await self._send(host_api.knowledge.RETRIEVE_KNOWLEDGE_BASE, params)).results
 
 
-def _v1_config(model: type[BaseModel]) -> type:
-    """The reference's pydantic-v1 ``class Config`` of ``model``, read from its
-    ``model_config`` (information only: pydantic v2 reads the settings from there)."""
-    return type("Config", (), {"__doc__": "pydantic v1 spelling", **dict(model.model_config)})
-
-
-# Set once the class exists: pydantic v2 would read a ``Config`` in the class body as
-# v1 settings (deprecated, and refused beside ``model_config``). The event and execute
-# context proxies inherit it.
-setattr(QueryBasedAPIProxy, "Config", _v1_config(QueryBasedAPIProxy))  # noqa: B010
+# the reference's pydantic-v1 ``class Config``, mirrored from ``model_config`` (the event
+# and execute context proxies inherit it)
+attach_legacy_config(QueryBasedAPIProxy)
