@@ -215,7 +215,8 @@ class MessageChain(RootModel[list[SerializeAsAny[MessageComponent]]]):
 # ---------------------------------------------------------------------- components
 
 
-def _epoch_to_datetime(value: Any) -> Any:
+def epoch_to_datetime(value: Any) -> Any:
+    """Epoch seconds (not a bool) as an aware UTC datetime; anything else as it is."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return datetime.fromtimestamp(value, tz=UTC)
     return value
@@ -240,7 +241,7 @@ class Source(MessageComponent):
             if "time" not in data and stamp is not None:
                 data["time"] = stamp
             if "time" in data:
-                data["time"] = _epoch_to_datetime(data["time"])
+                data["time"] = epoch_to_datetime(data["time"])
         return data
 
     @model_serializer(mode="wrap")

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field, PrivateAttr, field_serializer, field_validator
 
 from langbot_plugin.api.entities._legacy import attach_legacy_config
+from langbot_plugin.api.entities.builtin.platform.message import epoch_to_datetime
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.api.entities.builtin.provider.prompt import Prompt
 from langbot_plugin.api.entities.execution import WorkspaceExecutionScope
@@ -27,12 +28,6 @@ class LauncherTypes(Enum):
 
     PERSON = "person"
     GROUP = "group"
-
-
-def _to_datetime(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=UTC)
-    return value
 
 
 def _to_epoch(value: datetime | None) -> float | None:
@@ -49,12 +44,12 @@ class _Timestamps:
     @field_validator("create_time", mode="before", check_fields=False)
     @classmethod
     def validate_create_time(cls, value: Any) -> Any:
-        return _to_datetime(value)
+        return epoch_to_datetime(value)
 
     @field_validator("update_time", mode="before", check_fields=False)
     @classmethod
     def validate_update_time(cls, value: Any) -> Any:
-        return _to_datetime(value)
+        return epoch_to_datetime(value)
 
     @field_serializer("create_time", check_fields=False)
     def serialize_create_time(self, value: datetime | None) -> float | None:
