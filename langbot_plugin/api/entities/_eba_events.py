@@ -208,3 +208,7 @@ class PlatformSpecificEventReceived(_MirrorsPlatformEvent):
     action: str = ""
     data: dict[str, Any] = Field(default_factory=dict)
     platform_event: platform_events.PlatformSpecificEvent | None = Field(default=None, exclude=True)
+
+
+#: The classes above, in the order they are defined (``events.EVENT_TYPES`` lists them).
+EBA_EVENTS: tuple[type[_MirrorsPlatformEvent], ...] = tuple(_MirrorsPlatformEvent.__subclasses__())

@@ -10,21 +10,8 @@ the host imports it.
 
 from __future__ import annotations
 
-from langbot_plugin.api.entities._eba_events import (
-    BotInvitedToGroup,
-    BotMuted,
-    BotRemovedFromGroup,
-    BotUnmuted,
-    FeedbackReceived,
-    GroupMemberBanned,
-    GroupMemberJoined,
-    GroupMemberLeft,
-    MessageDeleted,
-    MessageEdited,
-    MessageReactionReceived,
-    MessageReceived,
-    PlatformSpecificEventReceived,
-)
+from langbot_plugin.api.entities import _eba_events
+from langbot_plugin.api.entities._eba_events import *  # noqa: F403
 from langbot_plugin.api.entities._event_base import BaseEventModel
 from langbot_plugin.api.entities._legacy import MessageChainFields, ReplyMessageChainField
 from langbot_plugin.api.entities.builtin.pipeline import query as pipeline_query
@@ -38,32 +25,20 @@ from langbot_plugin.rpc.errors import InvalidParamsError
 __all__ = [
     "EVENT_TYPES",
     "BaseEventModel",
-    "BotInvitedToGroup",
-    "BotMuted",
-    "BotRemovedFromGroup",
-    "BotUnmuted",
-    "FeedbackReceived",
     "GroupCommandSent",
-    "GroupMemberBanned",
-    "GroupMemberJoined",
-    "GroupMemberLeft",
     "GroupMessageReceived",
     "GroupNormalMessageReceived",
-    "MessageDeleted",
-    "MessageEdited",
-    "MessageReactionReceived",
-    "MessageReceived",
     "NormalMessageResponded",
     "PersonCommandSent",
     "PersonMessageReceived",
     "PersonNormalMessageReceived",
-    "PlatformSpecificEventReceived",
     "PromptPreProcessing",
     "UnknownEventError",
     "WorkspaceExecutionScope",
     "event_class",
     "pipeline_query",
 ]
+__all__ += _eba_events.__all__
 
 
 # ---------------------------------------------------------------------- pipeline events
@@ -184,19 +159,7 @@ class PromptPreProcessing(BaseEventModel):
 EVENT_TYPES: dict[str, type[BaseEventModel]] = {
     cls.model_fields["event_name"].default: cls
     for cls in (
-        MessageReceived,
-        MessageEdited,
-        MessageDeleted,
-        MessageReactionReceived,
-        FeedbackReceived,
-        GroupMemberJoined,
-        GroupMemberLeft,
-        GroupMemberBanned,
-        BotInvitedToGroup,
-        BotRemovedFromGroup,
-        BotMuted,
-        BotUnmuted,
-        PlatformSpecificEventReceived,
+        *_eba_events.EBA_EVENTS,
         PersonMessageReceived,
         GroupMessageReceived,
         PersonNormalMessageReceived,
