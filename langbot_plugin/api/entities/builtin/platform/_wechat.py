@@ -118,3 +118,9 @@ class WeChatFile(MessageComponent):
 
     def __str__(self) -> str:
         return f"[文件]{self.file_name}"
+
+
+#: The components above, in the order they are defined (``message.COMPONENT_TYPES``).
+WECHAT_COMPONENTS: tuple[type[MessageComponent], ...] = tuple(
+    value for name, value in list(globals().items()) if name in __all__
+)

@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from langbot_plugin.api.entities.builtin.platform import _wechat
 from langbot_plugin.api.entities.builtin.platform._base import MessageComponent
 from langbot_plugin.api.entities.builtin.platform._media import (
     MAX_IMAGE_BYTES,
@@ -34,18 +35,7 @@ from langbot_plugin.api.entities.builtin.platform._media import (
     Image,
     Voice,
 )
-from langbot_plugin.api.entities.builtin.platform._wechat import (
-    WeChatAppMsg,
-    WeChatEmoji,
-    WeChatFile,
-    WeChatForwardFile,
-    WeChatForwardImage,
-    WeChatForwardLink,
-    WeChatForwardMiniPrograms,
-    WeChatForwardQuote,
-    WeChatLink,
-    WeChatMiniPrograms,
-)
+from langbot_plugin.api.entities.builtin.platform._wechat import *  # noqa: F403
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -66,17 +56,8 @@ __all__ = [
     "Source",
     "Unknown",
     "Voice",
-    "WeChatAppMsg",
-    "WeChatEmoji",
-    "WeChatFile",
-    "WeChatForwardFile",
-    "WeChatForwardImage",
-    "WeChatForwardLink",
-    "WeChatForwardMiniPrograms",
-    "WeChatForwardQuote",
-    "WeChatLink",
-    "WeChatMiniPrograms",
 ]
+__all__ += _wechat.__all__
 
 
 def _to_component(item: Any) -> Any:
@@ -367,15 +348,6 @@ COMPONENT_TYPES: dict[str, type[MessageComponent]] = {
         Forward,
         File,
         Face,
-        WeChatMiniPrograms,
-        WeChatForwardMiniPrograms,
-        WeChatEmoji,
-        WeChatLink,
-        WeChatForwardLink,
-        WeChatForwardImage,
-        WeChatForwardFile,
-        WeChatAppMsg,
-        WeChatForwardQuote,
-        WeChatFile,
+        *_wechat.WECHAT_COMPONENTS,
     )
 }
