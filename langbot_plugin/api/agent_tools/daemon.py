@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langbot_plugin.api.agent_tools._daemon_client import (
     AgentRuntimeDaemonClient,
@@ -33,9 +33,6 @@ from langbot_plugin.api.agent_tools.mcp_protocol import (
     handle_mcp_payload,
     jsonrpc_error,
 )
-
-if TYPE_CHECKING:
-    from langbot_plugin.api.agent_tools.external_tools import AgentRunExternalTools
 
 __all__ = [
     "DAEMON_MCP_SERVER_INFO",
