@@ -1,16 +1,9 @@
 """What a runner yields: :class:`AgentRunResult` items, built with the factories.
 
-Semantics the host relies on:
-
-* ``message.delta`` carries the **cumulative** text of the answer so far, not the
-  increment (use :class:`~.streaming.CumulativeText` to turn model chunks into it).
-* A run ends with exactly one ``run.completed`` or ``run.failed``. A final message may
-  be given as ``message.completed`` or as ``run.completed``'s ``message``; if both are
-  sent it is delivered once.
-* Unknown ``type`` strings are kept (forward compatibility), never rejected.
-
-The wire form is ``model_dump(mode="json")``: ``run_id, type, data, usage, sequence,
-timestamp``, nulls included.
+What the host relies on (cumulative ``message.delta``, one terminal result, a final
+message delivered once, unknown ``type`` strings kept) is ``docs/api-entities.md``'s
+``AgentRunResult`` semantics. The wire form is ``model_dump(mode="json")``: ``run_id,
+type, data, usage, sequence, timestamp``, nulls included.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Turning a model's incremental stream into ``message.delta`` results.
 
-A streamed LLM answer arrives as chunks whose ``content`` is the *new* text. A
-``message.delta`` result must carry the *whole* answer so far, because the host
-replaces the displayed message with each delta. :class:`CumulativeText` bridges the
-two::
-
-    text = CumulativeText()
-    async for chunk in api.invoke_llm_stream(model_id, messages):
-        yield AgentRunResult.message_delta(ctx.run_id, text.chunk(chunk))
-    yield AgentRunResult.run_completed(ctx.run_id, text.message())
-
-or ``async for result in cumulative_deltas(ctx.run_id, stream): yield result``.
+A streamed LLM answer arrives as chunks whose ``content`` is the *new* text; a
+``message.delta`` result carries the *whole* answer so far. :class:`CumulativeText` and
+:func:`cumulative_deltas` bridge the two (usage: ``docs/api-entities.md``, the
+``AgentRunResult`` semantics).
 """
 
 from __future__ import annotations
