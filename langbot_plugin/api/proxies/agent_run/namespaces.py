@@ -2,19 +2,13 @@
 ``api.models``, ``api.tools``, ``api.knowledge``, ``api.history``, ``api.events``,
 ``api.state``, ``api.storage``, ``api.platform``, ``api.artifacts``.
 
-Each method is a thin face over the flat method of the same run API (``api.models.invoke``
-is ``api.invoke_llm``): the same grants checked before anything is sent, the same
-actions, the same deadline. Two things differ, both Protocol v1's:
-
-* errors carry its seven codes (``unauthorized``, ``not_found``, ...;
-  :func:`~langbot_plugin.api.entities.builtin.agent_runner.errors.as_protocol_v1`), our
-  finer code in ``details["code"]``;
-* what the host does not serve is refused with a code, never answered by a stand-in:
-  the ``binding`` storage area and ``api.artifacts`` need a Protocol v1 host that grants
-  them (our host library does; elsewhere ``unauthorized``).
-
-``api.models.stream`` and ``api.artifacts.open_stream`` may be awaited (as the seed's
-samples write them) or iterated directly.
+Each method is the flat method of the same run API it names (``docs/protocol-v1.md``,
+"The namespaced run API"); errors carry Protocol v1's seven codes
+(:func:`~langbot_plugin.api.entities.builtin.agent_runner.errors.as_protocol_v1`, our
+finer code in ``details["code"]``), and what the host does not serve is refused with a
+code, never answered by a stand-in. ``api.models.stream`` and
+``api.artifacts.open_stream`` may be awaited (as the seed's samples write them) or
+iterated directly.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A runner's declaration as seed 003's Protocol v1 writes it: the released models plus
-its capabilities (``event_context``, ``platform_api``, ``stateful_session``,
-``self_managed_context``), permissions (``artifacts``, ``files``, ``platform_api``,
-storage ``binding``) and the ``context`` policy.
+its capabilities, permissions and ``context`` policy (the keys, how ``lbp build --check``
+and the listing treat them: ``docs/protocol-v1.md``).
 
 These are subclasses, not the released classes changed: both released SDKs refuse
 those keys in ``AgentRunnerCapabilities`` / ``RunnerCapabilities`` (their own tests
-say so), so those stay as they are. A runner written in the seed's style imports these
-(``ProtocolV1Capabilities as AgentRunnerCapabilities``). In a manifest the keys are
-checked by ``lbp build --check`` and listed beside the released manifest
-(:mod:`langbot_plugin.protocol.runner_declaration`); only a host that reads them (our
-host library) honours them.
+say so). A runner written in the seed's style imports these
+(``ProtocolV1Capabilities as AgentRunnerCapabilities``).
 """
 
 from __future__ import annotations

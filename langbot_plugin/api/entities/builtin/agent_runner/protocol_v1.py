@@ -1,14 +1,10 @@
 """Parts of the run context only seed 003's Protocol v1 defines: ``ctx.bootstrap``,
 ``ctx.runtime.host`` / ``locale`` / ``timezone`` / ``static_refs`` and
-``ctx.resources.files``.
+``ctx.resources.files`` (what the released host sends instead: ``docs/protocol-v1.md``).
 
-The released host sends none of them, and the released SDKs have no such attributes
-(their own tests check that a context has no ``bootstrap``). So they are not declared
-fields: a context dumps exactly what the host sent, as before, and properties read them
-typed from what the host did send (the context keeps unknown keys). ``ctx.bootstrap``
-exists only when the host inlined something (``getattr(ctx, "bootstrap", None)``);
-``ctx.runtime.host`` is ``"langbot"``, ``locale`` / ``timezone`` ``None``, ``static_refs``
-and ``ctx.resources.files`` empty when the host did not send them.
+They are not declared fields: a context dumps exactly what the host sent, as before,
+and properties read them typed from what the host did send (the context keeps unknown
+keys); ``ctx.bootstrap`` exists only when the host inlined something.
 """
 
 from __future__ import annotations
