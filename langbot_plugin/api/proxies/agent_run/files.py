@@ -1,13 +1,10 @@
 """Run-scoped file export and delivery (seed 004): ``export_box_files``, ``reply_files``.
 
-A runner that wrote files in its Box selects them with ``export_box_files(paths)``; the
-host reads them from the Box (all or none, within the limits of
-:mod:`langbot_plugin.protocol.box_export`), removes the ones still unchanged, and answers
-opaque handles (:class:`BoxFile` ``id``). Nothing reaches the user until the runner
-delivers the handles: ``reply_files(ids)`` now, or ``message_completed(...,
-file_ids=ids)`` with its answer. A handle is delivered once; a handle of another run is
-refused. The wire forms are the released 4.11.2 host's (``reply_files`` is a
-``call_platform_api`` ``send_message`` on the run's ``event_reply`` context tool).
+A runner selects files of its Box with ``export_box_files(paths)`` and delivers the
+opaque handles (:class:`BoxFile` ``id``) with ``reply_files(ids)`` or with its answer;
+the rules and limits are ``docs/agent-runner.md``, "Files from the Box". The wire forms
+are the released 4.11.2 host's (``reply_files`` is a ``call_platform_api``
+``send_message`` on the run's ``event_reply`` context tool).
 """
 
 from __future__ import annotations
