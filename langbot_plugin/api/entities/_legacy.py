@@ -1,16 +1,8 @@
 """Members the reference models expose because of how they were written, kept so code
-that touches them keeps working.
-
-* ``Model.Config``: the pydantic-v1 style configuration class. Our models are
-  configured with ``model_config``; :func:`attach_legacy_config` gives them a
-  read-only ``Config`` mirror of it (declaring ``class Config`` would make pydantic
-  warn on every import).
-* Named message-chain validators and serializers (``validate_message_chain``,
-  ``serialize_reply_message_chain``...): the mixins below put them on the event
-  classes under the reference names. Each validator turns raw input into a
-  :class:`MessageChain` (callable directly: ``Event.validate_message_chain(raw)``);
-  each serializer hands the chain to pydantic's own serializer, so ``model_dump``
-  options (``exclude_none``, ``mode``...) reach the components.
+that touches them keeps working (``docs/api-entities.md``, "Members kept from the
+reference's way of writing models"): the read-only ``Model.Config`` mirror
+(:func:`attach_legacy_config`) and the named message-chain validators and serializers
+(the mixins below).
 """
 
 from __future__ import annotations
