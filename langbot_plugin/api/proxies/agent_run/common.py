@@ -88,16 +88,9 @@ _BINDING_NOT_GRANTED = (
 
 
 def map_rpc_error(action: str, exc: BaseException) -> AgentAPIException:
-    """The run-API exception for a failure of ``action`` on the channel.
-
-    Codes of our RPC layer map to the run API's (``not_found``, ``invalid_argument``,
-    ...); other codes a peer sends (the runtime's ``run_not_live``,
-    ``resource_not_granted``, ...; a host's own) are kept as they are. Refusals become
-    :class:`PermissionDeniedError`. Reference peers send no code, only
-    ``"Class: text"``: that becomes ``host.action_error`` with the text as message,
-    unless they send the run API's record in ``data.error`` (the released host's Box
-    export refusals): that record is the exception, as the reference SDK reads it.
-    """
+    """The run-API exception for a failure of ``action`` on the channel: our RPC codes
+    renamed, a peer's own codes and ``data.error`` records kept, refusals as
+    :class:`PermissionDeniedError` (the table: ``docs/errors.md``, "Codes of the run API")."""
     record = _peer_record(exc)
     if record is not None:  # a host's own record: the runner reads it as it was sent
         cls = PermissionDeniedError if record.code in PERMISSION_CODES else AgentAPIException
