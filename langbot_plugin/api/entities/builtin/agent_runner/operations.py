@@ -1,11 +1,7 @@
 """The operations a run may be granted on each kind of resource (manifest permission
-values, and the ``operations`` of a granted resource).
-
-A resource granted with an empty (or missing) ``operations`` list gets the default
-operations of its kind (:data:`DEFAULT_RESOURCE_OPERATIONS`), as the released LangBot
-host (``_resource_operations`` of its run session registry) and both reference SDK
-lines read it. The resource itself must still be granted: an id that is not listed
-gets nothing.
+values, and the ``operations`` of a granted resource). An empty ``operations`` list
+means the kind's defaults (:data:`DEFAULT_RESOURCE_OPERATIONS`;
+``docs/api-entities.md``, "Empty operations follow the host").
 """
 
 from __future__ import annotations
