@@ -1,13 +1,9 @@
 """The component kinds: one registry, built from each SDK class's ``__kind__``.
 
-Every place that knows the kinds reads them here: discovery (which manifest kinds
-load), the code check of ``lbp build`` (the base an entry class subclasses, its
-abstract methods), the worker (which class a component must subclass, and the order
-components are initialized in) and the tests that tie the CLI scaffolds
-(``langbot_plugin.cli.scaffold.KINDS``, kept light for ``lbp --help``) to it.
-
-A new kind is its SDK class (with ``__kind__``) and one line in :data:`KINDS`; see
-docs/architecture.md, "Adding a component kind".
+Every place that knows the kinds (discovery, ``lbp build``'s code check, the worker,
+the tests tying ``langbot_plugin.cli.scaffold.KINDS`` to it) reads them here; a new kind
+is its SDK class (with ``__kind__``) and one line in :data:`KINDS` (docs/architecture.md,
+"Adding a component kind").
 """
 
 from __future__ import annotations
