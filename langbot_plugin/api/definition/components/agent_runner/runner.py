@@ -1,13 +1,8 @@
 """Agent runners: the component that answers a conversation turn (or an event).
 
-A runner gets an :class:`AgentRunContext` and yields :class:`AgentRunResult` items:
-``message.delta`` while it streams (each carrying the *cumulative* text so far),
-then ``message.completed`` and/or ``run.completed``, or ``run.failed``. It talks to
-LangBot through the run-scoped API from :meth:`AgentRunner.get_run_api` (``ctx.api``),
-which enforces what the run was granted. ``self.plugin`` is the plugin object, as for
-every component; inside a run its host calls that the run API also has
-(``invoke_llm``, ``call_tool``, storage, ...) are the run's, held to its grants
-(:func:`~langbot_plugin.api.proxies.invocation.run_scoped`).
+A runner gets an :class:`AgentRunContext`, yields :class:`AgentRunResult` items and
+talks to LangBot through the run-scoped API (:meth:`AgentRunner.get_run_api`,
+``ctx.api``); the contract is ``docs/agent-runner.md``.
 """
 
 from __future__ import annotations
