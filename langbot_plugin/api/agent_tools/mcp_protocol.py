@@ -1,24 +1,13 @@
 """MCP helpers around a tool surface, on the official ``mcp`` package.
 
-The reference SDK answered MCP JSON-RPC by hand here. This module keeps its public
-names with their call signatures, and every one of them is the ``mcp`` package at
-work: a message goes through a real low-level ``Server`` (the one the bridge and the
-gateway serve, :func:`~langbot_plugin.api.agent_tools._server.build_mcp_server`), so
-parsing, validation, negotiation and error answers are the SDK's, and the result and
-error shapes are built with ``mcp.types`` models.
-
-* :func:`handle_mcp_message` -- one JSON-RPC message in, its answer out (``None`` for
-  a notification);
-* :func:`handle_mcp_payload` -- the same, and a JSON-RPC batch (a list) answered item
-  by item, as the reference did;
-* :func:`handle_mcp_tool_method` -- ``tools/list`` or ``tools/call`` by method name,
-  its ``result`` back or :class:`MCPRequestError` /
-  :class:`MCPMethodNotFoundError` raised;
-* the ``*_sync`` twins, over a :class:`SyncMCPToolResolver` (whose methods run in
-  worker threads); called inside a running event loop they block it until answered,
-  as the reference's did;
-* :func:`jsonrpc_result`, :func:`jsonrpc_error`, :func:`initialize_result`,
-  :func:`mcp_tool_error` -- the shapes, as ``mcp.types`` models dump them.
+The reference SDK answered MCP JSON-RPC by hand here; this module keeps its public
+names and signatures (:func:`handle_mcp_message`, :func:`handle_mcp_payload`,
+:func:`handle_mcp_tool_method`, their ``*_sync`` twins over a
+:class:`SyncMCPToolResolver`, and the shapes :func:`jsonrpc_result`,
+:func:`jsonrpc_error`, :func:`initialize_result`, :func:`mcp_tool_error`), and every
+message goes through the real low-level ``Server`` the bridge and the gateway serve
+(:func:`~langbot_plugin.api.agent_tools._server.build_mcp_server`). How that differs
+from the reference: ``docs/agent-runner.md``, "Differences from the reference SDK".
 """
 
 from __future__ import annotations
