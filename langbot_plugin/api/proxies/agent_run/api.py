@@ -38,13 +38,8 @@ class AgentRunAPIProxy(
     AgentRunArtifactsAPIMixin,
     RunAPINamespaces,
 ):
-    """Host APIs for one run, limited to what the run was granted.
-
-    The flat methods are the 0.5/0.7 API; ``api.models``, ``api.tools``, ... are the same
-    calls in Protocol v1's namespaces (:mod:`.namespaces`).
-
-    ``AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)``; the channel may be an
-    RPC session or an object with the reference's ``call_action`` (a test's fake
-    handler). See :mod:`langbot_plugin.api.proxies.agent_run.common` for the checks,
-    deadline and error codes.
-    """
+    """Host APIs for one run, limited to what the run was granted:
+    ``AgentRunAPIProxy(ctx=ctx, plugin_runtime_handler=channel)`` (any
+    :class:`~langbot_plugin.api.proxies.channel.Channel`). The flat methods are the 0.5/0.7
+    API; ``api.models``, ``api.tools``, ... are the same calls in Protocol v1's namespaces
+    (:mod:`.namespaces`); the checks, deadline and error codes are :mod:`.common`'s."""
