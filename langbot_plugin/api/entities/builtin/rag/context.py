@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from langbot_plugin.api.entities.builtin.provider.message import ContentElement
+from langbot_plugin.api.entities.builtin.rag.models import RagModel
 
 __all__ = ["RetrievalContext", "RetrievalResponse", "RetrievalResultEntry"]
 
 
-class RetrievalResultEntry(BaseModel):
+class RetrievalResultEntry(RagModel):
     """One hit: its content, metadata and distance (lower is closer)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     id: str
     content: list[ContentElement]
@@ -23,10 +22,8 @@ class RetrievalResultEntry(BaseModel):
     score: float | None = None
 
 
-class RetrievalContext(BaseModel):
+class RetrievalContext(RagModel):
     """A retrieval request."""
-
-    model_config = ConfigDict(defer_build=True)
 
     query: str
     knowledge_base_id: str | None = None
@@ -40,10 +37,8 @@ class RetrievalContext(BaseModel):
         return self.collection_id or self.knowledge_base_id or ""
 
 
-class RetrievalResponse(BaseModel):
+class RetrievalResponse(RagModel):
     """The hits of a retrieval."""
-
-    model_config = ConfigDict(defer_build=True)
 
     results: list[RetrievalResultEntry]
     total_found: int

@@ -20,10 +20,14 @@ __all__ = [
 ]
 
 
-class FileMetadata(BaseModel):
-    """What is known about an uploaded file."""
+class RagModel(BaseModel):
+    """Base of the knowledge-engine models: each is built when first used."""
 
     model_config = ConfigDict(defer_build=True)
+
+
+class FileMetadata(RagModel):
+    """What is known about an uploaded file."""
 
     filename: str
     file_size: int
@@ -34,19 +38,15 @@ class FileMetadata(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
-class FileObject(BaseModel):
+class FileObject(RagModel):
     """An uploaded file and where the host stores it."""
-
-    model_config = ConfigDict(defer_build=True)
 
     metadata: FileMetadata
     storage_path: str
 
 
-class TextChunk(BaseModel):
+class TextChunk(RagModel):
     """A piece of a document, possibly with its embedding."""
-
-    model_config = ConfigDict(defer_build=True)
 
     text: str
     chunk_id: str
@@ -55,10 +55,8 @@ class TextChunk(BaseModel):
     embedding: list[float] | None = None
 
 
-class TextSection(BaseModel):
+class TextSection(RagModel):
     """A structural section found by a parser (``level`` 0 = body)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     content: str
     heading: str | None = None
@@ -67,10 +65,8 @@ class TextSection(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class ParseContext(BaseModel):
+class ParseContext(RagModel):
     """A file handed to a ``Parser``."""
-
-    model_config = ConfigDict(defer_build=True)
 
     file_content: bytes
     mime_type: str
@@ -78,20 +74,16 @@ class ParseContext(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class ParseResult(BaseModel):
+class ParseResult(RagModel):
     """A parser's output: the full text and its sections."""
-
-    model_config = ConfigDict(defer_build=True)
 
     text: str
     sections: list[TextSection] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class IngestionContext(BaseModel):
+class IngestionContext(RagModel):
     """A document to ingest into a knowledge base."""
-
-    model_config = ConfigDict(defer_build=True)
 
     file_object: FileObject
     knowledge_base_id: str
@@ -104,10 +96,8 @@ class IngestionContext(BaseModel):
         return self.collection_id or self.knowledge_base_id
 
 
-class IngestionResult(BaseModel):
+class IngestionResult(RagModel):
     """What ingesting a document produced."""
-
-    model_config = ConfigDict(defer_build=True)
 
     document_id: str
     status: DocumentStatus
