@@ -27,28 +27,23 @@ AssetType = Literal[
     "event", "history", "knowledge_bases", "tools", "platform_tools", "mcp_tools", "skills"
 ]
 ASSET_TYPES: tuple[AssetType, ...] = get_args(AssetType)
-_STRICT = ConfigDict(extra="forbid")
 
 
 class EmptyArgs(BaseModel):
     """No arguments."""
 
-    model_config = _STRICT
+    model_config = ConfigDict(extra="forbid")
 
 
-class ListAssetsArgs(BaseModel):
+class ListAssetsArgs(EmptyArgs):
     """Which kinds of assets to list (all when empty)."""
-
-    model_config = _STRICT
 
     asset_types: list[AssetType] = Field(default_factory=list[AssetType])
     include_schemas: bool = False
 
 
-class HistoryPageArgs(BaseModel):
+class HistoryPageArgs(EmptyArgs):
     """A page of the conversation transcript."""
-
-    model_config = _STRICT
 
     conversation_id: str | None = None
     before_cursor: str | None = None
@@ -58,11 +53,9 @@ class HistoryPageArgs(BaseModel):
     include_attachments: bool = False
 
 
-class RetrieveKnowledgeArgs(BaseModel):
+class RetrieveKnowledgeArgs(EmptyArgs):
     """A query against one granted knowledge base (``query`` is an alias of
     ``query_text``)."""
-
-    model_config = _STRICT
 
     kb_id: str
     query_text: str | None = None
@@ -71,19 +64,15 @@ class RetrieveKnowledgeArgs(BaseModel):
     filters: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-class CallToolArgs(BaseModel):
+class CallToolArgs(EmptyArgs):
     """A call of one granted LangBot tool."""
-
-    model_config = _STRICT
 
     tool_name: str
     parameters: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
-class GetToolDetailArgs(BaseModel):
+class GetToolDetailArgs(EmptyArgs):
     """The tool whose description and parameter schema to return."""
-
-    model_config = _STRICT
 
     tool_name: str
 
