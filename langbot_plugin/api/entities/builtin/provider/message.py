@@ -28,27 +28,25 @@ __all__ = [
 ]
 
 
-#: Validators are built on first use: a process that only relays these never pays.
-_LAZY = ConfigDict(defer_build=True)
+class _Lazy(BaseModel):
+    """Validators are built on first use: a process that only relays these never pays."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
-class FunctionCall(BaseModel):
+class FunctionCall(_Lazy):
     """The function a tool call invokes; ``arguments`` is a JSON text."""
-
-    model_config = _LAZY
 
     name: str
     arguments: str
 
 
-class ToolCall(BaseModel):
+class ToolCall(_Lazy):
     """A tool call requested by the model.
 
     ``provider_specific_fields`` carries provider data that must be sent back
     unchanged on the next request (for example a Gemini thought signature).
     """
-
-    model_config = _LAZY
 
     id: str
     type: str
@@ -60,10 +58,8 @@ class ToolCallChunk(ToolCall):
     """A tool call as it arrives in a streamed answer."""
 
 
-class ImageURLContentObject(BaseModel):
+class ImageURLContentObject(_Lazy):
     """An image reference inside a :class:`ContentElement`."""
-
-    model_config = _LAZY
 
     url: str
 
@@ -71,10 +67,8 @@ class ImageURLContentObject(BaseModel):
         return self.url[:128] + ("..." if len(self.url) > 128 else "")
 
 
-class ContentElement(BaseModel):
+class ContentElement(_Lazy):
     """One part of a multimodal message; ``type`` says which field holds it."""
-
-    model_config = _LAZY
 
     type: str
     text: str | None = None
@@ -180,10 +174,8 @@ class _Renderable:
         return chain
 
 
-class Message(BaseModel, _Renderable):
+class Message(_Lazy, _Renderable):
     """A complete message; ``role`` is user, system, assistant, tool, command or plugin."""
-
-    model_config = _LAZY
 
     role: str
     name: str | None = None
@@ -195,10 +187,8 @@ class Message(BaseModel, _Renderable):
     attachments: platform_message.MessageChain | None = Field(default=None, exclude=True)
 
 
-class MessageChunk(BaseModel, _Renderable):
+class MessageChunk(_Lazy, _Renderable):
     """One piece of a streamed answer; ``is_final`` marks the last."""
-
-    model_config = _LAZY
 
     resp_message_id: str | None = None
     role: str
