@@ -1,11 +1,7 @@
-"""The run API a 0.7-style runner sees as ``ctx.api``: the run proxy, with every tool and
-platform call it makes reported in the run's result stream.
-
-Each ``call_tool``, ``call_platform_api``, ``send_message``, ``reply_message`` and
-``reply_stream`` is framed by a ``tool_call.started`` and a ``tool_call.completed``
-result (with the answer or the error), so the host's trace of the run shows what the
-runner did even when the runner yields nothing itself. Every other attribute is the
-proxy's own.
+"""The run API a 0.7-style runner sees as ``ctx.api``: the run proxy, with each
+``call_tool``, ``call_platform_api``, ``send_message``, ``reply_message`` and
+``reply_stream`` framed by ``tool_call.started`` / ``tool_call.completed`` results
+(``docs/agent-runner.md``, before section 1); every other attribute is the proxy's own.
 """
 
 from __future__ import annotations
