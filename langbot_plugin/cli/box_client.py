@@ -22,7 +22,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 
 __all__ = ["CLIENT_COMMANDS", "client_main"]
 
@@ -58,8 +58,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
 
 
 def client_main(command: str, argv: list[str]) -> int:
-    from langbot_plugin.cli.common import guarded
-
     args = _parser(command).parse_args(argv)
     return guarded(f"lbp box {command}", lambda: _run(command, args))
 
@@ -67,7 +65,6 @@ def client_main(command: str, argv: list[str]) -> int:
 def _run(command: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.rpc import RPCError
 
     if command == "exec":

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from langbot_plugin.cli.common import guarded
+
 PROG = "lbp build"
 
 
@@ -39,7 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
 
     def body() -> int:
         from langbot_plugin.cli.packaging import build_package, check_package

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_level, port
 
 PROG = "lbp dev"
@@ -112,15 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _run(args))
 
 
 def _config(pairs: list[str]) -> dict[str, Any]:
     import json
-
-    from langbot_plugin.cli.common import USAGE, CliError
 
     config: dict[str, Any] = {}
     for pair in pairs:
@@ -135,7 +131,6 @@ def _config(pairs: list[str]) -> dict[str, Any]:
 
 
 def _model(args: argparse.Namespace) -> Any:
-    from langbot_plugin.cli.common import USAGE, CliError
     from langbot_plugin.dev.models import ModelSetupError, echo_model, load_script, openai_model
 
     if args.llm_script is not None and args.llm_url is not None:
@@ -153,8 +148,6 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
-
     root: Path = args.dir.resolve()
     if not (root / "manifest.yaml").is_file():
         raise CliError(
@@ -200,7 +193,6 @@ def _replay(root: Path, path: Path, *, verbose: bool, json_lines: bool) -> int:
 
     import anyio
 
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.dev.errors import DevError
     from langbot_plugin.dev.recording import replay
     from langbot_plugin.dev.terminal import JsonView, TerminalView

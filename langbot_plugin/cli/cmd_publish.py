@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from langbot_plugin.cli.common import CliError, guarded
+
 PROG = "lbp publish"
 
 
@@ -30,14 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _publish(args))
 
 
 def _changelog(args: argparse.Namespace) -> str:
-    from langbot_plugin.cli.common import CliError
-
     if args.changelog_file is None:
         return str(args.changelog)
     if args.changelog:
@@ -53,7 +51,6 @@ def _publish(args: argparse.Namespace) -> int:
 
     from langbot_plugin.cli.cloud import CloudClient, CredentialStore, server_url
     from langbot_plugin.cli.cloud import valid_access_token as token_for
-    from langbot_plugin.cli.common import CliError
 
     changelog = _changelog(args)
     client = CloudClient(server_url(args.server))

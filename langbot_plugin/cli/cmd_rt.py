@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
 from langbot_plugin.cli.rt_config import POLICIES
 
@@ -173,13 +173,10 @@ def main(argv: list[str]) -> int:
 
         return status(argv[1:])
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _serve(args))
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import bind_failure, setup_logging, setup_traces
     from langbot_plugin.cli.rt_config import resolve_settings
 

@@ -20,7 +20,7 @@ import argparse
 import os
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces
 
 PROG = "lbp run"
@@ -79,8 +79,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _run(args))
 
 
@@ -114,7 +112,6 @@ def _run_production(args: argparse.Namespace, root: Path) -> int:
     import anyio
     from websockets.exceptions import InvalidStatus
 
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.worker.debug_client import check_debug_url
     from langbot_plugin.worker.hot_reload import ReloadError, load_candidate
     from langbot_plugin.worker.prod import serve_over_stdio, serve_production_ws, take_capability
@@ -158,7 +155,6 @@ def _key_problem(key: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import setup_logging, setup_traces
 
     setup_logging(args.log_level, args.log_format)
