@@ -47,7 +47,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
     if command == "exec":
         parser.add_argument("--image", default="", help="image of a new session (the Box's)")
         parser.add_argument("--workdir", default="", help="working directory in the sandbox")
-        parser.add_argument("--timeout", type=int, default=None, help="seconds before it is killed")
+        parser.add_argument("--timeout", type=int, help="seconds before it is killed")
         parser.add_argument("--network", action="store_true", help="a new session gets network")
         parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     elif command == "ls":

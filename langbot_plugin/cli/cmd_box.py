@@ -74,7 +74,6 @@ def _server_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--backend",
         choices=("local", *NAMES),
-        default=None,
         help="the sandbox backend, kept whatever a config or the host's box_init says "
         f"(default: LANGBOT_BOX_CONFIG's backend, else local: {', then '.join(LOCAL_ORDER)})",
     )

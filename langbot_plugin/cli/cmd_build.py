@@ -24,9 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
             "environments, caches, *.pyc and earlier packages."
         ),
     )
-    parser.add_argument(
-        "-o", "--output", type=Path, default=None, help="output folder (default: <plugin>/dist)"
-    )
+    parser.add_argument("-o", "--output", type=Path, help="output folder (default: <plugin>/dist)")
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list the files packaged and skipped"

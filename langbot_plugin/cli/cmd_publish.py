@@ -20,9 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
-    parser.add_argument(
-        "-o", "--output", type=Path, default=None, help="keep the built package in this folder"
-    )
+    parser.add_argument("-o", "--output", type=Path, help="keep the built package in this folder")
     parser.add_argument("--package", type=Path, help="upload this .lbpkg instead of building")
     parser.add_argument("-c", "--changelog", default="", help="what changed in this version")
     parser.add_argument("--changelog-file", type=Path, help="read the changelog from a file")

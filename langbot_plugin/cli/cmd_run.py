@@ -36,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
             "environment."
         ),
     )
-    parser.add_argument("--plugin-debug-key", default=None, help="overrides PLUGIN_DEBUG_KEY")
-    parser.add_argument("--runtime-url", default=None, help="overrides DEBUG_RUNTIME_WS_URL")
+    parser.add_argument("--plugin-debug-key", help="overrides PLUGIN_DEBUG_KEY")
+    parser.add_argument("--runtime-url", help="overrides DEBUG_RUNTIME_WS_URL")
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
     parser.add_argument(
         "--no-reload", action="store_true", help="do not reload when the plugin's files change"
@@ -56,19 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--pypi-index-url",
-        default=None,
         help="index for pip calls the plugin makes (sets LANGBOT_PLUGIN_PYPI_INDEX_URL, "
         "PIP_INDEX_URL)",
     )
     parser.add_argument(
         "--pypi-trusted-host",
-        default=None,
         help="comma-separated trusted hosts for those calls (LANGBOT_PLUGIN_PYPI_TRUSTED_HOST, "
         "PIP_TRUSTED_HOST)",
     )
     parser.add_argument(
         "--tag",
-        default=None,
         help="a label for ps/htop, e.g. author/plugin_name (logged; cosmetic only)",
     )
     add_log_level(parser)

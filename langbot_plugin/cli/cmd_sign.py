@@ -30,7 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--key-id",
-        default=None,
         metavar="ID",
         help="the key id to name (default: the one 'lbp keys generate' printed, derived "
         "from the key)",
@@ -39,7 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         type=Path,
-        default=None,
         metavar="FILE",
         help="write the signed package here (default: sign PACKAGE in place)",
     )

@@ -75,7 +75,6 @@ def add_log_level(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level",
         type=log_level,
-        default=None,
         metavar="LEVEL",
         help=f"{', '.join(LOG_LEVELS)} (default info, or ${LOG_LEVEL_ENV}); logs go to stderr",
     )
@@ -85,7 +84,6 @@ def add_log_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-format",
         type=log_format,
-        default=None,
         metavar="FORMAT",
         help=f"text or json: one JSON object a line (default text, or ${LOG_FORMAT_ENV})",
     )
