@@ -19,7 +19,7 @@ from langbot_plugin.api.entities.builtin.rag.models import (
     ParseResult,
 )
 from langbot_plugin.protocol.pages import PageRequest, PageResponse
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, P, Params, R, Result
+from langbot_plugin.protocol.spec import Empty, Params, Result, to_plugin
 
 __all__ = [
     "COMPONENT_CALLS",
@@ -54,8 +54,6 @@ __all__ = [
     "RetrieveParams",
     "Success",
 ]
-
-_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
 
 
 class PluginIcon(Result):
@@ -140,32 +138,26 @@ class ParseParams(Params):
     context: ParseRequest
 
 
-def _to_plugin(
-    name: str, params: type[P], result: type[R], timeout: float, **options: Any
-) -> ActionSpec[P, R]:
-    return ActionSpec(name, params, result, direction=_TO_PLUGIN, timeout=timeout, **options)
-
-
-GET_PLUGIN_ICON = _to_plugin(
+GET_PLUGIN_ICON = to_plugin(
     "get_plugin_icon", Empty, PluginIcon, 15, files=("plugin_icon_file_key",)
 )
-GET_PLUGIN_README = _to_plugin(
+GET_PLUGIN_README = to_plugin(
     "get_plugin_readme", ReadmeRef, PluginReadme, 20, files=("plugin_readme_file_key",)
 )
-GET_PLUGIN_ASSETS_FILE = _to_plugin(
+GET_PLUGIN_ASSETS_FILE = to_plugin(
     "get_plugin_assets_file", AssetRef, AssetFile, 20, files=("file_file_key",)
 )
-PAGE_API = _to_plugin("page_api", PageApiParams, PageResponse, 30)
-RETRIEVE_KNOWLEDGE = _to_plugin("retrieve_knowledge", RetrieveParams, RetrievalResponse, 180)
-INGEST_DOCUMENT = _to_plugin("ingest_document", IngestParams, IngestionResult, 1200)
-DELETE_DOCUMENT = _to_plugin("delete_document", DocumentRef, Success, 30)
-ON_KB_CREATE = _to_plugin("on_kb_create", KnowledgeBaseConfig, Success, 30)
-ON_KB_DELETE = _to_plugin("on_kb_delete", KnowledgeBaseRef, Success, 30)
-GET_RAG_CAPABILITIES = _to_plugin("get_rag_capabilities", EngineRef, Capabilities, 30)
-PARSE_DOCUMENT = _to_plugin(
+PAGE_API = to_plugin("page_api", PageApiParams, PageResponse, 30)
+RETRIEVE_KNOWLEDGE = to_plugin("retrieve_knowledge", RetrieveParams, RetrievalResponse, 180)
+INGEST_DOCUMENT = to_plugin("ingest_document", IngestParams, IngestionResult, 1200)
+DELETE_DOCUMENT = to_plugin("delete_document", DocumentRef, Success, 30)
+ON_KB_CREATE = to_plugin("on_kb_create", KnowledgeBaseConfig, Success, 30)
+ON_KB_DELETE = to_plugin("on_kb_delete", KnowledgeBaseRef, Success, 30)
+GET_RAG_CAPABILITIES = to_plugin("get_rag_capabilities", EngineRef, Capabilities, 30)
+PARSE_DOCUMENT = to_plugin(
     "parse_document", ParseParams, ParseResult, 300, request_files=("context.file_key",)
 )
-PLUGIN_DIAGNOSTIC = _to_plugin(
+PLUGIN_DIAGNOSTIC = to_plugin(
     "plugin_diagnostic",
     Params,
     Result,

@@ -364,6 +364,14 @@ class ActionSpec(Generic[P, R]):
         )
 
 
+def to_plugin(
+    name: str, params: type[P], result: type[R], timeout: float | None = None, **options: Any
+) -> ActionSpec[P, R]:
+    """A runtime -> plugin action (a worker serves it)."""
+    options.setdefault("direction", Direction.RUNTIME_TO_PLUGIN)
+    return ActionSpec(name, params, result, timeout=timeout, **options)
+
+
 # --------------------------------------------------------------------------- serving
 
 UnaryImpl = Callable[[Any, RequestContext], Awaitable[Any]]
