@@ -19,7 +19,6 @@ __all__ = [
     "GET_RUN_AUDIT",
     "MAX_REPORTED_ENTRIES",
     "REPORT_RUN_AUDIT",
-    "RUN_AUDIT_ACTIONS",
     "GetRunAuditParams",
     "ReportRunAuditParams",
     "ReportRunAuditResult",
@@ -89,5 +88,3 @@ REPORT_RUN_AUDIT = ActionSpec(
     timeout=5,
     doc="the refusals the SDK made locally for one of the plugin's runs (ours; optional)",
 )
-
-RUN_AUDIT_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (GET_RUN_AUDIT, REPORT_RUN_AUDIT)
