@@ -20,7 +20,7 @@ from langbot_plugin.protocol.plugin_link import (
     ExecuteCommandParams,
 )
 from langbot_plugin.protocol.runners import RunResultItem
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, P, Params, R, Result
+from langbot_plugin.protocol.spec import Empty, Params, Result, from_host
 
 __all__ = [
     "APPLY_PLUGIN_INSTALLATION",
@@ -233,14 +233,7 @@ class Progress(Result):
     current_action: str
 
 
-_HOST = Direction.HOST_TO_RUNTIME
-
-
-def _from_host(name: str, params: type[P], result: type[R], **options: Any) -> ActionSpec[P, R]:
-    return ActionSpec(name, params, result, direction=_HOST, **options)
-
-
-SET_RUNTIME_CONFIG = _from_host(
+SET_RUNTIME_CONFIG = from_host(
     "set_runtime_config",
     RuntimeConfig,
     Empty,
@@ -248,16 +241,16 @@ SET_RUNTIME_CONFIG = _from_host(
     parse=RuntimeConfig.from_peer,
     doc="the handshake: must come first on a connection",
 )
-LIST_PLUGINS = _from_host("list_plugins", ScopedListParams, PluginsResult)
-GET_PLUGIN_INFO = _from_host("get_plugin_info", PluginRef, PluginInfoResult)
-RECONCILE_PLUGIN_INSTALLATIONS = _from_host(
+LIST_PLUGINS = from_host("list_plugins", ScopedListParams, PluginsResult)
+GET_PLUGIN_INFO = from_host("get_plugin_info", PluginRef, PluginInfoResult)
+RECONCILE_PLUGIN_INSTALLATIONS = from_host(
     "reconcile_plugin_installations",
     ReconcileParams,
     ReconcileResult,
     timeout=300,
     doc="make the running installations the desired ones",
 )
-APPLY_PLUGIN_INSTALLATION = _from_host(
+APPLY_PLUGIN_INSTALLATION = from_host(
     "apply_plugin_installation",
     ApplyInstallationParams,
     ApplyInstallationResult,
@@ -265,15 +258,15 @@ APPLY_PLUGIN_INSTALLATION = _from_host(
     request_files=("artifact_file_key",),
     doc="install (the package pushed first) or re-apply the context's installation",
 )
-REMOVE_PLUGIN_INSTALLATION = _from_host("remove_plugin_installation", Empty, Empty, timeout=60)
-GET_DEBUG_INFO = _from_host("get_debug_info", Empty, DebugInfo, timeout=10)
-LIST_RUNNERS = _from_host(
+REMOVE_PLUGIN_INSTALLATION = from_host("remove_plugin_installation", Empty, Empty, timeout=60)
+GET_DEBUG_INFO = from_host("get_debug_info", Empty, DebugInfo, timeout=10)
+LIST_RUNNERS = from_host(
     "list_runners",
     ScopedListParams,
     RunnersResult,
     aliases=("list_agent_runners",),
 )
-RUN_RUNNER = _from_host(
+RUN_RUNNER = from_host(
     "run_runner",
     HostRunRunnerParams,
     RunResultItem,
@@ -282,24 +275,24 @@ RUN_RUNNER = _from_host(
     timeout=300,
     doc="run an agent runner; failures the plugin cannot report become run.failed",
 )
-LIST_COMMANDS = _from_host("list_commands", ScopedListParams, CommandsResult)
-EXECUTE_COMMAND = _from_host(
+LIST_COMMANDS = from_host("list_commands", ScopedListParams, CommandsResult)
+EXECUTE_COMMAND = from_host(
     "execute_command",
     HostExecuteCommandParams,
     CommandReturnItem,
     stream=True,
     timeout=180,
 )
-LIST_TOOLS = _from_host("list_tools", ScopedListParams, ToolsResult)
-CALL_TOOL = _from_host("call_tool", HostCallToolParams, CallToolResult, timeout=180)
-EMIT_EVENT = _from_host("emit_event", HostEmitEventParams, HostEmitEventResult, timeout=180)
-GET_PLUGIN_LOGS = _from_host("get_plugin_logs", PluginLogsParams, PluginLogs)
+LIST_TOOLS = from_host("list_tools", ScopedListParams, ToolsResult)
+CALL_TOOL = from_host("call_tool", HostCallToolParams, CallToolResult, timeout=180)
+EMIT_EVENT = from_host("emit_event", HostEmitEventParams, HostEmitEventResult, timeout=180)
+GET_PLUGIN_LOGS = from_host("get_plugin_logs", PluginLogsParams, PluginLogs)
 
 # The lifecycle actions of older hosts (the 4.11 host still sends delete and restart
 # for debug plugins); each streams {"current_action": ...} progress.
-DELETE_PLUGIN = _from_host("delete_plugin", LifecycleRef, Progress, stream=True, timeout=120)
-RESTART_PLUGIN = _from_host("restart_plugin", LifecycleRef, Progress, stream=True, timeout=120)
-INSTALL_PLUGIN = _from_host(
+DELETE_PLUGIN = from_host("delete_plugin", LifecycleRef, Progress, stream=True, timeout=120)
+RESTART_PLUGIN = from_host("restart_plugin", LifecycleRef, Progress, stream=True, timeout=120)
+INSTALL_PLUGIN = from_host(
     "install_plugin",
     InstallParams,
     Progress,
@@ -307,7 +300,7 @@ INSTALL_PLUGIN = _from_host(
     timeout=900,
     request_files=("install_info.plugin_file_key",),
 )
-UPGRADE_PLUGIN = _from_host("upgrade_plugin", Params, Progress, stream=True, doc="not supported")
+UPGRADE_PLUGIN = from_host("upgrade_plugin", Params, Progress, stream=True, doc="not supported")
 
 #: Every action of the control connection except the component calls and listings.
 CONTROL_ACTIONS = (

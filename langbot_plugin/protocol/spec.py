@@ -372,6 +372,11 @@ def to_plugin(
     return ActionSpec(name, params, result, timeout=timeout, **options)
 
 
+def from_host(name: str, params: type[P], result: type[R], **options: Any) -> ActionSpec[P, R]:
+    """A host -> runtime action (the runtime serves it)."""
+    return ActionSpec(name, params, result, direction=Direction.HOST_TO_RUNTIME, **options)
+
+
 # --------------------------------------------------------------------------- serving
 
 UnaryImpl = Callable[[Any, RequestContext], Awaitable[Any]]
