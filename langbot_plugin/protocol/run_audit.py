@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result, from_host
 
 __all__ = [
     "GET_RUN_AUDIT",
@@ -72,11 +72,10 @@ class ReportRunAuditResult(Result):
     accepted: int = 0
 
 
-GET_RUN_AUDIT = ActionSpec(
+GET_RUN_AUDIT = from_host(
     "get_run_audit",
     GetRunAuditParams,
     RunAudit,
-    direction=Direction.HOST_TO_RUNTIME,
     timeout=10,
     doc="the refusals the runtime and the SDK made for a run (ours; optional)",
 )
