@@ -1,24 +1,14 @@
 """Certified plugin archives: a signed envelope in the ZIP comment of a ``.lbpkg``.
 
-The envelope (JSON, at most 16 KiB) binds a signature to the archive's *normalized
-digest* (SHA-256 of the archive with its comment emptied, so writing the envelope does
-not change what it signs) and to the manifest's identity: ``metadata.author``/``name``/
-``version`` and ``execution.sharedRuntime``/``componentModel``. Schema
-``certified-plugin-envelope-v2`` requires ``shared-runtime-v1`` with ``stateless-v1``;
-``-v1`` (no ``component_model`` field) is still read. Signing and checking signatures are
-the caller's (``signer(payload) -> signature``, ``key_resolver(key_id) ->
-verifier(payload, signature) -> bool``): this module knows no key type.
-
-A *certification* (v2, v1) is what the LangBot host reads to place a plugin in a shared
-runtime. A plain *signature* (``signed-plugin-envelope-v1``: schema, key id, plugin id,
-version, digest, signature; no execution fields) says who published any other package:
-:func:`sign_archive` writes the one that fits the manifest. :func:`verify_archive` (what
-the host calls) reads a signature envelope as ``absent``, since it certifies nothing;
-:func:`verify_signature` checks both kinds (``lbp verify``, ``lbp rt``'s policy).
-
-Neither raises on a bad archive; they answer a status: ``valid``, ``absent``,
-``malformed``, ``unsupported_schema``, ``digest_mismatch``, ``manifest_mismatch``,
-``unknown_key`` or ``signature_invalid`` (:data:`STATUS_REASONS` says each in words).
+The two envelope kinds (a *certification*, ``certified-plugin-envelope-v2``/``-v1``,
+which the host reads to place a plugin in a shared runtime; a plain *signature*,
+``signed-plugin-envelope-v1``), the *normalized digest* they bind and the statuses
+(:data:`STATUS_REASONS`) are described in docs/security.md ("Signed packages").
+:func:`sign_archive` writes the kind that fits the manifest; :func:`verify_archive`
+(what the host calls) reads a signature as ``absent``; :func:`verify_signature` checks
+both. Neither raises on a bad archive. Signing and checking are the caller's
+(``signer(payload) -> signature``, ``key_resolver(key_id) -> verifier``): this module
+knows no key type.
 """
 
 from __future__ import annotations

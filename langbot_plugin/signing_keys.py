@@ -1,16 +1,9 @@
 """Ed25519 keys for signed plugin packages (``lbp keys``, ``lbp sign``, ``lbp verify``,
 ``lbp rt --signature-policy``), through the ``cryptography`` library.
 
-- A private key is an unencrypted PKCS#8 PEM file (``openssl pkey -in FILE`` reads it),
-  written with mode 0600 and never printed.
-- A public key is what the released LangBot host's ``plugin.certification.
-  trusted_public_keys`` holds: standard base64 of the 32 raw bytes, under a key id. Its
-  default key id is ``ed25519-`` and the first 16 hex digits of the SHA-256 of those bytes.
-- A *key ring file* holds ``KEY_ID: BASE64`` lines (a YAML mapping, the form of the
-  host's config, so the same lines can go into LangBot's ``config.yaml``);
-  ``lbp keys generate`` writes one beside the private key.
-
-A trusted key is named on a command line (and in ``lbp rt``'s config file) as a key ring
+The private key file, the public key's ``KEY_ID: BASE64`` form (that of the released
+host's ``plugin.certification.trusted_public_keys``), its default key id and key ring
+files are described in docs/security.md ("Keys"). A trusted key is named as a key ring
 file or as ``KEY_ID=BASE64`` (:func:`trusted_keys`). Every problem is a
 :class:`KeyFormatError` (a ``ValueError``) naming the file or key that is wrong.
 """

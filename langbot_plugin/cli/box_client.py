@@ -22,7 +22,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 
 __all__ = ["CLIENT_COMMANDS", "client_main"]
 
@@ -47,7 +47,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
     if command == "exec":
         parser.add_argument("--image", default="", help="image of a new session (the Box's)")
         parser.add_argument("--workdir", default="", help="working directory in the sandbox")
-        parser.add_argument("--timeout", type=int, default=None, help="seconds before it is killed")
+        parser.add_argument("--timeout", type=int, help="seconds before it is killed")
         parser.add_argument("--network", action="store_true", help="a new session gets network")
         parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND...")
     elif command == "ls":
@@ -58,8 +58,6 @@ def _parser(command: str) -> argparse.ArgumentParser:
 
 
 def client_main(command: str, argv: list[str]) -> int:
-    from langbot_plugin.cli.common import guarded
-
     args = _parser(command).parse_args(argv)
     return guarded(f"lbp box {command}", lambda: _run(command, args))
 
@@ -67,7 +65,6 @@ def client_main(command: str, argv: list[str]) -> int:
 def _run(command: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.rpc import RPCError
 
     if command == "exec":

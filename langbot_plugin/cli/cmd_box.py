@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
 
 __all__ = ["main"]
@@ -74,7 +74,6 @@ def _server_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--backend",
         choices=("local", *NAMES),
-        default=None,
         help="the sandbox backend, kept whatever a config or the host's box_init says "
         f"(default: LANGBOT_BOX_CONFIG's backend, else local: {', then '.join(LOCAL_ORDER)})",
     )
@@ -116,7 +115,6 @@ def _image_parser() -> argparse.ArgumentParser:
 
 
 def _run_server(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import USAGE, CliError
     from langbot_plugin.cli.daemon import bind_failure, setup_logging, setup_traces
 
     setup_logging(args.log_level, args.log_format)
@@ -142,7 +140,6 @@ def _run_server(args: argparse.Namespace) -> int:
 
 def _run_image(args: argparse.Namespace) -> int:
     from box_runtime.image import ImageBuildError, build_image
-    from langbot_plugin.cli.common import FAILURE, CliError
 
     try:
         build_image(
@@ -159,7 +156,6 @@ def _run_image(args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     from langbot_plugin.cli.box_client import CLIENT_COMMANDS, client_main
-    from langbot_plugin.cli.common import guarded
 
     if argv and argv[0] in CLIENT_COMMANDS:
         return client_main(argv[0], argv[1:])

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from langbot_plugin.cli.common import guarded
+
 PROG = "lbp build"
 
 
@@ -22,9 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
             "environments, caches, *.pyc and earlier packages."
         ),
     )
-    parser.add_argument(
-        "-o", "--output", type=Path, default=None, help="output folder (default: <plugin>/dist)"
-    )
+    parser.add_argument("-o", "--output", type=Path, help="output folder (default: <plugin>/dist)")
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list the files packaged and skipped"
@@ -39,7 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
 
     def body() -> int:
         from langbot_plugin.cli.packaging import build_package, check_package

@@ -7,6 +7,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langbot_plugin.cli.common import (
+    COMMAND_NAME_RULE,
+    COMPONENT_NAME_RULE,
+    CliError,
+    Prompter,
+    guarded,
+)
+
 if TYPE_CHECKING:
     from langbot_plugin.cli.scaffold import ComponentKind
 
@@ -37,14 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_intermixed_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _comp(args))
 
 
 def _check_name(value: str, kind: str = "") -> str | None:
-    from langbot_plugin.cli.common import COMMAND_NAME_RULE, COMPONENT_NAME_RULE
-
     if kind == "Command":  # what users type after '!': hyphens read well there
         if COMMAND_NAME_RULE.match(value):
             return None
@@ -61,7 +65,6 @@ def _check_name(value: str, kind: str = "") -> str | None:
 
 
 def _comp(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import CliError, Prompter
     from langbot_plugin.cli.scaffold import find_kind, label_of
 
     kind = find_kind(args.kind)
@@ -107,7 +110,6 @@ def _comp(args: argparse.Namespace) -> int:
 def _refuse_duplicate(root: Path, kind: str, name: str) -> None:
     from langbot_plugin.api.definition.components.kinds import kinds_sharing
     from langbot_plugin.api.definition.discovery import ManifestError, load_plugin
-    from langbot_plugin.cli.common import CliError
 
     try:
         package = load_plugin(root)
@@ -121,7 +123,6 @@ def _refuse_duplicate(root: Path, kind: str, name: str) -> None:
 def _write_component(
     root: Path, kind: ComponentKind, name: str, label: str, description: str
 ) -> list[Path]:
-    from langbot_plugin.cli.common import CliError
     from langbot_plugin.cli.scaffold import (
         class_name,
         html_text,
@@ -183,8 +184,6 @@ def _list_folder_in_manifest(manifest_path: Path, kind: ComponentKind) -> bool:
     """Add ``{kind: {fromDirs: [{path: components/<folder>/}]}}`` unless already covered."""
     import yaml
 
-    from langbot_plugin.cli.common import CliError
-
     text = manifest_path.read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     if not isinstance(data, dict):
@@ -218,7 +217,6 @@ def _list_folder_in_manifest(manifest_path: Path, kind: ComponentKind) -> bool:
 
 def _verify(root: Path, kind: str, name: str) -> None:
     from langbot_plugin.api.definition.discovery import ManifestError, load_plugin
-    from langbot_plugin.cli.common import CliError
 
     try:
         package = load_plugin(root)

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_level, port
 
 PROG = "lbp dev"
@@ -32,12 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
-    parser.add_argument("--runner", default=None, help="the runner to talk to (when several)")
+    parser.add_argument("--runner", help="the runner to talk to (when several)")
     parser.add_argument(
         "-m",
         "--message",
         action="append",
-        default=None,
         metavar="TEXT",
         help="send TEXT (or !command, /tool ...), print the reply and exit; repeat for more "
         "turns of one conversation",
@@ -51,17 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--llm-script",
         type=Path,
-        default=None,
         metavar="FILE",
         help="a JSON/YAML list of scripted replies (texts or tool calls)",
     )
     model.add_argument(
         "--llm-url",
-        default=None,
         metavar="URL",
         help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1",
     )
-    model.add_argument("--llm-model", default=None, metavar="NAME", help="the model at --llm-url")
+    model.add_argument("--llm-model", metavar="NAME", help="the model at --llm-url")
     model.add_argument(
         "--llm-key-env",
         default="OPENAI_API_KEY",
@@ -79,20 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--box",
         choices=("docker", "nsjail"),
-        default=None,
         help="start a local lbp box with this backend (sandbox tools and file export)",
     )
     parser.add_argument(
         "--state-dir",
         type=Path,
-        default=None,
         help="where storage and runner state persist (<plugin>/.lbp-dev)",
     )
     parser.add_argument("--fresh", action="store_true", help="clear the state folder first")
     parser.add_argument(
         "--record",
         type=Path,
-        default=None,
         metavar="FILE",
         help="keep the whole exchange with the host in FILE (inputs, every host call and "
         "its answer, the replies); starts from empty storage and state",
@@ -100,7 +94,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--replay",
         type=Path,
-        default=None,
         metavar="FILE",
         help="run the plugin against a recording: its inputs again, every host call "
         "answered from it; report the first call or reply that differs (exit 1)",
@@ -112,15 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _run(args))
 
 
 def _config(pairs: list[str]) -> dict[str, Any]:
     import json
-
-    from langbot_plugin.cli.common import USAGE, CliError
 
     config: dict[str, Any] = {}
     for pair in pairs:
@@ -135,7 +124,6 @@ def _config(pairs: list[str]) -> dict[str, Any]:
 
 
 def _model(args: argparse.Namespace) -> Any:
-    from langbot_plugin.cli.common import USAGE, CliError
     from langbot_plugin.dev.models import ModelSetupError, echo_model, load_script, openai_model
 
     if args.llm_script is not None and args.llm_url is not None:
@@ -153,8 +141,6 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
-
     root: Path = args.dir.resolve()
     if not (root / "manifest.yaml").is_file():
         raise CliError(
@@ -200,7 +186,6 @@ def _replay(root: Path, path: Path, *, verbose: bool, json_lines: bool) -> int:
 
     import anyio
 
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.dev.errors import DevError
     from langbot_plugin.dev.recording import replay
     from langbot_plugin.dev.terminal import JsonView, TerminalView

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from langbot_plugin.cli.common import AUTHOR_RULE, CliError, Prompter, guarded
+
 PROG = "lbp init"
 #: The locales LangBot's UI shows a plugin's label and description in (the form
 #: starts each with the English text; translate them in manifest.yaml).
@@ -37,14 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_intermixed_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _init(args))
 
 
 def _check(rule_name: str, value: str) -> str | None:
-    from langbot_plugin.cli.common import AUTHOR_RULE
-
     if AUTHOR_RULE.match(value):
         return None
     return f"{rule_name} {value!r} may only use letters, digits, '_' and '-'"
@@ -57,8 +55,6 @@ def _target(args: argparse.Namespace, name: str | None) -> Path:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import CliError, Prompter
-
     positional: str | None = args.plugin_name
     flag: str | None = args.name_flag
     if positional and flag and positional != flag:
@@ -167,8 +163,6 @@ def _write_plugin(
         for relative, template in files.items():
             write_new(target / relative, render(template, values))
     except FileExistsError as exc:
-        from langbot_plugin.cli.common import CliError
-
         raise CliError(f"{exc.filename} already exists; not overwriting it") from None
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import USAGE, CliError, Parser, guarded
 
 PROG = "lbp keys"
 DEFAULT_KEY = Path("lbp-signing.key")
@@ -47,10 +47,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.error("choose a command: generate")
-    from langbot_plugin.cli.common import guarded
 
     def body() -> int:
-        from langbot_plugin.cli.common import USAGE, CliError
         from langbot_plugin.signing_keys import generate_key, public_text, write_private_key
 
         private: Path = args.output

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from langbot_plugin.cli.common import CliError, guarded
+
 PROG = "lbp login"
 
 
@@ -28,8 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _login(args))
 
 
@@ -52,7 +52,6 @@ def _login(args: argparse.Namespace) -> int:
         device_login,
         server_url,
     )
-    from langbot_plugin.cli.common import CliError
 
     server = server_url(args.server)
     store = CredentialStore()

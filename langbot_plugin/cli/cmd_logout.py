@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from langbot_plugin.cli.common import guarded
+
 PROG = "lbp logout"
 
 
@@ -22,7 +24,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
 
     def body() -> int:
         from langbot_plugin.cli.cloud import CredentialStore, server_url

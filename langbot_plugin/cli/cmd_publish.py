@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from langbot_plugin.cli.common import CliError, guarded
+
 PROG = "lbp publish"
 
 
@@ -18,9 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
-    parser.add_argument(
-        "-o", "--output", type=Path, default=None, help="keep the built package in this folder"
-    )
+    parser.add_argument("-o", "--output", type=Path, help="keep the built package in this folder")
     parser.add_argument("--package", type=Path, help="upload this .lbpkg instead of building")
     parser.add_argument("-c", "--changelog", default="", help="what changed in this version")
     parser.add_argument("--changelog-file", type=Path, help="read the changelog from a file")
@@ -30,14 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _publish(args))
 
 
 def _changelog(args: argparse.Namespace) -> str:
-    from langbot_plugin.cli.common import CliError
-
     if args.changelog_file is None:
         return str(args.changelog)
     if args.changelog:
@@ -53,7 +49,6 @@ def _publish(args: argparse.Namespace) -> int:
 
     from langbot_plugin.cli.cloud import CloudClient, CredentialStore, server_url
     from langbot_plugin.cli.cloud import valid_access_token as token_for
-    from langbot_plugin.cli.common import CliError
 
     changelog = _changelog(args)
     client = CloudClient(server_url(args.server))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
 from langbot_plugin.cli.rt_config import POLICIES
 
@@ -37,30 +37,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config",
         metavar="FILE",
-        default=None,
         help="TOML settings file (default $LBP_RT_CONFIG); keys are the flags' names",
     )
-    parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--ws-control-port", type=port, metavar="PORT", help="control port (5400)")
     parser.add_argument(
-        "--ws-control-port", type=port, default=None, metavar="PORT", help="control port (5400)"
-    )
-    parser.add_argument(
-        "--ws-debug-port", type=port, default=None, metavar="PORT", help="debug plugin port (5401)"
+        "--ws-debug-port", type=port, metavar="PORT", help="debug plugin port (5401)"
     )
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=None,
         help=(
             "state folder (default: ~/.local/share/langbot-plugin/runtime, or "
             "./data/plugin-runtime with -s)"
         ),
     )
-    parser.add_argument("--pypi-index-url", default=None, help="index for plugin dependencies")
+    parser.add_argument("--pypi-index-url", help="index for plugin dependencies")
     parser.add_argument(
         "--pypi-trusted-host",
         action="append",
-        default=None,
         help="trusted host (repeatable, or comma-separated)",
     )
     parser.add_argument(
@@ -78,14 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--signature-policy",
         choices=POLICIES,
-        default=None,
         help="packages installed through the host: off (default: not checked), warn (log "
         "those not signed by a trusted key) or require (refuse them)",
     )
     parser.add_argument(
         "--trusted-key",
         action="append",
-        default=None,
         metavar="KEY",
         help="a publisher key to trust (repeatable): a key ring file of 'KEY_ID: BASE64' "
         "lines (lbp keys generate writes one) or KEY_ID=BASE64",
@@ -93,7 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--worker-env",
         action="append",
-        default=None,
         metavar="NAME",
         help="an environment variable plugin workers keep beyond the allowlist (repeatable; "
         "PREFIX_* names a prefix)",
@@ -101,7 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--stuck-call-sec",
         type=_seconds,
-        default=None,
         metavar="SECONDS",
         help="report a plugin call unanswered this long: one log line, counted, and "
         "shown by 'lbp rt status' (default 60)",
@@ -128,14 +119,12 @@ def _add_confinement(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--confine",
         choices=("auto", "on", "off"),
-        default=None,
         help="confine installed plugins' workers (nsjail): auto (default: wherever this "
         "machine allows, else logged), on (refuse to start where it cannot), off",
     )
     parser.add_argument(
         "--worker-start",
         choices=("fork", "exec"),
-        default=None,
         help="how an unconfined worker on the runtime's interpreter starts: fork "
         "(default: from a template process with the SDK imported) or exec (a fresh "
         "interpreter); confined workers and plugins with their own environment always exec",
@@ -143,25 +132,19 @@ def _add_confinement(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--worker-network",
         choices=("host", "none"),
-        default=None,
         help="a confined worker's network: host (default) or none (its own loopback only)",
     )
-    parser.add_argument(
-        "--nsjail", default=None, metavar="PATH", help="the nsjail binary to confine with"
-    )
+    parser.add_argument("--nsjail", metavar="PATH", help="the nsjail binary to confine with")
     for flag, what, kind in (
         ("--worker-memory-mb", "memory in MB", int),
         ("--worker-pids", "processes and threads", int),
         ("--worker-open-files", "open files", int),
         ("--worker-cpus", "CPU cores", float),
     ):
-        parser.add_argument(
-            flag, type=kind, default=None, metavar="N", help=f"each worker's {what} (0: none)"
-        )
+        parser.add_argument(flag, type=kind, metavar="N", help=f"each worker's {what} (0: none)")
     parser.add_argument(
         "--plugin-limits",
         action="append",
-        default=None,
         metavar="AUTHOR/NAME:KEY=VALUE,...",
         help="one plugin's own limits (repeatable), keys memory_mb, pids, open_files, cpus",
     )
@@ -173,13 +156,10 @@ def main(argv: list[str]) -> int:
 
         return status(argv[1:])
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _serve(args))
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import bind_failure, setup_logging, setup_traces
     from langbot_plugin.cli.rt_config import resolve_settings
 

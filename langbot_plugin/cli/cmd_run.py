@@ -20,7 +20,7 @@ import argparse
 import os
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces
 
 PROG = "lbp run"
@@ -36,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
             "environment."
         ),
     )
-    parser.add_argument("--plugin-debug-key", default=None, help="overrides PLUGIN_DEBUG_KEY")
-    parser.add_argument("--runtime-url", default=None, help="overrides DEBUG_RUNTIME_WS_URL")
+    parser.add_argument("--plugin-debug-key", help="overrides PLUGIN_DEBUG_KEY")
+    parser.add_argument("--runtime-url", help="overrides DEBUG_RUNTIME_WS_URL")
     parser.add_argument("-d", "--dir", type=Path, default=Path("."), help="plugin folder (.)")
     parser.add_argument(
         "--no-reload", action="store_true", help="do not reload when the plugin's files change"
@@ -56,19 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--pypi-index-url",
-        default=None,
         help="index for pip calls the plugin makes (sets LANGBOT_PLUGIN_PYPI_INDEX_URL, "
         "PIP_INDEX_URL)",
     )
     parser.add_argument(
         "--pypi-trusted-host",
-        default=None,
         help="comma-separated trusted hosts for those calls (LANGBOT_PLUGIN_PYPI_TRUSTED_HOST, "
         "PIP_TRUSTED_HOST)",
     )
     parser.add_argument(
         "--tag",
-        default=None,
         help="a label for ps/htop, e.g. author/plugin_name (logged; cosmetic only)",
     )
     add_log_level(parser)
@@ -79,8 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
-
     return guarded(PROG, lambda: _run(args))
 
 
@@ -114,7 +109,6 @@ def _run_production(args: argparse.Namespace, root: Path) -> int:
     import anyio
     from websockets.exceptions import InvalidStatus
 
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.worker.debug_client import check_debug_url
     from langbot_plugin.worker.hot_reload import ReloadError, load_candidate
     from langbot_plugin.worker.prod import serve_over_stdio, serve_production_ws, take_capability
@@ -158,7 +152,6 @@ def _key_problem(key: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.common import FAILURE, USAGE, CliError
     from langbot_plugin.cli.daemon import setup_logging, setup_traces
 
     setup_logging(args.log_level, args.log_format)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import USAGE, CliError, Parser, guarded
 
 PROG = "lbp sign"
 
@@ -30,7 +30,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--key-id",
-        default=None,
         metavar="ID",
         help="the key id to name (default: the one 'lbp keys generate' printed, derived "
         "from the key)",
@@ -39,7 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         type=Path,
-        default=None,
         metavar="FILE",
         help="write the signed package here (default: sign PACKAGE in place)",
     )
@@ -48,7 +46,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def read_package(path: Path) -> bytes:
     """The package's bytes; a missing one is bad input (exit 2)."""
-    from langbot_plugin.cli.common import USAGE, CliError
 
     if not path.is_file():
         raise CliError(f"{path} is not a file", USAGE)
@@ -57,11 +54,9 @@ def read_package(path: Path) -> bytes:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
 
     def body() -> int:
         from langbot_plugin.certification import EnvelopeFormatError, read_envelope, sign_archive
-        from langbot_plugin.cli.common import USAGE, CliError
         from langbot_plugin.signing_keys import KeyFormatError, load_private_key
 
         content = read_package(args.package)

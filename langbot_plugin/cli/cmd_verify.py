@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from langbot_plugin.cli.common import Parser
+from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
 
 PROG = "lbp verify"
 
@@ -36,12 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from langbot_plugin.cli.common import guarded
 
     def body() -> int:
         from langbot_plugin.certification import STATUS_REASONS, verify_signature
         from langbot_plugin.cli.cmd_sign import read_package
-        from langbot_plugin.cli.common import FAILURE, USAGE, CliError
         from langbot_plugin.signing_keys import KeyFormatError, key_ring, trusted_keys
 
         content = read_package(args.package)

@@ -25,7 +25,6 @@ __all__ = [
     "COMMAND_NAME_RULE",
     "COMPONENT_NAME_RULE",
     "FAILURE",
-    "PLUGIN_NAME_RULE",
     "USAGE",
     "CliError",
     "Parser",
@@ -38,7 +37,6 @@ FAILURE = 1
 
 #: Plugin author and plugin name: letters, digits, ``_`` and ``-`` (as the reference CLI).
 AUTHOR_RULE = re.compile(r"^[a-zA-Z0-9_-]+$")
-PLUGIN_NAME_RULE = AUTHOR_RULE
 #: Component names: a lowercase letter, then lowercase letters, digits and ``_``.
 COMPONENT_NAME_RULE = re.compile(r"^[a-z][0-9a-z_]*$")
 #: A command's name may also use hyphens (``!check-in``).

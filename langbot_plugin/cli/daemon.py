@@ -1,20 +1,11 @@
 """What ``lbp rt``, ``lbp box`` and ``lbp run`` share: log levels, ports, logging, bind errors.
 
-One vocabulary (``--log-level debug|info|warning|error``, any case, or
-``LBP_LOG_LEVEL``), one log format on stderr for every long-running command::
-
-    2025-05-01 12:00:00.123 INFO    langbot_plugin.runtime: plugin runtime up: ...
-
-or, with ``--log-format json`` (or ``LBP_LOG_FORMAT=json``), one JSON object a line
-with the action, plugin, run and trace ids where known
-(:class:`langbot_plugin.rpc.log_context.JsonLogFormatter`),
-
-``--traces`` (or ``LBP_TRACES=on``) to send OpenTelemetry traces where the ``OTEL_*``
-variables say (:mod:`langbot_plugin.rpc.tracing`; the ``otel`` extra),
-
-and one way to report a port that cannot be bound: a single line, exit status 1 when
-the port is taken or not allowed (the machine's state), 2 when the address is wrong.
-Only the standard library is imported here (it is loaded before ``--help`` answers).
+One vocabulary (``--log-level``/``LBP_LOG_LEVEL``, ``--log-format``/``LBP_LOG_FORMAT``,
+``--traces``/``LBP_TRACES``) and one log format on stderr, both shown in
+docs/operations.md ("Logs, health and errors"); and one way to report a port that
+cannot be bound: a single line, exit status 1 when the port is taken or not allowed
+(the machine's state), 2 when the address is wrong. Only the standard library is
+imported here (it is loaded before ``--help`` answers).
 """
 
 from __future__ import annotations
@@ -84,7 +75,6 @@ def add_log_level(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level",
         type=log_level,
-        default=None,
         metavar="LEVEL",
         help=f"{', '.join(LOG_LEVELS)} (default info, or ${LOG_LEVEL_ENV}); logs go to stderr",
     )
@@ -94,7 +84,6 @@ def add_log_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-format",
         type=log_format,
-        default=None,
         metavar="FORMAT",
         help=f"text or json: one JSON object a line (default text, or ${LOG_FORMAT_ENV})",
     )

@@ -1,19 +1,12 @@
 """Building a plugin package (``.lbpkg``): a zip of the plugin folder.
 
-The archive holds ``manifest.yaml`` at its root, rewritten with ``spec.pages`` filled
-in from the ``Page`` components, and every other file of the folder except what
-``.gitignore`` files exclude and what never belongs in a package (version-control
-folders, ``.env`` files with secrets, virtual environments, caches, compiled Python,
-earlier packages). Before writing, the build checks (:func:`check_package`, which is
-also ``lbp build --check``) that the runtime would load the plugin (``check_plugin``:
-manifests, kinds, versions, code that compiles, entry classes), that each runner's
-capabilities, permissions and context policy are keys a released SDK or Protocol v1
-knows (a runner using Protocol v1 keys is warned that LangBot 4.11.2 ignores them),
-that every file the manifests point to is packaged, and that LangBot would accept the
-upload (at most 512 files, 16 MiB each, 64 MiB in all). Every problem is reported, one line each.
-
-Entries are sorted and carry a fixed timestamp (``SOURCE_DATE_EPOCH`` if set), so the
-same folder always gives the same bytes.
+What the archive holds and leaves out, the checks made before writing it
+(:func:`check_package`, also ``lbp build --check``) and the upload limits are described
+in docs/plugin-authoring.md ("Package it: lbp build"). Beyond those, the build checks
+that each runner's capabilities, permissions and context policy are keys a released SDK
+or Protocol v1 knows (a runner using Protocol v1 keys is warned that LangBot 4.11.2
+ignores them). Entries are sorted and carry a fixed timestamp (``SOURCE_DATE_EPOCH`` if
+set), so the same folder always gives the same bytes.
 """
 
 from __future__ import annotations

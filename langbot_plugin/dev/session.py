@@ -24,9 +24,8 @@ What it starts, all on 127.0.0.1 and stopped in reverse order:
    process as under LangBot, with ``lbp run``'s hot reload (a save that does not load
    is reported as ``plugin.broken`` and the last good version keeps serving).
 
-The state folder (default ``<plugin>/.lbp-dev``) keeps plugin and workspace storage,
-runner state, the transcript and the runtime's data between sessions; ``fresh=True``
-clears it first.
+The state folder (default ``<plugin>/.lbp-dev``; docs/plugin-authoring.md, "State")
+persists between sessions; ``fresh=True`` clears it first.
 """
 
 from __future__ import annotations

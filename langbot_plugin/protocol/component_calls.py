@@ -16,7 +16,7 @@ from typing import Any, cast
 from pydantic import Field
 
 from langbot_plugin.protocol import plugin_components as comp
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result, from_host
 
 __all__ = [
     "GET_PLUGIN_ASSETS_FILE",
@@ -52,7 +52,6 @@ __all__ = [
 
 Payload = dict[str, Any]
 _RELAYED = Direction.HOST_TO_PLUGIN
-_HOST = Direction.HOST_TO_RUNTIME
 
 
 class PluginTarget(Params):
@@ -154,30 +153,26 @@ RAG_ON_KB_CREATE = relayed(comp.ON_KB_CREATE, name="rag_on_kb_create")
 RAG_ON_KB_DELETE = relayed(comp.ON_KB_DELETE, name="rag_on_kb_delete")
 PARSE_DOCUMENT = relayed(comp.PARSE_DOCUMENT)
 
-LIST_KNOWLEDGE_ENGINES = ActionSpec(
-    "list_knowledge_engines", Params, Engines, direction=_HOST, doc="from the manifests"
+LIST_KNOWLEDGE_ENGINES = from_host(
+    "list_knowledge_engines", Params, Engines, doc="from the manifests"
 )
-LIST_PARSERS = ActionSpec(
-    "list_parsers", Params, ParserEntries, direction=_HOST, doc="from the manifests"
+LIST_PARSERS = from_host("list_parsers", Params, ParserEntries, doc="from the manifests")
+GET_RAG_CREATION_SETTINGS_SCHEMA = from_host(
+    "get_rag_creation_settings_schema", EngineSchemaRef, RagSchema
 )
-GET_RAG_CREATION_SETTINGS_SCHEMA = ActionSpec(
-    "get_rag_creation_settings_schema", EngineSchemaRef, RagSchema, direction=_HOST
+GET_RAG_RETRIEVAL_SETTINGS_SCHEMA = from_host(
+    "get_rag_retrieval_settings_schema", EngineSchemaRef, RagSchema
 )
-GET_RAG_RETRIEVAL_SETTINGS_SCHEMA = ActionSpec(
-    "get_rag_retrieval_settings_schema", EngineSchemaRef, RagSchema, direction=_HOST
-)
-PLUGIN_DIAGNOSTIC = ActionSpec(
+PLUGIN_DIAGNOSTIC = from_host(
     "plugin_diagnostic",
     Params,
     Result,
-    direction=_HOST,
     doc="the host reports a problem ({code, message, plugin}); passed on to that plugin",
 )
-GET_STORAGE_ANALYSIS = ActionSpec(
+GET_STORAGE_ANALYSIS = from_host(
     "get_storage_analysis",
     Params,
     StorageAnalysis,
-    direction=_HOST,
     doc="bytes used by the runtime's artifacts, environments and installations",
 )
 

@@ -20,7 +20,7 @@ from langbot_plugin.protocol.plugin_link import (
     ExecuteCommandParams,
 )
 from langbot_plugin.protocol.runners import RunResultItem
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+from langbot_plugin.protocol.spec import Empty, Params, Result, from_host
 
 __all__ = [
     "APPLY_PLUGIN_INSTALLATION",
@@ -233,95 +233,74 @@ class Progress(Result):
     current_action: str
 
 
-_HOST = Direction.HOST_TO_RUNTIME
-
-SET_RUNTIME_CONFIG = ActionSpec(
+SET_RUNTIME_CONFIG = from_host(
     "set_runtime_config",
     RuntimeConfig,
     Empty,
-    direction=_HOST,
     timeout=10,
     parse=RuntimeConfig.from_peer,
     doc="the handshake: must come first on a connection",
 )
-LIST_PLUGINS = ActionSpec("list_plugins", ScopedListParams, PluginsResult, direction=_HOST)
-GET_PLUGIN_INFO = ActionSpec("get_plugin_info", PluginRef, PluginInfoResult, direction=_HOST)
-RECONCILE_PLUGIN_INSTALLATIONS = ActionSpec(
+LIST_PLUGINS = from_host("list_plugins", ScopedListParams, PluginsResult)
+GET_PLUGIN_INFO = from_host("get_plugin_info", PluginRef, PluginInfoResult)
+RECONCILE_PLUGIN_INSTALLATIONS = from_host(
     "reconcile_plugin_installations",
     ReconcileParams,
     ReconcileResult,
-    direction=_HOST,
     timeout=300,
     doc="make the running installations the desired ones",
 )
-APPLY_PLUGIN_INSTALLATION = ActionSpec(
+APPLY_PLUGIN_INSTALLATION = from_host(
     "apply_plugin_installation",
     ApplyInstallationParams,
     ApplyInstallationResult,
-    direction=_HOST,
     timeout=900,
     request_files=("artifact_file_key",),
     doc="install (the package pushed first) or re-apply the context's installation",
 )
-REMOVE_PLUGIN_INSTALLATION = ActionSpec(
-    "remove_plugin_installation", Empty, Empty, direction=_HOST, timeout=60
-)
-GET_DEBUG_INFO = ActionSpec("get_debug_info", Empty, DebugInfo, direction=_HOST, timeout=10)
-LIST_RUNNERS = ActionSpec(
+REMOVE_PLUGIN_INSTALLATION = from_host("remove_plugin_installation", Empty, Empty, timeout=60)
+GET_DEBUG_INFO = from_host("get_debug_info", Empty, DebugInfo, timeout=10)
+LIST_RUNNERS = from_host(
     "list_runners",
     ScopedListParams,
     RunnersResult,
     aliases=("list_agent_runners",),
-    direction=_HOST,
 )
-RUN_RUNNER = ActionSpec(
+RUN_RUNNER = from_host(
     "run_runner",
     HostRunRunnerParams,
     RunResultItem,
     stream=True,
     aliases=("run_agent",),
-    direction=_HOST,
     timeout=300,
     doc="run an agent runner; failures the plugin cannot report become run.failed",
 )
-LIST_COMMANDS = ActionSpec("list_commands", ScopedListParams, CommandsResult, direction=_HOST)
-EXECUTE_COMMAND = ActionSpec(
+LIST_COMMANDS = from_host("list_commands", ScopedListParams, CommandsResult)
+EXECUTE_COMMAND = from_host(
     "execute_command",
     HostExecuteCommandParams,
     CommandReturnItem,
     stream=True,
-    direction=_HOST,
     timeout=180,
 )
-LIST_TOOLS = ActionSpec("list_tools", ScopedListParams, ToolsResult, direction=_HOST)
-CALL_TOOL = ActionSpec(
-    "call_tool", HostCallToolParams, CallToolResult, direction=_HOST, timeout=180
-)
-EMIT_EVENT = ActionSpec(
-    "emit_event", HostEmitEventParams, HostEmitEventResult, direction=_HOST, timeout=180
-)
-GET_PLUGIN_LOGS = ActionSpec("get_plugin_logs", PluginLogsParams, PluginLogs, direction=_HOST)
+LIST_TOOLS = from_host("list_tools", ScopedListParams, ToolsResult)
+CALL_TOOL = from_host("call_tool", HostCallToolParams, CallToolResult, timeout=180)
+EMIT_EVENT = from_host("emit_event", HostEmitEventParams, HostEmitEventResult, timeout=180)
+GET_PLUGIN_LOGS = from_host("get_plugin_logs", PluginLogsParams, PluginLogs)
 
 # The lifecycle actions of older hosts (the 4.11 host still sends delete and restart
 # for debug plugins); each streams {"current_action": ...} progress.
-DELETE_PLUGIN = ActionSpec(
-    "delete_plugin", LifecycleRef, Progress, stream=True, direction=_HOST, timeout=120
-)
-RESTART_PLUGIN = ActionSpec(
-    "restart_plugin", LifecycleRef, Progress, stream=True, direction=_HOST, timeout=120
-)
-INSTALL_PLUGIN = ActionSpec(
+DELETE_PLUGIN = from_host("delete_plugin", LifecycleRef, Progress, stream=True, timeout=120)
+RESTART_PLUGIN = from_host("restart_plugin", LifecycleRef, Progress, stream=True, timeout=120)
+INSTALL_PLUGIN = from_host(
     "install_plugin",
     InstallParams,
     Progress,
     stream=True,
-    direction=_HOST,
     timeout=900,
     request_files=("install_info.plugin_file_key",),
 )
-UPGRADE_PLUGIN = ActionSpec(
-    "upgrade_plugin", Params, Progress, stream=True, direction=_HOST, doc="not supported"
-)
+UPGRADE_PLUGIN = from_host("upgrade_plugin", Params, Progress, stream=True, doc="not supported")
 
 #: Every action of the control connection except the component calls and listings.
 CONTROL_ACTIONS = (

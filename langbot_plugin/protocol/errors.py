@@ -1,29 +1,9 @@
 """Refusals of run-scoped calls, shared by every side that checks a run's grants.
 
 The plugin runtime checks a call carrying ``run_id`` before forwarding it, and the
-host checks it again; both refuse with these classes, so a runner sees one vocabulary
-whichever side refused::
-
-    PermissionDeniedError       permission_denied
-    ├── RunNotLiveError         run_not_live          unknown, finished, cancelled or expired run
-    ├── RunNotOwnedError        run_not_owned         the run belongs to another plugin
-    ├── RunDeadlineError        deadline_exceeded     the run is past its ``deadline_at``
-    ├── ResourceNotGrantedError resource_not_granted  a model, tool, KB or storage not granted
-    └── ApiNotAvailableError    api_not_available     the context API is off in ``available_apis``
-
-    InvalidParamsError          invalid_params
-    └── BoxFilesError           box                   an export or delivery of Box files refused;
-                                                      the instance's code is finer:
-                                                      ``box.export.limit_exceeded``,
-                                                      ``box.export.refused``,
-                                                      ``box.export.invalid_response``,
-                                                      ``box.files.not_deliverable``
-
-    TooManyRequestsError        too_many_requests
-    └── RunRateLimitedError     rate_limited          the run made more host calls than its
-                                                      rate allows (``host.limits``; retryable)
-
-Declared here, below the runtime, so that the runtime relays their codes unchanged.
+host checks it again; both refuse with these classes (their codes are in the tree of
+docs/errors.md), so a runner sees one vocabulary whichever side refused. Declared
+here, below the runtime, so that the runtime relays their codes unchanged.
 """
 
 from __future__ import annotations

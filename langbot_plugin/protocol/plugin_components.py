@@ -19,7 +19,7 @@ from langbot_plugin.api.entities.builtin.rag.models import (
     ParseResult,
 )
 from langbot_plugin.protocol.pages import PageRequest, PageResponse
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+from langbot_plugin.protocol.spec import Empty, Params, Result, to_plugin
 
 __all__ = [
     "COMPONENT_CALLS",
@@ -54,8 +54,6 @@ __all__ = [
     "RetrieveParams",
     "Success",
 ]
-
-_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
 
 
 class PluginIcon(Result):
@@ -140,63 +138,30 @@ class ParseParams(Params):
     context: ParseRequest
 
 
-GET_PLUGIN_ICON = ActionSpec(
-    "get_plugin_icon",
-    Empty,
-    PluginIcon,
-    direction=_TO_PLUGIN,
-    timeout=15,
-    files=("plugin_icon_file_key",),
+GET_PLUGIN_ICON = to_plugin(
+    "get_plugin_icon", Empty, PluginIcon, 15, files=("plugin_icon_file_key",)
 )
-GET_PLUGIN_README = ActionSpec(
-    "get_plugin_readme",
-    ReadmeRef,
-    PluginReadme,
-    direction=_TO_PLUGIN,
-    timeout=20,
-    files=("plugin_readme_file_key",),
+GET_PLUGIN_README = to_plugin(
+    "get_plugin_readme", ReadmeRef, PluginReadme, 20, files=("plugin_readme_file_key",)
 )
-GET_PLUGIN_ASSETS_FILE = ActionSpec(
-    "get_plugin_assets_file",
-    AssetRef,
-    AssetFile,
-    direction=_TO_PLUGIN,
-    timeout=20,
-    files=("file_file_key",),
+GET_PLUGIN_ASSETS_FILE = to_plugin(
+    "get_plugin_assets_file", AssetRef, AssetFile, 20, files=("file_file_key",)
 )
-PAGE_API = ActionSpec("page_api", PageApiParams, PageResponse, direction=_TO_PLUGIN, timeout=30)
-RETRIEVE_KNOWLEDGE = ActionSpec(
-    "retrieve_knowledge", RetrieveParams, RetrievalResponse, direction=_TO_PLUGIN, timeout=180
+PAGE_API = to_plugin("page_api", PageApiParams, PageResponse, 30)
+RETRIEVE_KNOWLEDGE = to_plugin("retrieve_knowledge", RetrieveParams, RetrievalResponse, 180)
+INGEST_DOCUMENT = to_plugin("ingest_document", IngestParams, IngestionResult, 1200)
+DELETE_DOCUMENT = to_plugin("delete_document", DocumentRef, Success, 30)
+ON_KB_CREATE = to_plugin("on_kb_create", KnowledgeBaseConfig, Success, 30)
+ON_KB_DELETE = to_plugin("on_kb_delete", KnowledgeBaseRef, Success, 30)
+GET_RAG_CAPABILITIES = to_plugin("get_rag_capabilities", EngineRef, Capabilities, 30)
+PARSE_DOCUMENT = to_plugin(
+    "parse_document", ParseParams, ParseResult, 300, request_files=("context.file_key",)
 )
-INGEST_DOCUMENT = ActionSpec(
-    "ingest_document", IngestParams, IngestionResult, direction=_TO_PLUGIN, timeout=1200
-)
-DELETE_DOCUMENT = ActionSpec(
-    "delete_document", DocumentRef, Success, direction=_TO_PLUGIN, timeout=30
-)
-ON_KB_CREATE = ActionSpec(
-    "on_kb_create", KnowledgeBaseConfig, Success, direction=_TO_PLUGIN, timeout=30
-)
-ON_KB_DELETE = ActionSpec(
-    "on_kb_delete", KnowledgeBaseRef, Success, direction=_TO_PLUGIN, timeout=30
-)
-GET_RAG_CAPABILITIES = ActionSpec(
-    "get_rag_capabilities", EngineRef, Capabilities, direction=_TO_PLUGIN, timeout=30
-)
-PARSE_DOCUMENT = ActionSpec(
-    "parse_document",
-    ParseParams,
-    ParseResult,
-    direction=_TO_PLUGIN,
-    timeout=300,
-    request_files=("context.file_key",),
-)
-PLUGIN_DIAGNOSTIC = ActionSpec(
+PLUGIN_DIAGNOSTIC = to_plugin(
     "plugin_diagnostic",
     Params,
     Result,
-    direction=_TO_PLUGIN,
-    timeout=5,
+    5,
     doc="the host reports a problem with the plugin ({code, message, plugin})",
 )
 

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
 from langbot_plugin.protocol.runners import RunResultItem
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result, to_plugin
 
 __all__ = [
     "CALL_TOOL",
@@ -84,8 +84,6 @@ class CommandReply(Result):
     command_response: dict[str, Any]
 
 
-_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
-
 REGISTER_PLUGIN = ActionSpec(
     "register_plugin",
     RegisterPluginParams,
@@ -94,62 +92,55 @@ REGISTER_PLUGIN = ActionSpec(
     timeout=150,
     doc="announce the plugin (a debug plugin presents its key); answered once it is initialized",
 )
-INITIALIZE_PLUGIN = ActionSpec(
+INITIALIZE_PLUGIN = to_plugin(
     "initialize_plugin",
     InitializePluginParams,
     Empty,
-    direction=_TO_PLUGIN,
     timeout=120,
     doc="instantiate the plugin and its components with these settings",
 )
-GET_PLUGIN_CONTAINER = ActionSpec(
+GET_PLUGIN_CONTAINER = to_plugin(
     "get_plugin_container",
     Empty,
     PluginContainer,
-    direction=_TO_PLUGIN,
     timeout=30,
     doc="describe the plugin and its components",
 )
-RUN_RUNNER = ActionSpec(
+RUN_RUNNER = to_plugin(
     "run_runner",
     RunRunnerParams,
     RunResultItem,
     stream=True,
     aliases=("run_agent",),
-    direction=_TO_PLUGIN,
     timeout=300,
     doc="run an AgentRunner; items are AgentRunResult dumps (timeout: idle limit per item)",
 )
-EXECUTE_COMMAND = ActionSpec(
+EXECUTE_COMMAND = to_plugin(
     "execute_command",
     ExecuteCommandParams,
     CommandReply,
     stream=True,
-    direction=_TO_PLUGIN,
     timeout=180,
     doc="run a command",
 )
-CALL_TOOL = ActionSpec(
+CALL_TOOL = to_plugin(
     "call_tool",
     CallToolParams,
     CallToolResult,
-    direction=_TO_PLUGIN,
     timeout=180,
     doc="call a Tool component",
 )
-EMIT_EVENT = ActionSpec(
+EMIT_EVENT = to_plugin(
     "emit_event",
     EmitEventParams,
     EmitEventResult,
-    direction=_TO_PLUGIN,
     timeout=180,
     doc="deliver an event to the EventListeners",
 )
-SHUTDOWN = ActionSpec(
+SHUTDOWN = to_plugin(
     "shutdown",
     Empty,
     Empty,
-    direction=_TO_PLUGIN,
     timeout=5,
     doc="the runtime is stopping this plugin",
 )

@@ -13,13 +13,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Params, Result, from_host
 
 __all__ = [
     "GET_RUN_AUDIT",
     "MAX_REPORTED_ENTRIES",
     "REPORT_RUN_AUDIT",
-    "RUN_AUDIT_ACTIONS",
     "GetRunAuditParams",
     "ReportRunAuditParams",
     "ReportRunAuditResult",
@@ -73,11 +72,10 @@ class ReportRunAuditResult(Result):
     accepted: int = 0
 
 
-GET_RUN_AUDIT = ActionSpec(
+GET_RUN_AUDIT = from_host(
     "get_run_audit",
     GetRunAuditParams,
     RunAudit,
-    direction=Direction.HOST_TO_RUNTIME,
     timeout=10,
     doc="the refusals the runtime and the SDK made for a run (ours; optional)",
 )
@@ -89,5 +87,3 @@ REPORT_RUN_AUDIT = ActionSpec(
     timeout=5,
     doc="the refusals the SDK made locally for one of the plugin's runs (ours; optional)",
 )
-
-RUN_AUDIT_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (GET_RUN_AUDIT, REPORT_RUN_AUDIT)

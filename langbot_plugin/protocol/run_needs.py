@@ -136,16 +136,12 @@ def _needs() -> dict[str, Need]:
         **dict.fromkeys(
             (rc.STATE_GET, rc.STATE_SET, rc.STATE_DELETE, rc.STATE_LIST), ApiNeed("state")
         ),
-        ledger.RUN_GET: ApiNeed("run_get"),
-        ledger.RUN_LIST: ApiNeed("run_list"),
-        ledger.RUN_EVENTS_PAGE: ApiNeed("run_events_page"),
-        ledger.RUN_CANCEL: ApiNeed("run_cancel"),
-        ledger.RUN_APPEND_RESULT: ApiNeed("run_append_result"),
-        ledger.RUN_FINALIZE: ApiNeed("run_finalize"),
-        # the admin run API's actions a run may make too, when its flag is on
+        # the ledger's actions behind a flag of their own name, with the admin run API's
+        # a run may make too, when its flag is on
         **{
             spec: ApiNeed(spec.name)
             for spec in (
+                *ledger.RUN_ACTIONS,
                 ledger.RUN_CLAIM,
                 ledger.RUN_RENEW_CLAIM,
                 ledger.RUN_RELEASE_CLAIM,
@@ -156,7 +152,7 @@ def _needs() -> dict[str, Need]:
         },
     }
     for area in (storage.PLUGIN_STORAGE, storage.WORKSPACE_STORAGE, storage.BINDING_STORAGE):
-        for spec in (area.set, area.get, area.keys, area.delete):
+        for spec in area.actions:
             needs[spec] = StorageNeed(area.area)
     return {spec.name: need for spec, need in needs.items()}
 
@@ -165,36 +161,20 @@ def _needs() -> dict[str, Need]:
 NEEDS: dict[str, Need] = _needs()
 
 
-def _run_only() -> frozenset[str]:
-    rc = run_context
-    specs: tuple[ActionSpec[Any, Any], ...] = (
-        rc.GET_PROMPT,
-        rc.HISTORY_PAGE,
-        rc.HISTORY_SEARCH,
-        rc.EVENT_GET,
-        rc.EVENT_PAGE,
-        rc.STEERING_PULL,
-        rc.STATE_GET,
-        rc.STATE_SET,
-        rc.STATE_DELETE,
-        rc.STATE_LIST,
-        artifacts.ARTIFACT_METADATA,
-        artifacts.ARTIFACT_READ,
-        artifacts.ARTIFACT_UPLOAD_BEGIN,
-        artifacts.ARTIFACT_UPLOAD_APPEND,
-        artifacts.ARTIFACT_MOUNT,
-        *storage.BINDING_STORAGE_ACTIONS,
-    )
-    return frozenset(spec.name for spec in specs)
-
-
 #: Actions that exist only for runs (state, history, events, steering, the prompt):
 #: without a live run of the calling plugin they are refused ``run_not_live``. Every
 #: other action is also a plugin-level action, which any plugin may call without a run
 #: (what the 4.11.2 host allows a plugin), and which a run's grants narrow; the run
 #: ledger's actions without a run are admin calls, which the host serves to the
 #: plugins its configuration names as admins (and refuses for every other).
-RUN_ONLY: frozenset[str] = _run_only()
+RUN_ONLY: frozenset[str] = frozenset(
+    spec.name
+    for spec in (
+        *run_context.RUN_CONTEXT_ACTIONS,
+        *artifacts.ARTIFACT_ACTIONS,
+        *storage.BINDING_STORAGE_ACTIONS,
+    )
+)
 
 
 def api_flag(spec: ActionSpec[Any, Any]) -> str:

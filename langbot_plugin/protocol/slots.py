@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from langbot_plugin.protocol.containers import PluginContainer, PluginSettings
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+from langbot_plugin.protocol.spec import Empty, Params, Result, to_plugin
 
 __all__ = [
     "ATTACH_PLUGIN_SLOT",
@@ -39,29 +39,24 @@ class SlotContainer(Result):
     plugin_container: PluginContainer
 
 
-_TO_PLUGIN = Direction.RUNTIME_TO_PLUGIN
-
-ATTACH_PLUGIN_SLOT = ActionSpec(
+ATTACH_PLUGIN_SLOT = to_plugin(
     "attach_plugin_slot",
     AttachSlotParams,
     Empty,
-    direction=_TO_PLUGIN,
     timeout=120,
     doc="load and initialize the plugin of the context's installation in a shared worker",
 )
-DETACH_PLUGIN_SLOT = ActionSpec(
+DETACH_PLUGIN_SLOT = to_plugin(
     "detach_plugin_slot",
     Empty,
     Empty,
-    direction=_TO_PLUGIN,
     timeout=30,
     doc="stop serving the context's installation in a shared worker",
 )
-GET_PLUGIN_SLOT_CONTAINER = ActionSpec(
+GET_PLUGIN_SLOT_CONTAINER = to_plugin(
     "get_plugin_slot_container",
     Empty,
     SlotContainer,
-    direction=_TO_PLUGIN,
     timeout=30,
     doc="describe the slot of the context's installation",
 )

@@ -364,6 +364,19 @@ class ActionSpec(Generic[P, R]):
         )
 
 
+def to_plugin(
+    name: str, params: type[P], result: type[R], timeout: float | None = None, **options: Any
+) -> ActionSpec[P, R]:
+    """A runtime -> plugin action (a worker serves it)."""
+    options.setdefault("direction", Direction.RUNTIME_TO_PLUGIN)
+    return ActionSpec(name, params, result, timeout=timeout, **options)
+
+
+def from_host(name: str, params: type[P], result: type[R], **options: Any) -> ActionSpec[P, R]:
+    """A host -> runtime action (the runtime serves it)."""
+    return ActionSpec(name, params, result, direction=Direction.HOST_TO_RUNTIME, **options)
+
+
 # --------------------------------------------------------------------------- serving
 
 UnaryImpl = Callable[[Any, RequestContext], Awaitable[Any]]

@@ -4,26 +4,9 @@ This package knows nothing about LangBot; :mod:`langbot_plugin.protocol` declare
 actions that travel over it.
 """
 
+from langbot_plugin.rpc import errors as _errors
 from langbot_plugin.rpc.envelope import Request, Response, parse_frame
-from langbot_plugin.rpc.errors import (
-    ActionNotFoundError,
-    CallCancelledError,
-    ConflictError,
-    ConnectionClosedError,
-    InternalError,
-    InvalidParamsError,
-    MalformedMessageError,
-    MessageTooLargeError,
-    NotFoundError,
-    NotReadyError,
-    NotSupportedError,
-    PermissionDeniedError,
-    RemoteError,
-    RPCError,
-    RPCTimeoutError,
-    TooManyRequestsError,
-    UnauthenticatedError,
-)
+from langbot_plugin.rpc.errors import *  # noqa: F403  (every error class, as errors.__all__)
 from langbot_plugin.rpc.files import FileStore
 from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route, RouteTable
 from langbot_plugin.rpc.session import RPCSession
@@ -31,32 +14,16 @@ from langbot_plugin.rpc.stream_call import StreamCall
 from langbot_plugin.rpc.transport import Transport
 
 __all__ = [
-    "ActionNotFoundError",
-    "CallCancelledError",
-    "ConflictError",
-    "ConnectionClosedError",
     "Dispatcher",
     "FileStore",
-    "InternalError",
-    "InvalidParamsError",
-    "MalformedMessageError",
-    "MessageTooLargeError",
-    "NotFoundError",
-    "NotReadyError",
-    "NotSupportedError",
-    "PermissionDeniedError",
-    "RPCError",
     "RPCSession",
-    "RPCTimeoutError",
-    "RemoteError",
     "Request",
     "RequestContext",
     "Response",
     "Route",
     "RouteTable",
     "StreamCall",
-    "TooManyRequestsError",
     "Transport",
-    "UnauthenticatedError",
     "parse_frame",
 ]
+__all__ += _errors.__all__

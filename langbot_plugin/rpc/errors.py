@@ -1,32 +1,13 @@
 """Errors of the action-RPC layer, each with a stable wire code.
 
-Exception tree (the root is :class:`RPCError`; the plugin API extends it, see
-:mod:`langbot_plugin.api.errors` for the whole tree)::
-
-    RPCError                      rpc_error
-    ├── RemoteError               remote_error        peer sent an error we have no class for
-    ├── ActionNotFoundError       action_not_found
-    ├── InvalidParamsError        invalid_params
-    ├── MalformedMessageError     malformed_message
-    ├── MessageTooLargeError      message_too_large
-    ├── TooManyRequestsError      too_many_requests   retryable
-    ├── RPCTimeoutError           timeout             retryable
-    ├── CallCancelledError        cancelled
-    ├── ConnectionClosedError     connection_closed   retryable
-    ├── PermissionDeniedError     permission_denied
-    ├── UnauthenticatedError      unauthenticated
-    ├── NotFoundError             not_found
-    ├── ConflictError             conflict
-    ├── NotSupportedError         not_supported
-    ├── NotReadyError             not_ready           retryable
-    └── InternalError             internal_error      a handler raised something unexpected
-
-Every subclass declares a class-level ``code``; subclasses defined in other packages
-(the Box runtime, the plugin API) register themselves automatically, so a caller can
-re-raise the exact class from the code a peer sent. An instance may carry a finer code
-than its class (``permission_denied.resource``): a peer re-raises it as the class of
-the part before the first dot, with the finer code kept. The wire ``message`` keeps
-the ``"ClassName: text"`` form that reference peers display; our peers never parse it.
+The root is :class:`RPCError`; the whole tree, with the plugin API's and the run
+machinery's subclasses, is in docs/errors.md. Every subclass declares a class-level
+``code``; subclasses defined in other packages (the Box runtime, the plugin API)
+register themselves automatically, so a caller can re-raise the exact class from the
+code a peer sent. An instance may carry a finer code than its class
+(``permission_denied.resource``): a peer re-raises it as the class of the part before
+the first dot, with the finer code kept. The wire ``message`` keeps the
+``"ClassName: text"`` form that reference peers display; our peers never parse it.
 """
 
 from __future__ import annotations

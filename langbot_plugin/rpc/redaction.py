@@ -24,7 +24,6 @@ __all__ = [
     "REDACTOR",
     "RedactingFilter",
     "Redactor",
-    "install_log_redaction",
     "mark_secret",
     "redact",
     "redact_data",
@@ -184,12 +183,3 @@ class RedactingFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
         return True
-
-
-def install_log_redaction(logger: logging.Logger | None = None) -> None:
-    """Add :class:`RedactingFilter` to every handler of ``logger`` (default: the root
-    logger), once; records propagated from any logger pass through it."""
-    target = logger or logging.getLogger()
-    for handler in target.handlers:
-        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
-            handler.addFilter(RedactingFilter())

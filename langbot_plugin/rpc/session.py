@@ -1,27 +1,13 @@
 """One end of a bidirectional action-RPC connection.
 
-Both peers call and serve over the same transport. Each side numbers its own requests
-(random start); responses are routed back by ``seq_id``. A session offers:
-
-* :meth:`RPCSession.call`: a unary call with a timeout. A caller that times out or is
-  cancelled sends ``__cancel_action`` so the peer stops working on it.
-* :meth:`RPCSession.stream`: a streamed call with flow control (see
-  :mod:`.stream_call`): items carry ``stream_index``, the caller acknowledges every
-  ``ack_every`` items with ``__stream_ack``, and the producer never runs more than
-  ``window`` items ahead. Nothing is dropped; closing the stream early cancels the
-  peer's handler.
-* serving: requests are looked up in a :class:`~.routes.Dispatcher`; each runs in its
-  own task (see :mod:`.request_tasks`), at most ``max_inflight`` at once; further
-  requests wait in order (up to ``max_queued``, by default four times the cap) and only
-  beyond that are answered with ``too_many_requests``. A running or waiting request can
-  be cancelled by the peer.
-* the :class:`~.stream_call.Outbound` seam (``open_call``, ``close_call``,
-  ``send_request``, ``acknowledge``, ``cancel_remote``): all a
-  :class:`~.stream_call.StreamCall` uses of its session.
-* the reserved actions of :mod:`.reserved` (``__ping``, ``__heartbeat``,
-  ``__stream_ack``, ``__cancel_action``, ``__file_chunk``) are served by the session.
-
-Handler exceptions become wire errors in one place, :func:`.wire_errors.error_response`.
+Both peers call and serve over the same transport: :meth:`RPCSession.call` (unary, with
+a timeout; a caller that gives up sends ``__cancel_action``), :meth:`RPCSession.stream`
+(flow-controlled, :mod:`.stream_call`), serving through a :class:`~.routes.Dispatcher`
+(each request in its own task, :mod:`.request_tasks`, ``max_inflight`` at once, then up
+to ``max_queued`` waiting, then ``too_many_requests``), the reserved actions of
+:mod:`.reserved`, and the :class:`~.stream_call.Outbound` seam a ``StreamCall`` uses.
+docs/architecture.md ("The RPC layer") describes each. Handler exceptions become wire
+errors in one place, :func:`.wire_errors.error_response`.
 """
 
 from __future__ import annotations

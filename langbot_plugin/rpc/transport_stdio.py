@@ -1,21 +1,10 @@
 """NDJSON over a pair of byte streams (pipes), with chunk framing for big frames.
 
-One frame per line. A frame larger than ``frame_threshold`` bytes is sent the way
-reference peers expect it::
-
-    {"type":"chunk_start","total_size":N}
-    {"type":"chunk_data","data":"<piece of the frame text>","offset":K}   (repeated)
-    {"type":"chunk_end"}
-
-where ``offset`` counts UTF-8 bytes and pieces never split a code point. The reader
-accepts both plain lines and framed messages up to ``max_message_bytes`` (16 MiB). A
-larger frame is skipped, not kept: a plain line is dropped as it arrives once the limit
-is passed (at most the limit is ever buffered), and a framed message that declares more
-is refused at its ``chunk_start`` and its pieces are dropped unread up to ``chunk_end``.
-Either becomes one ``message_too_large`` item carrying the ``seq_id`` read from the
-frame's head, so the session can answer the request (or fail the call it answered)
-and the connection stays up. Nothing here sleeps: a framed message is written with one
-write.
+One frame per line; a frame larger than ``frame_threshold`` bytes goes as the reference
+peers expect it, ``chunk_start``/``chunk_data``/``chunk_end`` lines whose ``offset``
+counts UTF-8 bytes (pieces never split a code point), written with one write. How a
+frame over ``max_message_bytes`` is skipped without being kept, and answered as
+``message_too_large``, is in docs/architecture.md ("Oversized frames").
 """
 
 from __future__ import annotations

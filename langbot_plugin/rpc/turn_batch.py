@@ -50,11 +50,6 @@ class TurnBatch:
         #: bytes held since the turn's first frame; ``None`` outside a turn with writes
         self._waiting: int | None = None
 
-    @property
-    def holding(self) -> bool:
-        """Whether frames written this turn are held, not yet written."""
-        return bool(self._waiting)
-
     def wrote(self, size: int) -> None:
         """A frame of ``size`` bytes was handed to the transport: write it now when it
         is the turn's first (or when the held bytes reach the limit), else hold it."""

@@ -1,29 +1,14 @@
 """The wire's JSON text rule, in one place: what a peer may send and what we produce.
 
-Frames are UTF-8 JSON text. The transports decode bytes strictly: bytes that are not
-UTF-8 are refused, never replaced. :func:`loads` then refuses, with a
-:class:`~langbot_plugin.rpc.errors.MalformedMessageError` whose ``details.path``
-names the value (``data.message[0].text``):
-
-* a string or key holding a lone surrogate: a ``\\udXXX`` escape without its other
-  half, which Python would decode into a ``str`` that cannot be encoded again (a
-  client that cuts a string between the two halves of an emoji produces one);
-* ``NaN``, ``Infinity`` and ``-Infinity`` (not JSON), and a number too large for a
-  double (``1e999``);
-* an integer outside ``[-2**63, 2**64)``;
-* nesting deeper than :data:`MAX_DEPTH` arrays and objects (Python's own decoder would
-  recurse until ``RecursionError``).
-
-:func:`dumps` holds what we send to the same rule: a non-finite float or a lone
-surrogate (say, in the value a plugin returned) is refused with its path before any
-byte reaches a transport, so the answer becomes a coded error instead. The session
-(:mod:`.session`) and every transport use these two functions, so the rule is the
-same on stdio, WebSocket, aiohttp and the file chunks that ride on them; the Box's
-managed-process relay applies it to its JSON-RPC frames too.
-
-The checks cost little on the hot path: decoding hooks run only for numbers, the
-surrogate walk only when the text holds a ``\\ud`` escape, and the depth walk only
-when it holds more than :data:`MAX_DEPTH` brackets.
+The rule (docs/security.md, "Hostile input on the wire"): strict UTF-8, no lone
+surrogate escape, no ``NaN``/``Infinity`` or number beyond a double, integers in
+``[-2**63, 2**64)``, at most :data:`MAX_DEPTH` levels of nesting. :func:`loads` refuses
+a frame that breaks it with a :class:`~langbot_plugin.rpc.errors.MalformedMessageError`
+whose ``details.path`` names the value; :func:`dumps` refuses to produce one, so a bad
+answer becomes a coded error before any byte reaches a transport. The session and every
+transport use these two functions. The checks cost little on the hot path: decoding
+hooks run only for numbers, the surrogate walk only when the text holds a ``\\ud``
+escape, and the depth walk only when it holds more than :data:`MAX_DEPTH` brackets.
 """
 
 from __future__ import annotations

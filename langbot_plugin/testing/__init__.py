@@ -1,17 +1,5 @@
 """A pytest harness for plugin authors: run your plugin as LangBot would, offline.
 
-::
-
-    import pytest
-    from langbot_plugin.testing import PluginHarness, ScriptedLLM
-
-    pytestmark = pytest.mark.anyio
-
-    async def test_the_runner_answers() -> None:
-        async with PluginHarness(".", llm=ScriptedLLM(["Hello!"])) as h:
-            reply = await h.run_agent("hi")
-            assert reply.text == "Hello!"
-
 * :class:`PluginHarness` -- ``run_agent``, ``command``, ``call_tool``, ``emit_event``,
   ``page``, ``parse``, ``ingest``, ``retrieve``; what the plugin asked of the host
   (``host_calls``, ``sent``, ``storage``, ``state()``); in memory by default, a real
@@ -20,7 +8,7 @@
 * :class:`HostTool` -- a tool of the host (what LangBot's own tools are to a runner).
 
 Works under pytest with anyio's plugin (installed with the SDK) or pytest-asyncio,
-and in plain ``asyncio.run``. See ``docs/plugin-testing.md``.
+and in plain ``asyncio.run``. docs/plugin-testing.md has examples and the whole API.
 """
 
 from langbot_plugin.host.query_api import SentMessage

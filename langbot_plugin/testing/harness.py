@@ -22,7 +22,6 @@ import uuid
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.api.definition.components.base import BaseComponent
@@ -150,12 +149,7 @@ class PluginHarness(ComponentCalls):
             raise
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         self._connection = None
         await self._stack.aclose()
         self.host.runs.close()

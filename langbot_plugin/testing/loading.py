@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from types import ModuleType, TracebackType
+from types import ModuleType
 
 from langbot_plugin.api.definition.validation import check_plugin
 from langbot_plugin.testing.errors import HarnessError
@@ -45,12 +45,7 @@ class PluginModules:
         self._path_had_root = str(self.root) in sys.path
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         ours = [n for n in sys.modules if n not in self._before and self._inside(sys.modules[n])]
         for name in ours:  # decided first: a namespace path reads its parent's entry
             del sys.modules[name]

@@ -35,7 +35,6 @@ __all__ = [
     "load_candidate",
     "restore_modules",
     "snapshot",
-    "wait_for_change",
 ]
 
 IGNORED_DIRS = frozenset(
@@ -99,11 +98,6 @@ class FolderWatcher:
                 before, self.seen = self.seen, now
                 return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
             await anyio.sleep(self.interval)
-
-
-async def wait_for_change(root: Path, *, interval: float = 0.5, settle: float = 0.3) -> list[str]:
-    """Return the changed paths once the folder changed and stayed quiet for ``settle`` s."""
-    return await FolderWatcher(root, interval=interval, settle=settle).changed()
 
 
 class ReloadError(Exception):

@@ -2,27 +2,15 @@
 its :meth:`~langbot_plugin.api.definition.components.AgentRunner.invoke` (the context
 bound to the run's API, generator and coroutine runners alike).
 
-The worker is the single place that numbers results (``sequence`` 1, 2, ...). It
-enforces the run's ``deadline_at`` around each step of the runner (never across a
-yield), closes the runner's generator as soon as the run ends, is cancelled or times
-out, and turns every failure into one clear ``run.failed``:
-
-* ``runner.context_invalid``, ``runner.not_found``, ``runner.not_initialized``;
-* ``runner.timeout`` (retryable) when the deadline passes;
-* ``runner.exception`` when the runner raises (the item carries ``details``: the
-  traceback trimmed to the plugin's own frames, :mod:`.author_trace`, beside ``data``,
-  which LangBot validates strictly); ``runner.invalid_result`` when it yields
-  something that is not a result.
-
-* ``empty_result`` when the run would end ``run.completed`` without ever producing a
-  message (:class:`~langbot_plugin.protocol.runners.OutputWatch`); ``run.completed``
-  with ``finish_reason`` ``no_reply`` is the explicit "nothing to say". A blank
-  ``message.completed`` (and blank deltas before any content) is held back: the host
-  never sees a blank message, and the run then ends ``empty_result`` as above.
-
-A final message is delivered once: if the runner already sent ``message.completed``,
-the same message is dropped from a later ``run.completed``. A run that ends without
-a terminal result gets a ``run.completed`` (or ``empty_result``, as above).
+The worker is the single place that numbers results (``sequence`` 1, 2, ...) and that
+enforces what docs/agent-runner.md promises runner authors: ``deadline_at`` around each
+step (never across a yield; ``runner.timeout``), the runner's generator closed as soon
+as the run ends, every failure one ``run.failed`` (``runner.context_invalid``,
+``runner.not_found``, ``runner.not_initialized``, ``runner.exception`` with the
+traceback trimmed to the plugin's frames, :mod:`.author_trace`, in ``details``;
+``runner.invalid_result``), no blank message and no blank success (``empty_result``,
+:class:`~langbot_plugin.protocol.runners.OutputWatch`), and a final message delivered
+once.
 
 While a step of the runner runs, the run is bound to the task
 (:mod:`langbot_plugin.api.proxies.run_binding`); the binding is closed when the run

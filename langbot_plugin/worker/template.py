@@ -15,14 +15,10 @@ Each request is one JSON message:
   template reaps it and answers ``{"status": code}`` (a negative code: the signal).
 
 The child is a worker as ``python -m langbot_plugin.worker ARGV`` started in ``cwd``
-would be: descriptors 0, 1 and 2 are the three it was given and it holds no other, its
-working directory and ``sys.path[0]`` are ``cwd``, its environment is exactly ``env``
-(the runtime's allowlist; the template itself was started with that allowlist, so no
-secret was ever in its memory), and it leaves through the interpreter's normal exit
-(``atexit`` handlers run). Fork safety: the template never starts a thread, an event
-loop or a socket besides its control socket, which the child closes first; it checks
-that it holds a single thread before each fork and refuses otherwise. The template ends
-when the runtime closes the socket.
+would be (``sys.path[0]`` is ``cwd``, its environment exactly ``env``, and it leaves
+through the interpreter's normal exit, ``atexit`` handlers run); the descriptors it
+keeps and the fork-safety rules are in docs/performance.md ("Worker start and memory").
+The template ends when the runtime closes the socket.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from langbot_plugin.protocol.host_api.common import RunScopedParams, to_host
 from langbot_plugin.protocol.spec import Result
 
 __all__ = [
+    "ARTIFACT_ACTIONS",
     "ARTIFACT_METADATA",
     "ARTIFACT_MOUNT",
     "ARTIFACT_READ",
@@ -98,4 +99,11 @@ ARTIFACT_MOUNT = to_host(
     ArtifactRefParams,
     ArtifactMount,
     doc="needs artifact_read and a bound Box",
+)
+ARTIFACT_ACTIONS = (
+    ARTIFACT_METADATA,
+    ARTIFACT_READ,
+    ARTIFACT_UPLOAD_BEGIN,
+    ARTIFACT_UPLOAD_APPEND,
+    ARTIFACT_MOUNT,
 )

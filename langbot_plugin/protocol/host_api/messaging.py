@@ -18,7 +18,7 @@ from langbot_plugin.protocol.host_api.common import (
     RunScopedParams,
     to_host,
 )
-from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, Params, Result
+from langbot_plugin.protocol.spec import ActionSpec, Direction, Empty, P, Params, R, Result
 
 __all__ = [
     "CALL_PLATFORM_API",
@@ -193,24 +193,15 @@ REPLY_STREAM = to_host(
     ReplyStreamResult,
     doc="stream a reply of a run to its conversation (needs available_apis.reply_stream)",
 )
-LIST_PLUGINS_MANIFEST = ActionSpec(
-    "list_plugins_manifest",
-    Empty,
-    PluginManifests,
-    direction=Direction.PLUGIN_TO_RUNTIME,
-    doc="the manifests of the plugins in the caller's workspace (answered by the runtime)",
+
+
+def _workspace_listing(name: str, params: type[P], result: type[R], what: str) -> ActionSpec[P, R]:
+    doc = f"the {what} of the plugins in the caller's workspace (answered by the runtime)"
+    return ActionSpec(name, params, result, direction=Direction.PLUGIN_TO_RUNTIME, doc=doc)
+
+
+LIST_PLUGINS_MANIFEST = _workspace_listing(
+    "list_plugins_manifest", Empty, PluginManifests, "manifests"
 )
-LIST_COMMANDS = ActionSpec(
-    "list_commands",
-    Params,
-    CommandList,
-    direction=Direction.PLUGIN_TO_RUNTIME,
-    doc="the commands of the plugins in the caller's workspace (answered by the runtime)",
-)
-LIST_TOOLS = ActionSpec(
-    "list_tools",
-    Params,
-    ToolList,
-    direction=Direction.PLUGIN_TO_RUNTIME,
-    doc="the tools of the plugins in the caller's workspace (answered by the runtime)",
-)
+LIST_COMMANDS = _workspace_listing("list_commands", Params, CommandList, "commands")
+LIST_TOOLS = _workspace_listing("list_tools", Params, ToolList, "tools")

@@ -33,6 +33,7 @@ __all__ = [
     "GET_PROMPT",
     "HISTORY_PAGE",
     "HISTORY_SEARCH",
+    "RUN_CONTEXT_ACTIONS",
     "STATE_DELETE",
     "STATE_GET",
     "STATE_LIST",
@@ -128,3 +129,16 @@ STATE_GET = to_host("state_get", StateKeyParams, StateGetResult, doc="needs stat
 STATE_SET = to_host("state_set", StateSetParams, StateSetResult, doc="needs state")
 STATE_DELETE = to_host("state_delete", StateKeyParams, StateDeleteResult, doc="needs state")
 STATE_LIST = to_host("state_list", StateListParams, StateListResult, doc="needs state")
+#: The run-only context API, in the order the docs list it.
+RUN_CONTEXT_ACTIONS = (
+    GET_PROMPT,
+    HISTORY_PAGE,
+    HISTORY_SEARCH,
+    EVENT_GET,
+    EVENT_PAGE,
+    STEERING_PULL,
+    STATE_GET,
+    STATE_SET,
+    STATE_DELETE,
+    STATE_LIST,
+)

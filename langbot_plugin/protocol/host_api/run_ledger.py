@@ -43,6 +43,7 @@ __all__ = [
     "RUNTIME_RECONCILE",
     "RUNTIME_REGISTER",
     "RUNTIME_STATS",
+    "RUN_ACTIONS",
     "RUN_APPEND_RESULT",
     "RUN_CANCEL",
     "RUN_CLAIM",
@@ -185,6 +186,8 @@ RUN_EVENTS_PAGE = to_host("run_events_page", RunEventsPageParams, RunEventPage)
 RUN_CANCEL = to_host("run_cancel", RunCancelParams, AgentRun)
 RUN_APPEND_RESULT = to_host("run_append_result", RunAppendParams, AgentRunEvent)
 RUN_FINALIZE = to_host("run_finalize", RunFinalizeParams, AgentRun)
+#: What a run may ask of the ledger (each behind its own ``available_apis`` flag).
+RUN_ACTIONS = (RUN_GET, RUN_LIST, RUN_EVENTS_PAGE, RUN_CANCEL, RUN_APPEND_RESULT, RUN_FINALIZE)
 
 
 RUN_CLAIM = to_host("run_claim", RunClaimParams, AgentRun)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator
 
@@ -148,6 +148,10 @@ class StorageArea:
     keys: ActionSpec[RunScopedParams, StorageKeys]
     delete: ActionSpec[StorageKey, Result]
 
+    @property
+    def actions(self) -> tuple[ActionSpec[Any, Any], ...]:
+        return (self.set, self.get, self.keys, self.delete)
+
 
 PLUGIN_STORAGE = StorageArea(
     "plugin", SET_PLUGIN_STORAGE, GET_PLUGIN_STORAGE, GET_PLUGIN_STORAGE_KEYS, DELETE_PLUGIN_STORAGE
@@ -173,9 +177,4 @@ BINDING_STORAGE = StorageArea(
     GET_BINDING_STORAGE_KEYS,
     DELETE_BINDING_STORAGE,
 )
-BINDING_STORAGE_ACTIONS = (
-    SET_BINDING_STORAGE,
-    GET_BINDING_STORAGE,
-    GET_BINDING_STORAGE_KEYS,
-    DELETE_BINDING_STORAGE,
-)
+BINDING_STORAGE_ACTIONS = BINDING_STORAGE.actions
