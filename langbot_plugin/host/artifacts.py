@@ -211,14 +211,12 @@ class ArtifactStore:
         """The artifact, if it is in ``scope``'s conversation and not expired."""
         key = _scope_key(scope)
         now = self.clock()
-
-        def read(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            return conn.execute(
+        row = None
+        if scope.conversation_id is not None:
+            row = await self.db.one(
                 "SELECT * FROM artifact WHERE scope_key = ? AND artifact_id = ? AND expires_at > ?",
                 (key, artifact_id, now),
-            ).fetchone()
-
-        row = await self.db.run(read) if scope.conversation_id is not None else None
+            )
         if row is None:
             raise NotFoundError(
                 f"artifact {artifact_id!r} not found for this run",
@@ -240,14 +238,10 @@ class ArtifactStore:
     async def content(self, scope: RunScope, artifact_id: str) -> tuple[ArtifactMetadata, bytes]:
         """The artifact and all its bytes (for a Box mount; ``not_found`` as metadata)."""
         found = await self.metadata(scope, artifact_id)
-
-        def read(conn: sqlite3.Connection) -> bytes:
-            (content,) = conn.execute(
-                "SELECT content FROM artifact_blob WHERE sha256 = ?", (found.sha256,)
-            ).fetchone()
-            return bytes(content)
-
-        return found, await self.db.run(read)
+        (content,) = await self.db.one(
+            "SELECT content FROM artifact_blob WHERE sha256 = ?", (found.sha256,)
+        )
+        return found, bytes(content)
 
     async def read(
         self, scope: RunScope, artifact_id: str, offset: int, length: int
@@ -263,15 +257,11 @@ class ArtifactStore:
             raise _invalid(
                 f"offset {offset} is past the end ({found.size_bytes} bytes)", offset=offset
             )
-
-        def read(conn: sqlite3.Connection) -> bytes:
-            (piece,) = conn.execute(
-                "SELECT substr(content, ?, ?) FROM artifact_blob WHERE sha256 = ?",
-                (offset + 1, length, found.sha256),
-            ).fetchone()
-            return bytes(piece)
-
-        piece = await self.db.run(read)
+        (piece,) = await self.db.one(
+            "SELECT substr(content, ?, ?) FROM artifact_blob WHERE sha256 = ?",
+            (offset + 1, length, found.sha256),
+        )
+        piece = bytes(piece)
         return ArtifactChunk(
             artifact_id=artifact_id,
             offset=offset,

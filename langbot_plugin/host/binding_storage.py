@@ -128,41 +128,26 @@ class BindingStorage:
         await self.db.run(write)
 
     async def get(self, binding: str, key: str) -> bytes:
-        stored = _key(key)
-
-        def read(conn: sqlite3.Connection) -> bytes | None:
-            row = conn.execute(
-                "SELECT value FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
-                (binding, stored),
-            ).fetchone()
-            return None if row is None else bytes(row[0])
-
-        value = await self.db.run(read)
-        if value is None:
+        row = await self.db.one(
+            "SELECT value FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
+            (binding, _key(key)),
+        )
+        if row is None:
             raise NotFoundError(f"Storage with key {key} not found", details={"key": key})
-        return value
+        return bytes(row[0])
 
     async def keys(self, binding: str) -> list[str]:
-        def read(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute(
-                "SELECT storage_key FROM binding_storage WHERE binding_key = ?"
-                " ORDER BY storage_key",
-                (binding,),
-            ).fetchall()
-            return [str(row[0]) for row in rows]
-
-        return await self.db.run(read)
+        rows = await self.db.all(
+            "SELECT storage_key FROM binding_storage WHERE binding_key = ? ORDER BY storage_key",
+            (binding,),
+        )
+        return [str(row[0]) for row in rows]
 
     async def delete(self, binding: str, key: str) -> None:
-        stored = _key(key)
-
-        def remove(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "DELETE FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
-                (binding, stored),
-            )
-
-        await self.db.run(remove)
+        await self.db.write(
+            "DELETE FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
+            (binding, _key(key)),
+        )
 
     def register(self, table: ActionTable, authorize: Authorize) -> None:
         """Serve the four actions in ``table`` for runs ``authorize`` lets through,
