@@ -13,7 +13,6 @@ id that never existed (docs/protocol-v1.md).
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 import re
@@ -22,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from langbot_plugin.host.artifact_uploads import ArtifactUploads
+from langbot_plugin.host.artifact_uploads import ArtifactUploads, decode_piece
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.protocol.host_api.artifacts import (
@@ -100,16 +99,11 @@ def _content(data: dict[str, Any]) -> bytes:
     raw = data.get("content_base64")
     if not isinstance(raw, str):
         raise _invalid("artifact.created needs content_base64 (the bytes, base64)")
-    try:
-        content = base64.b64decode(raw, validate=True)
-    except (binascii.Error, ValueError):
-        raise _invalid("artifact.created content_base64 is not valid base64") from None
-    if len(content) > MAX_INLINE_BYTES:
-        raise MessageTooLargeError(
-            f"artifact.created carries {len(content)} bytes, over {MAX_INLINE_BYTES}",
-            details={"limit": MAX_INLINE_BYTES, "actual": len(content)},
-        )
-    return content
+    return decode_piece(
+        raw,
+        "artifact.created content_base64 is not valid base64",
+        "artifact.created carries {size} bytes, over {limit}",
+    )
 
 
 class ArtifactStore:

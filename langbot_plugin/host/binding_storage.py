@@ -24,6 +24,7 @@ from typing import Any
 from langbot_plugin.host.errors import StateQuotaError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.host.sqlite import HostDatabase
+from langbot_plugin.host.state_store import checked_key
 from langbot_plugin.protocol.host_api import storage
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 from langbot_plugin.protocol.spec import ActionTable, Result
@@ -73,16 +74,7 @@ def grant_binding_storage(resources: dict[str, Any], declaration: Mapping[str, A
 
 
 def _key(key: str) -> str:
-    if not key:
-        raise InvalidParamsError("key must be a non-empty string", details={"key": key})
-    if len(key) > MAX_KEY_CHARS:
-        raise MessageTooLargeError(
-            f"storage key is {len(key)} characters, the limit is {MAX_KEY_CHARS}",
-            details={"limit": MAX_KEY_CHARS, "size": len(key)},
-        )
-    if any(ord(c) < 32 or ord(c) == 127 for c in key):
-        raise InvalidParamsError("storage key contains control characters")
-    return key
+    return checked_key(key, MAX_KEY_CHARS, "storage")
 
 
 class BindingStorage:

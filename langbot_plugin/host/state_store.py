@@ -27,6 +27,7 @@ __all__ = [
     "MAX_LIST",
     "MAX_VALUE_BYTES",
     "StateStore",
+    "checked_key",
 ]
 
 MAX_VALUE_BYTES = 256 * 1024
@@ -53,6 +54,21 @@ CREATE TABLE IF NOT EXISTS conversation_state (
 """
 
 
+def checked_key(key: object, limit: int, area: str) -> str:
+    """``key`` if it is a string of 1 to ``limit`` characters without control characters
+    (``area`` names the store in the refusal)."""
+    if not isinstance(key, str) or not key:
+        raise InvalidParamsError("key must be a non-empty string", details={"key": key})
+    if len(key) > limit:
+        raise MessageTooLargeError(
+            f"{area} key is {len(key)} characters, the limit is {limit}",
+            details={"limit": limit, "size": len(key)},
+        )
+    if any(ord(c) < 32 or ord(c) == 127 for c in key):
+        raise InvalidParamsError(f"{area} key contains control characters")
+    return key
+
+
 class StateStore:
     """Scoped JSON values (see the module docstring for scopes and limits)."""
 
@@ -74,15 +90,7 @@ class StateStore:
 
     def key(self, key: object) -> str:
         """The stored form of ``key`` (alias applied), or :class:`InvalidParamsError`."""
-        if not isinstance(key, str) or not key:
-            raise InvalidParamsError("key must be a non-empty string", details={"key": key})
-        if len(key) > self.max_key_chars:
-            raise MessageTooLargeError(
-                f"state key is {len(key)} characters, the limit is {self.max_key_chars}",
-                details={"limit": self.max_key_chars, "size": len(key)},
-            )
-        if any(ord(c) < 32 or ord(c) == 127 for c in key):
-            raise InvalidParamsError("state key contains control characters")
+        key = checked_key(key, self.max_key_chars, "state")
         return KEY_ALIASES.get(key, key)
 
     def encode(self, value: Any) -> str:
