@@ -56,15 +56,17 @@ def _missing(upload_id: str) -> NotFoundError:
     )
 
 
-def _piece(content_base64: str) -> bytes:
+def decode_piece(raw: str, invalid: str, over: str) -> bytes:
+    """``raw`` decoded from base64, refused when it is not base64 (``invalid``) or holds
+    more than :data:`MAX_UPLOAD_PIECE_BYTES` (``over``, formatted with size and limit)."""
     try:
-        piece = base64.b64decode(content_base64, validate=True)
+        piece = base64.b64decode(raw, validate=True)
     except (binascii.Error, ValueError):
-        raise InvalidParamsError("content_base64 is not valid base64") from None
-    if len(piece) > MAX_UPLOAD_PIECE_BYTES:
+        raise InvalidParamsError(invalid) from None
+    size, limit = len(piece), MAX_UPLOAD_PIECE_BYTES
+    if size > limit:
         raise MessageTooLargeError(
-            f"an append carries at most {MAX_UPLOAD_PIECE_BYTES} bytes, not {len(piece)}",
-            details={"limit": MAX_UPLOAD_PIECE_BYTES, "actual": len(piece)},
+            over.format(size=size, limit=limit), details={"limit": limit, "actual": size}
         )
     return piece
 
@@ -107,7 +109,11 @@ class ArtifactUploads:
     async def append(
         self, run_id: str, upload_id: str, offset: int, content_base64: str
     ) -> ArtifactUpload:
-        piece = _piece(content_base64)
+        piece = decode_piece(
+            content_base64,
+            "content_base64 is not valid base64",
+            "an append carries at most {limit} bytes, not {size}",
+        )
         limit = self.max_bytes
 
         def write(conn: sqlite3.Connection) -> int:

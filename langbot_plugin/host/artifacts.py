@@ -13,7 +13,6 @@ id that never existed (docs/protocol-v1.md).
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import json
 import re
@@ -22,7 +21,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from langbot_plugin.host.artifact_uploads import ArtifactUploads
+from langbot_plugin.host.artifact_uploads import ArtifactUploads, decode_piece
 from langbot_plugin.host.grants import RunScope
 from langbot_plugin.host.sqlite import HostDatabase
 from langbot_plugin.protocol.host_api.artifacts import (
@@ -100,16 +99,11 @@ def _content(data: dict[str, Any]) -> bytes:
     raw = data.get("content_base64")
     if not isinstance(raw, str):
         raise _invalid("artifact.created needs content_base64 (the bytes, base64)")
-    try:
-        content = base64.b64decode(raw, validate=True)
-    except (binascii.Error, ValueError):
-        raise _invalid("artifact.created content_base64 is not valid base64") from None
-    if len(content) > MAX_INLINE_BYTES:
-        raise MessageTooLargeError(
-            f"artifact.created carries {len(content)} bytes, over {MAX_INLINE_BYTES}",
-            details={"limit": MAX_INLINE_BYTES, "actual": len(content)},
-        )
-    return content
+    return decode_piece(
+        raw,
+        "artifact.created content_base64 is not valid base64",
+        "artifact.created carries {size} bytes, over {limit}",
+    )
 
 
 class ArtifactStore:
@@ -211,14 +205,12 @@ class ArtifactStore:
         """The artifact, if it is in ``scope``'s conversation and not expired."""
         key = _scope_key(scope)
         now = self.clock()
-
-        def read(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            return conn.execute(
+        row = None
+        if scope.conversation_id is not None:
+            row = await self.db.one(
                 "SELECT * FROM artifact WHERE scope_key = ? AND artifact_id = ? AND expires_at > ?",
                 (key, artifact_id, now),
-            ).fetchone()
-
-        row = await self.db.run(read) if scope.conversation_id is not None else None
+            )
         if row is None:
             raise NotFoundError(
                 f"artifact {artifact_id!r} not found for this run",
@@ -240,14 +232,10 @@ class ArtifactStore:
     async def content(self, scope: RunScope, artifact_id: str) -> tuple[ArtifactMetadata, bytes]:
         """The artifact and all its bytes (for a Box mount; ``not_found`` as metadata)."""
         found = await self.metadata(scope, artifact_id)
-
-        def read(conn: sqlite3.Connection) -> bytes:
-            (content,) = conn.execute(
-                "SELECT content FROM artifact_blob WHERE sha256 = ?", (found.sha256,)
-            ).fetchone()
-            return bytes(content)
-
-        return found, await self.db.run(read)
+        (content,) = await self.db.one(
+            "SELECT content FROM artifact_blob WHERE sha256 = ?", (found.sha256,)
+        )
+        return found, bytes(content)
 
     async def read(
         self, scope: RunScope, artifact_id: str, offset: int, length: int
@@ -263,15 +251,11 @@ class ArtifactStore:
             raise _invalid(
                 f"offset {offset} is past the end ({found.size_bytes} bytes)", offset=offset
             )
-
-        def read(conn: sqlite3.Connection) -> bytes:
-            (piece,) = conn.execute(
-                "SELECT substr(content, ?, ?) FROM artifact_blob WHERE sha256 = ?",
-                (offset + 1, length, found.sha256),
-            ).fetchone()
-            return bytes(piece)
-
-        piece = await self.db.run(read)
+        (piece,) = await self.db.one(
+            "SELECT substr(content, ?, ?) FROM artifact_blob WHERE sha256 = ?",
+            (offset + 1, length, found.sha256),
+        )
+        piece = bytes(piece)
         return ArtifactChunk(
             artifact_id=artifact_id,
             offset=offset,

@@ -162,26 +162,14 @@ class AuditLog:
         await self.flush()
         window = PageWindow.of(before_cursor, after_cursor, limit, direction)
         tail, args = window.sql()
-
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                f"SELECT * FROM run_audit WHERE run_id = ?{tail}", [run_id, *args]
-            ).fetchall()
-            return [_entry(row) for row in rows]
-
-        return page_answer(window, await self.db.run(read))
+        rows = await self.db.all(f"SELECT * FROM run_audit WHERE run_id = ?{tail}", [run_id, *args])
+        return page_answer(window, [_entry(row) for row in rows])
 
     async def entries(self, run_id: str) -> list[dict[str, Any]]:
         """Every entry of ``run_id``, oldest first."""
         await self.flush()
-
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                "SELECT * FROM run_audit WHERE run_id = ? ORDER BY seq", (run_id,)
-            ).fetchall()
-            return [_entry(row) for row in rows]
-
-        return await self.db.run(read)
+        rows = await self.db.all("SELECT * FROM run_audit WHERE run_id = ? ORDER BY seq", (run_id,))
+        return [_entry(row) for row in rows]
 
     async def export_jsonl(self, run_id: str) -> str:
         """``run_id``'s audit as JSON lines (one entry per line, oldest first)."""

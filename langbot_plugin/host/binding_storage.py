@@ -24,6 +24,7 @@ from typing import Any
 from langbot_plugin.host.errors import StateQuotaError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.host.sqlite import HostDatabase
+from langbot_plugin.host.state_store import checked_key
 from langbot_plugin.protocol.host_api import storage
 from langbot_plugin.protocol.host_api.common import RunScopedParams
 from langbot_plugin.protocol.spec import ActionTable, Result
@@ -73,16 +74,7 @@ def grant_binding_storage(resources: dict[str, Any], declaration: Mapping[str, A
 
 
 def _key(key: str) -> str:
-    if not key:
-        raise InvalidParamsError("key must be a non-empty string", details={"key": key})
-    if len(key) > MAX_KEY_CHARS:
-        raise MessageTooLargeError(
-            f"storage key is {len(key)} characters, the limit is {MAX_KEY_CHARS}",
-            details={"limit": MAX_KEY_CHARS, "size": len(key)},
-        )
-    if any(ord(c) < 32 or ord(c) == 127 for c in key):
-        raise InvalidParamsError("storage key contains control characters")
-    return key
+    return checked_key(key, MAX_KEY_CHARS, "storage")
 
 
 class BindingStorage:
@@ -128,41 +120,26 @@ class BindingStorage:
         await self.db.run(write)
 
     async def get(self, binding: str, key: str) -> bytes:
-        stored = _key(key)
-
-        def read(conn: sqlite3.Connection) -> bytes | None:
-            row = conn.execute(
-                "SELECT value FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
-                (binding, stored),
-            ).fetchone()
-            return None if row is None else bytes(row[0])
-
-        value = await self.db.run(read)
-        if value is None:
+        row = await self.db.one(
+            "SELECT value FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
+            (binding, _key(key)),
+        )
+        if row is None:
             raise NotFoundError(f"Storage with key {key} not found", details={"key": key})
-        return value
+        return bytes(row[0])
 
     async def keys(self, binding: str) -> list[str]:
-        def read(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute(
-                "SELECT storage_key FROM binding_storage WHERE binding_key = ?"
-                " ORDER BY storage_key",
-                (binding,),
-            ).fetchall()
-            return [str(row[0]) for row in rows]
-
-        return await self.db.run(read)
+        rows = await self.db.all(
+            "SELECT storage_key FROM binding_storage WHERE binding_key = ? ORDER BY storage_key",
+            (binding,),
+        )
+        return [str(row[0]) for row in rows]
 
     async def delete(self, binding: str, key: str) -> None:
-        stored = _key(key)
-
-        def remove(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "DELETE FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
-                (binding, stored),
-            )
-
-        await self.db.run(remove)
+        await self.db.write(
+            "DELETE FROM binding_storage WHERE binding_key = ? AND storage_key = ?",
+            (binding, _key(key)),
+        )
 
     def register(self, table: ActionTable, authorize: Authorize) -> None:
         """Serve the four actions in ``table`` for runs ``authorize`` lets through,

@@ -192,9 +192,7 @@ class RunBoxService:
                 f"Box {p.box_id} is not a Box of this run's scope (acquire it first)",
                 details={"kind": "box", "resource": p.box_id, "run_id": session.run_id},
             )
-        self.bound[session.run_id] = p.box_id
-        self.services.files.bind(session.run_id, p.box_id)  # export_box_files reads it
-        self._audit(session.run_id, "bind", p.box_id, {"session_id": p.box_id})
+        self.bind_run(session.run_id, p.box_id)  # acquired already
         return BoxBinding(box_id=p.box_id, outbox=f"/workspace/outbox/{session.run_id}")
 
     def bind_run(self, run_id: str, box_id: str) -> None:
@@ -212,9 +210,7 @@ class RunBoxService:
     ) -> box.BoxFiles:
         session = self._run(p, ctx)
         run_id = session.run_id
-        box_id = self.bound.get(run_id)
-        if box_id is None:
-            raise InvalidParamsError("the runner must bind a Box before importing attachments")
+        box_id = self._bound(run_id, "importing attachments")
         available = self.services.attachments.of_run(run_id)
         refs = list(available) if p.attachment_ids is None else list(p.attachment_ids)
         unknown = [ref for ref in refs if ref not in available]
@@ -253,14 +249,18 @@ class RunBoxService:
             raise NotSupportedError(
                 "this host mounts no artifacts (its Box service has no artifact root)"
             )
-        box_id = self.bound.get(session.run_id)
-        if box_id is None:
-            raise InvalidParamsError("the runner must bind a Box before mounting artifacts")
+        box_id = self._bound(session.run_id, "mounting artifacts")
         found, content = await store.content(session.scope, p.artifact_id)
         mounted = await self.trees.mount(session.run_id, found, content)
         detail = {"artifact_id": p.artifact_id, "content_digest": mounted.content_digest}
         self._audit(session.run_id, "artifact_mount", box_id, detail)
         return mounted
+
+    def _bound(self, run_id: str, doing: str) -> str:
+        box_id = self.bound.get(run_id)
+        if box_id is None:
+            raise InvalidParamsError(f"the runner must bind a Box before {doing}")
+        return box_id
 
     def release(self, run_id: str) -> None:
         """Forget what the service kept for a run that ended (its binding, imported
@@ -275,9 +275,7 @@ class RunBoxService:
 
     async def call_tool(self, run_id: str, tool_name: str, parameters: dict[str, Any]) -> Any:
         """Run a sandbox tool of a run (already authorized for it) in its bound Box."""
-        box_id = self.bound.get(run_id)
-        if box_id is None:
-            raise InvalidParamsError("the runner must bind a Box before using sandbox tools")
+        box_id = self._bound(run_id, "using sandbox tools")
         if tool_name != EXEC_TOOL:
             raise InvalidParamsError(f"no sandbox tool {tool_name!r}")
         base = self._acquired[box_id]

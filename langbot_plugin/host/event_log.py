@@ -155,12 +155,8 @@ class EventLogStore:
 
     async def get(self, event_id: str) -> tuple[dict[str, Any], str | None] | None:
         """The record and the id of the run that recorded it, or ``None``."""
-
-        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], str | None] | None:
-            row = conn.execute("SELECT * FROM event_log WHERE event_id = ?", (event_id,)).fetchone()
-            return None if row is None else (_record(row), row["run_id"])
-
-        return await self.db.run(read)
+        row = await self.db.one("SELECT * FROM event_log WHERE event_id = ?", (event_id,))
+        return None if row is None else (_record(row), row["run_id"])
 
     async def page(
         self, scope: RunScope, window: PageWindow, *, event_types: list[str] | None = None
@@ -173,25 +169,17 @@ class EventLogStore:
             where += f" AND event_type IN ({', '.join('?' for _ in event_types)})"
             args.extend(event_types)
         tail, tail_args = window.sql()
-
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                f"SELECT * FROM event_log WHERE {where}{tail}", [*args, *tail_args]
-            ).fetchall()
-            return [_record(row) for row in rows]
-
-        return page_answer(window, await self.db.run(read))
+        rows = await self.db.all(
+            f"SELECT * FROM event_log WHERE {where}{tail}", [*args, *tail_args]
+        )
+        return page_answer(window, [_record(row) for row in rows])
 
     async def latest_seq(self, scope: RunScope) -> int | None:
         """The newest event's ``seq`` in the scope's conversation."""
         if scope.conversation_id is None:
             return None
-
-        def read(conn: sqlite3.Connection) -> int | None:
-            row = conn.execute(
-                "SELECT MAX(seq) FROM event_log WHERE conversation_id = ? AND thread_id IS ?",
-                (scope.conversation_id, scope.thread_id),
-            ).fetchone()
-            return None if row[0] is None else int(row[0])
-
-        return await self.db.run(read)
+        row = await self.db.one(
+            "SELECT MAX(seq) FROM event_log WHERE conversation_id = ? AND thread_id IS ?",
+            (scope.conversation_id, scope.thread_id),
+        )
+        return None if row[0] is None else int(row[0])

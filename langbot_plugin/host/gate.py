@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from langbot_plugin.host.errors import RunNotLiveError
 from langbot_plugin.host.registry import RunSession
 from langbot_plugin.protocol.host_api import models, storage
 from langbot_plugin.protocol.run_needs import (
@@ -88,10 +87,7 @@ def run_gate(services: RunServices, *, strict: bool = True) -> Middleware:
         run_id = ctx.data.get("run_id")
         if run_id is None:
             if ctx.request.action in RUN_ONLY:
-                raise RunNotLiveError(
-                    f"{ctx.request.action} exists only for runs: name a live run of this plugin",
-                    details={"action": ctx.request.action, "run_id": None},
-                )
+                services.session(None, ctx)  # refused: the action exists only for runs
             return
         if not strict and run_id not in services.registry:
             return

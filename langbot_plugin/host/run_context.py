@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langbot_plugin.host.grants import RESOURCE_KINDS
+from langbot_plugin.host.grants import RESOURCE_KINDS, STATE_SCOPES
 from langbot_plugin.protocol.host_api import artifacts as art
 from langbot_plugin.protocol.host_api import run_context as rc
 from langbot_plugin.protocol.host_api import run_ledger as rl
@@ -165,7 +165,7 @@ def build_run_context(
         "sender_name": sender_name,
         "user_message_text": text or "",
     }
-    snapshot = {scope: dict((state or {}).get(scope, {})) for scope in _SCOPES}
+    snapshot = {scope: dict((state or {}).get(scope, {})) for scope in STATE_SCOPES}
     return {
         "run_id": run_id,
         "trigger": {"type": "message.received", "source": "host_adapter", "timestamp": int(now)},
@@ -244,6 +244,3 @@ def build_run_context(
         "metadata": {},
         "variables": dict(params),
     }
-
-
-_SCOPES = ("conversation", "actor", "subject", "runner")

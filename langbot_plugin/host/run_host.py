@@ -153,14 +153,7 @@ class RunHost:
         #: The platform actions this host executes for runs that declare them.
         self.platform_actions = PlatformActions()
         self.platform_actions.handlers[EDIT_MESSAGE] = edit_delivered_message(self.registry)
-        self.recorder = RunRecorder(
-            self.registry,
-            self.state,
-            self.transcript,
-            self.services,
-            self.files,
-            actions=self.platform_actions,
-        )
+        self.recorder = RunRecorder(self.services, actions=self.platform_actions)
 
     async def sweep(self, now: float | None = None) -> SweepReport:
         """Delete runner state, transcripts and audit entries past :attr:`retention`,

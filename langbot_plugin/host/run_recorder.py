@@ -15,15 +15,13 @@ from typing import Any
 
 import anyio
 
-from langbot_plugin.host.box_files import BoxFiles, HeldFile
+from langbot_plugin.host.box_files import HeldFile
 from langbot_plugin.host.deliveries import Delivery
 from langbot_plugin.host.platform_actions import PlatformActions
-from langbot_plugin.host.registry import RunRegistry, RunSession
+from langbot_plugin.host.registry import RunSession
 from langbot_plugin.host.results import NormalizedResult
 from langbot_plugin.host.run_outcome import OnResult, RunOutcome
 from langbot_plugin.host.services import RunServices
-from langbot_plugin.host.state_store import StateStore
-from langbot_plugin.host.transcript import TranscriptStore
 from langbot_plugin.rpc.errors import RPCError
 
 __all__ = ["ARTIFACT_CREATED", "RunRecorder"]
@@ -35,23 +33,10 @@ ARTIFACT_CREATED = "artifact.created"
 class RunRecorder:
     """Applies a run's results to the registry and the stores (see the module docstring)."""
 
-    def __init__(
-        self,
-        registry: RunRegistry,
-        state: StateStore,
-        transcript: TranscriptStore,
-        services: RunServices,
-        files: BoxFiles,
-        *,
-        actions: PlatformActions | None = None,
-    ) -> None:
+    def __init__(self, services: RunServices, *, actions: PlatformActions | None = None) -> None:
         #: The platform actions this host executes for ``action.requested`` results.
         self.actions = actions if actions is not None else PlatformActions()
-        self.registry = registry
-        self.state = state
-        self.transcript = transcript
         self.services = services
-        self.files = files
 
     async def attach_files(self, session: RunSession, result: NormalizedResult) -> None:
         """Deliver the files a ``message.completed`` names with it (once, all or none)."""
@@ -68,7 +53,7 @@ class RunRecorder:
             files_sent = tuple(f.delivered_form() for f in files)
             session.deliveries.append(Delivery("message", files_sent, chain, result.sequence))
 
-        await self.files.deliver(session.run_id, list(ids), send)
+        await self.services.files.deliver(session.run_id, list(ids), send)
 
     async def apply(
         self,
@@ -106,7 +91,7 @@ class RunRecorder:
         elif result.type == ARTIFACT_CREATED:
             metadata.update(await self._keep_artifact(session, data))
             data = {k: v for k, v in data.items() if k != "content_base64"}  # kept once
-        self.registry.record_event(
+        self.services.registry.record_event(
             session,
             sequence=result.sequence,
             kind=result.type,
@@ -149,23 +134,15 @@ class RunRecorder:
         if key is None:
             return {"state_rejected": f'scope "{scope}" is not available to this run'}
         try:
-            await self.state.set(
-                key,
-                str(data.get("key")),
-                data.get("value"),
-                scope=scope,
-                runner_id=session.runner_id,
-                conversation_ref=session.scope.conversation_ref()
-                if scope == "conversation"
-                else None,
+            await self.services.set_state(
+                session, key, scope, str(data.get("key")), data.get("value")
             )
         except RPCError as exc:
             return {"state_rejected": exc.message, "state_error_code": exc.code}
-        self.services.note_session_id(session, scope, str(data.get("key")), data.get("value"))
         return {}
 
     async def remember(self, session: RunSession, text: str, message: Any) -> None:
-        await self.transcript.append(
+        await self.services.transcript.append(
             session.scope,
             role="assistant",
             content=text,

@@ -33,7 +33,6 @@ from langbot_plugin.host.paging import MAX_PAGE, parse_cursor
 from langbot_plugin.host.registry import TERMINAL_STATUSES, RunSession
 from langbot_plugin.protocol.host_api import run_ledger as rl
 from langbot_plugin.protocol.host_api.common import RunScopedParams
-from langbot_plugin.protocol.run_needs import api_flag
 from langbot_plugin.protocol.spec import ActionSpec, ActionTable
 from langbot_plugin.rpc import RequestContext
 from langbot_plugin.rpc.errors import NotFoundError, PermissionDeniedError
@@ -204,9 +203,7 @@ class _Admin:
                 f"{ctx.request.action} is an admin action: call it without a run",
                 details={"action": ctx.request.action, "run_id": run_id},
             )
-        session = self.services.registry.authorize(run_id, self.services.identify(ctx))
-        session.grants.require_api(api_flag(spec), session.run_id)
-        return session
+        return self.services.session(run_id, ctx, spec)
 
     async def register(self, p: rl.RuntimeRegisterParams, ctx: RequestContext) -> AgentRuntime:
         self.caller(p.run_id, ctx, RUNTIME_ADMIN, rl.RUNTIME_REGISTER)

@@ -8,7 +8,6 @@ Authorized like every run-scoped call (:meth:`RunServices.session`, with the run
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from langbot_plugin.host.artifacts import ArtifactStore
@@ -21,9 +20,6 @@ if TYPE_CHECKING:
     from langbot_plugin.host.services import RunServices
 
 __all__ = ["register_artifact_actions"]
-
-MetadataHandler = Callable[[art.ArtifactRefParams, RequestContext], Awaitable[art.ArtifactMetadata]]
-ReadHandler = Callable[[art.ArtifactReadParams, RequestContext], Awaitable[art.ArtifactChunk]]
 
 
 def register_artifact_actions(

@@ -195,22 +195,23 @@ class RunServices:
 
     async def state_set(self, p: rc.StateSetParams, ctx: RequestContext) -> rc.StateSetResult:
         session = self.session(p.run_id, ctx, rc.STATE_SET)
-        key = self._scope_key(session, p.scope)
-        await self.state.set(
-            key,
-            p.key,
-            p.value,
-            scope=p.scope,
-            runner_id=session.runner_id,
-            conversation_ref=session.scope.conversation_ref()
-            if p.scope == "conversation"
-            else None,
-        )
-        self.note_session_id(session, p.scope, p.key, p.value)
+        await self.set_state(session, self._scope_key(session, p.scope), p.scope, p.key, p.value)
         return rc.StateSetResult(success=True)
 
-    def note_session_id(self, session: RunSession, scope: str, key: str, value: Any) -> None:
-        """Audit an external harness pointer (``external.*`` state) the run kept."""
+    async def set_state(
+        self, session: RunSession, scope_key: str, scope: str, key: str, value: Any
+    ) -> None:
+        """Keep a run's state value (``state_set`` or a ``state.updated`` result), and
+        audit an external harness pointer (``external.*`` state) the run kept."""
+        conversation = session.scope.conversation_ref() if scope == "conversation" else None
+        await self.state.set(
+            scope_key,
+            key,
+            value,
+            scope=scope,
+            runner_id=session.runner_id,
+            conversation_ref=conversation,
+        )
         if self.audit is not None and key.startswith("external."):
             detail = {"scope": scope, "key": key, "value": value}
             self.audit.record(session.run_id, "session", resource=key, detail=detail)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
@@ -59,6 +59,18 @@ class HostDatabase:
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` as one transaction in a worker thread."""
         return await anyio.to_thread.run_sync(self._transaction, fn)
+
+    async def one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """The first row of one query (``None`` if none), as its own transaction."""
+        return await self.run(lambda conn: conn.execute(sql, args).fetchone())
+
+    async def all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """Every row of one query, as its own transaction."""
+        return await self.run(lambda conn: conn.execute(sql, args).fetchall())
+
+    async def write(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Run one statement as its own transaction; the number of rows it changed."""
+        return await self.run(lambda conn: conn.execute(sql, args).rowcount)
 
     def close(self) -> None:
         with self._lock:

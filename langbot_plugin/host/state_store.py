@@ -27,6 +27,7 @@ __all__ = [
     "MAX_LIST",
     "MAX_VALUE_BYTES",
     "StateStore",
+    "checked_key",
 ]
 
 MAX_VALUE_BYTES = 256 * 1024
@@ -53,6 +54,21 @@ CREATE TABLE IF NOT EXISTS conversation_state (
 """
 
 
+def checked_key(key: object, limit: int, area: str) -> str:
+    """``key`` if it is a string of 1 to ``limit`` characters without control characters
+    (``area`` names the store in the refusal)."""
+    if not isinstance(key, str) or not key:
+        raise InvalidParamsError("key must be a non-empty string", details={"key": key})
+    if len(key) > limit:
+        raise MessageTooLargeError(
+            f"{area} key is {len(key)} characters, the limit is {limit}",
+            details={"limit": limit, "size": len(key)},
+        )
+    if any(ord(c) < 32 or ord(c) == 127 for c in key):
+        raise InvalidParamsError(f"{area} key contains control characters")
+    return key
+
+
 class StateStore:
     """Scoped JSON values (see the module docstring for scopes and limits)."""
 
@@ -74,15 +90,7 @@ class StateStore:
 
     def key(self, key: object) -> str:
         """The stored form of ``key`` (alias applied), or :class:`InvalidParamsError`."""
-        if not isinstance(key, str) or not key:
-            raise InvalidParamsError("key must be a non-empty string", details={"key": key})
-        if len(key) > self.max_key_chars:
-            raise MessageTooLargeError(
-                f"state key is {len(key)} characters, the limit is {self.max_key_chars}",
-                details={"limit": self.max_key_chars, "size": len(key)},
-            )
-        if any(ord(c) < 32 or ord(c) == 127 for c in key):
-            raise InvalidParamsError("state key contains control characters")
+        key = checked_key(key, self.max_key_chars, "state")
         return KEY_ALIASES.get(key, key)
 
     def encode(self, value: Any) -> str:
@@ -103,17 +111,11 @@ class StateStore:
 
     async def get(self, scope_key: str, key: str) -> Any:
         """The value, or ``None`` when the key is not set."""
-        stored = self.key(key)
-
-        def read(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT value_json FROM runner_state WHERE scope_key = ? AND state_key = ?",
-                (scope_key, stored),
-            ).fetchone()
-            return None if row is None else str(row[0])
-
-        text = await self.db.run(read)
-        return None if text is None else json.loads(text)
+        row = await self.db.one(
+            "SELECT value_json FROM runner_state WHERE scope_key = ? AND state_key = ?",
+            (scope_key, self.key(key)),
+        )
+        return None if row is None else json.loads(row[0])
 
     async def set(
         self,
@@ -163,16 +165,11 @@ class StateStore:
 
     async def delete(self, scope_key: str, key: str) -> bool:
         """Remove a key; ``True`` if it existed."""
-        stored = self.key(key)
-
-        def remove(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute(
-                "DELETE FROM runner_state WHERE scope_key = ? AND state_key = ?",
-                (scope_key, stored),
-            )
-            return cursor.rowcount > 0
-
-        return await self.db.run(remove)
+        removed = await self.db.write(
+            "DELETE FROM runner_state WHERE scope_key = ? AND state_key = ?",
+            (scope_key, self.key(key)),
+        )
+        return removed > 0
 
     async def list_keys(
         self, scope_key: str, prefix: str | None = None, limit: int = MAX_LIST
@@ -183,40 +180,25 @@ class StateStore:
             raise InvalidParamsError("limit must be > 0", details={"limit": limit})
         limit = min(limit, MAX_LIST)
         start = prefix or ""
-
-        def read(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute(
-                "SELECT state_key FROM runner_state WHERE scope_key = ?"
-                " AND substr(state_key, 1, ?) = ? ORDER BY state_key LIMIT ?",
-                (scope_key, len(start), start, limit + 1),
-            ).fetchall()
-            return [str(row[0]) for row in rows]
-
-        keys = await self.db.run(read)
+        rows = await self.db.all(
+            "SELECT state_key FROM runner_state WHERE scope_key = ?"
+            " AND substr(state_key, 1, ?) = ? ORDER BY state_key LIMIT ?",
+            (scope_key, len(start), start, limit + 1),
+        )
+        keys = [str(row[0]) for row in rows]
         return keys[:limit], len(keys) > limit
 
     async def snapshot(self, scope_key: str) -> dict[str, Any]:
         """Every value of one scope key (what a new run's ``ctx.state`` shows)."""
-
-        def read(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-            rows = conn.execute(
-                "SELECT state_key, value_json FROM runner_state WHERE scope_key = ?"
-                " ORDER BY state_key",
-                (scope_key,),
-            ).fetchall()
-            return [(str(r[0]), str(r[1])) for r in rows]
-
-        return {key: json.loads(text) for key, text in await self.db.run(read)}
+        rows = await self.db.all(
+            "SELECT state_key, value_json FROM runner_state WHERE scope_key = ? ORDER BY state_key",
+            (scope_key,),
+        )
+        return {str(r[0]): json.loads(r[1]) for r in rows}
 
     async def clear(self, scope_key: str) -> int:
         """Drop every value of one scope key; returns how many there were."""
-
-        def remove(conn: sqlite3.Connection) -> int:
-            return conn.execute(
-                "DELETE FROM runner_state WHERE scope_key = ?", (scope_key,)
-            ).rowcount
-
-        return await self.db.run(remove)
+        return await self.db.write("DELETE FROM runner_state WHERE scope_key = ?", (scope_key,))
 
     async def clear_conversation(self, conversation_ref: str) -> int:
         """Drop the conversation-scope values of every runner and binding of one

@@ -157,14 +157,10 @@ class TranscriptStore:
             return page_answer(window, [])
         where, args = scope_sql(scope)
         tail, tail_args = window.sql()
-
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM transcript WHERE {where}{tail}", [*args, *tail_args]
-            ).fetchall()
-            return [_item(row, include_attachments) for row in rows]
-
-        return page_answer(window, await self.db.run(read))
+        rows = await self.db.all(
+            f"SELECT {_COLUMNS} FROM transcript WHERE {where}{tail}", [*args, *tail_args]
+        )
+        return page_answer(window, [_item(row, include_attachments) for row in rows])
 
     async def search(
         self,
@@ -186,39 +182,25 @@ class TranscriptStore:
             if values:
                 where += f" AND {column} IN ({', '.join('?' for _ in values)})"
                 args.extend(values)
-        limit = max(1, min(top_k, 100))
-
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM transcript WHERE {where} ORDER BY seq DESC LIMIT ?",
-                [*args, limit],
-            ).fetchall()
-            return [_item(row, include_attachments=True) for row in rows]
-
-        return await self.db.run(read)
+        rows = await self.db.all(
+            f"SELECT {_COLUMNS} FROM transcript WHERE {where} ORDER BY seq DESC LIMIT ?",
+            [*args, max(1, min(top_k, 100))],
+        )
+        return [_item(row, include_attachments=True) for row in rows]
 
     async def latest(self, scope: RunScope) -> tuple[str | None, int]:
         """The cursor of the scope's newest item (``None`` if empty) and the item count."""
         if scope.conversation_id is None:
             return None, 0
         where, args = scope_sql(scope)
-
-        def read(conn: sqlite3.Connection) -> tuple[int | None, int]:
-            row = conn.execute(
-                f"SELECT MAX(seq), COUNT(*) FROM transcript WHERE {where}", args
-            ).fetchone()
-            return row[0], int(row[1])
-
-        newest, count = await self.db.run(read)
-        return (None if newest is None else str(newest)), count
+        newest, count = await self.db.one(
+            f"SELECT MAX(seq), COUNT(*) FROM transcript WHERE {where}", args
+        )
+        return (None if newest is None else str(newest)), int(count)
 
     async def clear(self, scope: RunScope) -> int:
         """Remove the scope's conversation history; returns the number of items."""
         if scope.conversation_id is None:
             return 0
         where, args = scope_sql(scope)
-
-        def remove(conn: sqlite3.Connection) -> int:
-            return conn.execute(f"DELETE FROM transcript WHERE {where}", args).rowcount
-
-        return await self.db.run(remove)
+        return await self.db.write(f"DELETE FROM transcript WHERE {where}", args)

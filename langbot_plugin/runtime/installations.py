@@ -51,6 +51,16 @@ logger = logging.getLogger("langbot_plugin.runtime.installations")
 _SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
+def _failed(uuid: str, exc: RPCError, limit: int | None = None) -> ApplyInstallationResult:
+    return ApplyInstallationResult(
+        installation_uuid=uuid,
+        state="failed",
+        error_code=exc.code,
+        message=exc.message[:limit],
+        details=exc.details or None,
+    )
+
+
 class InstallationRecord(BaseModel):
     installation_uuid: str
     binding: dict[str, Any]
@@ -140,13 +150,7 @@ class Installations:
             return await self._apply(binding, uuid, enabled, content, execution_mode, bridged)
         except RPCError as exc:
             logger.error("installation %s failed: %s", uuid, exc.message)
-            return ApplyInstallationResult(
-                installation_uuid=uuid,
-                state="failed",
-                error_code=exc.code,
-                message=exc.message[:4000],
-                details=exc.details or None,
-            )
+            return _failed(uuid, exc, limit=4000)
 
     async def _apply(  # noqa: PLR0917 - internal, called from apply() only
         self,
@@ -257,13 +261,7 @@ class Installations:
                 workspace.workspace_uuid,
                 exc.message,
             )
-            return ApplyInstallationResult(
-                installation_uuid="",
-                state="failed",
-                error_code=exc.code,
-                message=exc.message,
-                details=exc.details or None,
-            )
+            return _failed("", exc)
         seed = f"langbot:legacy:{workspace.instance_uuid}:{workspace.workspace_uuid}:{identity}"
         binding = ActionScope.model_validate(
             {**workspace.workspace_context(), "installation_uuid": str(uuid5(NAMESPACE_URL, seed))}

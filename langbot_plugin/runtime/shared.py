@@ -24,7 +24,6 @@ import anyio
 from anyio.abc import Process, TaskGroup
 
 from langbot_plugin.protocol import slots
-from langbot_plugin.protocol.containers import PluginContainer
 from langbot_plugin.rpc import NotReadyError, RequestContext, RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
 from langbot_plugin.rpc.processes import stop_process
@@ -159,16 +158,7 @@ class SharedPool:
             if session is None:
                 raise WorkerError("the shared worker is not running")
             spec = slot.spec
-            placeholder = {"manifest": {"metadata": {"name": spec.identity.split("/")[-1]}}}
-            handle = PluginHandle(
-                session=ScopedSession(session, slot.context),
-                container=PluginContainer.model_validate({"manifest": placeholder}),
-                debug=False,
-                workspace=spec.workspace,
-                binding=spec.binding,
-                settings=spec.settings,
-                bridged=spec.bridged,
-            )
+            handle = spec.handle(ScopedSession(session, slot.context))
             slot.handle = handle  # the plugin's initialize() may already call the host
             params = slots.AttachSlotParams(
                 plugin_settings=spec.settings, plugin_dir=str(spec.plugin_dir.resolve())

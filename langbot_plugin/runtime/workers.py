@@ -37,7 +37,7 @@ from langbot_plugin.runtime.confine.watch import report_exhausted, watch_limits
 from langbot_plugin.runtime.forwarding import plugin_table
 from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
-from langbot_plugin.runtime.plugins import PluginHandle, shut_down
+from langbot_plugin.runtime.plugins import PluginHandle, PluginPeer, shut_down
 from langbot_plugin.runtime.state import RuntimeState
 from langbot_plugin.runtime.template import TemplateError
 from langbot_plugin.runtime.worker_env import worker_env
@@ -131,6 +131,22 @@ class WorkerSpec:
     settings: PluginSettings
     identity: str
     bridged: bool = False
+
+    def handle(self, session: PluginPeer) -> PluginHandle:
+        """The plugin's handle on ``session``, its container a placeholder named after
+        the identity until the plugin describes itself."""
+        name = self.identity.split("/")[-1]
+        return PluginHandle(
+            session=session,
+            container=PluginContainer.model_validate(
+                {"manifest": {"manifest": {"metadata": {"name": name}}}}
+            ),
+            debug=False,
+            workspace=self.workspace,
+            binding=self.binding,
+            settings=self.settings,
+            bridged=self.bridged,
+        )
 
 
 @dataclass(eq=False)
@@ -315,18 +331,7 @@ class Supervisor:
         self, worker: _Worker, session: RPCSession, box: list[PluginHandle], first: bool
     ) -> None:
         spec = worker.spec
-        container = PluginContainer.model_validate(
-            {"manifest": {"manifest": {"metadata": {"name": spec.identity.split("/")[-1]}}}}
-        )
-        handle = PluginHandle(
-            session=session,
-            container=container,
-            debug=False,
-            workspace=spec.workspace,
-            binding=spec.binding,
-            settings=spec.settings,
-            bridged=spec.bridged,
-        )
+        handle = spec.handle(session)
         box.append(handle)
         try:
             with anyio.fail_after(self.policy.ready_timeout):
