@@ -35,7 +35,6 @@ __all__ = [
     "SandboxFiles",
     "charge",
     "check_paths",
-    "may_read",
     "over_limit",
     "read_files",
     "refused",
@@ -170,11 +169,6 @@ def _allows(
 
 def _may(info: os.stat_result, identity: Identity | None, bits: tuple[int, int, int]) -> bool:
     return _allows(info.st_uid, info.st_gid, info.st_mode, identity, bits)
-
-
-def may_read(uid: int, gid: int, mode: int, identity: Identity | None) -> bool:
-    """Whether ``identity`` may read a file of that owner, group and mode."""
-    return _allows(uid, gid, mode, identity, _READ)
 
 
 _READ = (stat.S_IRUSR, stat.S_IRGRP, stat.S_IROTH)

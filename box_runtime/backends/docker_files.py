@@ -32,17 +32,6 @@ __all__ = ["export_through_engine", "identity", "remove_through_engine"]
 
 Engine = Callable[[str, str | None], AbstractContextManager[None]]
 
-#: Go's os.FileMode type bits (what the archive API reports): a regular file has none.
-_GO_TYPE_BITS = (
-    (1 << 31)  # dir
-    | (1 << 27)  # symlink
-    | (1 << 26)  # device
-    | (1 << 25)  # named pipe
-    | (1 << 24)  # socket
-    | (1 << 21)  # char device
-    | (1 << 19)  # irregular
-)
-_TAR_SLACK = 64 * 1024
 #: $@ = "D:<dir>" or "F:<file>"; prints "<reason> <path>" for every problem found.
 _CHECK = r"""
 for p in "$@"; do
