@@ -1,25 +1,11 @@
 """Managed sandbox admission: short-lived grants that the host installs per workspace.
 
-With ``box_init {"admission": {"required": true, ...}}`` (LangBot's managed, cloud
-mode) the Box serves a workspace's sandbox actions only while the host has installed
-a live grant for it (``box_upsert_sandbox_admission_grant``), and only within the
-deployment's policy (the rest of the ``admission`` section). The rules, as the
-reference Box applies them:
-
-* a grant names the LangBot instance (the one this Box is bound to), the workspace,
-  its execution generation (the placement generation requests must carry), a
-  monotonically growing entitlement revision, an expiry no further away than the
-  policy's ``max_grant_ttl_sec``, and the session / managed-process caps, never above
-  the policy's;
-* a revoked revision, an older revision or generation, and a change of caps without a
-  new revision are refused; a renewal that expires sooner than the grant in force is
-  accepted and keeps the later expiry (two host replicas renewing with skewed clocks);
-* installing a grant for a new generation, or one that permits no session, removes
-  the workspace's sessions; so do a revocation and an expiry;
-* enforcement, once on, cannot be switched off by a later ``box_init``.
-
-Every refusal is :class:`~box_runtime.errors.BoxAdmissionError` (``box_admission``).
-This module holds the state and the rules; the service applies them to requests.
+With ``box_init {"admission": {"required": true, ...}}`` the Box serves a workspace's
+sandbox actions only while a live grant for it is installed, within the deployment's
+policy; the rules (the reference's) are in docs/box.md, *Admission*. Enforcement, once
+on, cannot be switched off by a later ``box_init``. Every refusal is
+:class:`~box_runtime.errors.BoxAdmissionError`. This module holds the state and the
+rules; the service applies them to requests.
 """
 
 from __future__ import annotations

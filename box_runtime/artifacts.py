@@ -1,36 +1,11 @@
 """Content-addressed mounts: verified, per-command copies of immutable trees.
 
-The released host mounts each skill a run activated as ``{host_path: <revision>/package,
-mount_path: /opt/langbot-artifacts/<hex>, mode: ro, content_digest: sha256:<hex>,
-manifest_path: <revision>/manifest.json}`` on every ``exec`` (and on the
-``box_create_session`` of a run that activated skills). Such a mount (any mount under
-:data:`~box_runtime.models.ARTIFACT_MOUNT_ROOT`, which must be content-addressed) is
-not part of a session's fixed mounts: it belongs to the one command that names it, so a
-session keeps working as skills are activated, added, moved to a new revision and
-dropped.
-
-What the Box does with one:
-
-1. the package and the manifest must be allowed mount sources (checked by the caller);
-2. the manifest must be a ``sha256-tree-v1`` manifest whose digest is the mount's
-   ``content_digest`` (else :class:`~box_runtime.errors.BoxArtifactDigestError`);
-3. the first time a session sees the digest, exactly the files the manifest lists are
-   copied into the session's store (``<session dir>/artifacts/<hex>``), each read
-   without following links and checked against its size and SHA-256 (a difference
-   refuses the mount, ``content_changed``), then sealed read-only (files 0444 or 0555,
-   directories 0555). What a command sees is that copy: the host can change or remove
-   its package afterwards without changing what the digest names;
-4. the backend makes it visible read-only at its mount path for that command: nsjail
-   and the host backend mount (or map) it per command; a backend whose sandbox is one
-   long-lived filesystem (Docker, Podman, E2B) mounts the session's view folder
-   (``<session dir>/artifact-view``) read-only at ``/opt/langbot-artifacts`` when the
-   sandbox is created, and before each command the view holds exactly that command's
-   digests plus those of the session's running managed processes (:meth:`ArtifactStore.show`,
-   renames within the session directory).
-
-A session keeps at most :data:`MAX_ARTIFACTS` copies and :data:`MAX_STORE_BYTES`; beyond
-that the copies no running command or process uses are dropped, oldest first.
-Blocking functions run in a worker thread; :attr:`ArtifactStore.lock` serialises them.
+A mount under :data:`~box_runtime.models.ARTIFACT_MOUNT_ROOT` belongs to the one command
+that names it, not to the session: its manifest is checked against its
+``content_digest``, exactly the files it lists are copied (checked, sealed read-only)
+into the session's store, and the backend shows that copy at its mount path. The rules
+and limits are in docs/box.md, *Content-addressed mounts*. Blocking functions run in a
+worker thread; :attr:`ArtifactStore.lock` serialises them.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The Box's audit: what happened in which session, bounded and queryable.
 
-Every session create and delete (and why: asked, expired, retired, shut down), every
-command (its command line, exit code, duration and output sizes, never the output),
-managed process start and stop, file write, export and removal, and each skill a
-session mounts (a ``.skills`` mount at create, or a content-addressed skill revision
-the first time a command or process of the session uses it) is one
-:class:`AuditEvent`. The runtime keeps the last :data:`MAX_EVENTS` in memory (older
-ones are counted in ``dropped``), each as its JSON text: a few hundred bytes, where a
-model instance held for each would be about 1.6 KB (16 MB at the bound).
-``box_get_audit`` reads them for one session or for the caller's whole workspace (the
-request's tenant), oldest first, after a sequence number.
+Each session create and delete, command, managed process start and stop, file write,
+export and removal, and skill a session mounts is one :class:`AuditEvent` (what each
+carries: docs/box.md, *Audit*). The runtime keeps the last :data:`MAX_EVENTS` in memory
+(older ones are counted in ``dropped``), each as its JSON text: a few hundred bytes,
+where a model instance held for each would be about 1.6 KB (16 MB at the bound).
 """
 
 from __future__ import annotations

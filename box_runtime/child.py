@@ -4,14 +4,11 @@ the harness's ``BoxSandbox``, the benchmarks and the tests.
     async with start_box(config={"backend": "nsjail"}) as box, box.client() as client:
         await client.exec(session_id="s", cmd="echo hi")
 
-The child is LangBot's command (``command`` replaces it), on ``--ws-control-port`` (a
-free port unless given), with ``config`` as ``LANGBOT_BOX_CONFIG``. It serves on the
-port (the start waits until it accepts connections) or, with ``stdio``, on its own
-stdin and stdout, as LangBot starts it. Its log (stderr, and stdout when that is not
-the RPC) goes to ``log``: a file path (appended to; its tail is quoted when the start
-fails), an open file, ``None`` (this process's streams) or ``DEVNULL``. Leaving the
-block stops it in order (:func:`langbot_plugin.rpc.processes.stop_process`); the body
-may end it first itself.
+The child is LangBot's command (``command`` replaces it) on ``--ws-control-port`` (a
+free port unless given), serving on the port or, with ``stdio``, on its stdin and
+stdout. Its log goes to ``log``: a file path (appended to; its tail is quoted when the
+start fails), an open file, ``None`` (this process's streams) or ``DEVNULL``. Leaving
+the block stops it in order (:func:`langbot_plugin.rpc.processes.stop_process`).
 """
 
 from __future__ import annotations

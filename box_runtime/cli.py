@@ -2,10 +2,8 @@
 default image build.
 
 The command line itself (flags, log levels, one-line errors and exit codes) is the
-CLI's, in :mod:`langbot_plugin.cli.cmd_box`; this module only needs the Box runtime.
-
-    lbp box [-s] [--host 127.0.0.1] [--ws-control-port 5410] [--backend NAME] [--log-level info]
-    lbp box image build [--tag NAME] [--suite bookworm] [--include PKG,...] [--mirror URL]
+CLI's, in :mod:`langbot_plugin.cli.cmd_box` (usage: docs/box.md, *Running it*); this
+module only needs the Box runtime.
 """
 
 from __future__ import annotations

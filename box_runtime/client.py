@@ -4,14 +4,10 @@
         await box.init({"backend": "docker"})
         result = await box.exec(session_id="s1", cmd="echo hi")
 
-Every call goes through :meth:`BoxClient.send`, and waits as long as the action's
-declaration in :mod:`box_runtime.protocol` says (``box_exec``: its own ``timeout_sec``
-plus a margin); the released host's ``langbot_plugin.box.client.ActionRPCBoxClient`` is
-an adapter over this client. Errors come back as the runtime's own classes
-(``BoxSessionNotFoundError``, ...), re-created from the wire code by the RPC core. Only
-the fields a caller set on a :class:`~box_runtime.models.BoxSpec` are sent, so the
-runtime's profile supplies the rest. ``context`` (tenancy) is attached to every tenant
-action when given.
+Every call goes through :meth:`BoxClient.send` and waits as the action's declaration in
+:mod:`box_runtime.protocol` says; errors come back as the runtime's own classes; only
+the fields a caller set on a :class:`~box_runtime.models.BoxSpec` are sent. See
+docs/box.md, *Client*.
 """
 
 from __future__ import annotations

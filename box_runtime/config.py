@@ -1,18 +1,11 @@
 """The runtime's configuration: the host's ``box`` config section plus our own keys.
 
-Sources, merged deeply in this order (later wins; objects merge key by key, lists and
-scalars are replaced): built-in defaults, the ``LANGBOT_BOX_CONFIG`` environment
-variable (JSON, set by a host that spawns ``lbp box -s``), then every ``box_init``.
-:func:`merge_config` validates the result and raises
-:class:`~box_runtime.errors.BoxValidationError` naming each bad field; unknown keys are
-kept and reported by :func:`unknown_keys` so a newer host never breaks the runtime.
-
-Keys the released host sends: ``enabled``, ``backend``, ``default_memory_mb``,
-``admission``, ``docker``, ``e2b``, ``limits``, ``local``. Keys of our own:
-``sessions``, ``output``, ``nsjail``, ``podman``, ``host``, ``pool``, ``env_passthrough``,
-``deployment_id``, ``state_dir``, ``init_wait_sec`` (documented in ``docs/box.md``).
-Each backend's section (``docker``, ``podman``...) is the model its registration in
-:data:`box_runtime.backends.BACKENDS` names: :meth:`BoxConfig.section` returns it.
+Built-in defaults, then ``LANGBOT_BOX_CONFIG``, then every ``box_init``, merged deeply
+(docs/box.md, *Configuration*, has the keys). :func:`merge_config` validates the result
+and raises :class:`~box_runtime.errors.BoxValidationError` naming each bad field;
+unknown keys are kept and reported by :func:`unknown_keys`. Each backend's section is
+the model its registration in :data:`box_runtime.backends.BACKENDS` names:
+:meth:`BoxConfig.section` returns it.
 """
 
 from __future__ import annotations

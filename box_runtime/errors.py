@@ -109,24 +109,16 @@ class BoxQuotaExceededError(BoxValidationError):
 
 
 class BoxExportRefusedError(BoxValidationError):
-    """A file selected for export cannot be exported; ``details`` say which and why.
-
-    ``details.reason`` is one of ``missing``, ``unreadable``, ``symlink``,
-    ``not_regular``, ``changed``, ``outside``; the batch was refused whole and its
-    files were kept (``details.files_retained``).
-    """
+    """A file selected for export cannot be exported; ``details.reason`` says why (docs/box.md)."""
 
     code = "box_export_refused"
 
 
 class BoxArtifactRefusedError(BoxValidationError):
-    """A content-addressed mount (under ``/opt/langbot-artifacts``) cannot be made visible.
+    """A content-addressed mount cannot be made visible; ``details.reason`` says why.
 
-    ``details.reason`` is one of ``manifest_invalid`` (not a ``sha256-tree-v1`` manifest
-    within the limits), ``content_changed`` (a file is missing or differs from its
-    manifest entry), ``unavailable`` (the package or manifest cannot be read) and
-    ``digest_mismatch`` (:class:`BoxArtifactDigestError`); ``details.mount_path`` names
-    the mount. Reference peers see a ``BoxValidationError``.
+    ``details.mount_path`` names the mount; the reasons are in docs/box.md. Reference
+    peers see a ``BoxValidationError``.
     """
 
     code = "box_artifact_refused"
@@ -145,12 +137,7 @@ class BoxArtifactDigestError(BoxArtifactRefusedError):
 class BoxHostBackendRefusedError(BoxValidationError):
     """``box.backend: host`` was asked for where it is not allowed; ``details.reason`` says why.
 
-    ``details.reason`` is one of ``not_opted_in`` (``box.host.allow_unsandboxed`` is not
-    true), ``beyond_loopback`` (the Box listens on a non-loopback address), ``managed``
-    (managed admission is required), ``root_user`` (commands would run as root),
-    ``cannot_switch_user`` (the Box is not root and may not run commands as itself),
-    ``bad_user`` (``box.host.user`` names no user). Reference peers see a
-    ``BoxValidationError``.
+    The reasons are in docs/box.md, *Host*. Reference peers see a ``BoxValidationError``.
     """
 
     code = "box_host_backend_refused"

@@ -1,28 +1,10 @@
 """Explicit file export (seed 004), the Box's side: read selected sandbox files, safely.
 
-A runner names the files it wants delivered (``ctx.export_box_files(paths)``); the
-host asks the Box for them (``box_export_files``) and, once it has accepted them,
-asks the Box to delete exactly those it accepted (``box_remove_exported_files``).
-This module is the library under both actions; :class:`SandboxFiles` says where a
-session's files are, and the functions here never follow a link or block on a FIFO:
-
-* every path is a normalized absolute sandbox path, mapped to a trusted host root
-  (a session directory, a mount's source, or a container's ``/proc/<pid>/root``) and
-  walked from it with ``openat`` and ``O_NOFOLLOW`` per component; the file is opened
-  ``O_NONBLOCK`` and must be a regular file (checked before and after opening);
-* the sandbox's own permissions apply: the Box reads as root, so a file its sandbox
-  user could not read (or a directory it could not search) is refused as unreadable;
-* a batch is all-or-nothing: every file is read and checked before any is returned,
-  and any refusal fails the whole batch, with the files kept where they are;
-* limits (seed 004): at most 20 files and 50 MiB a call, 10 MiB a file, and 100
-  files / 50 MiB a run (a file already exported unchanged in the run is not counted
-  again); each refusal states the threshold, the actual value (or a lower bound), the
-  paths, that the files were kept, and what to do;
-* deleting is compare-then-delete: a file is removed only if its content still has
-  the digest the host accepted, so a file the runner rewrote since is kept.
-
-``/proc``, ``/sys`` and ``/dev`` are never exported (they are the kernel's, not the
-sandbox's, and reading them as root would leak what the sandbox cannot see).
+The library under ``box_read_files`` and ``box_remove_files_if_match``:
+:class:`SandboxFiles` says where a session's files are, and the functions here walk
+each path from a trusted host root with ``openat`` and ``O_NOFOLLOW``, never block on a
+FIFO, apply the sandbox user's rights, refuse a batch whole, and delete only what still
+has the accepted digest. The rules and limits: docs/box.md, *Explicit file export*.
 """
 
 from __future__ import annotations
@@ -53,7 +35,6 @@ __all__ = [
     "SandboxFiles",
     "charge",
     "check_paths",
-    "may_read",
     "over_limit",
     "read_files",
     "refused",
@@ -188,11 +169,6 @@ def _allows(
 
 def _may(info: os.stat_result, identity: Identity | None, bits: tuple[int, int, int]) -> bool:
     return _allows(info.st_uid, info.st_gid, info.st_mode, identity, bits)
-
-
-def may_read(uid: int, gid: int, mode: int, identity: Identity | None) -> bool:
-    """Whether ``identity`` may read a file of that owner, group and mode."""
-    return _allows(uid, gid, mode, identity, _READ)
 
 
 _READ = (stat.S_IRUSR, stat.S_IRGRP, stat.S_IROTH)

@@ -1,23 +1,12 @@
 """Message framing of the managed-process relay, and the bounded queue between its ends.
 
-A managed process speaks newline-delimited JSON-RPC on its stdio (the MCP stdio
-transport); the relay speaks one JSON-RPC message per WebSocket text frame. This
-module is the exact translation, free of I/O:
-
-* :class:`LineFramer` cuts the process's stdout into complete lines, whatever the read
-  sizes: never two messages in one item, never one message split over two. A line
-  above the cap is not buffered: its bytes are skipped up to the next newline and it
-  becomes one :class:`Oversized` item (with its head, to name the request it answered).
-* :func:`line_for_process` checks one frame from the client (a JSON object or batch
-  array, under the RPC core's text rule, ``langbot_plugin.rpc.wire_json``: no lone
-  surrogates, no ``NaN``, at most 100 levels deep) and turns it into one line for the
-  process's stdin: a frame holding raw line
-  breaks (legal JSON whitespace) is re-serialised compactly, since a line break would
-  cut it in two for the process.
-* :func:`error_frame` is the relay's own JSON-RPC error (JSON-RPC 2.0 codes) for a frame
-  it cannot pass on.
-* :class:`MessageQueue` is bounded by bytes and by count; ``put`` waits for room, so a
-  slow reader slows the writer and nothing is dropped.
+The exact translation, free of I/O, between newline-delimited JSON-RPC on a process's
+stdio and one JSON-RPC message per WebSocket text frame: :class:`LineFramer` cuts
+stdout into whole lines (an over-long line becomes one :class:`Oversized` item),
+:func:`line_for_process` checks a client frame and makes it one line,
+:func:`error_frame` is the relay's own JSON-RPC error, and :class:`MessageQueue` is
+bounded by bytes and count (``put`` waits, nothing is dropped). See docs/box.md,
+*The relay*.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Importing files into a session (a run's input attachments), the Box's side.
 
-The host hands the Box a run's attachment bytes (``box_write_files``); they land in a
-new directory of the sandbox, ``/workspace/inbox/<name>/``, as the sandbox user. Like
-the export (:mod:`box_runtime.export`), the write never follows a link the sandbox
-made: the directory path is mapped to a trusted host root (:class:`SandboxFiles`) and
-walked with ``openat`` and ``O_NOFOLLOW`` per component, creating what is missing, and
-each file is created ``O_EXCL`` (an existing entry of that name, a link included, is
-refused rather than overwritten).
-
-Limits: at most 20 files and 50 MiB a call, 10 MiB a file (the export's). Names are
-plain file names (no separators, not ``.``/``..``, no NUL, at most 255 bytes).
+``box_write_files`` lands a run's attachments in ``/workspace/inbox/<name>/`` as the
+sandbox user. Like the export (:mod:`box_runtime.export`), the write never follows a
+link the sandbox made: the directory is walked from a trusted host root
+(:class:`SandboxFiles`) with ``openat`` and ``O_NOFOLLOW``, and each file is created
+``O_EXCL``. Names and limits: docs/box.md, *Importing files*.
 
 Blocking; call it in a worker thread.
 """

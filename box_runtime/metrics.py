@@ -1,25 +1,10 @@
 """``lbp box``'s metrics: what ``GET /metrics`` answers (Prometheus text).
 
 One registry per :class:`~box_runtime.service.BoxService` (:class:`BoxMetrics`), so two
-Boxes in one process count apart. Counted as it happens:
-
-* ``lbp_box_requests_total{link, action, outcome}``, ``lbp_box_request_duration_seconds``,
-  ``lbp_box_requests_in_flight`` (:class:`~langbot_plugin.rpc.metrics.RequestMetrics`,
-  one middleware on the service's action table; ``link`` is ``rpc``);
-* from the Box audit (:mod:`box_runtime.audit`), which sees every session event:
-  ``lbp_box_events_total{kind}`` (``session.create``, ``session.delete``, ``exec``,
-  ``process.start``, ...), ``lbp_box_execs_total{backend, status}`` (``completed``,
-  ``timed_out``, or the error code of an exec that failed) and
-  ``lbp_box_exec_duration_seconds{backend}``.
-
-Read when scraped: ``lbp_box_sessions``, ``lbp_box_managed_processes``,
-``lbp_box_connections``, and the warm pool: ``lbp_box_pool_target``,
-``lbp_box_pool_ready``, ``lbp_box_pool_refilling``, ``lbp_box_pool_adopted_total``,
-``lbp_box_pool_created_total``.
-
-``lbp_box_relay_frames_total{direction}``: frames the managed-process relay wrote to a
-process (``to_process``), sent to its client (``to_client``) or refused with a JSON-RPC
-error (``refused``).
+Boxes in one process count apart. Requests are counted by the service's middleware
+(:class:`~langbot_plugin.rpc.metrics.RequestMetrics`), events and execs from the Box
+audit (:mod:`box_runtime.audit`); sessions, processes, connections and the pool are read
+when scraped. The families: docs/operations.md.
 """
 
 from __future__ import annotations

@@ -3,11 +3,7 @@
 Field names and defaults follow the released host's wire format (it sends
 ``BoxSpec.model_dump()`` and reads these result fields). Models accept unknown keys so
 a newer host never fails validation; validators reject what would be unsafe or
-meaningless (relative sandbox paths, empty session ids, zero timeouts).
-
-:data:`BUILTIN_PROFILES` are the four presets an operator picks with
-``box.local.profile``; their ``locked`` fields are forced by the runtime whatever a
-request says, and ``max_timeout_sec`` caps every request's timeout.
+meaningless. :data:`BUILTIN_PROFILES` are the presets of docs/box.md, *Profiles*.
 """
 
 from __future__ import annotations

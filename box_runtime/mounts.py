@@ -1,21 +1,12 @@
 """Mounts the Box makes below its session directories: idmapped binds, and detaching.
 
-**Idmapped binds** (Linux 5.12+, root): :func:`bind_idmapped` mounts a directory a
-second time, at a place of ours, with its owners translated: a file owned by ``owner``
-on disk appears owned by ``jail`` through the new mount, and a file the ``jail`` user
-creates there is stored as ``owner``'s. The nsjail backend uses it to let its jail user
-write a workspace the host created as root (see ``docs/box.md``): nothing on disk
-changes owner or mode, and the directory is not opened to anyone else. The Box's own
-uid 0 is mapped to the jail user's on-disk uid, so what the Box writes there for the
-sandbox (imported files, then handed to the jail user) works too. Built from the new
-mount API (``open_tree``, ``mount_setattr`` with ``MOUNT_ATTR_IDMAP``, ``move_mount``)
-with a user namespace that a short-lived helper process holds while its maps are
-written; the namespace is kept (one per mapping) for later mounts.
-
-**Detaching**: :func:`mounts_below` lists the mount points below a directory (from
-``/proc/self/mountinfo``) and :func:`detach` unmounts one lazily. A session directory
-is only ever deleted once nothing is mounted below it, so a delete never reaches
-through a mount into the host's files.
+:func:`bind_idmapped` mounts a directory a second time with its owner shown as the jail
+user (the nsjail backend's way to let its jail write a workspace the host created as
+root: docs/box.md, *nsjail*), built from the new mount API (``open_tree``,
+``mount_setattr`` with ``MOUNT_ATTR_IDMAP``, ``move_mount``) and a user namespace a
+short-lived helper holds while its maps are written (kept, one per mapping).
+:func:`mounts_below` lists the mount points below a directory and :func:`detach`
+unmounts one lazily: a session directory is deleted only once nothing is mounted below.
 
 Every function is blocking; Linux only (elsewhere :func:`idmap_unavailable` says why).
 """

@@ -1,16 +1,11 @@
 """Bounded output: what the Box keeps of a stream, and how a cut is marked.
 
 :class:`OutputCollector` keeps the first ``head_ratio`` and the last part of a stream
-within a byte budget while the stream flows, so a command printing gigabytes costs a
-bounded amount of memory; a managed process's stderr preview keeps only its last part.
-
-A cut text ends with the marker the released LangBot host recognises
-(``pkg/box/export_errors.py``, ``transport_export_error``): the last line is
-``... [raw output clipped at N bytes, M bytes discarded]``, where ``N`` is the limit
-and ``N + M`` the stream's full size, as the reference Box writes it. The host reads
-an export's answer from an exec's stdout and reports a clipped one as its size error
-(the threshold and what to do) only when that marker ends the text. Where the kept
-head and tail meet, a second line says how many bytes are missing there.
+within a byte budget while the stream flows; a managed process's stderr preview keeps
+only its last part. A cut text ends with the reference Box's marker, the only sign of a
+cut the released host reads (``... [raw output clipped at N bytes, M bytes
+discarded]``), and says where head and tail meet how many bytes are missing there
+(docs/box.md, *Security model*, "Output").
 """
 
 from __future__ import annotations

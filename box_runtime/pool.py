@@ -1,30 +1,10 @@
 """Warm sandboxes: started, idle sandboxes that new sessions adopt instead of creating one.
 
-``box.pool`` (through ``box_init`` or ``LANGBOT_BOX_CONFIG``)::
-
-    {"pool": {"size": 2, "images": {"lbp-python:latest": 1}}}
-
-keeps ``size`` sandboxes for the default image and profile and, per entry of
-``images``, that many for the image (with the profile's other settings). A new
-session whose resolved request matches a warm sandbox's exactly (image, network,
-profile limits: cpus, memory, pids, read-only root, mount path) and asks for nothing
-that is fixed at create time (no ``host_path``, no extra mounts, not persistent, no
-workspace quota) adopts it: its create costs a lookup instead of an engine create.
-Anything else gets a normal create.
-
-Nothing crosses from one session to the next: a warm sandbox serves exactly one
-session and is removed with it (never returned to the pool); each is made for the
-pool with a fresh session directory (its empty workspace, ``tmp`` and home) and its own
-identity (a ``pool-<random>`` session id in its labels and directory marker, which the
-engine cannot relabel later); the session that adopts it is the first to run anything
-in it beyond the pool's one check (``true``).
-
-The pool refills in the background (at most ``refill_concurrency`` creates at a time,
-at most :data:`~box_runtime.config.MAX_POOL_SIZE` sandboxes), trims what no longer
-matches the configuration, and is drained (every idle sandbox removed) when the
-runtime closes (SIGTERM, SIGINT, the end of stdio) or its backend changes. A failed
-create is logged, kept for ``box_status`` (:meth:`WarmPool.status`) until a create of
-that kind succeeds, and retried after :data:`RETRY_SEC`.
+``box.pool`` keeps ``size`` sandboxes for the default image and profile and, per entry
+of ``images``, that many for the image; a session whose resolved request matches one
+exactly and binds nothing at create time adopts it. A warm sandbox serves one session
+and is removed with it. What matches, the refill, the retries and ``box_status``'s
+report: docs/box.md, *Warm sandboxes*.
 """
 
 from __future__ import annotations

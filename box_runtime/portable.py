@@ -1,24 +1,10 @@
 """What the Box asks of POSIX-only modules, with the fallback where they are missing.
 
-The released LangBot host imports the skill store and the Box client on every
-platform it runs on, Windows included, and ``lbp box`` serves the Docker and E2B
-backends there; so no module of this project imports ``fcntl``, ``pwd``, ``grp``,
-``resource`` or ``termios`` at module level (``tests/test_posix_free_imports.py``
-imports every one with those hidden). The few uses go through here or import the
-module where a POSIX-only backend needs it:
-
-* :func:`file_lock`: an exclusive advisory lock (``flock``) on an open file, released
-  by the system when the process ends; where ``fcntl`` is missing, nothing (the
-  caller's lock within the process still holds: one writer per process);
-* :func:`enlarge_pipe`: a bigger pipe buffer (Linux ``F_SETPIPE_SZ``); elsewhere the
-  pipe keeps the size it has;
-* :func:`missing_modules`: which of some modules this system lacks, for a backend
-  that needs them to say why it cannot serve;
-* :func:`effective_uid`: the process's effective uid, ``None`` where the system has
-  no uids (Windows' ``os`` has no ``geteuid``);
-* the ``os.open`` flags Windows lacks (:data:`NOFOLLOW`, :data:`NONBLOCK`,
-  :data:`CLOEXEC`, :data:`DIRECTORY`: 0 there) and :func:`open_no_link`, which refuses
-  a final symbolic link with ``O_NOFOLLOW`` or, without it, by looking first.
+No module of this project imports ``fcntl``, ``pwd``, ``grp``, ``resource`` or
+``termios`` at module level (docs/box.md, *Windows*; ``tests/test_posix_free_imports.py``):
+the few uses go through here (:func:`file_lock`, :func:`enlarge_pipe`,
+:func:`missing_modules`, :func:`effective_uid`, the ``os.open`` flags that are 0 where
+missing, :func:`open_no_link`) or import the module where a POSIX-only backend needs it.
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """Managed processes: long-lived programs in a session, spoken to over their stdio.
 
-The host runs each stdio MCP server as one managed process of the persistent
-``mcp-shared`` session (process id = the server's uuid) and talks to it through the
-relay (:mod:`box_runtime.relay`). Rules:
-
-* Processes are keyed by (session, ``process_id``); a session holds any number.
-  Starting a process that runs with the same spec is a reuse (the same process is
-  returned); with another spec it is a :class:`BoxManagedProcessConflictError`;
-  starting one that exited starts it afresh. Concurrent starts of one id make one
-  process.
-* ``limits.max_managed_processes`` caps running plus starting processes; exited ones
-  stay readable (status, exit code, stderr preview) up to
-  ``limits.max_completed_processes``, the oldest dropped first.
-* Each process (:class:`~box_runtime.managed_process.ManagedProcess`) is supervised
-  by one task of the table's task group; its queues are bounded, a slow client slows
-  the process and nothing is dropped. Output written while no client is attached
-  waits in its queue for the next one.
-* Stopping is ordered: close stdin, wait, terminate (the process group), wait, kill.
-  It happens on ``box_stop_managed_process``, when the session goes, and when the
-  runtime closes (SIGTERM); a process outlives any relay connection.
+Keyed by (session, ``process_id``); a start with the same spec reuses the running
+process, another spec is a :class:`BoxManagedProcessConflictError`. Each process
+(:class:`~box_runtime.managed_process.ManagedProcess`) is supervised by one task of the
+table's task group, and stopping is ordered (close stdin, terminate the group, kill).
+The rules and limits: docs/box.md, *Managed processes*.
 """
 
 from __future__ import annotations

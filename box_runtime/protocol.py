@@ -1,22 +1,13 @@
 """Every action the Box serves, declared once with its parameter and result models.
 
-Both dialects use the same names for the shared actions. The 0.7 host (LangBot
-4.11.x on PyPI) also sends ``box_get_storage_analysis``; the 0.5 host (the
-dev/4.11.x source tree) also sends the eleven skill-store actions. Explicit file export
-(``box_read_files``, ``box_remove_files_if_match``, seed 004) is ours: the released
-hosts read selected files through ``box_exec`` instead. The managed-process actions
-serve both: a 0.5 host names no ``process_id`` (its one process per session is
-``default``), a 0.7 host runs many per session.
-
+Both dialects (the 0.7 host, LangBot 4.11.x on PyPI, and the 0.5 host) use the same
+names for the shared actions; docs/box.md, *Protocol*, lists which sends what.
 ``__ping`` and the other control actions are served by the RPC session itself.
 
 Each declaration says how long a caller waits (``timeout``): every client of the Box
-(:class:`box_runtime.client.BoxClient` and the host's ``ActionRPCBoxClient`` over it)
-takes its waits from here. A quick read waits :data:`QUICK_SEC` (the released host's
-wait); ``box_exec`` waits its own ``timeout_sec`` plus :data:`EXEC_MARGIN_SEC`, the time
-the Box may need first (the first ``box_init``, a cold session create, the commands
-before it in its session), and never less than :data:`EXEC_SEC`, the wait of the SDK the
-released host ships with.
+takes its waits from here. A quick read waits :data:`QUICK_SEC`; ``box_exec`` waits its
+own ``timeout_sec`` plus :data:`EXEC_MARGIN_SEC` and never less than :data:`EXEC_SEC`
+(docs/box.md, *Client*).
 """
 
 from __future__ import annotations

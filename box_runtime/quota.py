@@ -1,26 +1,10 @@
 """Workspace quotas: how each session's disk use is bounded, and how it is measured.
 
-Two enforcements, chosen per session (``box.local.workspace_quota_enforcement``):
-
-``filesystem`` (the default where possible)
-    The session's writable directories (workspace, and the ``tmp`` and ``home`` the
-    nsjail backend mounts) live on their own ext4 filesystem: a sparse image file the
-    size of the quota, loop-mounted ``nosuid,nodev`` at ``<session dir>/volume``. The
-    kernel refuses writes beyond it (``ENOSPC``), whatever the command does, and
-    deleting files frees the space again. Needs root, loop devices, ``mkfs.ext4`` and
-    ``mount``; the image's disk use grows only as files are written. ext4 keeps a
-    little of the image for its metadata: a 100 MiB quota stores about 94 MiB.
-``watch``
-    For a ``host_path`` workspace (an operator's directory, which the Box cannot put
-    on a filesystem of its own) or where loop mounts are unavailable: every file a
-    sandbox writes is capped at the quota (``RLIMIT_FSIZE``), and while a command runs
-    the runtime measures the workspace a few times a second and stops the command once
-    the workspace has grown past the quota. A command can overshoot by what it writes
-    between two measurements.
-
-In both, a session over its quota stays usable: commands still run (a command that
-only deletes files repairs it), and the runtime reports the threshold and the actual
-figure (:class:`QuotaReport`).
+``filesystem``: the session's writable directories live on an ext4 image of the quota's
+size, loop-mounted at ``<session dir>/volume``. ``watch``: file sizes are capped at the
+quota and the runtime measures the workspace while a command runs. Either way a session
+over its quota stays usable and the runtime reports it (:class:`QuotaReport`); see
+docs/box.md, *Workspace quotas*.
 
 Everything here is blocking; call it in a worker thread.
 """

@@ -1,15 +1,10 @@
 """A session's workspace measured against its quota, while and after a command runs.
 
-:mod:`box_runtime.quota` decides how a quota is enforced; this module is the
-runtime's side of it:
-
-* :func:`measure` is what the workspace holds now (the filesystem's own figure for a
-  quota filesystem, a bounded walk of the workspace, ``tmp`` and ``home`` otherwise);
-* :func:`watched` runs a command while measuring a ``watch``-enforced workspace a few
-  times a second, and stops the command once the workspace grew past the quota (a
-  command that only reads or deletes is never stopped, however full the workspace);
-* :func:`report` says, after a command, whether the workspace is at its quota, with
-  the threshold and the actual figure.
+The runtime's side of :mod:`box_runtime.quota`: :func:`measure` is what the workspace
+holds now, :func:`watched` runs a command while measuring a ``watch``-enforced
+workspace and stops it once the workspace grew past the quota (a command that only
+reads or deletes is never stopped), and :func:`report` says, after a command, whether
+the workspace is at its quota.
 """
 
 from __future__ import annotations

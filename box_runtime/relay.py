@@ -1,22 +1,9 @@
 """The managed-process relay: one WebSocket connection bridged to one process's stdio.
 
-``/v1/sessions/{id}/managed-process/{pid}/ws`` (and the legacy path without ``{pid}``,
-meaning ``default``), subprotocol ``mcp``; authentication and the lookup of the process
-happen in :mod:`box_runtime.server` before :func:`serve_relay` runs.
-
-Framing is exact in both directions: each text frame from the client is one JSON-RPC
-message, written to stdin as one line; each line of the process's stdout is sent as one
-text frame (see :mod:`box_runtime.framing`). Frames the relay cannot pass on (not JSON,
-binary, above :data:`~box_runtime.framing.MAX_MESSAGE_BYTES`) are answered with a
-JSON-RPC error frame and the connection stays up; a frame above twice the limit is
-refused by the WebSocket layer (close code 1009).
-
-Attach rule: **the newest attach wins.** A second connection to a process replaces the
-first, which is closed with code 4001 (``CLOSE_REPLACED``); a client that reconnects
-after a network drop never waits for the old, half-open connection to time out. The
-process outlives every connection; output it writes while no client is attached waits
-(bounded) for the next one. When the process exits, the relay sends what it wrote and
-closes with 1000 and the exit status in the reason.
+Authentication and the lookup of the process happen in :mod:`box_runtime.server` before
+:func:`serve_relay` runs; framing is :mod:`box_runtime.framing`'s. The newest attach
+wins (the older connection is closed with :data:`CLOSE_REPLACED`), and the process
+outlives every connection. Paths, close codes and limits: docs/box.md, *The relay*.
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
 """The Box runtime: configuration, backend choice, the session table and its reaper.
 
 :class:`BoxRuntime` is transport-agnostic (the RPC handlers live in
-:mod:`box_runtime.service`). Its rules:
+:mod:`box_runtime.service`); its rules (create on demand, one command at a time per
+session, capacity, expiry, recreating a vanished sandbox, managed processes, the warm
+pool) are docs/box.md's *Sessions and operations*.
 
-* A session is created on first use (``box_exec`` or ``box_create_session``) and
-  reused while compatible; a request with different settings is a conflict.
-* Creating a sandbox happens outside any global lock; concurrent requests for the same
-  key wait for the one creation in flight.
-* Commands in one session run one at a time (a per-session lock); sessions run in
-  parallel. A command that times out is killed alone; its session stays.
-* A sandbox that vanished (removed behind the runtime's back) is recreated on the
-  next exec, without an engine round trip per exec to check.
-* ``limits.max_sessions`` caps live plus in-creation sessions.
-* A background reaper removes idle non-persistent sessions after
-  ``sessions.ttl_sec`` (never one with a running managed process);
-  :meth:`BoxRuntime.shutdown_sessions` removes every non-persistent session
-  (``box_shutdown``, SIGTERM/SIGINT).
-* Managed processes (:mod:`box_runtime.processes`) live in their session: removing
-  the session stops them first; closing the runtime stops every one of them.
-* With ``box.pool``, a new session adopts a warm sandbox when its request matches one
-  (:mod:`box_runtime.pool`); closing the runtime drains the pool.
-
-Two hooks serve an embedder (``langbot_plugin.box.runtime``, the reference's in-process
-``BoxRuntime`` face): ``selector`` replaces the configured backend choice, and
-``mounts_checked_by_caller`` lets a caller that checked its host paths itself mount any
-path outside the deny list while no mount roots are configured.
+Two hooks serve an embedder (``langbot_plugin.box.runtime``): ``selector`` replaces the
+configured backend choice, and ``mounts_checked_by_caller`` lets a caller that checked
+its host paths itself mount any path outside the deny list while no mount roots are
+configured.
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """The host-owned Box session scope (seed 000): ``lb-box-<64 lowercase hex>``.
 
-A host derives one Box session per conversation target from a canonical scope::
-
-    {"bot_id", "instance_id", "platform_adapter", "target_id", "target_type",
-     "thread_id", "workspace_id"}
-
-(dimensions that are unknown are left out, never filled with placeholders). The
-scope is serialised as sorted, compact JSON, prefixed with a domain-separation
-label and hashed with SHA-256; the id is ``lb-box-`` plus the 64-character hex
-digest, so raw platform identifiers never reach the Box or its container metadata.
-
-``mcp-shared`` is the one other well-known id: the long-lived session of MCP servers
-the host runs inside the Box.
-
-:func:`workspace_namespace` names a workspace's durable data on disk (its skills, its
-managed sandbox workspace): ``ws-`` and 24 hex digits of the SHA-256 of the instance
-and workspace ids, the reference's layout, so both Boxes find the same directories.
-
-Strict mode (``box.sessions.strict_ids: true``) makes the runtime refuse every other
-id; it is off by default because the released host still uses ids such as
-``global`` and ``runner-<sha256>``.
+:func:`scoped_session_id` hashes the canonical scope (sorted compact JSON of the known
+dimensions, after a domain label), so raw platform identifiers never reach the Box;
+:func:`workspace_namespace` names a workspace's durable data on disk (``ws-`` and 24
+hex digits, the reference's layout). See docs/box.md, *Session ids and scope*.
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
 """The Box's security rules as pure functions (no I/O beyond resolving paths).
 
-Mounts
-    A host path may be mounted only when its *real* path (symlinks resolved) lies
-    under one of the operator's ``allowed_mount_roots`` and touches nothing in the
-    fixed deny set. The deny set cannot be re-allowed by any configuration: an
-    allowed root that is denied is itself a configuration error. Every mount of a
-    request is checked, the main one and each extra mount.
-
-    Denied are: ``/`` and the home roots (``/home``, ``/Users``) themselves; system
-    trees and everything under them (``/etc``, ``/proc``, ``/sys``, ``/dev``,
-    ``/root``, ``/boot``, ``/run``, ``/var/run``, ``/usr``, ``/bin``, ``/sbin``,
-    ``/lib*``); the container engines' sockets and data directories; and any path
-    that *contains* one of those (``/var`` holds ``/var/lib/docker``).
-
-Environment
-    A request's variables must have shell-safe names and bounded size. The runtime's
-    own environment reaches a sandbox only for names on the operator's passthrough
-    allowlist, and never for the runtime's own secrets.
-
-Quotas
-    :func:`check_quota` raises :class:`~box_runtime.errors.BoxQuotaExceededError`
-    whose details carry the quota's name, ``limit`` and ``actual`` value.
+A host path may be mounted only when its real path lies under an allowed root and
+touches nothing of the fixed deny set (which no configuration can re-allow); a
+request's environment is checked, and only passthrough names of the Box's own reach a
+sandbox; :func:`check_quota` raises
+:class:`~box_runtime.errors.BoxQuotaExceededError` with ``limit`` and ``actual``. The
+deny set and the rules: docs/box.md, *Security model*.
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
 """``lbp box``: the aiohttp server (one port) and the stdio mode the host spawns.
 
-Routes on the one port (default 5410):
-
-* ``/rpc/ws``: the action RPC (WebSocket);
-* ``/healthz``: liveness (always 200 while the process serves);
-* ``/readyz``: 200 when a sandbox backend is usable, 503 otherwise;
-* ``/metrics``: Prometheus text (:mod:`box_runtime.metrics`), to loopback clients or
-  with the token;
-* ``/v1/sessions/{id}/managed-process[/{pid}]/ws``: the managed-process relay
-  (:mod:`box_runtime.relay`).
-
-Authentication: when ``LANGBOT_BOX_CONTROL_TOKEN`` is set, every route but
-``/healthz`` (and ``/metrics`` from loopback) requires it in
-``X-LangBot-Box-Control-Token``; binding anything but a loopback address without a
-token is refused at startup, and so is any non-loopback address with the unsandboxed
-``host`` backend (``box_host_backend_refused``).
-``X-LangBot-Instance-Id`` binds a connection (and the process, from the first such
-connection on, or from ``LANGBOT_BOX_TRUSTED_INSTANCE_UUID``) to one LangBot instance.
-A relay connection must name the bound instance (it never binds one) and names its
-tenant with ``X-LangBot-Workspace-Id`` and ``X-LangBot-Placement-Generation``.
-
-In stdio mode (``-s``) the RPC runs over stdin/stdout and the port serves only the
-probes and the relay; it binds loopback unless ``--host`` says otherwise, and a port
-that is taken is logged, not fatal. SIGTERM and SIGINT remove every non-persistent
-session before the process exits.
+One port serves ``/rpc/ws`` (the action RPC), ``/healthz``, ``/readyz``, ``/metrics``
+(:mod:`box_runtime.metrics`) and the managed-process relay (:mod:`box_runtime.relay`);
+in stdio mode (``-s``) the RPC runs over stdin/stdout and the port serves the rest.
+The routes, the control token, instance binding and the startup refusals are in
+docs/box.md, *Running it*; SIGTERM and SIGINT remove every non-persistent session
+before the process exits.
 """
 
 from __future__ import annotations

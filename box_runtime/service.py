@@ -1,15 +1,10 @@
 """The Box's action handlers: one typed handler per action of :mod:`box_runtime.protocol`.
 
-Tenancy: a request's ``context`` (``instance_uuid``, ``workspace_uuid``,
-``placement_generation``, as the released host sends it) selects the tenant whose
-sessions the request sees; requests without one share a context-free namespace. On a
-connection bound to a LangBot instance (``X-LangBot-Instance-Id`` or the trusted
-instance given to a stdio child), a context naming another instance is refused. A
-workspace's placement generation only moves forward: an older one is refused, a newer
-one retires the sessions of the older generations.
-
-Parameter validation errors surface as ``BoxValidationError`` (what the released host
-expects), not as the RPC core's generic ``invalid_params``.
+A request's ``context`` selects the tenant whose sessions it sees, within the instance
+the connection is bound to, and a workspace's placement generation only moves forward
+(docs/box.md, *Instance binding and tenancy*). Parameter validation errors surface as
+``BoxValidationError`` (what the released host expects), not as the RPC core's generic
+``invalid_params``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Per-session directories on the host: whose they are, and removing them.
 
-Every session directory (``<state_dir>/sessions/<key hash>``) carries a small marker,
-``session.json``, naming the deployment that made it and whether the session is
-persistent. At startup the runtime removes this deployment's non-persistent
-leftovers (:func:`sweep`), after the backend removed its sandboxes, and never touches
-a directory another deployment (or nobody) marked.
-
-Blocking; call these in a worker thread.
+Each carries a ``session.json`` marker (deployment, persistence); at startup
+:func:`sweep` removes this deployment's non-persistent leftovers and nothing else
+(docs/box.md, *Sessions and operations*). Blocking; call these in a worker thread.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Sessions: identity, the profile-resolved request, compatibility, and sandbox plans.
 
-A session is identified by a :class:`SessionKey`: the tenant (LangBot instance,
-workspace and placement generation, from the request's ``context``) and the caller's
-``session_id``, kept verbatim. The engine-side name is derived from the SHA-256 of the
-whole key, so two different keys can never share a sandbox (the reference's
-``re.sub`` made ``a/b`` and ``a:b`` collide).
-
-Every session gets its own runtime-owned directory ``<state>/sessions/<key hash>``
-holding its workspace (when the request names no ``host_path``) and scratch space,
-so sessions never share files unless a caller mounts the same host path on purpose.
+A :class:`SessionKey` is the tenant and the caller's ``session_id``, kept verbatim; the
+engine-side name and the session's own directory ``<state>/sessions/<key hash>`` derive
+from the SHA-256 of the whole key, so no two keys share a sandbox or its files
+(docs/box.md, *Session ids and scope*).
 """
 
 from __future__ import annotations

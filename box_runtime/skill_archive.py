@@ -1,17 +1,11 @@
 """Uploaded skill archives (zip): checked from the central directory, then extracted.
 
-Archives are untrusted. Before a single byte is written, the central directory is
-checked as a whole: at most 20 MiB compressed and 512 entries; every name relative,
-normalized, free of ``..``, drive letters, backslashes, NUL and duplicates (also
-after case folding, so nothing collides on a case-insensitive disk); only regular
-files and directories (no symlinks, devices, FIFOs); no encrypted entry; each entry
-at most 16 MiB and at most 100 times its compressed size; 64 MiB in total. Only
-then are entries extracted, each through a byte counter (an entry whose header
-understates its size stops at the stated size) and the archive's CRC check, into a
-fresh directory the caller owns and removes. Extracted files get mode 0644 or 0755,
-directories 0755.
-
-Every refusal is :class:`SkillArchiveError` naming the entry and the limit.
+Archives are untrusted: the central directory is checked as a whole before a single
+byte is written (the limits are docs/box.md's, *Skills*); then each entry is extracted
+through a byte counter (an entry whose header understates its size stops at the stated
+size) and the archive's CRC check, into a fresh directory the caller owns and removes,
+files 0644 or 0755, directories 0755. Every refusal is :class:`SkillArchiveError`
+naming the entry and the limit.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """A skill package on disk: its ``SKILL.md``, its manifest, and copies of it.
 
 A skill is a directory with a ``SKILL.md`` (or ``skill.md``): YAML front matter
-between ``---`` lines (``name``, ``display_name``, ``description`` and whatever else
-the author adds), then the instructions. :func:`parse_frontmatter` and
+between ``---`` lines, then the instructions. :func:`parse_frontmatter` and
 :func:`build_skill_md` read and write it; unknown front-matter keys survive a round
-trip, the store's own bookkeeping keys never enter it.
-
-A published package is described by a manifest in the reference's format,
-``{"algorithm": "sha256-tree-v1", "files": [{path, size, sha256, executable}],
-"total_bytes"}``, files in top-down walk order with names sorted; the package's
-revision is ``sha256:`` and the digest of the manifest's canonical JSON, so the same
-files always give the same revision. Packages hold regular files and directories
-only: a link or a device anywhere refuses the package.
+trip, the store's own bookkeeping keys never enter it. A published package is described
+by a ``sha256-tree-v1`` manifest (:mod:`box_runtime.tree_manifest`), whose digest is its
+revision. Packages hold regular files and directories only: a link or a device anywhere
+refuses the package.
 """
 
 from __future__ import annotations

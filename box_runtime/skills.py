@@ -1,14 +1,11 @@
 """The skill store: a workspace's skill packages, published as immutable revisions.
 
-A library first (the released 0.7 host calls a store like this in-process; its
-method names and arguments are kept: ``SkillStore(root).scoped(namespace)``,
-``list_skills``, ``get_skill``, ``create_skill``, ``update_skill(...,
-base_revision=)``, ``write_skill_file``, ``preview_zip_upload``,
-``install_zip_upload``, ...), and the Box's eleven 0.5 skill actions a thin layer over
-it (:mod:`box_runtime.skill_actions`).
+A library first (the released 0.7 host calls a store like this in-process, so its
+method names and arguments are kept), and the Box's eleven 0.5 skill actions a thin
+layer over it (:mod:`box_runtime.skill_actions`).
 
-Layout, per workspace namespace (``ws-<hash>``, see
-:func:`~box_runtime.scope.workspace_namespace`), under the configured skills root::
+Layout, per workspace namespace (:func:`~box_runtime.scope.workspace_namespace`),
+under the configured skills root::
 
     tenants/<namespace>/.langbot-skill-store/
         registry/<name>.json              the current revision of each skill
@@ -17,15 +14,7 @@ Layout, per workspace namespace (``ws-<hash>``, see
         staging/                          packages being built; never visible
         locks/store.lock                  one writer at a time (threads and processes)
 
-Every change builds a complete package in ``staging``, digests it, moves it to its
-content-addressed revision directory (a rename, so a revision is whole or absent),
-and only then replaces the registry file (``os.replace``): a reader sees the old
-skill or the new one, never half of either, and a failure leaves nothing behind.
-Revisions stay after a skill is deleted or changed, so a run that mounted one keeps
-it; sandboxes mount them read-only at ``/workspace/.skills/<name>``.
-
-Skill directories found directly under a namespace (the 0.5 reference Box's mutable
-layout) are published once, the first time the store is used.
+How a change is published, and what stays: docs/box.md, *Skills*.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """``box_get_storage_analysis``: what a tenant's sessions hold, inside the sandboxes.
 
-The released host shows the Box's ``directories`` as they come. Like the reference,
-the sandbox figures are added up over the tenant's sessions under three keys,
-``session_workspaces`` (``/workspace``; host-mounted workspaces are the operator's
-and are left out), ``session_caches`` (``~/.cache``) and ``session_temp`` (``/tmp``),
-with one ``detail`` entry per session workspace. Unlike the reference, nothing runs
-inside a sandbox and no session lock is taken: the runtime measures the directories
-itself (the session's own directories, or a container's files through
-``/proc/<pid>/root``), walking file descriptors without following links, so a busy
-session is measured as well and a hostile one cannot redirect the walk.
+The figures and their keys are the reference's (docs/box.md, *Protocol*). Unlike the
+reference, nothing runs inside a sandbox and no session lock is taken: the runtime
+measures the directories itself (the session's own directories, or a container's files
+through ``/proc/<pid>/root``), walking file descriptors without following links, so a
+busy session is measured as well and a hostile one cannot redirect the walk.
 """
 
 from __future__ import annotations

@@ -8,13 +8,9 @@ only by a Box that uses it), and whether ``box.backend: local`` probes it (in or
 The configuration's sections, ``lbp box --backend``, the settings that call for a new
 selection and (a test holds them equal) the conformance candidates follow this table.
 
-Selection (:func:`select_backend`): an explicit ``box.backend`` wins; ``local`` probes
-the backends registered ``local`` in order and takes the first usable one (E2B is never
-probed: an operator names it). :class:`Selection` keeps why each candidate before the
-chosen one was skipped; the runtime logs it and reports it in ``box_get_backend_info``,
-``box_status`` and ``/readyz``. ``host`` runs commands unsandboxed: it is never probed,
-and serves only when :mod:`.host_policy` allows it. Tests substitute factories (the
-:class:`~.fake.FakeBackend`).
+:func:`select_backend` chooses as docs/box.md, *Backends*, says; :class:`Selection`
+keeps why each candidate before the chosen one was skipped. Tests substitute factories
+(the :class:`~.fake.FakeBackend`).
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Docker backend through the Docker SDK's low-level API (calls run in worker threads).
 
-A session is one long-lived container (``sleep infinity`` under docker-init) created
-locked down: no network unless asked (``network_mode=none``), every capability
-dropped, ``no-new-privileges``, a read-only root with a tmpfs ``/tmp``, CPU, memory
-(swap included) and pid limits, a non-root user (:mod:`.docker_user`), and labels
-naming the deployment, so startup cleanup removes only this deployment's leftovers.
-
-An exec is one ``exec_create`` + ``exec_start`` + ``exec_inspect``, all in one worker
-thread: no container inspect per exec (the container's init pid is looked up once per
-session). Output flows into bounded head+tail collectors, through named pipes in the
-container's ``/tmp`` when the engine is local (see :mod:`.docker_io`), else off Docker's
-multiplexed stream. The command runs under a tiny shell wrapper that records its
-process-group id in ``/tmp``, so a timeout (or a cancelled call) kills exactly that
-command's process group and leaves the session alive.
-
-Every engine call runs inside ``self._engine(action, container)``, the one place SDK
-errors become Box errors (:mod:`.docker_errors`); a Podman subclass inherits it.
+A session is one long-lived, locked-down container (docs/box.md, *Docker*, lists how
+it is created); an exec runs in one worker thread with no container inspect per exec,
+through the in-container agent (:mod:`.docker_agent`) or ``docker exec``, its output
+in bounded head+tail collectors (:mod:`.docker_io`), and a timeout kills exactly that
+command's process group. Every engine call runs inside ``self._engine(action,
+container)``, the one place SDK errors become Box errors (:mod:`.docker_errors`); a
+Podman subclass inherits it.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """A tiny in-container agent that runs commands without a ``docker exec`` each time.
 
-``docker exec`` costs tens of milliseconds in the engine (runc sets up a process in the
-container's namespaces). Every session container therefore starts
-:data:`AGENT_SCRIPT`, a POSIX-shell loop that waits on a named pipe in the container's
-``/tmp``; when the runtime can reach that directory (same host, through
-``/proc/<init pid>/root``) an exec is:
-
-1. write the command as a script file next to the pipe, create three named pipes for
-   its stdout, stderr and exit status, open our ends;
-2. write the command's token into the control pipe;
-3. the agent starts ``setsid sh <script>`` with stdout/stderr on the pipes (its own
-   session and process group, recorded in ``/tmp/.lbp-exec`` like the exec wrapper
-   does), waits for it and writes the exit status;
-4. we read both streams into the head+tail collectors until the status arrived and the
-   streams ended.
-
-A timeout is handled by the backend with the same kill script as ``docker exec``. If
-the agent is not there (an image without ``mkfifo``/``setsid``, an engine we cannot
-reach, a container we do not own), :func:`run_via_agent` returns ``None`` and the
-backend falls back to ``docker exec``. The agent runs with the sandbox's privileges:
-it adds no authority, only a shorter path.
+Every session container starts :data:`AGENT_SCRIPT`, a POSIX-shell loop waiting on a
+named pipe in the container's ``/tmp``. When the runtime reaches that directory (through
+``/proc/<init pid>/root``), an exec writes the command as a script next to the pipe,
+creates named pipes for its stdout, stderr and exit status, and writes the command's
+token into the control pipe; the agent runs ``setsid sh <script>`` and writes the
+status. Without the agent :func:`run_via_agent` returns ``None`` and the backend falls
+back to ``docker exec`` (docs/box.md, *Docker*). The agent adds no authority.
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """A managed process started by the in-container agent: no ``docker exec`` at all.
 
-``docker exec`` costs the engine two API calls and a runc setup (several ms on a calm
-machine, tens under load); the reference starts a ``docker exec -i`` child and returns
-once it is forked. When the runtime reaches the container's ``/tmp`` (same host, see
-:mod:`.docker_agent`), a managed process is instead started by the agent's second loop
-(:data:`~box_runtime.backends.docker_agent.PROCESS_LOOP`), which never waits for what
-it starts:
-
-1. create named pipes for the process's stdin, stdout, stderr and exit status in the
-   agent directory, open our ends, write its script (the environment, then
-   :data:`~box_runtime.backends.docker_process.PROCESS_WRAPPER` with the pid file,
-   working directory and command as its arguments);
-2. write the token into the loop's control pipe; the loop forks
-   ``setsid sh <script>`` with its stdio on the pipes, detached (``docker-init`` reaps
-   it), and a parent that writes its exit status;
-3. from then on the pipes are driven by the event loop like any child's.
-
-Signals go through the pid file with the same short ``docker exec`` as the attached path
-(:func:`~box_runtime.backends.docker_process.signal_blocking`). The process runs with
-the sandbox's privileges, as ``docker exec`` would run it: the agent adds no authority.
+When the runtime reaches the container's ``/tmp`` (:mod:`.docker_agent`), the agent's
+second loop (:data:`~box_runtime.backends.docker_agent.PROCESS_LOOP`) starts the
+process: we create named pipes for its stdin, stdout, stderr and exit status, write its
+script (the environment, then
+:data:`~box_runtime.backends.docker_process.PROCESS_WRAPPER`), and write the token into
+the loop's control pipe; the loop forks ``setsid sh <script>`` detached and never waits
+for it. Signals go through the pid file
+(:func:`~box_runtime.backends.docker_process.signal_blocking`). The agent adds no
+authority.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """How the Docker (and Podman) backend reaches its engine: the address and its TLS.
 
-The address is ``box.docker.base_url`` (``unix:///path`` or ``tcp://host:port``), else
-``DOCKER_HOST`` with ``DOCKER_TLS_VERIFY`` / ``DOCKER_CERT_PATH`` (the Docker CLI's
-variables, read by the SDK), else the SDK's default socket. A ``tcp://`` engine with
-``tls_verify`` is reached over mutual TLS: ``tls_ca_cert`` verifies the engine,
-``tls_client_cert`` and ``tls_client_key`` prove the Box to it (``dockerd --tlsverify``
-accepts no other client). Files that are missing are a clear error at probe time, not
-an obscure handshake failure later.
-
-The Podman backend resolves its own default (``CONTAINER_HOST``, then the rootful or
-rootless socket) before calling :func:`client_kwargs`.
+``box.docker.base_url``, else ``DOCKER_HOST`` with the Docker CLI's TLS variables, else
+the SDK's default socket; a ``tcp://`` engine with ``tls_verify`` is reached over mutual
+TLS, and missing files are a clear error at probe time (docs/box.md, *Remote
+engines*). The Podman backend resolves its own default before calling
+:func:`client_kwargs`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """Explicit export from a Docker container (blocking helpers of the Docker backend).
 
-Two ways, chosen per call by :meth:`DockerBackend.sandbox_files`:
-
-* **local** (the engine shares this host and pid namespace, ``docker.fast_output``):
-  the container's files through ``/proc/<init pid>/root``, walked by
-  :mod:`box_runtime.export` with directory descriptors and ``O_NOFOLLOW`` (an
-  absolute link there would resolve against the host's root), with the container
-  user's rights (:func:`identity`);
-* **through the engine** (a remote engine, or ``fast_output: false``): short
-  ``docker exec`` scripts run as the container's user, so its own rights apply: one
-  checks that no component of any path is a link and that each file is a regular
-  file, then one per file prints its owner, mode and size and at most one byte more
-  than the per-file limit (the sizes are checked again against what arrived). The
-  engine's archive API is not used: it does not see tmpfs mounts such as ``/tmp``.
-  Paths resolve inside the container only, so a link swapped in between the check
-  and the read can at worst point it at another of the sandbox's own files, never at
-  the host's. Compare-and-delete runs as a short script inside the container.
+Two ways, chosen per call by :meth:`DockerBackend.sandbox_files`: **local** (the
+container's files through ``/proc/<init pid>/root``, walked by
+:mod:`box_runtime.export` with the container user's rights, :func:`identity`), or
+**through the engine** (short ``docker exec`` scripts run as the container's user:
+one checks every path for links and regular files, then one per file prints its owner,
+mode, size and at most one byte more than the per-file limit; compare-and-delete is a
+script too). The engine's archive API is not used: it does not see tmpfs mounts such as
+``/tmp``. Paths resolve inside the container only, so a link swapped in between the
+check and the read can at worst point at another of the sandbox's own files.
 """
 
 from __future__ import annotations
@@ -39,17 +32,6 @@ __all__ = ["export_through_engine", "identity", "remove_through_engine"]
 
 Engine = Callable[[str, str | None], AbstractContextManager[None]]
 
-#: Go's os.FileMode type bits (what the archive API reports): a regular file has none.
-_GO_TYPE_BITS = (
-    (1 << 31)  # dir
-    | (1 << 27)  # symlink
-    | (1 << 26)  # device
-    | (1 << 25)  # named pipe
-    | (1 << 24)  # socket
-    | (1 << 21)  # char device
-    | (1 << 19)  # irregular
-)
-_TAR_SLACK = 64 * 1024
 #: $@ = "D:<dir>" or "F:<file>"; prints "<reason> <path>" for every problem found.
 _CHECK = r"""
 for p in "$@"; do

@@ -1,20 +1,9 @@
 """Who a Docker (or Podman) sandbox runs as: ``docker.user``, by default ``auto``.
 
-``auto`` runs the container as a numeric user that can use the workspace from both
-sides, not root:
-
-* a workspace the Box made itself (no ``host_path``): ``65534:65534`` (``nobody``),
-  the Box handing the session's folders to it; a Box that is not root cannot hand
-  them over and runs the container as its own uid and gid instead;
-* a host folder (``host_path``, the LangBot host's workspace): that folder's owner and
-  group. The released host writes the files it gives the sandbox (attachments) there as
-  itself, mode 0600 in 0700 folders, and reads, and deletes, what the sandbox leaves
-  there: only its own user can do both;
-* that host folder owned by root is the exception: the sandbox then runs as uid 0
-  (every capability still dropped), as a LangBot that runs as root needs.
-
-Any other value is used as it is: ``uid[:gid]`` (the Box hands its folders to it), a
-user name the image resolves, or ``""`` for the image's own user.
+``auto`` picks a numeric user that can use the workspace from both sides (the Box's
+own workspace: ``65534:65534``, or the Box's uid when it is not root; a ``host_path``:
+its owner, uid 0 for a root-owned one); any other value is used as it is. The table
+and the reasons: docs/box.md, *Docker*, "The sandbox user".
 """
 
 from __future__ import annotations

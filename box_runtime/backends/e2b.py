@@ -1,24 +1,12 @@
 """E2B backend: each session is an E2B sandbox, driven through the e2b SDK (async).
 
-A session's sandbox is created from ``box.e2b.template`` (or the request's ``image``
-when it names one), labelled with the session's metadata, with the internet on only
-when the session asks for network. Its E2B timeout follows the session TTL: the TTL
-plus ``timeout_grace_sec`` (``sandbox_timeout_sec`` when sessions never expire),
-extended through the SDK whenever the session is used (at most once a quarter of
-that period), so E2B itself ends a sandbox the Box forgot; the Box kills it when the
-session is deleted or expires, and on close.
-
-The session's mounts keep their sandbox paths (``/workspace`` is made, as root, and
-handed to ``box.e2b.user``) and are synced with the host directories, only what
-changed, before and after each command (:mod:`.e2b_sync`). Commands run as background
-commands the Box waits for: its own timeout kills the command (the sandbox stays) and
-its output limits apply while the output streams in. Managed processes are background
-commands with stdin (:mod:`.e2b_process`); explicit export reads inside the sandbox
-(:mod:`.e2b_files`). Every SDK error is mapped at one edge (:mod:`.e2b_errors`).
-
-Not offered: memory, CPU and pid limits per session (an E2B template fixes them),
-workspace quotas, warm pools, adopting a persistent session's sandbox after a restart
-(it is recreated; the old one ends at its E2B timeout).
+A session's sandbox comes from ``box.e2b.template`` (or the request's ``image``), with
+an E2B timeout that follows the session TTL and is extended as the session is used. Its
+mounts are synced with the host directories around each command (:mod:`.e2b_sync`);
+commands run as background commands the Box waits for; managed processes are background
+commands with stdin (:mod:`.e2b_process`); export reads inside the sandbox
+(:mod:`.e2b_files`); every SDK error is mapped at one edge (:mod:`.e2b_errors`). What
+it does not offer: docs/box.md, *E2B*.
 """
 
 from __future__ import annotations

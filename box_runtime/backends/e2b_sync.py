@@ -1,20 +1,12 @@
 """Mount sync for E2B: only the files that changed since the last sync, each way.
 
-An E2B sandbox is remote: it cannot bind a host directory, so a session's mounts are
-copied. Each mount keeps a :class:`Manifest`, what both sides looked like when they
-last agreed: for the host, each file's size and mtime (ns); for the sandbox, each
-file's size and mtime as envd lists it. Before a command, :func:`push` walks the
-host directory (locally) and uploads only the files whose stamp changed, in one
-multipart request, and removes in the sandbox what was deleted on the host; nothing
-is sent when nothing changed. After a command, :func:`pull` lists the sandbox
-directory once and downloads only the files whose stamp changed, and deletes on the
-host what the sandbox deleted (unless the host changed it meanwhile); a path that would
-lead through a link on the host is never written (skipped, with a warning). Read-only
-mounts are only pushed.
-
-Not synced: symlinks, FIFOs and other special files, files above the size cap, and
-files beyond the count cap (each skipped with a warning). A change that keeps a file's
-size and its mtime to the microsecond is not seen.
+An E2B sandbox cannot bind a host directory, so a session's mounts are copied (what
+is synced and what is not: docs/box.md, *E2B*). Each mount keeps a :class:`Manifest`,
+what both sides looked like when they last agreed (each file's size and mtime, on the
+host and as envd lists it): :func:`push` uploads only the host files whose stamp
+changed, in one multipart request, and removes in the sandbox what the host deleted;
+:func:`pull` lists the sandbox once, downloads only what changed, and deletes on the
+host what the sandbox deleted (unless the host changed it meanwhile).
 """
 
 from __future__ import annotations

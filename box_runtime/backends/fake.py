@@ -3,22 +3,14 @@
 Commands, several in one exec separated by ``; `` (the last one's status counts,
 ``exit`` ends the list); ``CMD >&2`` sends a command's stdout to stderr, ``CMD > PATH``
 and ``CMD >> PATH`` into a file of the session (below the workspace or ``/tmp``):
+``echo``, ``stderr``, ``printenv``, ``pwd``, ``touch`` / ``cat``, ``bytes N``,
+``sleep`` / ``exit`` / ``true``, ``fill BYTES`` (256 KiB at a time, ``No space left``
+ends it with exit 1) and ``wait GATE`` (until :meth:`FakeBackend.gate` ``(GATE).set()``);
+:meth:`FakeBackend._run` has each one.
 
-* ``echo TEXT``: TEXT and a newline on stdout
-* ``stderr TEXT``: TEXT and a newline on stderr
-* ``printenv NAME``: the variable, or exit 1
-* ``pwd``: the working directory (created, as real backends do)
-* ``touch PATH`` / ``cat PATH``: a file of the session
-* ``bytes N``: N bytes of ``x`` on stdout
-* ``sleep SECONDS`` / ``exit CODE`` / ``true``
-* ``fill BYTES``: append BYTES to ``fill.bin`` in the workspace, 256 KiB at a time
-  (a pause between chunks, like a real writer); ``No space left`` ends it with exit 1
-* ``wait GATE``: block until :meth:`FakeBackend.gate` ``(GATE).set()``
-
-Every sandbox, exec and removal is recorded so tests can assert on them;
-:meth:`FakeBackend.vanish` makes a sandbox disappear behind the runtime's back.
-Managed processes are the in-memory programs of :mod:`.fake_process`, kept in
-:attr:`FakeBackend.processes`.
+Every sandbox, exec and removal is recorded; :meth:`FakeBackend.vanish` makes a sandbox
+disappear behind the runtime's back. Managed processes are the in-memory programs of
+:mod:`.fake_process`, kept in :attr:`FakeBackend.processes`.
 """
 
 from __future__ import annotations

@@ -1,32 +1,10 @@
 """The ``host`` backend: commands as plain child processes of the Box. NOT a sandbox.
 
-Chosen only explicitly (``box.backend: host`` with ``box.host.allow_unsandboxed: true``,
-on a Box bound to loopback; :mod:`.host_policy`), for machines without Docker or
-nsjail. What it does guarantee:
-
-* every command runs as an unprivileged user (``box.host.user``, a uid per session
-  from ``box.host.session_uids``, or, on a Box that is not root and allows it, the
-  Box's own user), never as root;
-* in the session's own directories (workspace, ``tmp``, home: mode 0700, owned by
-  that user, removed with the session); the working directory is the workspace;
-* with a scrubbed environment: a fixed ``PATH``, ``HOME``, ``TMPDIR``, ``LANG``,
-  ``LANGBOT_BOX_WORKSPACE`` and what the request (and ``box.env_passthrough``) sets,
-  nothing of the Box's own;
-* with resource limits set in the child before ``exec`` (CPU seconds, address space
-  from the session's memory limit, processes when the user is not the Box's own,
-  file size, open files, no core dumps);
-* in a process group of its own: a timeout or a delete kills the whole group, and the
-  group ends when its leader does (:mod:`.host_child`). With ``session_uids``, a
-  deleted session's every process is killed, even one that left the group.
-
-The session's sandbox paths (``/workspace``, extra mounts' paths) are rewritten to
-their real directories in the command, the working directory, the environment's values
-and a managed process's argv, where they start a path (so LangBot's tools, which name
-``/workspace/...``, work); the real directories must be shell-safe.
-
-What it does NOT do: isolate the filesystem (the user reads whatever it may read on
-the machine), the network (no isolation at all, loopback included), or other
-processes; read-only mounts are only as read-only as the files' permissions make them.
+Chosen only explicitly (:mod:`.host_policy`). Each command runs as an unprivileged user,
+in the session's own directories, with a scrubbed environment, resource limits set in
+the child (:mod:`.host_child`) and a process group of its own; the session's sandbox
+paths are rewritten to their real directories. What it guarantees and what it does not:
+docs/box.md, *Host (NOT a sandbox)*.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """When the unsandboxed ``host`` backend may serve, and as whom its commands run.
 
-The ``host`` backend runs commands as plain child processes of the Box: it is not a
-sandbox. It serves only when every one of these holds, checked when the Box starts
-(``lbp box`` refuses to start), at each ``box_init`` (the call fails) and at backend
-selection (no backend is selected):
-
-* the system is POSIX, with the ``pwd`` and ``resource`` modules (users and limits);
-* ``box.backend`` is ``host`` *and* ``box.host.allow_unsandboxed`` is true (probing,
-  ``box.backend: local``, never picks it);
-* the Box listens on a loopback address only;
-* managed admission (``box.admission.required``) is off;
-* commands run as an unprivileged user: ``box.host.user`` (never root), a uid of
-  ``box.host.session_uids`` per session, or, for a Box that is not root and so cannot
-  switch users, the Box's own user when ``box.host.run_as_box_user`` allows it.
-
-A refusal raises :class:`~box_runtime.errors.BoxHostBackendRefusedError` (code
-``box_host_backend_refused``; ``details.reason`` says which rule).
+Checked when the Box starts (``lbp box`` refuses to start), at each ``box_init`` (the
+call fails) and at backend selection (no backend is selected); a refusal raises
+:class:`~box_runtime.errors.BoxHostBackendRefusedError` whose ``details.reason`` names
+the rule. The rules and reasons: docs/box.md, *Host (NOT a sandbox)*.
 """
 
 from __future__ import annotations

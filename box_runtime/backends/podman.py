@@ -1,25 +1,9 @@
 """Podman backend: the Docker backend on Podman's Docker-compatible API.
 
-``podman system service`` serves the Docker Engine API, which the Docker SDK speaks,
-so everything of :class:`~.docker.DockerBackend` applies (the locked-down container,
-the exec agent and its ``/proc/<pid>/root`` fast path, export, managed processes, the
-one error-mapping edge of :mod:`.docker_errors`). What differs, handled here:
-
-* the socket: ``box.podman.base_url``, else ``CONTAINER_HOST`` (Podman's variable;
-  ``DOCKER_HOST`` is left to Docker), else ``/run/podman/podman.sock`` as root or
-  ``$XDG_RUNTIME_DIR/podman/podman.sock`` rootless;
-* no init by default (Podman needs catatonit for ``--init``; the container's main
-  process, the agent's shell, does not reap orphans: ``box.podman.init`` turns it on
-  where catatonit is installed);
-* explicit ``nofile`` and ``nproc`` ulimits: Podman's defaults can exceed the host's
-  hard limits, and then runc fails to start any container;
-* ``box.podman.userns``: Podman's user namespace mode (``auto``, ``keep-id``...),
-  passed through as ``UsernsMode`` (the SDK only knows ``host``);
-* images live in Podman's own store: ``docker save IMAGE | podman load``.
-
-Storage driver and networking are the engine's configuration
-(``/etc/containers/storage.conf``, ``containers.conf``): a session without network gets
-``none`` as on Docker; one with network joins ``box.podman.network``.
+Everything of :class:`~.docker.DockerBackend` applies; what differs (the socket, no init
+by default, explicit ``nofile``/``nproc`` ulimits, ``box.podman.userns`` as
+``UsernsMode``, Podman's own image store) is handled here and listed in docs/box.md,
+*Podman*.
 """
 
 from __future__ import annotations

@@ -1,25 +1,16 @@
 """The reference's sandbox backend interface, as a face over :mod:`box_runtime.backends`.
 
-:class:`BaseSandboxBackend` is the class a host (or its tests) subclasses to bring a backend
-of its own: ``is_available``, ``start_session(spec)``, ``exec(session, spec)``,
-``stop_session(session)``, with the reference's :class:`~box_runtime.models.BoxSpec` and
-:class:`~box_runtime.models.BoxSessionInfo`. Plugged into
-:class:`langbot_plugin.box.runtime.BoxRuntime`, such a subclass serves sessions through the
-one runtime (:class:`box_runtime.runtime.BoxRuntime`) behind :class:`AdaptedBackend`, which
-turns the runtime's :class:`~box_runtime.backends.base.SandboxPlan` and ``ExecRequest`` back
-into the reference's calls. Its session ids: the caller's id in the context-free namespace,
-the plan's injective name for a workspace's session (one per placement generation).
+A host subclasses :class:`BaseSandboxBackend` (``is_available``, ``start_session(spec)``,
+``exec(session, spec)``, ``stop_session(session)``) to bring a backend of its own; in a
+:class:`langbot_plugin.box.runtime.BoxRuntime` it serves through :class:`AdaptedBackend`,
+which turns the runtime's :class:`~box_runtime.backends.base.SandboxPlan` and
+``ExecRequest`` back into those calls. :class:`DockerBackend` and :class:`PodmanBackend`
+name the Box's own backends; called directly, their session methods run through a
+private :class:`box_runtime.runtime.BoxRuntime` of that one backend.
 
-:class:`DockerBackend` (and :class:`PodmanBackend`; ``NsjailBackend``, ``E2BSandboxBackend``
-and ``HostProcessBackend`` in their modules) name the Box's own backends: in a
-``BoxRuntime`` the runtime uses the :mod:`box_runtime.backends` backend itself; called
-directly, their session methods run through a private :class:`box_runtime.runtime.BoxRuntime`
-of that one backend.
-
-This module and the other runtime faces (``runtime``, ``server``, ``nsjail_backend``,
-``e2b_backend``, ``host_backend``) are the documented exception of the host library: they
-load the Box's daemon code, so nothing else in :mod:`langbot_plugin.box` imports them (see
-``tests/test_layering.py``); a host that only talks to a Box never loads them.
+This module and the other runtime faces load the Box's daemon code, so nothing else in
+:mod:`langbot_plugin.box` imports them (``tests/test_layering.py``); see docs/box.md,
+*The in-process runtime at the reference's paths*.
 """
 
 from __future__ import annotations

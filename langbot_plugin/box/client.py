@@ -1,16 +1,12 @@
 """The host's Box client: ``ActionRPCBoxClient`` calls the Box over a Handler's RPC session.
 
-An adapter over :class:`box_runtime.client.BoxClient` (the one Box client): each call
-goes through :meth:`~box_runtime.client.BoxClient.send` on the Handler's session, so it
-waits as the action's declaration in :mod:`box_runtime.protocol` says (``box_exec``: its
-``timeout_sec`` plus a margin). What the adapter adds is the host's face: the
-reference's method names and signatures, the Box's answer as the dict the host reads
-(or the model it expects: :class:`~box_runtime.models.BoxExecutionResult`, the
-managed-process info), a whole :class:`~box_runtime.models.BoxSpec` sent as the host
-built it, and the reference's errors: the Box's own classes as the RPC core re-raises
-them from the code the Box sent (``BoxValidationError``, ``BoxAdmissionError``...), any
-other RPC error as :class:`~box_runtime.errors.BoxError`, a missing or lost link as
-:class:`~box_runtime.errors.BoxRuntimeUnavailableError`. ``action_context`` scopes a
+An adapter over :class:`box_runtime.client.BoxClient` (the one Box client), so it waits
+as each action's declaration says. It adds the host's face: the reference's method
+names and signatures, the answer as the dict (or model) the host reads, a whole
+:class:`~box_runtime.models.BoxSpec` sent as the host built it, and the reference's
+errors (the Box's own classes, any other RPC error as
+:class:`~box_runtime.errors.BoxError`, a missing or lost link as
+:class:`~box_runtime.errors.BoxRuntimeUnavailableError`). ``action_context`` scopes a
 call to a workspace, as the envelope ``context``.
 """
 

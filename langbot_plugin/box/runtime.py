@@ -2,26 +2,10 @@
 
 ``BoxRuntime(logger, backends=[...], session_ttl_sec=...)`` holds one runtime of
 :mod:`box_runtime` (:attr:`BoxRuntime.core`) and answers with the reference's method names
-and shapes (dicts for sessions, status and backend info; the Box's models for results).
-Everything a method does is the core's: session reuse and conflicts, mount checks, output
-limits, the reaper, managed processes.
-
-What the face adds:
-
-* ``backends``: the candidates, tried in order as the reference does (``box.backend``
-  ``local`` keeps those named ``docker`` and ``nsjail``, another name keeps that one, unset
-  keeps all but the unsandboxed host backend). A subclass of
-  :class:`~langbot_plugin.box.backend.BaseSandboxBackend` serves through an adapter; the
-  Box's own backends serve as themselves. Without ``backends`` the core chooses from the
-  configuration (``box.backend``, default ``local``).
-* host paths: the reference's runtime trusts the host's mount checks. While no
-  ``box.local.allowed_mount_roots`` / ``host_root`` is configured, any path outside the
-  deny list may be mounted; once roots are configured, they apply.
-* calls without ``action_context`` use the context-free namespace (what a request without
-  ``context`` sees); :meth:`get_sessions` and :meth:`get_status` report that namespace.
-* :meth:`initialize` starts the core's background work (reaper, managed-process
-  supervision) in one task of its own, which :meth:`shutdown` ends: the reference's
-  ``initialize``/``shutdown`` pair has no enclosing scope to run it in.
+and shapes; everything a method does is the core's. What the face decides (the order of
+``backends``, host paths while no roots are configured, the context-free namespace of
+calls without ``action_context``, the task :meth:`initialize` starts and
+:meth:`shutdown` ends): docs/box.md, *The in-process runtime at the reference's paths*.
 """
 
 from __future__ import annotations

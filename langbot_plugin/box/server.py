@@ -1,18 +1,12 @@
 """The reference's Box server names: faces over :mod:`box_runtime.service` and ``.server``.
 
-* :class:`BoxServerHandler`: a :class:`~langbot_plugin.runtime.io.handler.Handler` over one
-  connection that serves the Box actions of a :class:`langbot_plugin.box.runtime.BoxRuntime`
-  (the routes of one :class:`box_runtime.service.BoxService`: tenancy, generations,
-  admission, every action as ``lbp box`` serves it). ``trusted_instance_uuid`` binds the
-  connection to the host instance; without ``host_control_authenticated`` every action is
-  refused.
-* :class:`BoxGenerationFence`: the placement generation last seen per workspace. Handlers
-  (and apps) given the same fence share it; without one, each has its own.
-* :func:`create_app` / :func:`create_ws_relay_app`: the Box's aiohttp app (``/rpc/ws``, the
-  probes and the managed-process relay) over the face's runtime.
-
-``allow_host_backend`` is accepted for the reference's signature; the Box's own host policy
-(``box.host.allow_unsandboxed``, loopback only) decides about the unsandboxed backend.
+:class:`BoxServerHandler` serves the routes of one :class:`box_runtime.service.BoxService`
+over one connection (without ``host_control_authenticated`` every action is refused);
+:class:`BoxGenerationFence` is the placement generation last seen per workspace, shared
+by the handlers and apps given the same fence; :func:`create_app` /
+:func:`create_ws_relay_app` are the Box's aiohttp app over the face's runtime.
+``allow_host_backend`` is accepted for the reference's signature; the Box's own host
+policy decides about the unsandboxed backend.
 """
 
 from __future__ import annotations
