@@ -13,9 +13,8 @@ has exited, :meth:`HostChild.wait` kills what is left of its group before it rea
 leader, so no background process keeps the command's output pipes (or anything else)
 alive. The exit is awaited on a pidfd where the kernel has them (Linux 5.3+), else in
 a worker thread. With ``group=False`` (an nsjail command: nsjail takes its jail down
-itself) the signals go to the child alone; the nsjail backend uses it in place of
-asyncio's subprocess machinery, whose watcher thread, pipe transports and callbacks
-were most of what the Box added to a jail's own time (docs/performance.md).
+itself) the signals go to the child alone: the nsjail backend runs its commands with
+it, through the same :func:`.local_exec.run_piped` as this backend.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.host.registry import RunSession
+from langbot_plugin.host.services import not_a_run
 from langbot_plugin.protocol.host_api import models, storage
 from langbot_plugin.protocol.run_needs import (
     NEEDS,
@@ -87,7 +88,7 @@ def run_gate(services: RunServices, *, strict: bool = True) -> Middleware:
         run_id = ctx.data.get("run_id")
         if run_id is None:
             if ctx.request.action in RUN_ONLY:
-                services.session(None, ctx)  # refused: the action exists only for runs
+                raise not_a_run(ctx)
             return
         if not strict and run_id not in services.registry:
             return

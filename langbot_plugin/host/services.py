@@ -52,7 +52,7 @@ from langbot_plugin.protocol.spec import ActionSpec, ActionTable
 from langbot_plugin.rpc import Dispatcher, RequestContext
 from langbot_plugin.rpc.errors import InvalidParamsError, NotFoundError
 
-__all__ = ["Identify", "RunServices", "payload_identity"]
+__all__ = ["Identify", "RunServices", "not_a_run", "payload_identity"]
 
 #: Who is calling: returns the caller's ``author/name`` (or ``None`` if unknown).
 Identify = Callable[[RequestContext], str | None]
@@ -62,6 +62,14 @@ def payload_identity(ctx: RequestContext) -> str | None:
     """The ``caller_plugin_identity`` the runtime put into the payload."""
     value = ctx.data.get("caller_plugin_identity")
     return value if isinstance(value, str) else None
+
+
+def not_a_run(ctx: RequestContext) -> RunNotLiveError:
+    """The refusal of a run-only action called without a run."""
+    return RunNotLiveError(
+        f"{ctx.request.action} exists only for runs: name a live run of this plugin",
+        details={"action": ctx.request.action, "run_id": None},
+    )
 
 
 class RunServices:
@@ -112,10 +120,7 @@ class RunServices:
         """The live run ``run_id`` of the caller, with ``api``'s flag of ``available_apis``
         enabled (or the refusal)."""
         if run_id is None or run_id == "":
-            raise RunNotLiveError(
-                f"{ctx.request.action} exists only for runs: name a live run of this plugin",
-                details={"action": ctx.request.action, "run_id": None},
-            )
+            raise not_a_run(ctx)
         session = self.registry.authorize(run_id, self.identify(ctx))
         if api is not None:
             session.grants.require_api(api_flag(api), session.run_id)
