@@ -441,9 +441,9 @@ class DockerBackend(SandboxBackend):
         from box_runtime.backends.docker_process import pid_file_of, signal_blocking
 
         if handle in self._roots:  # known: a readlink, no engine call
-            root = self._root(handle)
+            root = self.local_root(handle)
         else:
-            root = cast(str | None, await self._run(self._root, handle))
+            root = cast(str | None, await self._run(self.local_root, handle))
         if root is None:
             return None
         pid_file = pid_file_of(request)
@@ -493,7 +493,7 @@ class DockerBackend(SandboxBackend):
         stdout = OutputCollector(request.output_limit, request.head_ratio)
         stderr = OutputCollector(request.output_limit, request.head_ratio)
         deadline = time.monotonic() + request.timeout_sec
-        root = self._root(handle)
+        root = self.local_root(handle)
         if root is not None and self._config.exec_agent and self._agent_ok.get(handle, True):
             script = agent_script_text(request.workdir, request.env, request.command)
             ran = run_via_agent(
@@ -563,10 +563,6 @@ class DockerBackend(SandboxBackend):
         ``None`` for an engine on another machine (or in another pid namespace): the
         execs then use the engine's stream, export the engine's archive API.
         """
-        return self._root(handle)
-
-    def _root(self, handle: str) -> str | None:
-        """The container's filesystem through ``/proc`` (fast paths), or ``None``."""
         if not self._config.fast_output:
             return None
         if handle not in self._roots:
