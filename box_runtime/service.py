@@ -264,18 +264,8 @@ class BoxService:
             key = await ctx.session.send_file(
                 item.data, context=ctx.context, chunk_bytes=EXPORT_CHUNK_BYTES
             )
-            infos.append(
-                p.ReadFileInfo(
-                    path=item.path,
-                    size=item.size,
-                    sha256=item.sha256,
-                    mode=item.mode,
-                    uid=item.uid,
-                    gid=item.gid,
-                    mtime_ns=item.mtime_ns,
-                    file_key=key,
-                )
-            )
+            record = {name: getattr(item, name) for name in _RECORDED}
+            infos.append(p.ReadFileInfo(**record, file_key=key))
         self.runtime.audit.record(
             "files.export",
             session.key,
@@ -492,6 +482,8 @@ _BY_SESSION_ID = frozenset(
         *p.FILE_ACTIONS,
     )
 )
+#: What the host records of an exported file (its ``ReadFileInfo`` but the transfer key).
+_RECORDED = ("path", "size", "sha256", "mode", "uid", "gid", "mtime_ns")
 #: Chunk size of exported files (both ends are ours: far above the reference's 16 KiB).
 EXPORT_CHUNK_BYTES = 512 * 1024
 

@@ -154,7 +154,6 @@ class Session:
             self.touch(clock())
 
     def info(self) -> BoxSessionInfo:
-        spec = self.spec
         status = (
             SessionStatus.CLOSING
             if self.closing
@@ -163,20 +162,10 @@ class Session:
             else SessionStatus.IDLE
         )
         return BoxSessionInfo(
+            **{name: getattr(self.spec, name) for name in COMPATIBILITY_FIELDS},
             session_id=self.key.session_id,
             backend_name=self.backend_name,
             backend_session_id=self.handle,
-            image=spec.image,
-            network=spec.network,
-            host_path=spec.host_path,
-            host_path_mode=spec.host_path_mode,
-            mount_path=spec.mount_path,
-            persistent=spec.persistent,
-            cpus=spec.cpus,
-            memory_mb=spec.memory_mb,
-            pids_limit=spec.pids_limit,
-            read_only_rootfs=spec.read_only_rootfs,
-            workspace_quota_mb=spec.workspace_quota_mb,
             created_at=self.created_at,
             last_used_at=self.last_used_at,
             status=status,
