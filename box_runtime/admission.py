@@ -24,7 +24,7 @@ from box_runtime.admission_models import (
     AdmissionRevocation,
     RevocationReceipt,
 )
-from box_runtime.config import BoxConfig
+from box_runtime.config import BoxConfig, field_problems
 from box_runtime.errors import BoxAdmissionError, BoxReadinessError, BoxValidationError
 from box_runtime.models import DEFAULT_MOUNT_PATH, BoxHostMountMode, BoxNetworkMode, BoxSpec
 
@@ -170,14 +170,8 @@ class Grants:
 
 
 def _receipt(grant: AdmissionGrant) -> AdmissionReceipt:
-    return AdmissionReceipt(
-        workspace_uuid=grant.workspace_uuid,
-        execution_generation=grant.execution_generation,
-        entitlement_revision=grant.entitlement_revision,
-        max_sessions=grant.max_sessions,
-        max_managed_processes=grant.max_managed_processes,
-        expires_at=grant.expires_at.isoformat(),
-    )
+    fields = grant.model_dump(exclude={"instance_uuid", "expires_at"})
+    return AdmissionReceipt(**fields, expires_at=grant.expires_at.isoformat())
 
 
 #: At most this many read-only mounts may accompany an admitted session.
@@ -248,10 +242,7 @@ def policy_from(config: BoxConfig) -> AdmissionPolicy:
     try:
         return AdmissionPolicy.model_validate(config.admission.model_dump())
     except ValidationError as exc:
-        problems = "; ".join(
-            f"box.admission.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-            for err in exc.errors(include_url=False)
-        )
+        problems = field_problems(exc, "box.admission")
         raise BoxValidationError(f"invalid sandbox admission policy: {problems}") from None
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "PoolConfig",
     "SessionsConfig",
     "deep_merge",
+    "field_problems",
     "merge_config",
     "unknown_keys",
 ]
@@ -383,12 +384,8 @@ def merge_config(
     try:
         config = BoxConfig.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"box.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-            for err in exc.errors(include_url=False)
-        )
         raise BoxValidationError(
-            f"invalid Box configuration: {problems}",
+            f"invalid Box configuration: {field_problems(exc, 'box')}",
             details={
                 "errors": [
                     {"loc": ".".join(str(p) for p in err["loc"]), "msg": err["msg"]}
@@ -397,6 +394,14 @@ def merge_config(
             },
         ) from None
     return merged, config
+
+
+def field_problems(exc: ValidationError, prefix: str) -> str:
+    """Each error of ``exc`` as ``<prefix>.<dotted field>: <message>``, joined by ``; ``."""
+    return "; ".join(
+        f"{prefix}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    )
 
 
 def unknown_keys(model: BaseModel, prefix: str = "box") -> list[str]:
