@@ -24,7 +24,7 @@ from box_runtime import protocol as p
 
 # Importing the errors registers their wire codes, so calls re-raise the Box's classes.
 from box_runtime.errors import BoxError, BoxExportRefusedError
-from box_runtime.export import ExportedFile
+from box_runtime.export import RECORDED_FIELDS, ExportedFile
 from box_runtime.link_names import (
     CONTROL_TOKEN_HEADER,
     GENERATION_HEADER,
@@ -291,18 +291,7 @@ def accept_read(
         if len(data) != info.size or hashlib.sha256(data).hexdigest() != info.sha256:
             problem = f"the bytes of {path} do not match their size and digest"
             break
-        files.append(
-            ExportedFile(
-                path=path,
-                data=data,
-                sha256=info.sha256,
-                size=info.size,
-                mode=info.mode,
-                uid=info.uid,
-                gid=info.gid,
-                mtime_ns=info.mtime_ns,
-            )
-        )
+        files.append(ExportedFile(data=data, **{f: getattr(info, f) for f in RECORDED_FIELDS}))
     if problem:
         raise BoxExportRefusedError(
             f"invalid export response: {problem}; the files were kept",

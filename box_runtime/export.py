@@ -28,6 +28,7 @@ from langbot_plugin.protocol.box_export import (
 
 __all__ = [
     "LIMITS",
+    "RECORDED_FIELDS",
     "ExportLimits",
     "ExportedFile",
     "Identity",
@@ -101,6 +102,10 @@ class ExportedFile:
         """The record of ``data`` read from ``path`` (its digest and size computed here)."""
         digest = hashlib.sha256(data).hexdigest()
         return cls(path, data, digest, len(data), mode, uid, gid, mtime_ns)
+
+
+#: The fields of an :class:`ExportedFile` but its bytes: what the host is told and records.
+RECORDED_FIELDS = ("path", "sha256", "size", "mode", "uid", "gid", "mtime_ns")
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ from box_runtime.errors import (
     BoxReadinessError,
     BoxValidationError,
 )
+from box_runtime.export import RECORDED_FIELDS
 from box_runtime.export_session import (
     read_session_files,
     remove_session_files,
@@ -264,7 +265,7 @@ class BoxService:
             key = await ctx.session.send_file(
                 item.data, context=ctx.context, chunk_bytes=EXPORT_CHUNK_BYTES
             )
-            record = {name: getattr(item, name) for name in _RECORDED}
+            record = {name: getattr(item, name) for name in RECORDED_FIELDS}
             infos.append(p.ReadFileInfo(**record, file_key=key))
         self.runtime.audit.record(
             "files.export",
@@ -482,8 +483,6 @@ _BY_SESSION_ID = frozenset(
         *p.FILE_ACTIONS,
     )
 )
-#: What the host records of an exported file (its ``ReadFileInfo`` but the transfer key).
-_RECORDED = ("path", "size", "sha256", "mode", "uid", "gid", "mtime_ns")
 #: Chunk size of exported files (both ends are ours: far above the reference's 16 KiB).
 EXPORT_CHUNK_BYTES = 512 * 1024
 
