@@ -36,6 +36,7 @@ __all__ = [
     "SandboxFiles",
     "charge",
     "check_paths",
+    "check_size",
     "over_limit",
     "read_files",
     "refused",
@@ -140,6 +141,16 @@ def over_limit(
 ) -> BoxQuotaExceededError:
     message, details = limit_refusal(kind, limit, actual, paths, lower_bound=lower_bound)
     return BoxQuotaExceededError(message, details={"quota": f"export_{kind}", **details})
+
+
+def check_size(
+    limits: ExportLimits, path: str, size: int, total: int, paths: Sequence[str]
+) -> None:
+    """Refuse a file of ``size`` bytes over the file's limit or the call's (``total`` so far)."""
+    if size > limits.file_bytes:
+        raise over_limit("file_bytes", limits.file_bytes, size, [path])
+    if total + size > limits.call_bytes:
+        raise over_limit("call_bytes", limits.call_bytes, total + size, paths)
 
 
 # --------------------------------------------------------------------------- checks
@@ -275,10 +286,7 @@ def read_files(
         try:
             if not _may(info, files.identity, _READ):
                 raise refused(path, "unreadable", "the sandbox user may not read it")
-            if info.st_size > limits.file_bytes:
-                raise over_limit("file_bytes", limits.file_bytes, info.st_size, [path])
-            if total + info.st_size > limits.call_bytes:
-                raise over_limit("call_bytes", limits.call_bytes, total + info.st_size, paths)
+            check_size(limits, path, info.st_size, total, paths)
             data = _read_exactly(fd, info.st_size, limits.file_bytes, path)
         finally:
             os.close(fd)

@@ -13,7 +13,6 @@ check and the read can at worst point at another of the sandbox's own files.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -24,6 +23,7 @@ from box_runtime.export import (
     ExportLimits,
     Identity,
     check_paths,
+    check_size,
     over_limit,
     refused,
 )
@@ -110,25 +110,14 @@ def export_through_engine(
             raise refused(path, "unreadable", why)
         uid, gid, size, mtime = int(fields[0]), int(fields[1]), int(fields[3]), int(fields[4])
         mode = int(fields[2], 8)
-        if size > limits.file_bytes or len(data) > limits.file_bytes:
+        if size > limits.file_bytes:
             raise over_limit("file_bytes", limits.file_bytes, max(size, len(data)), [path])
-        if total + len(data) > limits.call_bytes:
-            raise over_limit("call_bytes", limits.call_bytes, total + len(data), paths)
+        check_size(limits, path, len(data), total, paths)
         if len(data) != size:
             raise refused(path, "changed", "it changed while it was read")
         total += size
-        out.append(
-            ExportedFile(
-                path=path,
-                data=data,
-                sha256=hashlib.sha256(data).hexdigest(),
-                size=size,
-                mode=mode,
-                uid=uid,
-                gid=gid,
-                mtime_ns=mtime * 1_000_000_000,
-            )
-        )
+        mtime_ns = mtime * 1_000_000_000
+        out.append(ExportedFile.of(path, data, mode=mode, uid=uid, gid=gid, mtime_ns=mtime_ns))
     return out
 
 

@@ -24,7 +24,7 @@ from e2b.exceptions import NotFoundException
 from box_runtime.backends.e2b_errors import sdk_errors
 from box_runtime.backends.e2b_sync import LIST_DEPTH, RemoteEntry
 from box_runtime.errors import BoxExportRefusedError, BoxQuotaExceededError
-from box_runtime.export import ExportedFile, ExportLimits, over_limit, refused
+from box_runtime.export import ExportedFile, ExportLimits, check_size, over_limit, refused
 
 __all__ = ["SandboxFileOps", "export", "remove_if_unchanged"]
 
@@ -149,10 +149,7 @@ async def export(
     total = 0
     for path in paths:
         entry = await _regular(ops, sandbox, path)
-        if entry.size > limits.file_bytes:
-            raise over_limit("file_bytes", limits.file_bytes, entry.size, [path])
-        if total + entry.size > limits.call_bytes:
-            raise over_limit("call_bytes", limits.call_bytes, total + entry.size, paths)
+        check_size(limits, path, entry.size, total, paths)
         data = await ops.download(path)
         if len(data) > limits.file_bytes:
             raise over_limit("file_bytes", limits.file_bytes, len(data), [path], lower_bound=True)
