@@ -36,10 +36,20 @@ def pipe_pair(*, child_reads: bool) -> tuple[int, int]:
     return ours, theirs
 
 
-class PipeReceiveStream(ByteReceiveStream):
+class _PipeEnd:
+    """Our end of a pipe; closing it tells the event loop first."""
+
     def __init__(self, fd: int) -> None:
         self._fd: int | None = fd
 
+    async def aclose(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            anyio.notify_closing(fd)
+            os.close(fd)
+
+
+class PipeReceiveStream(_PipeEnd, ByteReceiveStream):
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
             fd = self._fd
@@ -56,17 +66,8 @@ class PipeReceiveStream(ByteReceiveStream):
                 raise anyio.EndOfStream
             return data
 
-    async def aclose(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            anyio.notify_closing(fd)
-            os.close(fd)
 
-
-class PipeSendStream(ByteSendStream):
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-
+class PipeSendStream(_PipeEnd, ByteSendStream):
     def send_nowait(self, item: bytes) -> int:
         """Write what the pipe takes now; return how many bytes (0 when full or closed)."""
         fd = self._fd
@@ -91,9 +92,3 @@ class PipeSendStream(ByteSendStream):
             except OSError as exc:  # EPIPE: the reader is gone
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
-
-    async def aclose(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            anyio.notify_closing(fd)
-            os.close(fd)
