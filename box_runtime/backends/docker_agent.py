@@ -11,6 +11,7 @@ back to ``docker exec`` (docs/box.md, *Docker*). The agent adds no authority.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import selectors
@@ -29,6 +30,7 @@ __all__ = [
     "AgentRun",
     "agent_script_text",
     "offer_token",
+    "open_agent_dir",
     "run_via_agent",
     "status_code",
 ]
@@ -106,6 +108,19 @@ class AgentRun(Pipes):
             os.close(fd)
 
 
+def open_agent_dir(root: str, control: str) -> int | None:
+    """The agent directory's fd if its control pipe ``control`` is there, else ``None``."""
+    try:
+        directory = open_dir(root, "tmp", AGENT_DIR.rsplit("/", 1)[1])
+    except OSError:
+        return None
+    with contextlib.suppress(OSError):
+        if stat.S_ISFIFO(os.stat(control, dir_fd=directory, follow_symlinks=False).st_mode):
+            return directory
+    os.close(directory)
+    return None
+
+
 def _agent_dir(root: str, seconds: float) -> int | None:
     """The agent directory's fd once its control pipe exists, or ``None``.
 
@@ -113,20 +128,9 @@ def _agent_dir(root: str, seconds: float) -> int | None:
     """
     deadline = time.monotonic() + seconds
     while True:
-        try:
-            directory: int | None = open_dir(root, "tmp", AGENT_DIR.rsplit("/", 1)[1])
-        except OSError:
-            directory = None
-        if directory is not None:
-            try:
-                info = os.stat("ctl", dir_fd=directory, follow_symlinks=False)
-                if stat.S_ISFIFO(info.st_mode):
-                    return directory
-            except OSError:
-                pass
-            os.close(directory)
-        if time.monotonic() > deadline:
-            return None
+        directory = open_agent_dir(root, "ctl")
+        if directory is not None or time.monotonic() > deadline:
+            return directory
         time.sleep(0.001)
 
 

@@ -17,14 +17,13 @@ import contextlib
 import errno
 import os
 import shlex
-import stat
 from collections.abc import Awaitable, Callable
 
 import anyio
 
 from box_runtime.backends.base import ProcessRequest, SpawnedProcess
-from box_runtime.backends.docker_agent import AGENT_DIR, AgentRun, offer_token, status_code
-from box_runtime.backends.docker_io import make_pipe, open_dir
+from box_runtime.backends.docker_agent import AgentRun, offer_token, open_agent_dir, status_code
+from box_runtime.backends.docker_io import make_pipe
 from box_runtime.backends.docker_process import PROCESS_WRAPPER
 from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream
 
@@ -127,17 +126,8 @@ async def spawn_via_agent(
 ) -> AgentProcess | None:
     """Start ``request`` through the agent of the container at ``root``; ``None`` when it
     has no process loop (a container of an older runtime, an image without the tools)."""
-    try:
-        directory = open_dir(root, "tmp", AGENT_DIR.rsplit("/", 1)[1])
-    except OSError:
-        return None
-    try:
-        info = os.stat(PROCESS_CONTROL, dir_fd=directory, follow_symlinks=False)
-        usable = stat.S_ISFIFO(info.st_mode)
-    except OSError:
-        usable = False
-    if not usable:
-        os.close(directory)
+    directory = open_agent_dir(root, PROCESS_CONTROL)
+    if directory is None:
         return None
     run = AgentRun(directory, token)
     opened: list[int] = []

@@ -100,10 +100,8 @@ class Abort:
 
 
 def _poke(fd: int) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.write(fd, b"!")
-    except OSError:
-        pass
 
 
 def close_attached(attached: Any) -> None:
@@ -120,10 +118,8 @@ def close_attached(attached: Any) -> None:
 
 
 def _shutdown(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 # --------------------------------------------------------------------------- the Docker stream
