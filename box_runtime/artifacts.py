@@ -27,7 +27,7 @@ from box_runtime.errors import (
     BoxArtifactRefusedError,
     BoxQuotaExceededError,
 )
-from box_runtime.models import ARTIFACT_MOUNT_ROOT, BoxHostMountMode, BoxMountSpec
+from box_runtime.models import BoxMountSpec
 from box_runtime.safe_fs import open_dir, open_file_at, walk_to
 from box_runtime.security import check_mount
 from box_runtime.tree_manifest import ManifestError, load_manifest
@@ -39,7 +39,6 @@ __all__ = [
     "ArtifactSource",
     "ArtifactStore",
     "check_sources",
-    "is_artifact",
     "split_mounts",
 ]
 
@@ -53,27 +52,12 @@ STORE_DIR = "artifacts"
 VIEW_DIR = "artifact-view"
 
 
-def is_artifact(mount: BoxMountSpec) -> bool:
-    """Whether a request's mount is content-addressed (per command, not the session's).
-
-    The models only accept a mount under ``/opt/langbot-artifacts`` when it is
-    read-only, carries a manifest and is named after its digest; a digest elsewhere is
-    an ordinary mount, as on the reference.
-    """
-    return bool(
-        mount.mode is BoxHostMountMode.READ_ONLY
-        and mount.content_digest
-        and mount.manifest_path
-        and mount.mount_path == f"{ARTIFACT_MOUNT_ROOT}/{mount.content_digest[7:]}"
-    )
-
-
 def split_mounts(mounts: Iterable[BoxMountSpec]) -> tuple[list[BoxMountSpec], list[BoxMountSpec]]:
     """``(fixed mounts, content-addressed mounts)`` of a request."""
     fixed: list[BoxMountSpec] = []
     artifacts: list[BoxMountSpec] = []
     for mount in mounts:
-        (artifacts if is_artifact(mount) else fixed).append(mount)
+        (artifacts if mount.content_addressed else fixed).append(mount)
     return fixed, artifacts
 
 
@@ -112,7 +96,7 @@ def check_sources(
     roots = [*allowed_roots, *([skills_root] if skills_root else [])]
     found: list[ArtifactSource] = []
     for mount in mounts:
-        if not (is_artifact(mount) and mount.content_digest and mount.manifest_path):
+        if not (mount.content_addressed and mount.content_digest and mount.manifest_path):
             continue
         field = f"extra_mounts[{mount.mount_path}]"
         package = check_mount(

@@ -135,17 +135,23 @@ class BoxMountSpec(BaseModel):
             raise ValueError("content_digest must be sha256:<64 lowercase hex>")
         return value
 
+    @property
+    def content_addressed(self) -> bool:
+        """Whether the mount is content-addressed (per command, not the session's): read-only,
+        with a manifest, at the path its digest names (a digest elsewhere: an ordinary mount)."""
+        return bool(
+            self.mode is BoxHostMountMode.READ_ONLY
+            and self.content_digest
+            and self.manifest_path
+            and self.mount_path == f"{ARTIFACT_MOUNT_ROOT}/{self.content_digest[7:]}"
+        )
+
     @model_validator(mode="after")
     def _artifact_paths(self) -> Self:
         under_artifacts = self.mount_path == ARTIFACT_MOUNT_ROOT or self.mount_path.startswith(
             ARTIFACT_MOUNT_ROOT + "/"
         )
-        if under_artifacts and not (
-            self.mode is BoxHostMountMode.READ_ONLY
-            and self.content_digest
-            and self.manifest_path
-            and self.mount_path == f"{ARTIFACT_MOUNT_ROOT}/{self.content_digest[7:]}"
-        ):
+        if under_artifacts and not self.content_addressed:
             raise ValueError(
                 f"mounts under {ARTIFACT_MOUNT_ROOT} must be read-only, digest-addressed "
                 "and carry a manifest_path"

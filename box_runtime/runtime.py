@@ -26,7 +26,7 @@ import anyio
 
 from box_runtime import quota_watch
 from box_runtime.admission import Admission, admitted_spec, canonical_workspace
-from box_runtime.artifacts import ArtifactSource, check_sources, is_artifact
+from box_runtime.artifacts import ArtifactSource, check_sources
 from box_runtime.audit import BoxAudit
 from box_runtime.backends import BackendFactory, Selection, default_factories, select_backend
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
@@ -337,7 +337,7 @@ class BoxRuntime:
 
     async def _artifact_sources(self, spec: BoxSpec) -> tuple[ArtifactSource, ...]:
         """The request's content-addressed mounts, their sources checked (per command)."""
-        if not any(is_artifact(mount) for mount in spec.extra_mounts):
+        if not any(mount.content_addressed for mount in spec.extra_mounts):
             return ()
         backend = await self.backend()
         return await anyio.to_thread.run_sync(
