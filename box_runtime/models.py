@@ -84,8 +84,10 @@ class SessionStatus(enum.StrEnum):
     CLOSING = "closing"
 
 
-def _absolute_host_path(value: str, field: str) -> str:
-    value = value.strip()
+def _absolute_host_path(value: str | None, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    value, field = value.strip(), info.field_name
     if not (posixpath.isabs(value) or ntpath.isabs(value)):
         raise ValueError(f"{field} must be an absolute host path")
     if "\x00" in value:
@@ -104,6 +106,10 @@ def _sandbox_path(value: str, field: str, *, normalized: bool = False) -> str:
     return value
 
 
+def _mount_path(value: str) -> str:
+    return _sandbox_path(value, "mount_path", normalized=True)
+
+
 class BoxMountSpec(BaseModel):
     """One additional bind mount: ``host_path`` on the host at ``mount_path`` inside."""
 
@@ -115,15 +121,8 @@ class BoxMountSpec(BaseModel):
     content_digest: str | None = None
     manifest_path: str | None = None
 
-    @field_validator("host_path", "manifest_path")
-    @classmethod
-    def _host_paths(cls, value: str | None, info: ValidationInfo) -> str | None:
-        return None if value is None else _absolute_host_path(value, str(info.field_name))
-
-    @field_validator("mount_path")
-    @classmethod
-    def _mount_path(cls, value: str) -> str:
-        return _sandbox_path(value, "mount_path", normalized=True)
+    _host_paths = field_validator("host_path", "manifest_path")(_absolute_host_path)
+    _mount = field_validator("mount_path")(_mount_path)
 
     @field_validator("content_digest")
     @classmethod
@@ -227,15 +226,8 @@ class BoxSpec(Params):
     def _workdir(cls, value: str) -> str:
         return _sandbox_path(value, "workdir")
 
-    @field_validator("mount_path")
-    @classmethod
-    def _mount(cls, value: str) -> str:
-        return _sandbox_path(value, "mount_path", normalized=True)
-
-    @field_validator("host_path")
-    @classmethod
-    def _host_path(cls, value: str | None) -> str | None:
-        return None if value is None else _absolute_host_path(value, "host_path")
+    _mount = field_validator("mount_path")(_mount_path)
+    _host_path = field_validator("host_path")(_absolute_host_path)
 
     @field_validator(*_LIMITS)
     @classmethod
