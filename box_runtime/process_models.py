@@ -58,10 +58,7 @@ class ManagedProcessSpec(Params):
     #: Memory limit of this process in MiB; 0 means the session's limit.
     memory_mb: int = 0
 
-    @field_validator("process_id")
-    @classmethod
-    def _process_id(cls, value: str) -> str:
-        return check_process_id(value)
+    _process_id = field_validator("process_id")(check_process_id)
 
     @field_validator("command")
     @classmethod

@@ -208,10 +208,7 @@ class ManagedProcessRef(Params):
     session_id: str
     process_id: str = DEFAULT_PROCESS_ID
 
-    @field_validator("process_id")
-    @classmethod
-    def _process_id(cls, value: str) -> str:
-        return check_process_id(value)
+    _process_id = field_validator("process_id")(check_process_id)
 
 
 class ManagedProcessStopped(Result):
