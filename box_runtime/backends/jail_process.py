@@ -20,7 +20,7 @@ from anyio.abc import ByteReceiveStream, Process
 from box_runtime.backends.base import SpawnedProcess
 from box_runtime.backends.pipes import PipeSendStream
 
-__all__ = ["NSJAIL_FAILED", "JailProcess"]
+__all__ = ["NSJAIL_FAILED", "JailProcess", "kill"]
 
 #: nsjail's own exit status when it fails before the jailed program runs.
 NSJAIL_FAILED = 255
@@ -64,11 +64,17 @@ class JailProcess(SpawnedProcess):
         process = self._process
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                with anyio.move_on_after(_KILL_WAIT_SEC):
-                    await process.wait()
+                await kill(process)
             for stream in (self.stdin, self.stdout, self.stderr):
                 with contextlib.suppress(OSError, anyio.BrokenResourceError):
                     await stream.aclose()
             await process.aclose()
+
+
+async def kill(process: Process) -> None:
+    """Kill ``process`` and wait (bounded) for it, even while being cancelled."""
+    with anyio.CancelScope(shield=True):
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with anyio.move_on_after(_KILL_WAIT_SEC):
+            await process.wait()

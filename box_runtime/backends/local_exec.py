@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import stat
@@ -30,7 +29,7 @@ from anyio.abc import ByteReceiveStream, Process
 
 from box_runtime.backends.base import ExecRequest, ProcessRequest
 from box_runtime.backends.host_child import HostChild
-from box_runtime.backends.jail_process import JailProcess
+from box_runtime.backends.jail_process import JailProcess, kill
 from box_runtime.backends.pipes import PipeReceiveStream, PipeSendStream, pipe_pair
 from box_runtime.errors import BoxBackendUnavailableError
 from box_runtime.output import OutputCollector
@@ -46,7 +45,6 @@ __all__ = [
     "spawn_piped",
 ]
 
-_KILL_WAIT_SEC = 5.0
 #: $1 = workdir, $2 = command; the command runs in this shell (see the Docker backend).
 WRAPPER = (
     'cd "$1" 2>/dev/null || { mkdir -p "$1" && cd "$1"; } || exit 126; '
@@ -125,15 +123,6 @@ async def run_piped(start: Callable[[int, int, int], HostChild], request: ExecRe
         return await collect(child, request)
     finally:
         await child.aclose()
-
-
-async def kill(process: Process) -> None:
-    """Kill ``process`` and wait (bounded) for it, even while being cancelled."""
-    with anyio.CancelScope(shield=True):
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        with anyio.move_on_after(_KILL_WAIT_SEC):
-            await process.wait()
 
 
 async def spawn_piped(start: Starter, log_path: str | None = None) -> JailProcess:
