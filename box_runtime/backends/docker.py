@@ -571,11 +571,9 @@ class DockerBackend(SandboxBackend):
         if found is None:
             return None
         path, namespace = found
-        try:
+        with suppress(OSError):
             if os.readlink(os.path.join(os.path.dirname(path), "ns", "mnt")) == namespace:
                 return path
-        except OSError:
-            pass
         del self._roots[handle]  # the container stopped or restarted: look again next time
         return None
 

@@ -16,6 +16,7 @@ This module and the other runtime faces load the Box's daemon code, so nothing e
 from __future__ import annotations
 
 import abc
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -218,10 +219,8 @@ class BuiltinSandboxBackend(BaseSandboxBackend):
         )
 
     async def stop_session(self, session: BoxSessionInfo) -> None:
-        try:
+        with contextlib.suppress(BoxSessionNotFoundError):
             await self._core().delete_session(session.session_id, None)
-        except BoxSessionNotFoundError:
-            pass
 
 
 class DockerBackend(BuiltinSandboxBackend):
