@@ -58,7 +58,6 @@ __all__ = [
     "BOX_WRITE_FILES",
     "CREATE_SEC",
     "DIALECT_05_ONLY",
-    "DIALECT_07_ONLY",
     "EXEC_MARGIN_SEC",
     "EXEC_SEC",
     "EXPORT_ACTIONS",
@@ -508,7 +507,6 @@ SKILL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (
     SKILL_INSTALL_ZIP,
 )
 
-DIALECT_07_ONLY = frozenset({BOX_GET_STORAGE_ANALYSIS.name})
 DIALECT_05_ONLY = frozenset(spec.name for spec in SKILL_ACTIONS)
 
 ALL_ACTIONS: tuple[ActionSpec[Any, Any], ...] = (

@@ -16,7 +16,6 @@ from box_runtime.errors import BoxValidationError
 
 __all__ = [
     "MCP_SHARED_SESSION_ID",
-    "SCOPE_DIMENSIONS",
     "SCOPE_DOMAIN",
     "SESSION_ID_PATTERN",
     "canonical_scope",
@@ -30,15 +29,6 @@ __all__ = [
 SCOPE_DOMAIN = "langbot.box.session-scope.v1"
 MCP_SHARED_SESSION_ID = "mcp-shared"
 SESSION_ID_PATTERN = re.compile(r"^lb-box-[0-9a-f]{64}$")
-SCOPE_DIMENSIONS = (
-    "instance_id",
-    "workspace_id",
-    "bot_id",
-    "platform_adapter",
-    "target_type",
-    "target_id",
-    "thread_id",
-)
 _REQUIRED = ("target_type", "target_id")
 _MAX_DIMENSION_CHARS = 1024
 
