@@ -9,7 +9,6 @@ the connection is bound to, and a workspace's placement generation only moves fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -47,14 +46,7 @@ from langbot_plugin.rpc import (
 from langbot_plugin.rpc.routes import Answer, CallNext, before
 from langbot_plugin.rpc.tracing import trace_table
 
-__all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "Peer", "runtime_status"]
-
-
-@dataclass(frozen=True, slots=True)
-class Peer:
-    """What the runtime knows about one connection."""
-
-    instance_id: str | None
+__all__ = ["ADMITTED_ACTIONS", "INSTANCE_ID_PATTERN", "BoxService", "runtime_status"]
 
 
 class BoxService:
@@ -68,7 +60,8 @@ class BoxService:
         self, runtime: BoxRuntime, *, generations: dict[tuple[str, str], int] | None = None
     ) -> None:
         self.runtime = runtime
-        self._peers: dict[RPCSession, Peer] = {}
+        #: The LangBot instance each connection is bound to (``None``: not bound).
+        self._peers: dict[RPCSession, str | None] = {}
         self._generations = {} if generations is None else generations
         self.skills = SkillActions(lambda: runtime.settings.skills_root, self._tenant)
         #: what ``/metrics`` answers (one registry per service)
@@ -78,7 +71,7 @@ class BoxService:
     # ------------------------------------------------------------------ connections
 
     def attach(self, session: RPCSession, instance_id: str | None) -> None:
-        self._peers[session] = Peer(instance_id)
+        self._peers[session] = instance_id
 
     def detach(self, session: RPCSession) -> None:
         self._peers.pop(session, None)
@@ -91,14 +84,13 @@ class BoxService:
 
     async def _tenant(self, ctx: RequestContext) -> Tenant | None:
         context = ctx.context
-        peer = self._peers.get(ctx.session, Peer(None))
         if not context:
             return None
         instance, workspace, generation = self._checked_tenant(
             context.get("instance_uuid"),
             context.get("workspace_uuid"),
             context.get("placement_generation"),
-            bound_instance=peer.instance_id,
+            bound_instance=self._peers.get(ctx.session),
             field="context.",
         )
         await self._observe_generation(instance, workspace, generation)
@@ -200,10 +192,9 @@ class BoxService:
 
     def _check_instance(self, ctx: RequestContext) -> None:
         """Host-control actions: a context, when present, must name the bound instance."""
-        peer = self._peers.get(ctx.session, Peer(None))
-        context = ctx.context or {}
-        instance = context.get("instance_uuid")
-        if peer.instance_id is not None and instance is not None and instance != peer.instance_id:
+        bound = self._peers.get(ctx.session)
+        instance = (ctx.context or {}).get("instance_uuid")
+        if bound is not None and instance is not None and instance != bound:
             raise PermissionDeniedError("the request context belongs to another LangBot instance")
 
     # ------------------------------------------------------------------ handlers
@@ -365,8 +356,8 @@ class BoxService:
 
     def _check_grant_instance(self, ctx: RequestContext, instance_uuid: str) -> None:
         self._check_instance(ctx)
-        peer = self._peers.get(ctx.session, Peer(None))
-        if peer.instance_id is not None and instance_uuid != peer.instance_id:
+        bound = self._peers.get(ctx.session)
+        if bound is not None and instance_uuid != bound:
             raise PermissionDeniedError("the admission grant names another LangBot instance")
 
     async def upsert_grant(
