@@ -207,11 +207,7 @@ class BoxClient:
     async def start_managed_process(
         self, session_id: str, spec: ManagedProcessSpec | Mapping[str, Any]
     ) -> ManagedProcessInfo:
-        checked = (
-            spec
-            if isinstance(spec, ManagedProcessSpec)
-            else ManagedProcessSpec.model_validate(spec)
-        )
+        checked = ManagedProcessSpec.model_validate(spec)  # an instance is taken as it is
         start = p.ManagedProcessStart(session_id=session_id, spec=checked)
         return await self._call(p.BOX_START_MANAGED_PROCESS, start)
 
