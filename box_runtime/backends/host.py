@@ -186,25 +186,19 @@ class HostBackend(SandboxBackend):
             nofile=self._config.rlimit_nofile,
         )
 
-    def _argv_env(
-        self, plan: SandboxPlan, request: ExecRequest
-    ) -> tuple[list[str], dict[str, str]]:
-        paths = PathMap(plan, request.artifacts)
-        workdir = paths.directory(request.workdir)
-        env: Mapping[str, str] = {
-            "LANGBOT_BOX_WORKSPACE": plan.mounts[0].host_path,
-            **{name: paths.rewrite(value) for name, value in request.env.items()},
-        }
-        environment = command_env(home=plan.home_dir, tmp=plan.tmp_dir, env=env)
-        argv = [_SHELL, "-c", WRAPPER, "sh", workdir, paths.rewrite(request.command)]
-        return argv, environment
-
     def _starter(
         self, plan: SandboxPlan, handle: str, request: ExecRequest, limits: Rlimits
     ) -> Callable[[int, int, int], HostChild]:
         """Starts the request's command as the session's user, given its stdio."""
         uid, gid = self._session(plan, handle)
-        argv, env = self._argv_env(plan, request)
+        paths = PathMap(plan, request.artifacts)
+        workdir = paths.directory(request.workdir)
+        variables: Mapping[str, str] = {
+            "LANGBOT_BOX_WORKSPACE": plan.mounts[0].host_path,
+            **{name: paths.rewrite(value) for name, value in request.env.items()},
+        }
+        env = command_env(home=plan.home_dir, tmp=plan.tmp_dir, env=variables)
+        argv = [_SHELL, "-c", WRAPPER, "sh", workdir, paths.rewrite(request.command)]
 
         def start(stdin: int, stdout: int, stderr: int) -> HostChild:
             return start_child(
