@@ -39,13 +39,6 @@ class HostIdentity:
     def switches(self) -> bool:
         return self.uid is not None or self.uid_range is not None
 
-    def describe(self) -> str:
-        if self.uid_range is not None:
-            return f"a uid per session from {self.uid_range.start}-{self.uid_range.stop - 1}"
-        if self.uid is None:
-            return f"the Box's own user (uid {os.geteuid()})"
-        return f"uid {self.uid}, gid {self.gid}"
-
 
 def _refused(reason: str, message: str) -> BoxHostBackendRefusedError:
     return BoxHostBackendRefusedError(
