@@ -97,10 +97,8 @@ def scan_host(root: str, limits: SyncLimits) -> dict[str, Stamp]:
                 info = os.lstat(os.path.join(current, name))
             except OSError:
                 continue
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limits.max_file_bytes:
-                skipped += 1
-                continue
-            if len(found) >= limits.max_files:
+            regular = stat.S_ISREG(info.st_mode) and info.st_size <= limits.max_file_bytes
+            if not regular or len(found) >= limits.max_files:
                 skipped += 1
                 continue
             found[prefix + name] = (info.st_size, info.st_mtime_ns)
