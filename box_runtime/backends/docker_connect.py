@@ -20,20 +20,17 @@ import docker.utils  # type: ignore[import-untyped]
 
 from box_runtime.config import DockerConfig
 from box_runtime.errors import BoxBackendUnavailableError
+from langbot_plugin.rpc.loopback import is_loopback
 
 __all__ = ["client_kwargs", "is_plain_remote"]
 
 logger = logging.getLogger("box_runtime.docker")
 
 
-def _loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost") or host.startswith("127.")
-
-
 def is_plain_remote(base_url: str) -> bool:
     """A ``tcp://`` engine beyond loopback without TLS: anyone on the path owns it."""
     parts = urlsplit(base_url)
-    return parts.scheme in ("tcp", "http") and not _loopback(parts.hostname or "")
+    return parts.scheme in ("tcp", "http") and not is_loopback(parts.hostname or "")
 
 
 def _tls(config: DockerConfig) -> Any:
