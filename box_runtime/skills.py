@@ -441,17 +441,14 @@ class SkillStore:
         expected_revision: str | None = None,
     ) -> dict[str, Any]:
         skill = self._require(validate_name(name), expected_revision)
-        result = list_package_files(skill, path, include_hidden, max_entries)
-        result["revision"] = skill["revision"]
-        return result
+        listing = list_package_files(skill, path, include_hidden, max_entries)
+        return {**listing, "revision": skill["revision"]}
 
     def read_skill_resource(
         self, name: str, path: str, *, expected_revision: str | None = None
     ) -> dict[str, Any]:
         skill = self._require(validate_name(name), expected_revision)
-        result = read_package_file(skill, path)
-        result["revision"] = skill["revision"]
-        return result
+        return {**read_package_file(skill, path), "revision": skill["revision"]}
 
     # ------------------------------------------------------------------ directories
 

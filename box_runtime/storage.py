@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from box_runtime.errors import BoxReadinessError, BoxValidationError
 from box_runtime.link_names import PROBE_PREFIX
+from box_runtime.portable import DIRECTORY, NOFOLLOW
 from box_runtime.safe_fs import open_dir, open_dir_at
 
 __all__ = ["PROBE_PREFIX", "TreeSize", "measure_tree", "verify_shared_workspace"]
@@ -100,11 +101,10 @@ def verify_shared_workspace(workspace_root: str, marker_name: str) -> dict[str, 
     """Digest the host's marker file ``marker_name`` directly inside ``workspace_root``."""
     if not _PROBE_NAME.fullmatch(marker_name):
         raise BoxValidationError("invalid shared workspace probe name")
-    nofollow = getattr(os, "O_NOFOLLOW", 0)
     root_fd = marker_fd = -1
     try:
-        root_fd = os.open(workspace_root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow)
-        marker_fd = os.open(marker_name, os.O_RDONLY | nofollow, dir_fd=root_fd)
+        root_fd = os.open(workspace_root, os.O_RDONLY | DIRECTORY | NOFOLLOW)
+        marker_fd = os.open(marker_name, os.O_RDONLY | NOFOLLOW, dir_fd=root_fd)
         info = os.fstat(marker_fd)
         if not stat.S_ISREG(info.st_mode):
             raise BoxReadinessError("the shared workspace probe is not a regular file")
