@@ -21,7 +21,7 @@ bytes (framing, buffers, stop order).
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -144,13 +144,14 @@ class SpawnedProcess(abc.ABC):
     async def pump(self) -> None:  # noqa: B027 - optional: work the streams need while the process lives
         """Run whatever moves the bytes (a demultiplexer, say); returns when the streams end."""
 
-    def write_nowait(self, data: bytes) -> int:
-        """Write what fits into stdin now without waiting; return how many bytes.
+    #: Writes what fits into stdin now, without waiting, and says how many bytes (a
+    #: pipe's or socket's ``send_nowait``); ``None``: every message queues for :attr:`stdin`.
+    send_nowait: Callable[[bytes], int] | None = None
 
-        0 (the default) means "use :attr:`stdin`": the runtime queues the data.
-        """
-        del data
-        return 0
+    def write_nowait(self, data: bytes) -> int:
+        """Write what fits into stdin now; how many bytes (0: the runtime queues the data)."""
+        send = self.send_nowait
+        return 0 if send is None else send(data)
 
     @abc.abstractmethod
     async def wait(self) -> int | None:

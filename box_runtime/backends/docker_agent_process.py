@@ -71,14 +71,11 @@ class AgentProcess(SpawnedProcess):
         stdin_writer, self._stdin_reader, stdout, stderr = pipes
         self._status_fd = run.open_pipe("r")
         self._root = root
-        self._stdin = PipeSendStream(stdin_writer)
-        self.stdin = self._stdin
+        stdin = PipeSendStream(stdin_writer)
+        self.stdin, self.send_nowait = stdin, stdin.send_nowait
         self.stdout = PipeReceiveStream(stdout)
         self.stderr = PipeReceiveStream(stderr)
         self.signal_via: Signal | None = None
-
-    def write_nowait(self, data: bytes) -> int:
-        return self._stdin.send_nowait(data)
 
     def _container_alive(self) -> bool:
         return os.path.isdir(os.path.join(self._root, "tmp"))
@@ -108,7 +105,7 @@ class AgentProcess(SpawnedProcess):
             await self.signal_via(signum)
 
     async def aclose(self) -> None:
-        await self._stdin.aclose()
+        await self.stdin.aclose()
         await self.stdout.aclose()
         await self.stderr.aclose()
         with contextlib.suppress(OSError):

@@ -290,14 +290,11 @@ class DockerProcess(SpawnedProcess):
         self._pid_file = pid_file
         self._sock: socket.socket = getattr(response, "_sock", response)
         self._sock.setblocking(False)
-        self._stdin = _SocketStdin(self._sock)
-        self.stdin = self._stdin
+        stdin = _SocketStdin(self._sock)
+        self.stdin, self.send_nowait = stdin, stdin.send_nowait
         self._demux = _Demux(self._sock)
         self.stdout = _DemuxStream(self._demux, stderr=False)
         self.stderr = _DemuxStream(self._demux, stderr=True)
-
-    def write_nowait(self, data: bytes) -> int:
-        return self._stdin.send_nowait(data)
 
     async def wait(self) -> int | None:
         """The stream's end means the exec ended; a process whose output nobody drains is

@@ -39,14 +39,10 @@ class JailProcess(SpawnedProcess):
     ) -> None:
         self._process = process
         self._log_path = log_path
-        self._stdin = stdin
-        self.stdin = stdin
+        self.stdin, self.send_nowait = stdin, stdin.send_nowait
         self.stdout = stdout
         self.stderr = stderr
         self.exit_note = ""
-
-    def write_nowait(self, data: bytes) -> int:
-        return self._stdin.send_nowait(data)
 
     async def wait(self) -> int | None:
         code = await self._process.wait()
