@@ -221,9 +221,7 @@ class NsjailBackend(SandboxBackend):
         if workspace is not None:  # the files as the jail sees them (and owns them)
             roots[0] = (plan.mount_path, workspace)
         roots += [("/tmp", plan.tmp_dir), (JAIL_HOME, plan.home_dir)]
-        identity = None
-        if self._uid is not None:
-            identity = Identity(self._uid, frozenset({self._uid}))
+        identity = None if self._uid is None else Identity(self._uid, frozenset({self._uid}))
         return SandboxFiles(tuple(roots), identity)
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
