@@ -595,6 +595,7 @@ class BoxRuntime:
             output_limit=config.output.max_bytes,
             head_ratio=config.output.head_ratio,
         )
+        audited = {"backend": backend.name, "command": resolved.cmd}
         async with session.use(self._clock, "before its command started"):
             started = time.perf_counter()
             store = session.artifacts
@@ -604,13 +605,9 @@ class BoxRuntime:
                 request = dataclasses.replace(request, artifacts=artifacts)
                 outcome = await self._run_command(session, backend, request)
             except BoxError as exc:
+                elapsed_ms = int((time.perf_counter() - started) * 1000)
                 self.audit.record(
-                    "exec",
-                    session.key,
-                    backend=backend.name,
-                    command=resolved.cmd,
-                    duration_ms=int((time.perf_counter() - started) * 1000),
-                    error=exc.code,
+                    "exec", session.key, **audited, duration_ms=elapsed_ms, error=exc.code
                 )
                 raise
             finally:
@@ -643,8 +640,7 @@ class BoxRuntime:
         self.audit.record(
             "exec",
             session.key,
-            backend=backend.name,
-            command=resolved.cmd,
+            **audited,
             exit_code=result.exit_code,
             status=result.status.value,
             duration_ms=duration_ms,
