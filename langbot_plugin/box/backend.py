@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from box_runtime.backends import BackendFactory, default_factories
+from box_runtime.backends import default_factories
 from box_runtime.backends.base import ExecOutcome, ExecRequest, SandboxBackend, SandboxPlan
 from box_runtime.config import BoxConfig
 from box_runtime.errors import (
@@ -196,9 +196,6 @@ class BuiltinSandboxBackend(BaseSandboxBackend):
         """Take the ``box.<name>`` configuration section (before first use)."""
         self.section = dict(config)
 
-    def factory(self) -> BackendFactory:
-        return default_factories()[self.core_name]
-
     def _core(self) -> CoreRuntime:
         if self._runtime is None:
             config: dict[str, Any] = {"backend": self.core_name}
@@ -240,5 +237,5 @@ class PodmanBackend(BuiltinSandboxBackend):
 def core_backend(face: BaseSandboxBackend, config: BoxConfig) -> SandboxBackend:
     """The runtime backend that serves ``face``: the Box's own one, or an adapter."""
     if isinstance(face, BuiltinSandboxBackend):
-        return face.factory()(config)
+        return default_factories()[face.core_name](config)
     return AdaptedBackend(face)
