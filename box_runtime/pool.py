@@ -152,7 +152,8 @@ class WarmPool:
                 self.adopted += 1
                 self.wake()
                 return warm
-            self._discard_later(warm)
+            self._stale.append(warm)  # made for another backend: the refiller removes it
+            self.wake()
         return None
 
     async def drain(self) -> None:
@@ -259,11 +260,6 @@ class WarmPool:
             self._idle.setdefault(key, []).append(Warm(spec, plan, handle, workspace, backend))
         finally:
             self._filling[key] -= 1
-
-    def _discard_later(self, warm: Warm) -> None:
-        """A sandbox no longer wanted: the refiller removes it next."""
-        self._stale.append(warm)
-        self.wake()
 
 
 def adopt_plan(warm: Warm, key: SessionKey) -> SandboxPlan:

@@ -99,10 +99,7 @@ def _detect_v2(parent: str, own: dict[str, str]) -> CgroupPlan | None:
         parent = os.path.join(base, JAILS_DIR)
         try:
             os.makedirs(parent, exist_ok=True)
-            with open(
-                os.path.join(base, "cgroup.subtree_control"), "w", encoding="ascii"
-            ) as control:
-                control.write("+memory +pids +cpu")
+            _enable_controllers(base)
         except OSError as exc:
             return CgroupPlan("none", reason=f"cgroup v2 is not delegated to us ({exc.strerror})")
     try:
