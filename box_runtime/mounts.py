@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -157,15 +158,7 @@ def bind_idmapped(
 
 def _unescape(field: str) -> str:
     """A mountinfo path (spaces, tabs, newlines and backslashes as octal escapes)."""
-    out, index = [], 0
-    while index < len(field):
-        if field[index] == "\\" and field[index + 1 : index + 4].isdigit():
-            out.append(chr(int(field[index + 1 : index + 4], 8)))
-            index += 4
-        else:
-            out.append(field[index])
-            index += 1
-    return "".join(out)
+    return re.sub(r"\\(\d{3}|\d{1,2}\Z)", lambda escape: chr(int(escape.group(1), 8)), field)
 
 
 def mounts_below(directory: str) -> list[str]:
