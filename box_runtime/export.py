@@ -256,10 +256,7 @@ def _open_regular(parent: int, name: str, path: str) -> tuple[int, os.stat_resul
 def _read_exactly(fd: int, size: int, limit: int, path: str) -> bytes:
     chunks: list[bytes] = []
     total = 0
-    while True:
-        chunk = os.read(fd, min(_READ_CHUNK, limit + 1 - total))
-        if not chunk:
-            break
+    while chunk := os.read(fd, min(_READ_CHUNK, limit + 1 - total)):
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:

@@ -141,10 +141,7 @@ def _extract_one(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> 
     fd = open_no_link(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with archive.open(info) as source:
-            while True:
-                chunk = source.read(_CHUNK)
-                if not chunk:
-                    break
+            while chunk := source.read(_CHUNK):
                 written += len(chunk)
                 if written > info.file_size:
                     raise SkillArchiveError(
