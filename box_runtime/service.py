@@ -305,11 +305,10 @@ class BoxService:
             [(f.path, f.sha256) for f in request.files],
             clock=self.runtime.clock,
         )
-        self.runtime.audit.record(
-            "files.remove", session.key, paths=[path for path, kept in outcome if kept is None]
-        )
+        removed = [path for path, kept in outcome if kept is None]
+        self.runtime.audit.record("files.remove", session.key, paths=removed)
         return p.RemoveFilesResult(
-            removed=[path for path, kept in outcome if kept is None],
+            removed=removed,
             kept=[p.KeptFile(path=path, reason=kept) for path, kept in outcome if kept],
         )
 
