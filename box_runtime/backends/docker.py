@@ -379,17 +379,9 @@ class DockerBackend(SandboxBackend):
         self, plan: SandboxPlan, handle: str, path: str, sha256: str
     ) -> str | None:
         del plan
-        return cast(
-            str | None,
-            await self._run(
-                docker_files.remove_through_engine,
-                self._client(),
-                self._engine,
-                handle,
-                path,
-                sha256,
-            ),
-        )
+        remove = docker_files.remove_through_engine
+        kept = await self._run(remove, self._client(), self._engine, handle, path, sha256)
+        return cast(str | None, kept)
 
     async def cleanup_orphans(self, deployment_id: str) -> list[str]:
         def cleanup() -> list[str]:
