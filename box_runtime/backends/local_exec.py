@@ -97,10 +97,8 @@ async def collect(process: Process, request: ExecRequest) -> Collected:
     finally:
         if process.returncode is None:
             await kill(process)
-    code = process.returncode
-    if timed_out or code is None:
-        return Collected(None, True, stdout, stderr)
-    return Collected(code, False, stdout, stderr)
+    code = None if timed_out else process.returncode
+    return Collected(code, code is None, stdout, stderr)  # no status: killed at its timeout
 
 
 async def run_piped(start: Callable[[int, int, int], HostChild], request: ExecRequest) -> Collected:
