@@ -14,8 +14,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -260,11 +259,6 @@ class AgentRuntimeDaemonClient:
         return (await self.relay_mcp(job_id, payload, timeout=timeout)).payload
 
 
-@asynccontextmanager
-async def _nothing() -> AsyncGenerator[None]:
-    yield
-
-
 class LocalMCPProxy(ServedOnLoopback):
     """``http://127.0.0.1:<port>/mcp/<secret>``: a job's MCP endpoint on the daemon
     machine, relayed to the hub. ``start()`` from async code; ``stop()`` after."""
@@ -297,7 +291,7 @@ class LocalMCPProxy(ServedOnLoopback):
             Route("/mcp/{secret}", self._relay, methods=["GET", "POST", "DELETE"]),
             Route("/healthz", healthz, methods=["GET"]),
         ]
-        return HTTPApp(app=Starlette(routes=routes), lifespan=_nothing)
+        return HTTPApp(app=Starlette(routes=routes), lifespan=nullcontext)
 
     async def _relay(self, request: Request) -> Response:
         from starlette.responses import JSONResponse, Response

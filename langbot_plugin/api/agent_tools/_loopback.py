@@ -13,14 +13,13 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import AsyncGenerator
 from typing import Any, ClassVar
 
 import anyio
 
 from langbot_plugin.api.agent_tools._server import HTTPApp
 
-__all__ = ["LoopbackHTTPService", "ServedOnLoopback", "serving"]
+__all__ = ["LoopbackHTTPService", "ServedOnLoopback"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,13 +33,8 @@ _RUNNING: set[asyncio.Task[None]] = set()
 
 
 class LoopbackHTTPService:
-    """An ASGI app served by uvicorn on the running event loop.
-
-    ``start()`` is synchronous (the public API of the bridge and gateway is): it binds
-    the socket, so :attr:`port` is known and clients may connect at once, and starts
-    serving in a task of the current loop. ``stop()`` asks that task to finish;
-    ``await aclose()`` also waits for it.
-    """
+    """An ASGI app served by uvicorn on the running event loop (the module docstring
+    says how it starts and stops)."""
 
     def __init__(self, http_app: HTTPApp, *, host: str, port: int, name: str) -> None:
         self._http_app = http_app
@@ -172,13 +166,3 @@ class ServedOnLoopback:
         if self._service is None:
             raise RuntimeError(f"{self._served_label} is not started")
         return self._service.url
-
-
-@contextlib.asynccontextmanager
-async def serving(service: LoopbackHTTPService) -> AsyncGenerator[LoopbackHTTPService]:
-    """``service`` started for the block, closed after it."""
-    service.start()
-    try:
-        yield service
-    finally:
-        await service.aclose()

@@ -13,7 +13,7 @@ from the reference: ``docs/agent-runner.md``, "Differences from the reference SD
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -292,22 +292,18 @@ def loop_is_blocked(loop: asyncio.AbstractEventLoop | None) -> bool:
     return loop is not None and loop in _BLOCKED_LOOPS
 
 
-def _run_blocking(name: str, call: Callable[[], Awaitable[_T]]) -> _T:
+def _run_blocking(name: str, call: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     """Run ``call`` to its end and return its value. Without a running loop, on a new
     one; inside a running loop (as the reference allowed), on a new loop in a helper
     thread while the caller's loop waits: its tools must not need the caller's loop."""
-
-    async def main() -> _T:
-        return await call()
-
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return anyio.run(main)
+        return anyio.run(call)
     _BLOCKED_LOOPS.add(loop)
     try:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix=name) as helper:
-            return helper.submit(anyio.run, main).result()
+            return helper.submit(anyio.run, call).result()
     finally:
         _BLOCKED_LOOPS.discard(loop)
 

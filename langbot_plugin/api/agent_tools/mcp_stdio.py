@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -65,20 +66,17 @@ class _UpstreamPerCall:
         self._headers = {"Authorization": f"Bearer {token}"}
         self._timeout = timeout
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    def _open(self) -> AbstractAsyncContextManager[Any]:
         from langbot_plugin.api.agent_tools._mcp_compat import http_client_session
 
-        async with http_client_session(
-            self._url, headers=self._headers, timeout=self._timeout
-        ) as up:
+        return http_client_session(self._url, headers=self._headers, timeout=self._timeout)
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        async with self._open() as up:
             return await _Upstream(up, self._timeout).list_tools()
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        from langbot_plugin.api.agent_tools._mcp_compat import http_client_session
-
-        async with http_client_session(
-            self._url, headers=self._headers, timeout=self._timeout
-        ) as up:
+        async with self._open() as up:
             return await _Upstream(up, self._timeout).call_tool(name, arguments)
 
 
@@ -91,11 +89,7 @@ def handle_message(
     from langbot_plugin.api.agent_tools.mcp_protocol import handle_mcp_message
 
     upstream = _UpstreamPerCall(endpoint, token, timeout)
-
-    async def answer() -> dict[str, Any] | None:
-        return await handle_mcp_message(message, upstream, server_info=SERVER_INFO)
-
-    return anyio.run(answer)
+    return anyio.run(lambda: handle_mcp_message(message, upstream, server_info=SERVER_INFO))
 
 
 async def relay(endpoint: str, token: str, timeout: float) -> None:
