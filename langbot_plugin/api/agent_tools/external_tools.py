@@ -223,6 +223,7 @@ class AgentRunExternalTools(BoxToolsMixin):
 
     def _asset_summary(self, asset_types: list[AssetType], include_schemas: bool) -> dict[str, Any]:
         wanted = set(asset_types) or set(ASSET_TYPES)
+        tool_ops = dict(self._tool_operations())
         data: dict[str, Any] = {"run_id": self.ctx.run_id, "asset_types": sorted(wanted)}
         if "event" in wanted:
             data["event"] = {"available": True, "tool_name": "langbot_get_current_event"}
@@ -243,24 +244,22 @@ class AgentRunExternalTools(BoxToolsMixin):
                 for kb in self.ctx.resources.knowledge_bases
             ]
         if "tools" in wanted:
-            ops = dict(self._tool_operations())
             data["tools"] = [
                 {
                     "tool_name": tool.tool_name,
                     "type": tool.tool_type,
                     "description": tool.description,
-                    "operations": sorted(ops[tool.tool_name]),
+                    "operations": sorted(tool_ops[tool.tool_name]),
                 }
                 for tool in self.ctx.resources.tools
                 if tool.tool_type != PLATFORM_TOOL_TYPE
             ]
         if "platform_tools" in wanted:  # the host's platform actions (event_reply, ...)
-            ops = dict(self._tool_operations())
             data["platform_tools"] = [
                 {
                     "tool_name": tool.tool_name,
                     "description": tool.description,
-                    "operations": sorted(ops[tool.tool_name]),
+                    "operations": sorted(tool_ops[tool.tool_name]),
                     **({"schema": jsonable(tool.parameters or {})} if include_schemas else {}),
                 }
                 for tool in self.ctx.resources.tools

@@ -258,10 +258,6 @@ def _read_component(
     return component if len(problems) == before else None
 
 
-def _same_kind(kind: str) -> str:
-    return "AgentRunner" if kind == "Runner" else kind
-
-
 def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
     """Read ``root/manifest.yaml`` and every component manifest; return every problem found.
 
@@ -297,7 +293,8 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
         component = _read_component(component_doc, problems, warnings)
         if component is None:
             continue
-        key = (_same_kind(component.kind), component.name)
+        kind = "AgentRunner" if component.kind == "Runner" else component.kind
+        key = (kind, component.name)
         if key in seen:
             problems.append(
                 component_doc.problem(

@@ -77,23 +77,13 @@ def _run_api(runner: AgentRunner, ctx: AgentRunContext, handler: Any) -> Any:
     return runner.get_run_api(ctx)
 
 
-def _run_id_of(result: object) -> object:
+def _field(result: object, name: str) -> object:
+    """A result's ``run_id`` or ``type`` (its string), whether a model or a dict."""
     if isinstance(result, AgentRunResult):
-        return result.run_id
-    if isinstance(result, dict):
-        return cast(dict[str, Any], result).get("run_id")
-    return None
-
-
-def _type_of(result: object) -> object:
-    kind = (
-        result.type
-        if isinstance(result, AgentRunResult)
-        else cast(dict[str, Any], result).get("type")
-        if isinstance(result, dict)
-        else None
-    )
-    return kind.value if isinstance(kind, AgentRunResultType) else kind
+        value = getattr(result, name)
+    else:
+        value = cast(dict[str, Any], result).get(name) if isinstance(result, dict) else None
+    return value.value if isinstance(value, AgentRunResultType) else value
 
 
 class _Turns:
@@ -126,14 +116,14 @@ async def _execute(runner: AgentRunner, ctx: AgentRunContext, put: Any, turns: _
     if inspect.isasyncgen(execution):
         async with contextlib.aclosing(cast(AsyncGenerator[Any], execution)) as results:
             async for result in results:
-                run_id = _run_id_of(result)
+                run_id = _field(result, "run_id")
                 if run_id and run_id != ctx.run_id:
                     raise ValueError(
                         f"Runner result belongs to a different invocation (run {run_id!r}, "
                         f"this run is {ctx.run_id!r})"
                     )
                 await put(result)
-                if _type_of(result) in TERMINAL_RESULTS:
+                if _field(result, "type") in TERMINAL_RESULTS:
                     terminal = True
                     break
                 await turns.wait()

@@ -159,9 +159,6 @@ class MessageChain(RootModel[list[SerializeAsAny[MessageComponent]]]):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MessageChain) and self.root == other.root
 
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
     def __hash__(self) -> int:
         # Consistent with __eq__: equal chains have the same sequence of classes.
         return hash(tuple(type(c).__name__ for c in self.root))
