@@ -177,8 +177,7 @@ def initialize_result(
     }
     if instructions:
         wire["instructions"] = instructions
-    result = InitializeResult.model_validate(wire)
-    return _dump(result)
+    return _dump(InitializeResult.model_validate(wire))
 
 
 # ---------------------------------------------------------------------- answering

@@ -47,7 +47,6 @@ __all__ = [
     "PluginPackage",
     "Problem",
     "load_plugin",
-    "load_yaml",
     "read_plugin",
 ]
 
@@ -109,14 +108,6 @@ class PluginPackage:
 
     def of_kind(self, *kinds: str) -> list[ComponentManifest]:
         return [c for c in self.components if c.kind in kinds]
-
-
-def load_yaml(path: Path) -> Any:
-    """The parsed YAML of ``path``; raises :class:`ManifestError` naming the file and line."""
-    document = read_yaml_document(path, str(path))
-    if isinstance(document, Problem):
-        raise ManifestError(problems=[document])
-    return document.data
 
 
 def _inside(root: Path, relative: str) -> Path | None:

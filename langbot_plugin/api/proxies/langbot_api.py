@@ -84,8 +84,7 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
     @run_scoped
     async def list_boxes(self) -> list[BoxSession]:
         """The Boxes of the plugin's workspace."""
-        params = host_api.common.RunScopedParams()
-        return (await self._send(host_api.box.LIST_BOXES, params)).items
+        return (await self._send(host_api.box.LIST_BOXES, host_api.common.RunScopedParams())).items
 
     @run_scoped
     async def acquire_box(

@@ -113,5 +113,4 @@ class AgentRunContextAPIMixin(AgentRunProxyBase):
         if mode not in _STEERING_MODES:
             raise self._invalid(f"mode must be one of {_STEERING_MODES}", mode=mode)
         self._check_limit(limit, allow_none=True)
-        params = rc.SteeringPullParams(mode=mode, limit=limit)
-        return await self._send(rc.STEERING_PULL, params)
+        return await self._send(rc.STEERING_PULL, rc.SteeringPullParams(mode=mode, limit=limit))

@@ -22,8 +22,7 @@ class AgentRunLedgerAPIMixin(AgentRunProxyBase):
     async def run_get(self, run_id: str | None = None) -> AgentRun:
         """A run (this one by default); poll ``cancel_requested_at`` to see a cancel."""
         self._require(rl.RUN_GET)
-        params = rl.RunTargetParams(target_run_id=run_id or self.run_id)
-        return await self._send(rl.RUN_GET, params)
+        return await self._send(rl.RUN_GET, rl.RunTargetParams(target_run_id=run_id or self.run_id))
 
     async def run_list(
         self,

@@ -46,8 +46,7 @@ class AgentRunStateAPIMixin(AgentRunProxyBase):
     async def state_set(self, scope: str, key: str, value: Any) -> StateSetResult:
         """Store a JSON value; ``{"success": bool}``."""
         self._check_scope(scope, key)
-        params = rc.StateSetParams(scope=scope, key=key, value=value)
-        return await self._send(rc.STATE_SET, params)
+        return await self._send(rc.STATE_SET, rc.StateSetParams(scope=scope, key=key, value=value))
 
     async def state_delete(self, scope: str, key: str) -> StateDeleteResult:
         """Delete a key; ``{"success": false}`` when it did not exist."""
