@@ -12,6 +12,7 @@ from langbot_plugin.api.entities._legacy import MessageChainFields, NewContentFi
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform import events as platform_events
 from langbot_plugin.api.entities.builtin.platform._event_base import no_group, nobody
+from langbot_plugin.api.entities.builtin.platform._legacy_events import FeedbackFields
 from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 
 __all__ = [
@@ -45,6 +46,8 @@ class _MirrorsPlatformEvent(BaseEventModel):
     """A plugin event whose own fields are those of its platform event (kept aside in
     ``platform_event``, never dumped)."""
 
+    event_name: str
+
     @classmethod
     def from_platform_event(cls, event: platform_events.EBAEvent) -> Self:
         """The plugin event of ``event``: each field of this class copied from it."""
@@ -71,57 +74,31 @@ class MessageReceived(_MirrorsPlatformEvent, MessageChainFields):
     platform_event: platform_events.MessageReceivedEvent | None = Field(default=None, exclude=True)
 
 
-class MessageEdited(_MirrorsPlatformEvent, NewContentField):
+class MessageEdited(platform_events.MessageEditedFields, _MirrorsPlatformEvent, NewContentField):
     """A message was edited."""
 
     event_name: str = "MessageEdited"
-    message_id: int | str = ""
-    new_content: MessageChain = Field(default_factory=MessageChain)
-    editor: _User = Field(default_factory=_nobody)
-    chat_type: _ChatType = _ChatType.PRIVATE
-    chat_id: int | str = ""
-    group: _Group | None = None
     platform_event: platform_events.MessageEditedEvent | None = Field(default=None, exclude=True)
 
 
-class MessageDeleted(_MirrorsPlatformEvent):
+class MessageDeleted(platform_events.MessageDeletedFields, _MirrorsPlatformEvent):
     """A message was deleted or recalled."""
 
     event_name: str = "MessageDeleted"
-    message_id: int | str = ""
-    operator: _User | None = None
-    chat_type: _ChatType = _ChatType.PRIVATE
-    chat_id: int | str = ""
-    group: _Group | None = None
     platform_event: platform_events.MessageDeletedEvent | None = Field(default=None, exclude=True)
 
 
-class MessageReactionReceived(_MirrorsPlatformEvent):
+class MessageReactionReceived(platform_events.MessageReactionFields, _MirrorsPlatformEvent):
     """A reaction was added or removed."""
 
     event_name: str = "MessageReactionReceived"
-    message_id: int | str = ""
-    user: _User = Field(default_factory=_nobody)
-    reaction: str = ""
-    is_add: bool = True
-    chat_type: _ChatType = _ChatType.PRIVATE
-    chat_id: int | str = ""
-    group: _Group | None = None
     platform_event: platform_events.MessageReactionEvent | None = Field(default=None, exclude=True)
 
 
-class FeedbackReceived(_MirrorsPlatformEvent):
+class FeedbackReceived(FeedbackFields, _MirrorsPlatformEvent):
     """Feedback on a bot answer (1 like, 2 dislike)."""
 
     event_name: str = "FeedbackReceived"
-    feedback_id: str
-    feedback_type: int
-    feedback_content: str | None = None
-    inaccurate_reasons: list[str] | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    message_id: str | None = None
-    stream_id: str | None = None
     platform_event: platform_events.FeedbackReceivedEvent | None = Field(default=None, exclude=True)
 
 
@@ -170,33 +147,26 @@ class BotInvitedToGroup(_MirrorsPlatformEvent):
     )
 
 
-class BotRemovedFromGroup(_MirrorsPlatformEvent):
+class BotRemovedFromGroup(platform_events.GroupOperatorFields, _MirrorsPlatformEvent):
     """The bot was removed from a group."""
 
     event_name: str = "BotRemovedFromGroup"
-    group: _Group = Field(default_factory=_no_group)
-    operator: _User | None = None
     platform_event: platform_events.BotRemovedFromGroupEvent | None = Field(
         default=None, exclude=True
     )
 
 
-class BotMuted(_MirrorsPlatformEvent):
+class BotMuted(platform_events.BotMutedFields, _MirrorsPlatformEvent):
     """The bot was muted in a group."""
 
     event_name: str = "BotMuted"
-    group: _Group = Field(default_factory=_no_group)
-    operator: _User | None = None
-    duration: int | None = None
     platform_event: platform_events.BotMutedEvent | None = Field(default=None, exclude=True)
 
 
-class BotUnmuted(_MirrorsPlatformEvent):
+class BotUnmuted(platform_events.GroupOperatorFields, _MirrorsPlatformEvent):
     """The bot was unmuted in a group."""
 
     event_name: str = "BotUnmuted"
-    group: _Group = Field(default_factory=_no_group)
-    operator: _User | None = None
     platform_event: platform_events.BotUnmutedEvent | None = Field(default=None, exclude=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from langbot_plugin.api.entities.builtin.platform import entities as platform_entities
 from langbot_plugin.api.entities.builtin.platform._event_base import Event
@@ -13,6 +13,19 @@ from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.api.entities.execution import SCOPE_FIELDS
 
 __all__ = ["FeedbackEvent", "FriendMessage", "GroupMessage", "MessageEvent"]
+
+
+class FeedbackFields(BaseModel):
+    """The fields of feedback on a bot answer, in every family that carries it."""
+
+    feedback_id: str
+    feedback_type: int
+    feedback_content: str | None = None
+    inaccurate_reasons: list[str] | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    message_id: str | None = None
+    stream_id: str | None = None
 
 
 class MessageEvent(Event):
@@ -61,16 +74,8 @@ class GroupMessage(_LegacyMessageEvent):
         return self.sender.group
 
 
-class FeedbackEvent(Event):
+class FeedbackEvent(FeedbackFields, Event):
     """A like (1) or dislike (2) on a bot answer (legacy family)."""
 
     type: str = "FeedbackEvent"
-    feedback_id: str
-    feedback_type: int
-    feedback_content: str | None = None
-    inaccurate_reasons: list[str] | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    message_id: str | None = None
-    stream_id: str | None = None
     source_platform_object: Any | None = None

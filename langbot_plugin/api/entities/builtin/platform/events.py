@@ -23,6 +23,7 @@ from langbot_plugin.api.entities.builtin.platform._event_lookup import (
 )
 from langbot_plugin.api.entities.builtin.platform._legacy_events import (
     FeedbackEvent,
+    FeedbackFields,
     FriendMessage,
     GroupMessage,
     MessageEvent,
@@ -139,11 +140,11 @@ def _permission(role: platform_entities.MemberRole | None) -> platform_entities.
     return _PERMISSIONS.get(role, platform_entities.Permission.Member)
 
 
-class MessageEditedEvent(EBAEvent):
-    """A message was edited."""
+# The fields below are shared by each platform event and the plugin event that mirrors
+# it (``langbot_plugin.api.entities.events``); they are not events themselves.
 
-    summary_field: ClassVar[str] = "new_content"
-    type: str = "message.edited"
+
+class MessageEditedFields(BaseModel):
     message_id: int | str = ""
     new_content: MessageChain = Field(default_factory=MessageChain)
     editor: platform_entities.User = Field(default_factory=_nobody)
@@ -152,11 +153,14 @@ class MessageEditedEvent(EBAEvent):
     group: platform_entities.UserGroup | None = None
 
 
-class MessageDeletedEvent(EBAEvent):
-    """A message was deleted or recalled."""
+class MessageEditedEvent(MessageEditedFields, EBAEvent):
+    """A message was edited."""
 
-    summary_field: ClassVar[str] = "message_id"
-    type: str = "message.deleted"
+    summary_field: ClassVar[str] = "new_content"
+    type: str = "message.edited"
+
+
+class MessageDeletedFields(BaseModel):
     message_id: int | str = ""
     operator: platform_entities.User | None = None
     chat_type: platform_entities.ChatType = platform_entities.ChatType.PRIVATE
@@ -164,11 +168,14 @@ class MessageDeletedEvent(EBAEvent):
     group: platform_entities.UserGroup | None = None
 
 
-class MessageReactionEvent(EBAEvent):
-    """A reaction was added (``is_add``) or removed."""
+class MessageDeletedEvent(MessageDeletedFields, EBAEvent):
+    """A message was deleted or recalled."""
 
-    summary_field: ClassVar[str] = "reaction"
-    type: str = "message.reaction"
+    summary_field: ClassVar[str] = "message_id"
+    type: str = "message.deleted"
+
+
+class MessageReactionFields(BaseModel):
     message_id: int | str = ""
     user: platform_entities.User = Field(default_factory=_nobody)
     reaction: str = ""
@@ -178,34 +185,22 @@ class MessageReactionEvent(EBAEvent):
     group: platform_entities.UserGroup | None = None
 
 
-class FeedbackReceivedEvent(EBAEvent):
+class MessageReactionEvent(MessageReactionFields, EBAEvent):
+    """A reaction was added (``is_add``) or removed."""
+
+    summary_field: ClassVar[str] = "reaction"
+    type: str = "message.reaction"
+
+
+class FeedbackReceivedEvent(FeedbackFields, EBAEvent):
     """Feedback on a bot answer: 1 like, 2 dislike, 3 withdrawn."""
 
     summary_field: ClassVar[str] = "feedback_content"
     type: str = "feedback.received"
-    feedback_id: str
-    feedback_type: int
-    feedback_content: str | None = None
-    inaccurate_reasons: list[str] | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    message_id: str | None = None
-    stream_id: str | None = None
 
     def to_legacy_event(self) -> FeedbackEvent:
         """The same feedback as a legacy :class:`FeedbackEvent`."""
-        fields = self.model_dump(
-            include={
-                "feedback_id",
-                "feedback_type",
-                "feedback_content",
-                "inaccurate_reasons",
-                "user_id",
-                "session_id",
-                "message_id",
-                "stream_id",
-            }
-        )
+        fields = self.model_dump(include=set(FeedbackFields.model_fields))
         return FeedbackEvent(**fields, source_platform_object=self.source_platform_object)
 
 
@@ -288,32 +283,34 @@ class BotInvitedToGroupEvent(EBAEvent):
     request_id: int | str | None = None
 
 
-class BotRemovedFromGroupEvent(EBAEvent):
+class GroupOperatorFields(BaseModel):
+    group: platform_entities.UserGroup = Field(default_factory=_no_group)
+    operator: platform_entities.User | None = None
+
+
+class BotMutedFields(GroupOperatorFields):
+    duration: int | None = None
+
+
+class BotRemovedFromGroupEvent(GroupOperatorFields, EBAEvent):
     """The bot was removed from a group."""
 
     summary_field: ClassVar[str] = "group"
     type: str = "bot.removed_from_group"
-    group: platform_entities.UserGroup = Field(default_factory=_no_group)
-    operator: platform_entities.User | None = None
 
 
-class BotMutedEvent(EBAEvent):
+class BotMutedEvent(BotMutedFields, EBAEvent):
     """The bot was muted in a group."""
 
     summary_field: ClassVar[str] = "group"
     type: str = "bot.muted"
-    group: platform_entities.UserGroup = Field(default_factory=_no_group)
-    operator: platform_entities.User | None = None
-    duration: int | None = None
 
 
-class BotUnmutedEvent(EBAEvent):
+class BotUnmutedEvent(GroupOperatorFields, EBAEvent):
     """The bot was unmuted in a group."""
 
     summary_field: ClassVar[str] = "group"
     type: str = "bot.unmuted"
-    group: platform_entities.UserGroup = Field(default_factory=_no_group)
-    operator: platform_entities.User | None = None
 
 
 class PlatformSpecificEvent(EBAEvent):
