@@ -140,8 +140,8 @@ def _permission(role: platform_entities.MemberRole | None) -> platform_entities.
     return _PERMISSIONS.get(role, platform_entities.Permission.Member)
 
 
-# The fields below are shared by each platform event and the plugin event that mirrors
-# it (``langbot_plugin.api.entities.events``); they are not events themselves.
+# The ``*Fields`` models are fields a platform event shares with the plugin event that
+# mirrors it (``langbot_plugin.api.entities.events``) or with another event; not events.
 
 
 class MessageEditedFields(BaseModel):
@@ -237,13 +237,20 @@ class MemberBannedEvent(EBAEvent):
     duration: int | None = None
 
 
-class GroupInfoUpdatedEvent(EBAEvent):
+class GroupOperatorFields(BaseModel):
+    group: platform_entities.UserGroup = Field(default_factory=_no_group)
+    operator: platform_entities.User | None = None
+
+
+class BotMutedFields(GroupOperatorFields):
+    duration: int | None = None
+
+
+class GroupInfoUpdatedEvent(GroupOperatorFields, EBAEvent):
     """Group settings changed."""
 
     summary_field: ClassVar[str] = "changed_fields"
     type: str = "group.info_updated"
-    group: platform_entities.UserGroup = Field(default_factory=_no_group)
-    operator: platform_entities.User | None = None
     changed_fields: list[str] = Field(default_factory=list)
 
 
@@ -281,15 +288,6 @@ class BotInvitedToGroupEvent(EBAEvent):
     group: platform_entities.UserGroup = Field(default_factory=_no_group)
     inviter: platform_entities.User | None = None
     request_id: int | str | None = None
-
-
-class GroupOperatorFields(BaseModel):
-    group: platform_entities.UserGroup = Field(default_factory=_no_group)
-    operator: platform_entities.User | None = None
-
-
-class BotMutedFields(GroupOperatorFields):
-    duration: int | None = None
 
 
 class BotRemovedFromGroupEvent(GroupOperatorFields, EBAEvent):
