@@ -17,6 +17,7 @@ public URL is configured) and ``stdio`` otherwise.
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from langbot_plugin.api.agent_tools.asset_gateway import (
@@ -45,6 +46,7 @@ MODES = ("auto", "ephemeral", "gateway")
 TRANSPORTS = ("auto", "stdio", "http")
 
 
+@dataclass(eq=False, repr=False)
 class AgentRunMCPAccess:
     """A run's LangBot MCP server for a harness: a bridge or a gateway registration.
 
@@ -53,49 +55,35 @@ class AgentRunMCPAccess:
     waiting for a bridge's socket to close.
     """
 
-    def __init__(
-        self,
-        api: AgentRunAPIProxy,
-        ctx: AgentRunContext,
-        *,
-        enabled: bool = True,
-        location: str = "local",
-        mode: str = "auto",
-        transport: str = "auto",
-        bridge_host: str = "127.0.0.1",
-        bridge_port: int = 0,
-        bridge_public_url: str = "",
-        bridge_request_timeout: float = 60.0,
-        gateway_host: str = "127.0.0.1",
-        gateway_port: int = 0,
-        gateway_public_url: str = "",
-        gateway_request_timeout: float = 60.0,
-        gateway_token_ttl: float = 3600.0,
-        tools: AgentRunExternalTools | None = None,
-    ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"MCP access mode must be one of {MODES}, not {mode!r}")
-        if transport not in TRANSPORTS:
-            raise ValueError(f"MCP transport must be one of {TRANSPORTS}, not {transport!r}")
-        self.api = api
-        self.ctx = ctx
-        self.enabled = enabled
-        self.location = location
-        self.mode = "ephemeral" if mode == "auto" else mode
-        self.transport = transport
-        self.bridge_host = bridge_host
-        self.bridge_port = bridge_port
-        self.bridge_public_url = bridge_public_url
-        self.bridge_request_timeout = bridge_request_timeout
-        self.gateway_host = gateway_host
-        self.gateway_port = gateway_port
-        self.gateway_public_url = gateway_public_url
-        self.gateway_request_timeout = gateway_request_timeout
-        self.gateway_token_ttl = gateway_token_ttl
-        self.tools = tools
-        self._handle: AgentRunMCPBridge | AgentAssetGatewayRegistration | None = None
-        self._server_config: AgentMCPServerConfig | None = None
-        self._reverse_tunnel: AgentMCPReverseTunnel | None = None
+    api: AgentRunAPIProxy
+    ctx: AgentRunContext
+    _: KW_ONLY
+    enabled: bool = True
+    location: str = "local"
+    mode: str = "auto"
+    transport: str = "auto"
+    bridge_host: str = "127.0.0.1"
+    bridge_port: int = 0
+    bridge_public_url: str = ""
+    bridge_request_timeout: float = 60.0
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = 0
+    gateway_public_url: str = ""
+    gateway_request_timeout: float = 60.0
+    gateway_token_ttl: float = 3600.0
+    tools: AgentRunExternalTools | None = None
+    _handle: AgentRunMCPBridge | AgentAssetGatewayRegistration | None = field(
+        default=None, init=False
+    )
+    _server_config: AgentMCPServerConfig | None = field(default=None, init=False)
+    _reverse_tunnel: AgentMCPReverseTunnel | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"MCP access mode must be one of {MODES}, not {self.mode!r}")
+        if self.transport not in TRANSPORTS:
+            raise ValueError(f"MCP transport must be one of {TRANSPORTS}, not {self.transport!r}")
+        self.mode = "ephemeral" if self.mode == "auto" else self.mode
 
     @property
     def handle(self) -> AgentRunMCPBridge | AgentAssetGatewayRegistration | None:
