@@ -15,7 +15,7 @@ import logging
 import os
 import secrets
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -259,25 +259,19 @@ class AgentRuntimeDaemonClient:
         return (await self.relay_mcp(job_id, payload, timeout=timeout)).payload
 
 
+@dataclass(eq=False, repr=False)
 class LocalMCPProxy(ServedOnLoopback):
     """``http://127.0.0.1:<port>/mcp/<secret>``: a job's MCP endpoint on the daemon
     machine, relayed to the hub. ``start()`` from async code; ``stop()`` after."""
 
     _served_label = "MCP proxy"
 
-    def __init__(
-        self,
-        daemon: AgentRuntimeDaemonClient,
-        job_id: str,
-        *,
-        request_timeout: float = 60.0,
-        server_name: str = "langbot_agent",
-    ) -> None:
-        self.daemon = daemon
-        self.job_id = job_id
-        self.request_timeout = request_timeout
-        self.server_name = server_name
-        self._secret = secrets.token_urlsafe(24)
+    daemon: AgentRuntimeDaemonClient
+    job_id: str
+    _: KW_ONLY
+    request_timeout: float = 60.0
+    server_name: str = "langbot_agent"
+    _secret: str = field(default_factory=lambda: secrets.token_urlsafe(24), init=False)
 
     def _app(self) -> HTTPApp:
         from starlette.applications import Starlette

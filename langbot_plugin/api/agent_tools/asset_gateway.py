@@ -17,7 +17,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -250,6 +250,7 @@ class _OnGatewayLoop:
             return mcp_error_result(str(exc), code="runtime_error")
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class AgentAssetGateway(ServedOnLoopback):
     """A process-long MCP server on HTTP whose callers are scoped by run tokens.
 
@@ -259,22 +260,16 @@ class AgentAssetGateway(ServedOnLoopback):
 
     _served_label = "LangBot asset gateway"
 
-    def __init__(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        request_timeout: float = 60.0,
-        server_name: str = LANGBOT_AGENT_GATEWAY_SERVER_NAME,
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.request_timeout = request_timeout
-        self.server_name = server_name
-        self._registrations: dict[str, AgentAssetGatewayRegistration] = {}
-        self._http_app: HTTPApp | None = None
-        self._loop_token: anyio.lowlevel.EventLoopToken | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    request_timeout: float = 60.0
+    server_name: str = LANGBOT_AGENT_GATEWAY_SERVER_NAME
+    _registrations: dict[str, AgentAssetGatewayRegistration] = field(
+        default_factory=dict[str, AgentAssetGatewayRegistration], init=False
+    )
+    _http_app: HTTPApp | None = field(default=None, init=False)
+    _loop_token: anyio.lowlevel.EventLoopToken | None = field(default=None, init=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, init=False)
 
     # ------------------------------------------------------------------ serving
 
