@@ -82,13 +82,6 @@ _T = TypeVar("_T")
 _TOKEN_HEADERS = ("X-LangBot-Agent-Gateway-Token", "X-LangBot-Agent-MCP-Token")
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 @dataclass
 class AgentAssetGatewayRegistration:
     """One run's registration in a gateway; :attr:`token` names the run."""
@@ -349,7 +342,7 @@ class AgentAssetGateway(ServedOnLoopback):
             gateway=self,
             token=token or secrets.token_urlsafe(32),
             tools=AgentRunExternalTools(api, ctx),
-            loop=_running_loop(),
+            loop=asyncio.get_running_loop(),  # start() needs one, so there is one
             expires_at=time.monotonic() + max(1.0, ttl_seconds),
         )
         self._registrations[registration.token] = registration

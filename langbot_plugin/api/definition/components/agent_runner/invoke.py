@@ -87,10 +87,7 @@ def _field(result: object, name: str) -> object:
 
 
 class _Turns:
-    """Keeps a generator runner from running ahead: after each result it yields it
-    waits until the consumer asks for the next one (as when the consumer drives the
-    generator itself), so what the consumer does with a result (the worker reports
-    the step's refusals) happens before the runner goes on."""
+    """Keeps a generator runner from running ahead (the module docstring says why)."""
 
     def __init__(self) -> None:
         self.waiting = False
