@@ -53,7 +53,6 @@ from langbot_plugin.api.agent_tools.decorators import (
     AgentToolSpec,
     agent_tool,
     collect_agent_tools,
-    tool_spec_of,
 )
 from langbot_plugin.api.entities.builtin.agent_runner.context import AgentRunContext
 from langbot_plugin.api.entities.builtin.agent_runner.errors import AgentAPIException
@@ -115,15 +114,7 @@ class AgentRunExternalTools(BoxToolsMixin):
     def all_mcp_tools(cls, *, include_run_token: bool = False) -> list[dict[str, Any]]:
         """Every tool of the class, whatever a run was granted (what a shared gateway
         shows a caller it does not know yet)."""
-        tools: dict[str, dict[str, Any]] = {}
-        for attribute in dir(cls):
-            spec = tool_spec_of(getattr(cls, attribute, None))
-            if spec is None:
-                continue
-            if spec.name in tools:
-                raise ValueError(f"duplicate agent tool name: {spec.name!r}")
-            tools[spec.name] = spec.to_mcp_tool()
-        listed = list(tools.values())
+        listed = [bound.spec.to_mcp_tool() for bound in collect_agent_tools(cls).values()]
         return [with_run_token(tool) for tool in listed] if include_run_token else listed
 
     def _operations(self, kind: str, resource_id: str, operations: list[str]) -> frozenset[str]:
