@@ -136,11 +136,8 @@ class HostCalls:
         return (await self._send(host_api.models.INVOKE_RERANK, params, timeout=timeout)).results
 
     async def _tool_detail(self, tool_name: str) -> host_api.models.ToolDetail:
-        return (
-            await self._send(
-                host_api.models.GET_TOOL_DETAIL, host_api.models.ToolRef(tool_name=tool_name)
-            )
-        ).tool
+        params = host_api.models.ToolRef(tool_name=tool_name)
+        return (await self._send(host_api.models.GET_TOOL_DETAIL, params)).tool
 
     def _grant(self, spec: ActionSpec[Any, Any], resource_id: str | None = None) -> None:
         """Refuse a call the caller may not make (a run checks its grants; a plugin may

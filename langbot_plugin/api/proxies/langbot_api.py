@@ -44,11 +44,8 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
 
     async def get_bot_info(self, bot_uuid: str) -> dict[str, Any]:
         """A bot's information."""
-        return (
-            await self._send(
-                host_api.messaging.GET_BOT_INFO, host_api.messaging.BotRef(bot_uuid=bot_uuid)
-            )
-        ).bot
+        params = host_api.messaging.BotRef(bot_uuid=bot_uuid)
+        return (await self._send(host_api.messaging.GET_BOT_INFO, params)).bot
 
     @run_scoped
     async def send_message(
@@ -100,9 +97,8 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
     @run_scoped
     async def get_llm_models(self) -> list[str]:
         """The uuids of the workspace's LLM models."""
-        return (
-            await self._send(host_api.models.GET_LLM_MODELS, host_api.common.RunScopedParams())
-        ).llm_models
+        params = host_api.common.RunScopedParams()
+        return (await self._send(host_api.models.GET_LLM_MODELS, params)).llm_models
 
     @run_scoped
     async def invoke_llm(
@@ -191,10 +187,8 @@ class LangBotAPIProxy(KnowledgeAPIMixin):
 
     async def get_config_file(self, file_key: str) -> bytes:
         """A file uploaded through the plugin's config form."""
-        answer = await self._send(
-            host_api.storage.GET_CONFIG_FILE, host_api.storage.ConfigFileRef(file_key=file_key)
-        )
-        return answer.content
+        params = host_api.storage.ConfigFileRef(file_key=file_key)
+        return (await self._send(host_api.storage.GET_CONFIG_FILE, params)).content
 
     # ------------------------------------------------------------------ plugins and tools
 

@@ -77,11 +77,8 @@ class QueryBasedAPIProxy(BaseModel):
 
     async def get_bot_uuid(self) -> str:
         """The uuid of the bot that received the query."""
-        return (
-            await self._send(
-                host_api.messaging.GET_BOT_UUID, host_api.common.QueryParams(**self._query_ref())
-            )
-        ).bot_uuid
+        params = host_api.common.QueryParams(**self._query_ref())
+        return (await self._send(host_api.messaging.GET_BOT_UUID, params)).bot_uuid
 
     async def set_query_var(self, key: str, value: Any) -> dict[str, Any]:
         """Set a variable of the query."""
@@ -95,11 +92,8 @@ class QueryBasedAPIProxy(BaseModel):
 
     async def get_query_vars(self) -> dict[str, Any]:
         """All variables of the query."""
-        return (
-            await self._send(
-                host_api.messaging.GET_QUERY_VARS, host_api.common.QueryParams(**self._query_ref())
-            )
-        ).vars
+        params = host_api.common.QueryParams(**self._query_ref())
+        return (await self._send(host_api.messaging.GET_QUERY_VARS, params)).vars
 
     async def create_new_conversation(self) -> dict[str, Any]:
         """Start a new conversation in the query's session."""

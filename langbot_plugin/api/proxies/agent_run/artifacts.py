@@ -24,9 +24,8 @@ class AgentRunArtifactsAPIMixin(AgentRunProxyBase):
     async def artifact_metadata(self, artifact_id: str) -> ArtifactMetadata:
         """Type, MIME type, size, digest and expiry of an artifact (never its bytes)."""
         self._require(art.ARTIFACT_METADATA)
-        return await self._send(
-            art.ARTIFACT_METADATA, art.ArtifactRefParams(artifact_id=artifact_id)
-        )
+        params = art.ArtifactRefParams(artifact_id=artifact_id)
+        return await self._send(art.ARTIFACT_METADATA, params)
 
     async def artifact_read(
         self, artifact_id: str, offset: int = 0, length: int = 65536
