@@ -323,15 +323,7 @@ class AgentRunExternalTools(BoxToolsMixin):
     )
     async def history_page(self, args: HistoryPageArgs) -> dict[str, Any]:
         """A transcript page through the run API."""
-        page = await self.api.history_page(
-            conversation_id=args.conversation_id,
-            before_cursor=args.before_cursor,
-            after_cursor=args.after_cursor,
-            limit=args.limit,
-            direction=args.direction,
-            include_attachments=args.include_attachments,
-        )
-        return jsonable(page)
+        return jsonable(await self.api.history_page(**args.model_dump()))
 
     @agent_tool(
         name="langbot_retrieve_knowledge",
