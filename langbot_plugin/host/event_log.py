@@ -55,31 +55,12 @@ CREATE TABLE IF NOT EXISTS event_log (
 CREATE INDEX IF NOT EXISTS event_log_by_conversation ON event_log (conversation_id, seq);
 """
 
-#: The columns returned as an ``AgentEventRecord`` (besides seq, cursor, created_at, metadata).
-_RECORD = (
-    "event_id",
-    "event_type",
-    "event_time",
-    "source",
-    "bot_id",
-    "workspace_id",
-    "conversation_id",
-    "thread_id",
-    "actor_type",
-    "actor_id",
-    "actor_name",
-    "subject_type",
-    "subject_id",
-    "input_summary",
-    "input_ref",
-    "raw_ref",
-)
-
 
 def _record(row: sqlite3.Row) -> dict[str, Any]:
-    record: dict[str, Any] = {name: row[name] for name in _RECORD}
+    """The ``AgentEventRecord`` of a row: every column but the run that recorded it."""
+    record: dict[str, Any] = dict(row)
+    del record["run_id"], record["runner_id"]
     record.update(
-        seq=row["seq"],
         cursor=str(row["seq"]),
         created_at=int(row["created_at"]),
         metadata=json.loads(row["metadata"]),

@@ -48,34 +48,24 @@ CREATE TABLE IF NOT EXISTS transcript (
 CREATE INDEX IF NOT EXISTS transcript_by_conversation ON transcript (conversation_id, seq);
 """
 
+#: The columns of an item, in the order its answer lists them.
 _COLUMNS = (
-    "seq, transcript_id, event_id, conversation_id, thread_id, bot_id, workspace_id, role,"
-    " item_type, content, content_json, attachment_refs, created_at, metadata"
+    "transcript_id, event_id, bot_id, workspace_id, conversation_id, thread_id, role,"
+    " item_type, content, content_json, seq, created_at, metadata, attachment_refs"
 )
 
 
 def _item(row: sqlite3.Row, include_attachments: bool) -> dict[str, Any]:
-    return {
-        "transcript_id": row["transcript_id"],
-        "event_id": row["event_id"],
-        "bot_id": row["bot_id"],
-        "workspace_id": row["workspace_id"],
-        "conversation_id": row["conversation_id"],
-        "thread_id": row["thread_id"],
-        "role": row["role"],
-        "item_type": row["item_type"],
-        "content": row["content"],
-        "content_json": json.loads(row["content_json"]) if row["content_json"] else None,
-        "seq": row["seq"],
-        "cursor": str(row["seq"]),
-        "created_at": int(row["created_at"]),
-        "metadata": json.loads(row["metadata"]),
-        "attachment_refs": (
-            json.loads(row["attachment_refs"])
-            if include_attachments and row["attachment_refs"]
-            else []
-        ),
-    }
+    item: dict[str, Any] = dict(row)
+    refs = row["attachment_refs"]
+    item.update(
+        content_json=json.loads(row["content_json"]) if row["content_json"] else None,
+        cursor=str(row["seq"]),
+        created_at=int(row["created_at"]),
+        metadata=json.loads(row["metadata"]),
+        attachment_refs=json.loads(refs) if include_attachments and refs else [],
+    )
+    return item
 
 
 class TranscriptStore:
