@@ -193,11 +193,14 @@ class PluginRuntimeClient:
         )
         return result.plugin
 
-    async def list_runners(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
-        result = await ctl.LIST_RUNNERS.call(
+    async def _listing(self, spec: ActionSpec[Any, R], scope: ActionScope | None) -> R:
+        """A listing of every plugin of ``scope`` (``include_plugins: null``)."""
+        return await spec.call(
             self.session, {"include_plugins": None}, context=self._context(scope)
         )
-        return result.runners
+
+    async def list_runners(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
+        return (await self._listing(ctl.LIST_RUNNERS, scope)).runners
 
     async def runner_declaration(
         self, author: str, name: str, runner: str, scope: ActionScope | None = None
@@ -205,11 +208,8 @@ class PluginRuntimeClient:
         """The Protocol v1 declaration the runtime lists for one runner (``None`` when
         the runner declares nothing of Protocol v1)."""
         for entry in await self.list_runners(scope):
-            if (entry.get("plugin_author"), entry.get("plugin_name"), entry.get("runner_name")) == (
-                author,
-                name,
-                runner,
-            ):
+            names = (entry.get("plugin_author"), entry.get("plugin_name"), entry.get("runner_name"))
+            if names == (author, name, runner):
                 declared = entry.get(DECLARATION_KEY)
                 return declared if isinstance(declared, dict) else None  # pyright: ignore[reportUnknownVariableType]
         return None
@@ -248,10 +248,7 @@ class PluginRuntimeClient:
         )
 
     async def list_commands(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
-        result = await ctl.LIST_COMMANDS.call(
-            self.session, {"include_plugins": None}, context=self._context(scope)
-        )
-        return [c.model_dump() for c in result.commands]
+        return [c.model_dump() for c in (await self._listing(ctl.LIST_COMMANDS, scope)).commands]
 
     async def execute_command(
         self, command_context: dict[str, Any], *, scope: ActionScope | None = None
@@ -265,10 +262,7 @@ class PluginRuntimeClient:
         ]
 
     async def list_tools(self, scope: ActionScope | None = None) -> list[dict[str, Any]]:
-        result = await ctl.LIST_TOOLS.call(
-            self.session, {"include_plugins": None}, context=self._context(scope)
-        )
-        return [t.model_dump() for t in result.tools]
+        return [t.model_dump() for t in (await self._listing(ctl.LIST_TOOLS, scope)).tools]
 
     async def call_tool(
         self,
