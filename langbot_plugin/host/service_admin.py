@@ -16,6 +16,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import AgentRun
@@ -168,18 +169,13 @@ class RuntimeRegistry:
         )
 
 
+@dataclass(eq=False)
 class _Admin:
     """The handlers, over the services' registry and the host's admin configuration."""
 
-    def __init__(
-        self,
-        services: RunServices,
-        runtimes: RuntimeRegistry,
-        runners: ListRunners | None,
-    ) -> None:
-        self.services = services
-        self.runtimes = runtimes
-        self.runners = runners
+    services: RunServices
+    runtimes: RuntimeRegistry
+    runners: ListRunners | None
 
     def caller(
         self,
@@ -336,18 +332,14 @@ def register_admin_actions(
 ) -> None:
     """Add the admin actions to the service table."""
     admin = _Admin(services, runtimes, runners)
-    rows: list[tuple[ActionSpec[Any, Any], Any]] = [
-        (rl.RUNTIME_REGISTER, admin.register),
-        (rl.RUNTIME_HEARTBEAT, admin.heartbeat),
-        (rl.RUNTIME_LIST, admin.runtime_list),
-        (rl.RUNTIME_RECONCILE, admin.reconcile),
-        (rl.RUN_CLAIM, admin.claim),
-        (rl.RUN_RENEW_CLAIM, admin.lease(rl.RUN_RENEW_CLAIM)),
-        (rl.RUN_RELEASE_CLAIM, admin.lease(rl.RUN_RELEASE_CLAIM)),
-        (rl.RUNNER_LIST, admin.runner_list),
-        (rl.RUN_STATS, admin.run_stats),
-        (rl.RUNTIME_STATS, admin.runtime_stats),
-        (rl.RUNNER_STATS, admin.runner_stats),
-    ]
-    for spec, handler in rows:
-        table.add(spec, handler)
+    table.add(rl.RUNTIME_REGISTER, admin.register)
+    table.add(rl.RUNTIME_HEARTBEAT, admin.heartbeat)
+    table.add(rl.RUNTIME_LIST, admin.runtime_list)
+    table.add(rl.RUNTIME_RECONCILE, admin.reconcile)
+    table.add(rl.RUN_CLAIM, admin.claim)
+    table.add(rl.RUN_RENEW_CLAIM, admin.lease(rl.RUN_RENEW_CLAIM))
+    table.add(rl.RUN_RELEASE_CLAIM, admin.lease(rl.RUN_RELEASE_CLAIM))
+    table.add(rl.RUNNER_LIST, admin.runner_list)
+    table.add(rl.RUN_STATS, admin.run_stats)
+    table.add(rl.RUNTIME_STATS, admin.runtime_stats)
+    table.add(rl.RUNNER_STATS, admin.runner_stats)
