@@ -158,15 +158,8 @@ def _command_return(item: plug.CommandReply) -> host.CommandReturnItem:
     if error:
         message = error.get("message") if isinstance(error, dict) else error
         text = f"{text}\n{message}" if text else str(message)
-    return host.CommandReturnItem.model_validate(
-        {
-            "text": text,
-            "image_base64": inner.get("image_base64"),
-            "image_url": inner.get("image_url"),
-            "file_url": inner.get("file_url"),
-            "file_name": inner.get("file_name"),
-        }
-    )
+    files = {k: inner.get(k) for k in ("image_base64", "image_url", "file_url", "file_name")}
+    return host.CommandReturnItem.model_validate({"text": text, **files})
 
 
 async def execute_command(
