@@ -106,9 +106,7 @@ class RunGrants:
         )
 
     def of_kind(self, kind: str) -> Grants:
-        return {"model": self.models, "tool": self.tools, "knowledge_base": self.knowledge_bases}[
-            kind
-        ]
+        return getattr(self, RESOURCE_KINDS[kind][0])  # the kind's key names its field
 
     def require_resource(self, kind: str, resource_id: object, operation: str, run_id: str) -> None:
         """Refuse unless ``operation`` is granted on the resource (``resource_not_granted``)."""

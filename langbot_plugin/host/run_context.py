@@ -142,17 +142,8 @@ def build_run_context(
     if deadline_at is None and timeout is not None:
         deadline_at = now + timeout
     parts = contents if contents is not None else [{"type": "text", "text": text or ""}]
-    full_parts = [
-        {
-            "image_url": None,
-            "image_base64": None,
-            "file_url": None,
-            "file_base64": None,
-            "file_name": None,
-            **part,
-        }
-        for part in parts
-    ]
+    unset = dict.fromkeys(("image_url", "image_base64", "file_url", "file_base64", "file_name"))
+    full_parts = [{**unset, **part} for part in parts]
     target = {"target_type": launcher_type, "target_id": launcher_id, "message_id": -1}
     params = {
         "launcher_type": launcher_type,
