@@ -11,7 +11,6 @@ by what :data:`~langbot_plugin.protocol.run_needs.NEEDS` declares for them
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.host.box_files import HeldFile
@@ -26,50 +25,37 @@ if TYPE_CHECKING:
 
 __all__ = ["call_platform_api", "export_box_files"]
 
-ExportHandler = Callable[
-    [box.ExportBoxFilesParams, RequestContext], Awaitable[box.ExportedBoxFiles]
-]
-ReplyHandler = Callable[
-    [messaging.PlatformApiParams, RequestContext], Awaitable[messaging.PlatformApiResult]
-]
+
+async def export_box_files(
+    services: RunServices, p: box.ExportBoxFilesParams, ctx: RequestContext
+) -> box.ExportedBoxFiles:
+    session = services.session(p.run_id, ctx, box.EXPORT_BOX_FILES)
+    return await services.files.export(session.run_id, p.paths)
 
 
-def export_box_files(services: RunServices) -> ExportHandler:
-    async def handle(p: box.ExportBoxFilesParams, ctx: RequestContext) -> box.ExportedBoxFiles:
-        session = services.session(p.run_id, ctx, box.EXPORT_BOX_FILES)
-        return await services.files.export(session.run_id, p.paths)
+async def call_platform_api(
+    services: RunServices, p: messaging.PlatformApiParams, ctx: RequestContext
+) -> messaging.PlatformApiResult:
+    session = services.session(p.run_id, ctx)
+    CHECKS[messaging.CALL_PLATFORM_API.name](session, ctx.data)
+    if p.action != messaging.SEND_MESSAGE.name or p.context_tool != messaging.EVENT_REPLY_TOOL:
+        raise NotSupportedError(
+            "this host answers only a run's replies on its own event "
+            "(action send_message, context_tool event_reply)",
+            details={"action": p.action, "context_tool": p.context_tool},
+        )
+    message: Any = p.params.get("message", [])
+    if not isinstance(message, list):
+        raise InvalidParamsError("params.message must be a message chain (a list)")
+    chain: list[dict[str, Any]] = [dict(c) for c in message if isinstance(c, dict)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
 
-    return handle
+    async def send(files: list[HeldFile]) -> messaging.PlatformApiResult:
+        if not chain and not files:
+            raise InvalidParamsError("Message must not be empty")
+        sent = Delivery("reply", tuple(f.delivered_form() for f in files), chain)
+        session.deliveries.append(sent)
+        return messaging.PlatformApiResult(result={"sent": True, "file_ids": [f.id for f in files]})
 
-
-def call_platform_api(services: RunServices) -> ReplyHandler:
-    async def handle(
-        p: messaging.PlatformApiParams, ctx: RequestContext
-    ) -> messaging.PlatformApiResult:
-        session = services.session(p.run_id, ctx)
-        CHECKS[messaging.CALL_PLATFORM_API.name](session, ctx.data)
-        if p.action != messaging.SEND_MESSAGE.name or p.context_tool != messaging.EVENT_REPLY_TOOL:
-            raise NotSupportedError(
-                "this host answers only a run's replies on its own event "
-                "(action send_message, context_tool event_reply)",
-                details={"action": p.action, "context_tool": p.context_tool},
-            )
-        message: Any = p.params.get("message", [])
-        if not isinstance(message, list):
-            raise InvalidParamsError("params.message must be a message chain (a list)")
-        chain: list[dict[str, Any]] = [dict(c) for c in message if isinstance(c, dict)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-
-        async def send(files: list[HeldFile]) -> messaging.PlatformApiResult:
-            if not chain and not files:
-                raise InvalidParamsError("Message must not be empty")
-            sent = Delivery("reply", tuple(f.delivered_form() for f in files), chain)
-            session.deliveries.append(sent)
-            return messaging.PlatformApiResult(
-                result={"sent": True, "file_ids": [f.id for f in files]}
-            )
-
-        if p.file_ids is None:
-            return await send([])
-        return await services.files.deliver(session.run_id, p.file_ids, send)
-
-    return handle
+    if p.file_ids is None:
+        return await send([])
+    return await services.files.deliver(session.run_id, p.file_ids, send)

@@ -11,8 +11,7 @@ the reference's exclusive cursors (by record ``id`` for ``run_list``, by result
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.api.entities.builtin.agent_runner.run_ledger import (
     AgentRun,
@@ -31,10 +30,6 @@ if TYPE_CHECKING:
     from langbot_plugin.host.services import RunServices
 
 __all__ = ["run_cancel", "run_events_page", "run_get", "run_list", "visible"]
-
-P = TypeVar("P")
-R = TypeVar("R")
-Handler = Callable[[P, RequestContext], Awaitable[R]]
 
 
 def visible(session: RunSession, target: RunSession) -> bool:
@@ -82,92 +77,80 @@ def _limit(value: int) -> int:
     return max(1, min(value, MAX_PAGE))
 
 
-def run_get(services: RunServices) -> Handler[rl.RunTargetParams, AgentRun]:
-    async def handle(p: rl.RunTargetParams, ctx: RequestContext) -> AgentRun:
-        session = _caller(services, p, ctx, rl.RUN_GET)
-        return AgentRun.model_validate(_target(services, session, p.target_run_id).record())
-
-    return handle
+async def run_get(services: RunServices, p: rl.RunTargetParams, ctx: RequestContext) -> AgentRun:
+    session = _caller(services, p, ctx, rl.RUN_GET)
+    return AgentRun.model_validate(_target(services, session, p.target_run_id).record())
 
 
-def run_list(services: RunServices) -> Handler[rl.RunListParams, RunPage]:
-    async def handle(p: rl.RunListParams, ctx: RequestContext) -> RunPage:
-        session = _caller(services, p, ctx, rl.RUN_LIST)
-        if session is not None:
-            services.conversation(session, p.conversation_id)
-        before = parse_cursor(p.before_cursor, "before_cursor")
-        statuses = set(p.statuses or [])
-        runs = sorted(
-            (
-                s
-                for s in services.registry
-                if (
-                    visible(session, s)
-                    if session is not None
-                    else p.conversation_id in (None, s.scope.conversation_id)
-                )
-                and (not statuses or s.status in statuses)
-            ),
-            key=lambda s: s.ledger_id,
-            reverse=True,
-        )
-        total = len(runs)
-        if before is not None:
-            runs = [s for s in runs if s.ledger_id < before]
-        limit = _limit(p.limit)
-        page, has_more = runs[:limit], len(runs) > limit
-        return RunPage.model_validate(
-            {
-                "items": [s.record() for s in page],
-                "next_cursor": str(page[-1].ledger_id) if has_more else None,
-                "prev_cursor": None,
-                "has_more": has_more,
-                "total_count": total,
-            }
-        )
-
-    return handle
+async def run_list(services: RunServices, p: rl.RunListParams, ctx: RequestContext) -> RunPage:
+    session = _caller(services, p, ctx, rl.RUN_LIST)
+    if session is not None:
+        services.conversation(session, p.conversation_id)
+    before = parse_cursor(p.before_cursor, "before_cursor")
+    statuses = set(p.statuses or [])
+    runs = sorted(
+        (
+            s
+            for s in services.registry
+            if (
+                visible(session, s)
+                if session is not None
+                else p.conversation_id in (None, s.scope.conversation_id)
+            )
+            and (not statuses or s.status in statuses)
+        ),
+        key=lambda s: s.ledger_id,
+        reverse=True,
+    )
+    total = len(runs)
+    if before is not None:
+        runs = [s for s in runs if s.ledger_id < before]
+    limit = _limit(p.limit)
+    page, has_more = runs[:limit], len(runs) > limit
+    return RunPage.model_validate(
+        {
+            "items": [s.record() for s in page],
+            "next_cursor": str(page[-1].ledger_id) if has_more else None,
+            "prev_cursor": None,
+            "has_more": has_more,
+            "total_count": total,
+        }
+    )
 
 
-def run_events_page(services: RunServices) -> Handler[rl.RunEventsPageParams, RunEventPage]:
-    async def handle(p: rl.RunEventsPageParams, ctx: RequestContext) -> RunEventPage:
-        session = _caller(services, p, ctx, rl.RUN_EVENTS_PAGE)
-        target = _target(services, session, p.target_run_id)
-        if p.direction not in ("forward", "backward"):
-            raise InvalidParamsError("direction must be 'forward' or 'backward'")
-        before = parse_cursor(p.before_cursor, "before_cursor")
-        after = parse_cursor(p.after_cursor, "after_cursor")
-        events = sorted(
-            (
-                e
-                for e in target.events
-                if (before is None or e["sequence"] < before)
-                and (after is None or e["sequence"] > after)
-            ),
-            key=lambda e: e["sequence"],
-            reverse=p.direction == "backward",
-        )
-        limit = _limit(p.limit)
-        page, has_more = events[:limit], len(events) > limit
-        return RunEventPage.model_validate(
-            {
-                "items": page,
-                "next_cursor": str(page[-1]["sequence"]) if page and has_more else None,
-                "prev_cursor": str(page[0]["sequence"]) if page else None,
-                "has_more": has_more,
-            }
-        )
+async def run_events_page(
+    services: RunServices, p: rl.RunEventsPageParams, ctx: RequestContext
+) -> RunEventPage:
+    session = _caller(services, p, ctx, rl.RUN_EVENTS_PAGE)
+    target = _target(services, session, p.target_run_id)
+    if p.direction not in ("forward", "backward"):
+        raise InvalidParamsError("direction must be 'forward' or 'backward'")
+    before = parse_cursor(p.before_cursor, "before_cursor")
+    after = parse_cursor(p.after_cursor, "after_cursor")
+    events = sorted(
+        (
+            e
+            for e in target.events
+            if (before is None or e["sequence"] < before)
+            and (after is None or e["sequence"] > after)
+        ),
+        key=lambda e: e["sequence"],
+        reverse=p.direction == "backward",
+    )
+    limit = _limit(p.limit)
+    page, has_more = events[:limit], len(events) > limit
+    return RunEventPage.model_validate(
+        {
+            "items": page,
+            "next_cursor": str(page[-1]["sequence"]) if page and has_more else None,
+            "prev_cursor": str(page[0]["sequence"]) if page else None,
+            "has_more": has_more,
+        }
+    )
 
-    return handle
 
-
-def run_cancel(services: RunServices) -> Handler[rl.RunCancelParams, AgentRun]:
-    async def handle(p: rl.RunCancelParams, ctx: RequestContext) -> AgentRun:
-        session = _caller(services, p, ctx, rl.RUN_CANCEL)
-        target = _target(services, session, p.target_run_id)
-        reason = p.status_reason or p.reason
-        return AgentRun.model_validate(
-            services.registry.request_cancel(target.run_id, reason).record()
-        )
-
-    return handle
+async def run_cancel(services: RunServices, p: rl.RunCancelParams, ctx: RequestContext) -> AgentRun:
+    session = _caller(services, p, ctx, rl.RUN_CANCEL)
+    target = _target(services, session, p.target_run_id)
+    reason = p.status_reason or p.reason
+    return AgentRun.model_validate(services.registry.request_cancel(target.run_id, reason).record())

@@ -17,6 +17,7 @@ are :mod:`langbot_plugin.host.errors`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from langbot_plugin.api.entities.builtin.agent_runner.page_results import (
@@ -148,12 +149,12 @@ class RunServices:
         t.add(rc.EVENT_PAGE, self.event_page)
         t.add(rc.STEERING_PULL, self.steering_pull)
         t.add(rc.GET_PROMPT, self.get_prompt)
-        t.add(run_ledger.RUN_GET, ledger.run_get(self))
-        t.add(run_ledger.RUN_LIST, ledger.run_list(self))
-        t.add(run_ledger.RUN_EVENTS_PAGE, ledger.run_events_page(self))
-        t.add(run_ledger.RUN_CANCEL, ledger.run_cancel(self))
-        t.add(box.EXPORT_BOX_FILES, files.export_box_files(self))
-        t.add(messaging.CALL_PLATFORM_API, files.call_platform_api(self))
+        t.add(run_ledger.RUN_GET, partial(ledger.run_get, self))
+        t.add(run_ledger.RUN_LIST, partial(ledger.run_list, self))
+        t.add(run_ledger.RUN_EVENTS_PAGE, partial(ledger.run_events_page, self))
+        t.add(run_ledger.RUN_CANCEL, partial(ledger.run_cancel, self))
+        t.add(box.EXPORT_BOX_FILES, partial(files.export_box_files, self))
+        t.add(messaging.CALL_PLATFORM_API, partial(files.call_platform_api, self))
         register_admin_actions(t, self, self.runtimes, self._runners)
         if self.artifacts is not None:
             from langbot_plugin.host.service_artifacts import register_artifact_actions
