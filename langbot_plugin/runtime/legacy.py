@@ -9,7 +9,8 @@ Each action streams ``{"current_action": ...}`` progress items.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from functools import partial
 
 from langbot_plugin.protocol import control_link as ctl
 from langbot_plugin.protocol.host_link import GET_PLUGIN_SETTINGS, PluginSettingsParams
@@ -88,7 +89,7 @@ def add_legacy(table: ActionTable, state: RuntimeState, installations: Installat
 
     table.add(ctl.DELETE_PLUGIN, delete_plugin)
     table.add(ctl.RESTART_PLUGIN, restart_plugin)
-    table.add(ctl.INSTALL_PLUGIN, _install_handler(state, installations))
+    table.add(ctl.INSTALL_PLUGIN, partial(_install_plugin, state, installations))
     table.add(ctl.UPGRADE_PLUGIN, upgrade_plugin)
 
 
@@ -103,46 +104,41 @@ def _source(value: str) -> PluginInstallSource | None:
         return None
 
 
-def _install_handler(
-    state: RuntimeState, installations: Installations
-) -> Callable[[ctl.InstallParams, RequestContext], AsyncIterator[ctl.Progress]]:
+async def _install_plugin(
+    state: RuntimeState,
+    installations: Installations,
+    params: ctl.InstallParams,
+    ctx: RequestContext,
+) -> AsyncIterator[ctl.Progress]:
     """``install_plugin``: a pushed package, or one downloaded from the marketplace."""
-
-    async def install_plugin(
-        params: ctl.InstallParams, ctx: RequestContext
-    ) -> AsyncIterator[ctl.Progress]:
-        workspace = ActionScope.from_context(ctx.context)
-        expected: tuple[str, str] | None = None
-        source = _source(params.install_source)
-        if source is PluginInstallSource.MARKETPLACE:
-            ref = PluginRef.from_install_info(params.install_info)
-            config = state.upstream.config
-            base = cloud_service_url(config.cloud_service_url if config else None)
-            content = b""
-            async for step in download_package(base, ref):
-                yield ctl.Progress.model_validate(
-                    {"current_action": "downloading plugin package", "metadata": step.metadata()}
-                )
-                if step.content is not None:
-                    content = step.content
-            expected = (ref.identity, ref.version)
-        elif source in _PUSHED:
-            key = params.install_info.get("plugin_file_key")
-            if not isinstance(key, str):
-                raise InvalidParamsError("install_info.plugin_file_key is required")
-            content = ctx.session.files.take(key)
-        else:
-            names = ", ".join(item.value for item in (*_PUSHED, PluginInstallSource.MARKETPLACE))
-            raise NotSupportedError(
-                f"install_source {params.install_source!r} is not one of {names}"
+    workspace = ActionScope.from_context(ctx.context)
+    expected: tuple[str, str] | None = None
+    source = _source(params.install_source)
+    if source is PluginInstallSource.MARKETPLACE:
+        ref = PluginRef.from_install_info(params.install_info)
+        config = state.upstream.config
+        base = cloud_service_url(config.cloud_service_url if config else None)
+        content = b""
+        async for step in download_package(base, ref):
+            yield ctl.Progress.model_validate(
+                {"current_action": "downloading plugin package", "metadata": step.metadata()}
             )
-        yield ctl.Progress(current_action="installing plugin package")
-        result = await installations.install_legacy(content, workspace, expected=expected)
-        if result.state == "failed":
-            raise InstallFailedError(
-                result.message or "installation failed",
-                details={**(result.details or {}), "code": result.error_code},
-            )
-        yield ctl.Progress(current_action="plugin installed")
-
-    return install_plugin
+            if step.content is not None:
+                content = step.content
+        expected = (ref.identity, ref.version)
+    elif source in _PUSHED:
+        key = params.install_info.get("plugin_file_key")
+        if not isinstance(key, str):
+            raise InvalidParamsError("install_info.plugin_file_key is required")
+        content = ctx.session.files.take(key)
+    else:
+        names = ", ".join(item.value for item in (*_PUSHED, PluginInstallSource.MARKETPLACE))
+        raise NotSupportedError(f"install_source {params.install_source!r} is not one of {names}")
+    yield ctl.Progress(current_action="installing plugin package")
+    result = await installations.install_legacy(content, workspace, expected=expected)
+    if result.state == "failed":
+        raise InstallFailedError(
+            result.message or "installation failed",
+            details={**(result.details or {}), "code": result.error_code},
+        )
+    yield ctl.Progress(current_action="plugin installed")
