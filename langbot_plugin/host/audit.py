@@ -56,20 +56,11 @@ _Row = tuple[
 
 
 def _entry(row: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "seq": row["seq"],
-        "cursor": str(row["seq"]),
-        "run_id": row["run_id"],
-        "at": row["at"],
-        "origin": row["origin"],
-        "kind": row["kind"],
-        "action": row["action"],
-        "resource": row["resource"],
-        "grant": row["grant_name"],
-        "code": row["code"],
-        "duration_ms": row["duration_ms"],
-        "detail": json.loads(row["detail"]),
-    }
+    entry: dict[str, Any] = dict(row)
+    entry.update(
+        cursor=str(row["seq"]), grant=entry.pop("grant_name"), detail=json.loads(row["detail"])
+    )
+    return entry
 
 
 def _text(value: object) -> str | None:
