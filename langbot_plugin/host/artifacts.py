@@ -83,6 +83,9 @@ CREATE INDEX IF NOT EXISTS artifact_run ON artifact (run_id);
 """
 
 
+#: The columns an ``artifact_metadata`` answer shows (each of its fields is one).
+_ANSWERED = ", ".join(ArtifactMetadata.model_fields)
+
 #: An id a runner may give its artifact (else the host makes one).
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
@@ -208,7 +211,8 @@ class ArtifactStore:
         row = None
         if scope.conversation_id is not None:
             row = await self.db.one(
-                "SELECT * FROM artifact WHERE scope_key = ? AND artifact_id = ? AND expires_at > ?",
+                f"SELECT {_ANSWERED} FROM artifact"
+                " WHERE scope_key = ? AND artifact_id = ? AND expires_at > ?",
                 (key, artifact_id, now),
             )
         if row is None:
@@ -216,18 +220,7 @@ class ArtifactStore:
                 f"artifact {artifact_id!r} not found for this run",
                 details={"artifact_id": artifact_id},
             )
-        return ArtifactMetadata(
-            artifact_id=row["artifact_id"],
-            artifact_type=row["artifact_type"],
-            mime_type=row["mime_type"],
-            name=row["name"],
-            size_bytes=row["size_bytes"],
-            sha256=row["sha256"],
-            created_at=row["created_at"],
-            expires_at=row["expires_at"],
-            run_id=row["run_id"],
-            metadata=json.loads(row["metadata"]),
-        )
+        return ArtifactMetadata.model_validate({**row, "metadata": json.loads(row["metadata"])})
 
     async def content(self, scope: RunScope, artifact_id: str) -> tuple[ArtifactMetadata, bytes]:
         """The artifact and all its bytes (for a Box mount; ``not_found`` as metadata)."""
