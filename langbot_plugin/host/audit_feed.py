@@ -49,11 +49,7 @@ def record_runtime_audit(
         audit.record(
             run_id,
             str(entry.get("kind") or "call"),
-            action=entry.get("action"),
-            resource=entry.get("resource"),
-            grant=entry.get("grant"),
-            code=entry.get("code"),
-            duration_ms=entry.get("duration_ms"),
+            **{k: entry.get(k) for k in ("action", "resource", "grant", "code", "duration_ms")},
             detail=dict(entry.get("detail") or {}),
             origin=origin if origin in _ORIGINS else "runtime",
             at=entry.get("at"),
