@@ -184,13 +184,9 @@ class ForkedProcess(Process):
             if self._returncode is None and self._pidfd is not None:
                 await anyio.wait_readable(self._pidfd)
                 self._returncode = await self._template.status(self._pid)
-                self._close_pidfd()
+                os.close(self._pidfd)
+                self._pidfd = None
         return self._returncode if self._returncode is not None else UNKNOWN_STATUS
-
-    def _close_pidfd(self) -> None:
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
 
     def send_signal(self, signal: int) -> None:
         if self._pidfd is None:
@@ -244,6 +240,7 @@ async def _receive(control: socket.socket) -> tuple[dict[str, Any] | None, list[
 
 
 def alive(process: Process | None) -> bool:
+    """``process`` has started and not exited yet."""
     return process is not None and process.returncode is None
 
 

@@ -39,7 +39,7 @@ from langbot_plugin.runtime.link import initialize
 from langbot_plugin.runtime.logbuffer import LogBuffer, LogLine, parse_line
 from langbot_plugin.runtime.plugins import PluginHandle, PluginPeer, shut_down
 from langbot_plugin.runtime.state import RuntimeState
-from langbot_plugin.runtime.template import TemplateError
+from langbot_plugin.runtime.template import TemplateError, alive
 from langbot_plugin.runtime.worker_env import worker_env
 
 __all__ = [
@@ -427,11 +427,6 @@ async def _forked(state: RuntimeState, launch: Launch) -> tuple[Process, int, in
     except TemplateError as exc:
         logger.warning("worker template failed (%s); starting the worker afresh", exc)
         return None
-
-
-def alive(process: Process | None) -> bool:
-    """``process`` has started and not exited yet."""
-    return process is not None and process.returncode is None
 
 
 def tail(logs: LogBuffer, count: int = 15) -> str:
