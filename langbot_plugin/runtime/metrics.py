@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -37,8 +38,7 @@ class RuntimeMetrics:
 
     def restarted(self, worker: str) -> Callable[[], None]:
         """What to call each time ``worker`` is restarted."""
-        child = self.worker_restarts.labels(worker)
-        return child.inc
+        return self.worker_restarts.labels(worker).inc
 
     def watch(
         self,
@@ -54,16 +54,11 @@ class RuntimeMetrics:
         return exposition(self.registry)
 
 
+@dataclass(eq=False)
 class _StateCollector(Collector):
-    def __init__(
-        self,
-        plugins: PluginRegistry,
-        workers: Callable[[], dict[str, int]],
-        live_runs: Callable[[], int],
-    ) -> None:
-        self._plugins = plugins
-        self._workers = workers
-        self._live_runs = live_runs
+    _plugins: PluginRegistry
+    _workers: Callable[[], dict[str, int]]
+    _live_runs: Callable[[], int]
 
     def collect(self) -> Iterable[Metric]:
         statuses = Tally(handle.container.status for handle in self._plugins)
