@@ -292,18 +292,14 @@ def _joining(group: WorkerCgroup, command: list[str]) -> list[str]:
 
 def userns_refusal() -> str | None:
     """Why this kernel refuses unprivileged user namespaces, or ``None``."""
-    checks = (
-        ("/proc/sys/kernel/unprivileged_userns_clone", "0", "kernel.unprivileged_userns_clone"),
-        ("/proc/sys/user/max_user_namespaces", "0", "user.max_user_namespaces"),
-        (
-            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-            "1",
-            "kernel.apparmor_restrict_unprivileged_userns",
-        ),
+    checks = (  # the sysctl, read at /proc/sys/<its dotted name as a path>
+        ("kernel.unprivileged_userns_clone", "0"),
+        ("user.max_user_namespaces", "0"),
+        ("kernel.apparmor_restrict_unprivileged_userns", "1"),
     )
-    for path, refusing, name in checks:
+    for name, refusing in checks:
         try:
-            value = Path(path).read_text(encoding="ascii").strip()
+            value = Path("/proc/sys", *name.split(".")).read_text(encoding="ascii").strip()
         except OSError:
             continue
         if value == refusing:
