@@ -85,10 +85,8 @@ class WorkerCgroup:
             _write(os.path.join(mem, "cpu.max"), f"{quota or 'max'} {_CPU_PERIOD_US}")
             return
         if mem is not None:
-            limit, memsw = (
-                os.path.join(mem, "memory.limit_in_bytes"),
-                os.path.join(mem, "memory.memsw.limit_in_bytes"),
-            )
+            limit = os.path.join(mem, "memory.limit_in_bytes")
+            memsw = os.path.join(mem, "memory.memsw.limit_in_bytes")
             value = memory or "-1"
             has_memsw = os.path.exists(memsw)
             # memory+swap may never be below memory: raise memsw first when unlimiting
