@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from langbot_plugin.api.entities.builtin.platform.message import MessageChain
 from langbot_plugin.protocol.host_api import messaging
 from langbot_plugin.protocol.host_api.common import QueryParams
 from langbot_plugin.protocol.spec import ActionTable, Result
@@ -52,30 +53,18 @@ class QueryHost:
         """The plain text of every reply and sent message, in order."""
         return [m.text for m in self.sent]
 
+    def _keep(self, action: str, chain: MessageChain, **where: Any) -> None:
+        self.sent.append(SentMessage(action, str(chain), chain.model_dump(mode="json"), **where))
+
     async def _reply(self, p: messaging.ReplyParams, ctx: RequestContext) -> Result:
-        chain = p.message_chain
-        self.sent.append(
-            SentMessage(
-                messaging.REPLY_MESSAGE.name,
-                str(chain),
-                chain.model_dump(mode="json"),
-                query_id=p.query_id,
-            )
-        )
+        self._keep(messaging.REPLY_MESSAGE.name, p.message_chain, query_id=p.query_id)
         return Result()
 
     async def _send(
         self, p: messaging.SendMessageParams, ctx: RequestContext
     ) -> messaging.SendMessageResult:
-        chain = p.message_chain
-        self.sent.append(
-            SentMessage(
-                messaging.SEND_MESSAGE.name,
-                str(chain),
-                chain.model_dump(mode="json"),
-                target=(p.target_type, p.target_id),
-            )
-        )
+        target = (p.target_type, p.target_id)
+        self._keep(messaging.SEND_MESSAGE.name, p.message_chain, target=target)
         return messaging.SendMessageResult(result=None)
 
     async def _bot_uuid(self, p: QueryParams, ctx: RequestContext) -> messaging.BotUuid:
