@@ -12,7 +12,7 @@ a marker; later parts are left out and counted in it, and a streamed chunk's
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 from langbot_plugin.api.entities.builtin.provider.message import (
@@ -45,11 +45,7 @@ class Truncation:
         )
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "original_bytes": self.original_bytes,
-            "limit_bytes": self.limit_bytes,
-            "dropped_parts": self.dropped_parts,
-        }
+        return asdict(self)
 
 
 def _size(text: str) -> int:
