@@ -124,32 +124,30 @@ def _call_errors(name: str) -> Generator[None]:
         raise ActionCallError(_wire_message(exc), exc.details) from exc
 
 
-class _ConnectionReceiver(ObjectReceiveStream[ReceivedItem]):
+class _OverConnection:
+    """A stream end over a reference-shaped :class:`Connection`; closing it closes that."""
+
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
 
+    async def aclose(self) -> None:
+        await self._connection.close()
+
+
+class _ConnectionReceiver(_OverConnection, ObjectReceiveStream[ReceivedItem]):
     async def receive(self) -> ReceivedItem:
         try:
             return await self._connection.receive()
         except ConnectionClosedError:
             raise anyio.EndOfStream from None
 
-    async def aclose(self) -> None:
-        await self._connection.close()
 
-
-class _ConnectionSender(ObjectSendStream[str]):
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
+class _ConnectionSender(_OverConnection, ObjectSendStream[str]):
     async def send(self, item: str) -> None:
         try:
             await self._connection.send(item)
         except ConnectionClosedError:
             raise anyio.BrokenResourceError from None
-
-    async def aclose(self) -> None:
-        await self._connection.close()
 
 
 def _transport_of(connection: Connection) -> Transport:
