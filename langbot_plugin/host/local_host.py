@@ -148,14 +148,8 @@ class LocalHost:
             installation = ActionScope.from_context(ctx.context).installation_uuid
         except InvalidParamsError:  # a malformed context names no installation
             installation = None
-        bound = next(
-            (
-                identity
-                for identity, row in self.settings.items()
-                if installation is not None and row.installation_uuid == installation
-            ),
-            None,
-        )
+        owners = [i for i, row in self.settings.items() if row.installation_uuid == installation]
+        bound = owners[0] if installation is not None and owners else None
         if bound is not None and claimed is not None and bound != claimed:
             raise RunNotOwnedError(
                 "Caller plugin identity does not match the installation binding",

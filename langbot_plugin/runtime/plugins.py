@@ -176,15 +176,9 @@ class PluginRegistry:
         """Register ``handle``; return the handle it replaces, if any."""
         self._counter += 1
         handle.order = self._counter
-        replaced = next(
-            (
-                h
-                for h in self._handles
-                if h.identity == handle.identity
-                and h.workspace.workspace_key == handle.workspace.workspace_key
-            ),
-            None,
-        )
+        key = (handle.identity, handle.workspace.workspace_key)
+        same = [h for h in self._handles if (h.identity, h.workspace.workspace_key) == key]
+        replaced = same[0] if same else None
         if replaced is not None:
             self._handles.remove(replaced)
         self._handles.append(handle)
