@@ -70,23 +70,19 @@ async def run_runner(
     run_id = str(params.context.get("run_id", ""))
     identity = f"{params.plugin_author}/{params.plugin_name}"
     handle = registry.find(identity, scope)
-    problem: tuple[str, str] | None = None
+    runner = None
     if handle is None:
         problem = ("runner.plugin_not_found", f"plugin {identity} is not running")
     elif not handle.container.enabled:
         problem = ("runner.plugin_disabled", f"plugin {identity} is disabled")
     elif handle.container.status != "initialized":
         problem = ("runner.plugin_not_initialized", f"plugin {identity} is not initialized")
-    runner = None
-    if handle is not None and problem is None:
-        runner = next(
-            (c for c in handle.components(*RUNNER_KINDS) if c.name == params.runner_name), None
-        )
-        if runner is None:
-            problem = ("runner.not_found", f"plugin {identity} has no runner {params.runner_name}")
-    if problem is not None or handle is None or runner is None:
-        code, text = problem or ("runner.plugin_not_found", identity)
-        yield _failed(run_id, code, text, sequence=1)
+    else:
+        runners = handle.components(*RUNNER_KINDS)
+        runner = next((c for c in runners if c.name == params.runner_name), None)
+        problem = ("runner.not_found", f"plugin {identity} has no runner {params.runner_name}")
+    if handle is None or runner is None:
+        yield _failed(run_id, *problem, sequence=1)
         return
 
     mark_secret(*secret_config_values(runner.spec.get("config"), params.context.get("config")))
