@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 
 __all__ = ["ALLOWED", "PRIVATE", "allowed", "worker_env"]
 
+#: Proxy variables, read in either case by the tools a plugin uses.
+_PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 ALLOWED: tuple[str, ...] = (
     "PATH",
     "HOME",
@@ -25,14 +27,8 @@ ALLOWED: tuple[str, ...] = (
     "TMPDIR",
     "TEMP",
     "TMP",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "no_proxy",
+    *_PROXIES,
+    *(name.lower() for name in _PROXIES),
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "REQUESTS_CA_BUNDLE",
