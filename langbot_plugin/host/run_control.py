@@ -87,11 +87,7 @@ def stop_conversation(
     """Cancel every live run of the conversation; returns those runs."""
     scope = target.scope if isinstance(target, RunSession) else target
     ref = scope.conversation_ref()
-    live = [
-        run
-        for run in registry.active()
-        if run.scope.conversation_ref() is not None and run.scope.conversation_ref() == ref
-    ]
+    live = [r for r in registry.active() if ref is not None and r.scope.conversation_ref() == ref]
     for run in live:
         registry.request_cancel(run.run_id, reason)
     return live

@@ -82,11 +82,7 @@ class RuntimeRegistry:
         now = self._clock()
         known = self._runtimes.get(p.runtime_id)
         record: dict[str, Any] = {
-            "runtime_id": p.runtime_id,
-            "status": p.status,
-            "display_name": p.display_name,
-            "endpoint": p.endpoint,
-            "version": p.version,
+            **p.model_dump(include={"runtime_id", "status", "display_name", "endpoint", "version"}),
             "capabilities": dict(p.capabilities or {}),
             "labels": {str(k): str(v) for k, v in (p.labels or {}).items()},
             "metadata": dict(p.metadata or {}),
@@ -330,7 +326,6 @@ def register_admin_actions(
     runtimes: RuntimeRegistry,
     runners: ListRunners | None = None,
 ) -> None:
-    """Add the admin actions to the service table."""
     admin = _Admin(services, runtimes, runners)
     table.add(rl.RUNTIME_REGISTER, admin.register)
     table.add(rl.RUNTIME_HEARTBEAT, admin.heartbeat)

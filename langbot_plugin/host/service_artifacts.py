@@ -25,8 +25,6 @@ __all__ = ["register_artifact_actions"]
 def register_artifact_actions(
     table: ActionTable, services: RunServices, store: ArtifactStore
 ) -> None:
-    """Add the four actions to ``table``."""
-
     async def metadata(p: art.ArtifactRefParams, ctx: RequestContext) -> art.ArtifactMetadata:
         session = services.session(p.run_id, ctx, art.ARTIFACT_METADATA)
         return await store.metadata(session.scope, p.artifact_id)
