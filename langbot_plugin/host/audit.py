@@ -63,10 +63,6 @@ def _entry(row: sqlite3.Row) -> dict[str, Any]:
     return entry
 
 
-def _text(value: object) -> str | None:
-    return None if value is None else redact(str(value))
-
-
 class AuditLog:
     """Per-run audit entries on SQLite (see the module docstring)."""
 
@@ -105,7 +101,7 @@ class AuditLog:
                 origin,
                 kind,
                 action,
-                _text(resource),
+                None if resource is None else redact(str(resource)),
                 grant,
                 code,
                 None if duration_ms is None else round(duration_ms, 3),

@@ -218,7 +218,7 @@ async def emit_event(
             logger.warning(
                 "plugin %s failed on %s: %s%s",
                 handle.identity,
-                _event_name(event_context),
+                event_context.get("event_name", "?"),
                 exc,
                 f" ({where[0]}:{where[1]})" if all(where) else "",
             )
@@ -251,7 +251,3 @@ async def emit_event(
 def _reply_chain(event_context: dict[str, Any]) -> Any:
     event = event_context.get("event")
     return event.get("reply_message_chain") if isinstance(event, dict) else None
-
-
-def _event_name(event_context: dict[str, Any]) -> str:
-    return str(event_context.get("event_name", "?"))

@@ -128,10 +128,6 @@ class Installations:
         staging.replace(final)
         self.records[record.installation_uuid] = record
 
-    def _forget(self, uuid: str) -> None:
-        self.records.pop(uuid, None)
-        self._record_path(uuid).unlink(missing_ok=True)
-
     # ----------------------------------------------------------------- operations
 
     async def apply(
@@ -294,9 +290,10 @@ class Installations:
         return self.supervisor.logs_for(identity) or self.shared.logs_for(identity)
 
     async def remove(self, uuid: str) -> None:
-        self._record_path(uuid)  # an id that is not a safe name is refused first
+        path = self._record_path(uuid)  # an id that is not a safe name is refused first
         await self.stop(uuid)
-        self._forget(uuid)
+        self.records.pop(uuid, None)
+        path.unlink(missing_ok=True)
         self.state.confinement.forget(uuid)  # its data folder goes with it
 
     async def reconcile(self, desired: list[DesiredInstallation]) -> ReconcileResult:
