@@ -40,8 +40,7 @@ def visible(session: RunSession, target: RunSession) -> bool:
     return (
         target.runner_id == session.runner_id
         and target.plugin_identity == session.plugin_identity
-        and mine.conversation_id is not None
-        and (mine.conversation_id, mine.thread_id) == (theirs.conversation_id, theirs.thread_id)
+        and mine.sees_conversation(theirs.conversation_id, theirs.thread_id)
         and mine.bot_id in (None, theirs.bot_id)
         and mine.workspace_id in (None, theirs.workspace_id)
     )
