@@ -136,11 +136,10 @@ class WorkerSpec:
         """The plugin's handle on ``session``, its container a placeholder named after
         the identity until the plugin describes itself."""
         name = self.identity.split("/")[-1]
+        placeholder = {"manifest": {"manifest": {"metadata": {"name": name}}}}
         return PluginHandle(
             session=session,
-            container=PluginContainer.model_validate(
-                {"manifest": {"manifest": {"metadata": {"name": name}}}}
-            ),
+            container=PluginContainer.model_validate(placeholder),
             debug=False,
             workspace=self.workspace,
             binding=self.binding,
