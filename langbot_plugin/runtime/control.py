@@ -131,11 +131,8 @@ class ControlConnection:
         uuid = scope.installation_uuid
         if uuid is None:
             raise NotReadyError("apply_plugin_installation needs an installation binding context")
-        content = (
-            ctx.session.files.take(params.artifact_file_key)
-            if params.artifact_file_key is not None
-            else None
-        )
+        key = params.artifact_file_key
+        content = ctx.session.files.take(key) if key is not None else None
         handle = self.state.registry.by_installation(uuid)
         if content is None and handle is not None and handle.debug:
             handle.container.enabled = params.enabled

@@ -298,7 +298,6 @@ class SharedPool:
             pool.up.set()
             return
         pool.process = process
-        assert process.stderr is not None
         restarted = pool.up.is_set()
         try:
             await self._serve(pool, process, (from_child, from_parent), restarted, launch)
