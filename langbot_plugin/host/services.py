@@ -195,9 +195,8 @@ class RunServices:
 
     async def state_get(self, p: rc.StateKeyParams, ctx: RequestContext) -> rc.StateGetResult:
         session = self.session(p.run_id, ctx, rc.STATE_GET)
-        return rc.StateGetResult(
-            value=await self.state.get(self._scope_key(session, p.scope), p.key)
-        )
+        key = self._scope_key(session, p.scope)
+        return rc.StateGetResult(value=await self.state.get(key, p.key))
 
     async def state_set(self, p: rc.StateSetParams, ctx: RequestContext) -> rc.StateSetResult:
         session = self.session(p.run_id, ctx, rc.STATE_SET)
