@@ -36,10 +36,6 @@ EXTRA_RO_MOUNTS = (
 _TOO_BROAD = frozenset({"/", "/home", "/root", "/etc", "/proc", "/sys", "/dev", "/run", "/var"})
 
 
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
 def system_paths(network: Network) -> list[str]:
     """The system folders and files of this machine a worker's jail mounts read-only."""
     chosen = [*SYSTEM_RO_MOUNTS, *EXTRA_RO_MOUNTS]
@@ -60,7 +56,7 @@ def python_paths() -> list[str]:
     }
     found.add(os.path.dirname(os.path.realpath(sys.executable)))
     kept = sorted(p for p in found if os.path.exists(p) and p not in _TOO_BROAD)
-    return [p for p in kept if not any(_within(p, q) and p != q for q in kept)]
+    return [p for p in kept if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in kept)]
 
 
 @dataclass(frozen=True)
