@@ -89,8 +89,16 @@ class DependencyInstaller:
     _locks: dict[str, anyio.Lock] = field(default_factory=dict[str, anyio.Lock])
 
     def key_for(self, requirements: list[str]) -> str:
-        index = (self.index_url, self.trusted_hosts, self.extra_pip_args)
-        material = json.dumps([requirements, sys.version, sys.prefix, *index])
+        material = json.dumps(
+            [
+                requirements,
+                sys.version,
+                sys.prefix,
+                self.index_url,
+                self.trusted_hosts,
+                self.extra_pip_args,
+            ]
+        )
         return hashlib.sha256(material.encode()).hexdigest()[:32]
 
     async def ensure(self, plugin_dir: Path, name: str = "") -> str:
@@ -127,9 +135,12 @@ class DependencyInstaller:
         logger.info("%s: [1/3] creating an environment for its requirements", label)
         try:
             venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(staging)
-            where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
             purelib = subprocess.run(
-                [str(_env_python(staging)), "-c", where],
+                [
+                    str(_env_python(staging)),
+                    "-c",
+                    "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                ],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -156,9 +167,20 @@ class DependencyInstaller:
                 shutil.rmtree(staging, ignore_errors=True)
 
     def _pip(self, env: Path, requirements_file: Path, label: str) -> None:
-        command = [sys.executable, "-m", "pip", "--python", str(_env_python(env)), "install"]
-        command += ["--disable-pip-version-check", "--no-input", "--progress-bar", "off"]
-        command += ["-r", str(requirements_file)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(_env_python(env)),
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+            "-r",
+            str(requirements_file),
+        ]
         if self.index_url:
             command += ["--index-url", self.index_url]
         for host in self.trusted_hosts:
