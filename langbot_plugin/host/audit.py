@@ -7,9 +7,9 @@ host's SQLite database in batches (:meth:`AuditLog.flush`, on a run's end and be
 every read). Read a page at a time with :mod:`langbot_plugin.host.paging`'s cursors, or
 one run as JSON lines (:meth:`AuditLog.export_jsonl`). An entry::
 
-    {"seq": 12, "cursor": "12", "run_id": "...", "at": 1764611234.5, "origin": "host",
-     "kind": "call", "action": "invoke_llm", "resource": "m-1", "grant": "model:invoke",
-     "code": null, "duration_ms": 0.8, "detail": {}}
+    {"seq": 12, "run_id": "...", "at": 1764611234.5, "origin": "host", "kind": "call",
+     "action": "invoke_llm", "resource": "m-1", "code": null, "duration_ms": 0.8,
+     "detail": {}, "cursor": "12", "grant": "model:invoke"}
 
 ``kind``: ``run.started``, ``call`` (``grant`` or the refusal's ``code``), ``session``
 (an ``external.*`` state key the run wrote) or ``run.ended``; ``origin``: ``host`` or
