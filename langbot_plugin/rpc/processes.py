@@ -4,12 +4,14 @@ the ports of the ones that listen.
 :func:`stop_process` is the one stop order: close the child's stdin, give it a while to
 exit by itself (a daemon started with ``-s`` stops when its stdin closes), terminate,
 wait, kill, wait. :func:`open_child` starts a child logging to a file and stops it so
-when the block ends. :func:`free_port` picks a free port on 127.0.0.1;
+when the block ends; :func:`spawn_linked` starts one linked on pipes we own.
+:func:`free_port` picks a free port on 127.0.0.1;
 :func:`wait_for_port` waits (bounded) until a child's server accepts connections.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 from collections.abc import AsyncGenerator, Mapping, Sequence
@@ -26,6 +28,7 @@ __all__ = [
     "log_tail",
     "open_child",
     "port_open",
+    "spawn_linked",
     "stop_process",
     "wait_for_port",
 ]
@@ -66,6 +69,33 @@ async def stop_process(
         if release and process.returncode is not None:
             await process.aclose()
     return process.returncode is not None
+
+
+async def spawn_linked(
+    command: Sequence[str],
+    cwd: str | Path,
+    env: Mapping[str, str],
+    stderr: int | None = subprocess.PIPE,
+) -> tuple[Process, int, int]:
+    """Start ``command`` linked on pipes we own, with ``env`` as its whole environment;
+    returns it and our two pipe ends (read from the child, write to it). Raises
+    :class:`OSError` if it cannot start, with nothing left open."""
+    # Not anyio's process streams: each frame is one synchronous write on our own
+    # pipe, so the writer needs no lock on this hot path.
+    to_child, from_parent = os.pipe()
+    from_child, to_parent = os.pipe()
+    try:
+        process = await anyio.open_process(
+            command, cwd=cwd, env=env, stdin=to_child, stdout=to_parent, stderr=stderr
+        )
+    except BaseException:
+        os.close(from_parent)
+        os.close(from_child)
+        raise
+    finally:
+        os.close(to_child)  # the child, if it started, has its own copies
+        os.close(to_parent)
+    return process, from_child, from_parent
 
 
 async def port_open(port: int) -> bool:

@@ -14,8 +14,6 @@ dies fails at once (the link closes), it never waits for its timeout.
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +27,7 @@ from langbot_plugin.protocol.handshake import PluginWorkerPolicy
 from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.failures import log_failure
-from langbot_plugin.rpc.processes import stop_process
+from langbot_plugin.rpc.processes import spawn_linked, stop_process
 from langbot_plugin.rpc.tracing import child_env
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.confine import Launch, WorkerLaunch
@@ -359,35 +357,6 @@ async def pump_logs(stream: anyio.abc.ByteReceiveStream, sink: Callable[[LogLine
                 sink(parse_line(line.decode("utf-8", "replace")))
     if pending.strip():
         sink(parse_line(pending.decode("utf-8", "replace")))
-
-
-async def spawn_linked(
-    command: list[str], cwd: Path, env: dict[str, str]
-) -> tuple[Process, int, int]:
-    """Start a worker linked on pipes we own, with ``env`` as its whole environment
-    (:func:`.worker_env.worker_env`); returns it and the runtime's two pipe ends (read
-    from the child, write to it). Raises :class:`OSError` if it cannot start."""
-    # Not anyio's process streams: each frame is one synchronous write on our own
-    # pipe, so the writer needs no lock on this hot path.
-    to_child, from_parent = os.pipe()
-    from_child, to_parent = os.pipe()
-    try:
-        process = await anyio.open_process(
-            command,
-            cwd=cwd,
-            env=env,
-            stdin=to_child,
-            stdout=to_parent,
-            stderr=subprocess.PIPE,
-        )
-    except OSError:
-        os.close(from_parent)
-        os.close(from_child)
-        raise
-    finally:
-        os.close(to_child)  # the child, if it started, has its own copies
-        os.close(to_parent)
-    return process, from_child, from_parent
 
 
 async def spawn_confined(

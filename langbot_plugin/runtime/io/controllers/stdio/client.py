@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 
-from langbot_plugin.rpc.processes import stop_process
+from langbot_plugin.rpc.processes import spawn_linked, stop_process
 from langbot_plugin.rpc.transport_stdio import pipe_transport
 from langbot_plugin.runtime.io.connection import TransportConnection
 from langbot_plugin.runtime.io.controller import Controller, NewConnectionCallback
@@ -60,24 +60,12 @@ class StdioClientController(Controller):
         self.close_process_on_callback_return = close_process_on_callback_return
 
     async def run(self, new_connection_callback: NewConnectionCallback) -> None:
-        to_child, from_parent = os.pipe()
-        from_child, to_parent = os.pipe()
-        try:
-            process = await anyio.open_process(
-                [self.command, *self.args],
-                stdin=to_child,
-                stdout=to_parent,
-                stderr=subprocess.PIPE if self.capture_stderr else None,
-                env=self.env,
-                cwd=self.working_dir,
-            )
-        except BaseException:
-            os.close(from_parent)
-            os.close(from_child)
-            raise
-        finally:
-            os.close(to_child)  # the child has its own copies
-            os.close(to_parent)
+        process, from_child, from_parent = await spawn_linked(
+            [self.command, *self.args],
+            self.working_dir,
+            self.env,
+            subprocess.PIPE if self.capture_stderr else None,
+        )
         self.process = process
         async with anyio.create_task_group() as tg:
             if process.stderr is not None:
