@@ -227,10 +227,6 @@ class ActionScope(BaseModel):
     def as_context(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
 
-    @property
-    def is_binding(self) -> bool:
-        return self.installation_uuid is not None
-
 
 # --------------------------------------------------------------------------- bridge
 

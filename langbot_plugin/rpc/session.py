@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 import anyio
 
@@ -57,7 +57,6 @@ from langbot_plugin.rpc.routes import Dispatcher, RequestContext, Route
 from langbot_plugin.rpc.stream_call import (
     USE_DEFAULT,
     Inbox,
-    Outbound,
     Reply,
     StreamCall,
     UseDefault,
@@ -628,9 +627,3 @@ class RPCSession:
             pass
         except RPCError as exc:
             await self._respond_quietly(error_response(seq, exc))
-
-
-if TYPE_CHECKING:
-
-    def rpc_session_is_outbound(session: RPCSession) -> Outbound:
-        return session  # checked by pyright: a session is what a StreamCall needs
