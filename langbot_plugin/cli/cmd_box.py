@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
-from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
+from langbot_plugin.cli.daemon import add_log_flags, port
 
 __all__ = ["main"]
 
@@ -77,9 +77,7 @@ def _server_parser() -> argparse.ArgumentParser:
         help="the sandbox backend, kept whatever a config or the host's box_init says "
         f"(default: LANGBOT_BOX_CONFIG's backend, else local: {', then '.join(LOCAL_ORDER)})",
     )
-    add_log_level(parser)
-    add_log_format(parser)
-    add_traces(parser)
+    add_log_flags(parser)
     return parser
 
 

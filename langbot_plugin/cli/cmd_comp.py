@@ -13,6 +13,7 @@ from langbot_plugin.cli.common import (
     CliError,
     Prompter,
     guarded,
+    one_name,
 )
 
 if TYPE_CHECKING:
@@ -74,12 +75,8 @@ def _comp(args: argparse.Namespace) -> int:
         raise CliError(
             f"no manifest.yaml in {root}; run lbp comp in a plugin folder (see lbp init)"
         )
-    positional: str | None = args.name
-    flag: str | None = args.name_flag
-    if positional and flag and positional != flag:
-        raise CliError(f"two different names given: {positional!r} and --name {flag!r}")
+    name = one_name(args.name, args.name_flag)
     ask = Prompter(PROG, interactive=not args.non_interactive)
-    name = positional or flag
     if name is None:
         name = ask.ask(
             f"{kind.kind} name",
@@ -180,6 +177,13 @@ def _covers(root: Path, components: dict[str, Any], directory: str) -> bool:
     return False
 
 
+def _member(parent: dict[str, Any], key: str, kind: type[dict[str, Any]] | type[list[Any]]) -> Any:
+    """``parent[key]``, made an empty ``kind`` first when it is not one."""
+    if not isinstance(parent.get(key), kind):
+        parent[key] = kind()
+    return parent[key]
+
+
 def _list_folder_in_manifest(manifest_path: Path, kind: ComponentKind) -> bool:
     """Add ``{kind: {fromDirs: [{path: components/<folder>/}]}}`` unless already covered."""
     import yaml
@@ -188,25 +192,12 @@ def _list_folder_in_manifest(manifest_path: Path, kind: ComponentKind) -> bool:
     data = yaml.safe_load(text)
     if not isinstance(data, dict):
         raise CliError(f"{manifest_path} is not a YAML mapping")
-    spec = data.get("spec")
-    if not isinstance(spec, dict):
-        spec = {}
-        data["spec"] = spec
-    components = spec.get("components")
-    if not isinstance(components, dict):
-        components = {}
-        spec["components"] = components
+    components = _member(_member(data, "spec", dict), "components", dict)
     if _covers(manifest_path.parent, components, kind.directory):
         return False
-    group = components.get(kind.kind)
-    if not isinstance(group, dict):
-        group = {}
-        components[kind.kind] = group
-    from_dirs = group.get("fromDirs")
-    if not isinstance(from_dirs, list):
-        from_dirs = []
-        group["fromDirs"] = from_dirs
-    from_dirs.append({"path": f"{kind.directory}/"})
+    _member(_member(components, kind.kind, dict), "fromDirs", list).append(
+        {"path": f"{kind.directory}/"}
+    )
     if any(line.lstrip().startswith("#") for line in text.splitlines()):
         sys.stderr.write(f"{PROG}: note: manifest.yaml was rewritten; its comments are gone\n")
     manifest_path.write_text(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
-from langbot_plugin.cli.daemon import add_log_level, port
+from langbot_plugin.cli.daemon import add_log_flags, port
 
 PROG = "lbp dev"
 DEFAULT_WEB_PORT = 5480
@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         "answered from it; report the first call or reply that differs (exit 1)",
     )
     parser.add_argument("--no-reload", action="store_true", help="do not reload on save")
-    add_log_level(parser)
+    add_log_flags(parser, level_only=True)
     return parser
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from langbot_plugin.cli.common import AUTHOR_RULE, CliError, Prompter, guarded
+from langbot_plugin.cli.common import AUTHOR_RULE, CliError, Prompter, guarded, one_name
 
 PROG = "lbp init"
 #: The locales LangBot's UI shows a plugin's label and description in (the form
@@ -55,11 +55,7 @@ def _target(args: argparse.Namespace, name: str | None) -> Path:
 
 
 def _init(args: argparse.Namespace) -> int:
-    positional: str | None = args.plugin_name
-    flag: str | None = args.name_flag
-    if positional and flag and positional != flag:
-        raise CliError(f"two different names given: {positional!r} and --name {flag!r}")
-    name = positional or flag
+    name = one_name(args.plugin_name, args.name_flag)
     target = _target(args, name).resolve()
     if name is None:
         name = target.name

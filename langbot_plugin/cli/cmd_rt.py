@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
-from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces, port
+from langbot_plugin.cli.daemon import add_log_flags, port
 from langbot_plugin.cli.rt_config import POLICIES
 
 PROG = "lbp rt"
@@ -98,9 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shown by 'lbp rt status' (default 60)",
     )
     _add_confinement(parser)
-    add_log_level(parser)
-    add_log_format(parser)
-    add_traces(parser)
+    add_log_flags(parser)
     return parser
 
 

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
-from langbot_plugin.cli.daemon import add_log_format, add_log_level, add_traces
+from langbot_plugin.cli.daemon import add_log_flags
 
 PROG = "lbp run"
 
@@ -68,9 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tag",
         help="a label for ps/htop, e.g. author/plugin_name (logged; cosmetic only)",
     )
-    add_log_level(parser)
-    add_log_format(parser)
-    add_traces(parser)
+    add_log_flags(parser)
     return parser
 
 
@@ -80,17 +78,21 @@ def main(argv: list[str]) -> int:
 
 
 def _runtime_url(args: argparse.Namespace) -> tuple[str, str]:
-    """The URL and where it came from (for the error that names it)."""
-    from langbot_plugin.worker.debug_client import DEFAULT_DEBUG_URL
+    """The URL, checked, and where it came from (named by the error that refuses it)."""
+    from langbot_plugin.worker.debug_client import DEFAULT_DEBUG_URL, check_debug_url
 
-    for source, value in (
+    url, source = DEFAULT_DEBUG_URL, "the default"
+    for name, value in (
         ("--runtime-url", args.runtime_url),
         ("DEBUG_RUNTIME_WS_URL", os.environ.get("DEBUG_RUNTIME_WS_URL")),
         ("RUNTIME_WS_URL", os.environ.get("RUNTIME_WS_URL")),
     ):
         if value and value.strip():
-            return value.strip(), source
-    return DEFAULT_DEBUG_URL, "the default"
+            url, source = value.strip(), name
+            break
+    if (problem := check_debug_url(url)) is not None:
+        raise CliError(f"{source}: {problem}", USAGE)
+    return url, source
 
 
 def _export_index(args: argparse.Namespace) -> None:
@@ -109,7 +111,6 @@ def _run_production(args: argparse.Namespace, root: Path) -> int:
     import anyio
     from websockets.exceptions import InvalidStatus
 
-    from langbot_plugin.worker.debug_client import check_debug_url
     from langbot_plugin.worker.hot_reload import ReloadError, load_candidate
     from langbot_plugin.worker.prod import serve_over_stdio, serve_production_ws, take_capability
 
@@ -121,10 +122,7 @@ def _run_production(args: argparse.Namespace, root: Path) -> int:
     if args.stdio:
         anyio.run(lambda: serve_over_stdio(loaded, prod=args.prod, capability=capability))
         return 0
-    url, source = _runtime_url(args)
-    problem = check_debug_url(url)
-    if problem is not None:
-        raise CliError(f"{source}: {problem}", USAGE)
+    url, _ = _runtime_url(args)
     if not capability:
         raise CliError(
             "--prod needs the registration capability the runtime issued, in "
@@ -172,12 +170,7 @@ def _run(args: argparse.Namespace) -> int:
         return _run_production(args, root)
 
     from langbot_plugin.rpc.signals import until_signalled
-    from langbot_plugin.worker.debug_client import (
-        DebugClient,
-        EndpointError,
-        KeyRefusedError,
-        check_debug_url,
-    )
+    from langbot_plugin.worker.debug_client import DebugClient, EndpointError, KeyRefusedError
     from langbot_plugin.worker.hot_reload import ReloadError, load_candidate
 
     try:
@@ -185,9 +178,6 @@ def _run(args: argparse.Namespace) -> int:
     except ReloadError as exc:
         raise CliError(str(exc.problems[0]), USAGE, [str(p) for p in exc.problems]) from None
     url, source = _runtime_url(args)
-    problem = check_debug_url(url)
-    if problem is not None:
-        raise CliError(f"{source}: {problem}", USAGE)
     key = (args.plugin_debug_key or os.environ.get("PLUGIN_DEBUG_KEY") or "").strip()
     if len(key) < 32 or any(c.isspace() for c in key):
         what = "missing" if not key else f"malformed ({_key_problem(key)})"

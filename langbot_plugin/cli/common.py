@@ -30,6 +30,7 @@ __all__ = [
     "Parser",
     "Prompter",
     "guarded",
+    "one_name",
 ]
 
 USAGE = 2
@@ -66,6 +67,13 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def one_name(positional: str | None, flag: str | None) -> str | None:
+    """The name given as the positional argument or ``--name`` (both: the same one)."""
+    if positional and flag and positional != flag:
+        raise CliError(f"two different names given: {positional!r} and --name {flag!r}")
+    return positional or flag
 
 
 def guarded(prog: str, body: Callable[[], int]) -> int:

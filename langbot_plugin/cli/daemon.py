@@ -22,9 +22,7 @@ __all__ = [
     "LOG_FORMAT",
     "LOG_FORMATS",
     "LOG_LEVELS",
-    "add_log_format",
-    "add_log_level",
-    "add_traces",
+    "add_log_flags",
     "bind_failure",
     "log_format",
     "log_level",
@@ -71,25 +69,22 @@ def port(value: str) -> int:
     return number
 
 
-def add_log_level(parser: argparse.ArgumentParser) -> None:
+def add_log_flags(parser: argparse.ArgumentParser, *, level_only: bool = False) -> None:
+    """``--log-level``, and unless ``level_only`` ``--log-format`` and ``--traces``."""
     parser.add_argument(
         "--log-level",
         type=log_level,
         metavar="LEVEL",
         help=f"{', '.join(LOG_LEVELS)} (default info, or ${LOG_LEVEL_ENV}); logs go to stderr",
     )
-
-
-def add_log_format(parser: argparse.ArgumentParser) -> None:
+    if level_only:
+        return
     parser.add_argument(
         "--log-format",
         type=log_format,
         metavar="FORMAT",
         help=f"text or json: one JSON object a line (default text, or ${LOG_FORMAT_ENV})",
     )
-
-
-def add_traces(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--traces",
         action="store_true",
@@ -150,23 +145,17 @@ def bind_failure(exc: OSError, what: str, host: str, number: int, flag: str) -> 
     """One line for a port that cannot be bound, with the exit status it deserves."""
     import socket
 
-    where = f"{host}:{number}"
+    lead = f"cannot listen on {host}:{number} ({what})"
     if isinstance(exc, socket.gaierror):
-        return CliError(f"cannot listen on {where} ({what}): unknown address {host!r}", USAGE)
+        return CliError(f"{lead}: unknown address {host!r}", USAGE)
     if exc.errno == errno.EADDRINUSE:
-        return CliError(
-            f"cannot listen on {where} ({what}): the port is already in use; stop the other "
-            f"process or choose another port with {flag}",
-            FAILURE,
+        why = (
+            f"the port is already in use; stop the other process or choose another port with {flag}"
         )
+        return CliError(f"{lead}: {why}", FAILURE)
     if exc.errno == errno.EADDRNOTAVAIL:
-        return CliError(
-            f"cannot listen on {where} ({what}): {host} is not an address of this machine", USAGE
-        )
+        return CliError(f"{lead}: {host} is not an address of this machine", USAGE)
     if exc.errno == errno.EACCES:
-        return CliError(
-            f"cannot listen on {where} ({what}): permission denied (ports below 1024 need "
-            f"privileges; choose another with {flag})",
-            FAILURE,
-        )
-    return CliError(f"cannot listen on {where} ({what}): {exc.strerror or exc}", FAILURE)
+        why = f"permission denied (ports below 1024 need privileges; choose another with {flag})"
+        return CliError(f"{lead}: {why}", FAILURE)
+    return CliError(f"{lead}: {exc.strerror or exc}", FAILURE)

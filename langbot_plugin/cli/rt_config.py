@@ -122,6 +122,13 @@ def _flag(value: object) -> bool:
     return value
 
 
+#: The limit keys of the file and flags -> the limit they set.
+WORKER_LIMITS = {
+    "worker_memory_mb": "memory_mb",
+    "worker_pids": "pids",
+    "worker_open_files": "open_files",
+    "worker_cpus": "cpus",
+}
 #: Config keys and how each value is checked.
 KEYS: dict[str, Callable[[object], Any]] = {
     "host": _text,
@@ -143,18 +150,8 @@ KEYS: dict[str, Callable[[object], Any]] = {
     "worker_start": _choice("fork", "exec"),
     "worker_network": _choice("host", "none"),
     "nsjail": _text,
-    "worker_memory_mb": _limit("memory_mb"),
-    "worker_pids": _limit("pids"),
-    "worker_open_files": _limit("open_files"),
-    "worker_cpus": _limit("cpus"),
+    **{key: _limit(name) for key, name in WORKER_LIMITS.items()},
     "plugin_limits": _plugin_limits,
-}
-#: The limit keys of the file and flags -> the limit they set.
-WORKER_LIMITS = {
-    "worker_memory_mb": "memory_mb",
-    "worker_pids": "pids",
-    "worker_open_files": "open_files",
-    "worker_cpus": "cpus",
 }
 
 
