@@ -296,16 +296,10 @@ def device_login(
         if time.monotonic() >= deadline:
             raise CliError("the code expired before it was confirmed; run lbp login again", 1)
         sleep(interval)
-    access = token.get("access_token")
-    if not isinstance(access, str) or not access:
+    credentials = Credentials.from_json({**token, "login_time": int(time.time())})
+    if credentials is None:
         raise CliError("getting the token: the answer has no access_token", FAILURE)
-    return Credentials(
-        access_token=access,
-        token_type=str(token.get("token_type") or "Bearer"),
-        refresh_token=str(token.get("refresh_token") or "") or None,
-        expires_in=int(token.get("expires_in") or 0),
-        login_time=int(time.time()),
-    )
+    return credentials
 
 
 def valid_access_token(client: CloudClient, store: CredentialStore) -> str:

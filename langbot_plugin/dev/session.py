@@ -361,27 +361,15 @@ class DevSession(SessionCalls):
     def _session_info(self) -> dict[str, Any]:
         return {"launcher_type": "person", "launcher_id": "dev-user", "sender_id": "dev-user"}
 
-    def _runner_manifest(self) -> dict[str, Any]:
-        for entry in self.runners:
-            if entry["manifest"]["name"] == self.runner:
-                return dict(entry["manifest"])
-        raise DevError("the plugin has no agent runner: add one with 'lbp comp AgentRunner'")
-
-    def _declaration(self) -> dict[str, Any] | None:
-        """The runner's Protocol v1 declaration, as the runtime listed it."""
-        for entry in self.runners:
-            if entry["manifest"]["name"] == self.runner:
-                declared = entry.get(DECLARATION_KEY)
-                return declared if isinstance(declared, dict) else None  # pyright: ignore[reportUnknownVariableType]
-        return None
-
     async def send(self, text: str) -> RunOutcome:
         """One agent run of the chosen runner on ``text``; its results are emitted as
         they arrive, ``run.ended`` last."""
         await self.wait_ready()
-        if self.runner is None:
+        entry = next((r for r in self.runners if r["manifest"]["name"] == self.runner), None)
+        if self.runner is None or entry is None:
             raise DevError("the plugin has no agent runner: add one with 'lbp comp AgentRunner'")
-        manifest = self._runner_manifest()
+        manifest = dict(entry["manifest"])
+        declared = entry.get(DECLARATION_KEY)  # the runner's Protocol v1 declaration
         local = self.host
         started = await local.start_run(
             self.identity,
@@ -392,7 +380,7 @@ class DevSession(SessionCalls):
             sender_name="Developer",
             resources=runner_resources(manifest, local),
             config=runner_config(manifest, self.model.model_uuid, self.config_overrides),
-            declaration=self._declaration(),
+            declaration=declared if isinstance(declared, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
             **({"available_apis": [*DEFAULT_APIS, "box"]} if self.box is not None else {}),
         )
         run_id = started.run_id
