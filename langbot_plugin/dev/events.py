@@ -41,6 +41,7 @@ a run result type      the result as the host normalized it: ``type``,
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import time
 from collections import deque
@@ -60,8 +61,10 @@ class DevEvent:
     run_id: str | None = None
     time: float = field(default_factory=time.time)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "run_id": self.run_id, "time": self.time, "data": self.data}
+    def to_json(self) -> str:
+        """The event as one line of JSON (``--json``, the page's WebSocket)."""
+        event = {"kind": self.kind, "run_id": self.run_id, "time": self.time, "data": self.data}
+        return json.dumps(event, ensure_ascii=False, default=str)
 
 
 Listener = Callable[[DevEvent], Awaitable[None] | None]

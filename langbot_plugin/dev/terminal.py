@@ -244,7 +244,7 @@ class JsonView:
         if self.closed:
             return
         try:
-            self.out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+            self.out.write(event.to_json() + "\n")
             self.out.flush()
         except BrokenPipeError:  # the reader went away (| head): stop writing
             self.closed = True

@@ -203,8 +203,7 @@ class DevWeb:
     async def _events(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(heartbeat=30)
         await ws.prepare(request)
-        backlog = list(self.session.events.recent)
-        queue: list[DevEvent] = []
+        queue: list[DevEvent] = list(self.session.events.recent)  # then what comes meanwhile
         caught_up = False
 
         async def send(event: DevEvent) -> None:
@@ -214,18 +213,15 @@ class DevWeb:
                 queue.append(event)
                 return
             with anyio.move_on_after(SEND_SECONDS) as waited:
-                await ws.send_str(json.dumps(event.to_json(), ensure_ascii=False, default=str))
+                await ws.send_str(event.to_json())
             if waited.cancelled_caught:
                 await ws.close()
 
         unsubscribe = self.session.events.subscribe(send)
         try:
             await ws.send_json({"kind": "session", "data": self.session.describe()})
-            for event in backlog:
-                await ws.send_str(json.dumps(event.to_json(), ensure_ascii=False, default=str))
             while queue:
-                event = queue.pop(0)
-                await ws.send_str(json.dumps(event.to_json(), ensure_ascii=False, default=str))
+                await ws.send_str(queue.pop(0).to_json())
             caught_up = True
             async for message in ws:
                 if message.type in (WSMsgType.ERROR, WSMsgType.CLOSE):

@@ -19,7 +19,14 @@ import re
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from langbot_plugin.api.entities.execution import SCOPE_FIELDS as WORKSPACE_FIELDS
 from langbot_plugin.rpc.errors import InvalidParamsError
@@ -95,12 +102,8 @@ class ActionContext(BaseModel):
 
     def for_installation(self, installation_uuid: str | None) -> ActionContext:
         """The same workspace with an installation capability."""
-        return ActionContext(
-            instance_uuid=self.instance_uuid,
-            workspace_uuid=self.workspace_uuid,
-            placement_generation=self.placement_generation,
-            installation_uuid=installation_uuid,
-        )
+        workspace = self.model_dump(include={*WORKSPACE_FIELDS})
+        return ActionContext(**workspace, installation_uuid=installation_uuid)
 
     def without_installation(self) -> ActionContext:
         """The workspace part alone (what runtime-level calls carry)."""
@@ -116,15 +119,10 @@ class InstallationBinding(ActionContext):
     runtime_revision: int
     artifact_digest: str
 
-    @field_validator("placement_generation", mode="before")
+    @field_validator("placement_generation", "runtime_revision", mode="before")
     @classmethod
-    def _strict_generation(cls, value: Any) -> Any:
-        return strict_int(value, "placement_generation")
-
-    @field_validator("runtime_revision", mode="before")
-    @classmethod
-    def _strict_revision(cls, value: Any) -> Any:
-        return strict_int(value, "runtime_revision")
+    def _strict(cls, value: Any, info: ValidationInfo) -> Any:
+        return strict_int(value, str(info.field_name))
 
     @field_validator("runtime_revision")
     @classmethod
