@@ -107,17 +107,8 @@ class CertificationEnvelope:
     def unsigned_dict(self) -> dict[str, Any]:
         """What the signature covers: the schema's fields (``component_model`` is not in
         a v1 envelope, neither execution field in a signature envelope)."""
-        value: dict[str, Any] = {
-            "schema": self.schema,
-            "key_id": self.key_id,
-            "plugin_id": self.plugin_id,
-            "version": self.version,
-            "digest": self.digest,
-            "shared_runtime": self.shared_runtime,
-            "component_model": self.component_model,
-        }
-        fields = _fields_of(self.schema)
-        return {key: item for key, item in value.items() if key in fields}
+        fields = _fields_of(self.schema) - {"signature"}
+        return {key: item for key, item in dataclasses.asdict(self).items() if key in fields}
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.unsigned_dict(), "signature": self.signature}
@@ -317,18 +308,7 @@ def write_envelope(archive: bytes, envelope: CertificationEnvelope) -> bytes:
     return _with_comment(archive, comment)
 
 
-_FIELDS = frozenset(
-    {
-        "schema",
-        "key_id",
-        "plugin_id",
-        "version",
-        "digest",
-        "shared_runtime",
-        "component_model",
-        "signature",
-    }
-)
+_FIELDS = frozenset(field.name for field in dataclasses.fields(CertificationEnvelope))
 _SCHEMA_FIELDS = {
     LEGACY_CERTIFICATION_SCHEMA: _FIELDS - {"component_model"},
     SIGNATURE_SCHEMA: _FIELDS - {"shared_runtime", "component_model"},
@@ -360,16 +340,9 @@ def read_envelope(archive: bytes) -> CertificationEnvelope | None:
     plugin = data["plugin_id"]
     if not isinstance(plugin, dict) or set(plugin) != {"author", "name"}:
         raise EnvelopeFormatError("certification envelope plugin_id is invalid")
-    envelope = CertificationEnvelope(
-        schema=data["schema"],
-        key_id=data["key_id"],
-        plugin_id={"author": plugin["author"], "name": plugin["name"]},
-        version=data["version"],
-        digest=data["digest"],
-        shared_runtime=data.get("shared_runtime"),
-        component_model=data.get("component_model"),
-        signature=data["signature"],
-    )
+    # the schema's fields, each present (the execution fields a schema lacks are None)
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS) | data | {"plugin_id": dict(plugin)}
+    envelope = CertificationEnvelope(**fields)
     _check(envelope, any_schema=True)
     return envelope
 

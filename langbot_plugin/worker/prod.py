@@ -25,7 +25,7 @@ import anyio
 
 from langbot_plugin.protocol import plugin_link as plug
 from langbot_plugin.protocol.slots import SLOT_ACTIONS
-from langbot_plugin.rpc import ActionNotFoundError, Route, RPCSession
+from langbot_plugin.rpc import ActionNotFoundError, Dispatcher, Route, RPCSession, Transport
 from langbot_plugin.rpc.transport_stdio import process_stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws
 from langbot_plugin.worker.loader import LoadedPlugin
@@ -87,7 +87,10 @@ async def _announce(
     logger.info("plugin %s registered", loaded.identity)
 
 
-async def _serve(session: RPCSession, loaded: LoadedPlugin, *, prod: bool, capability: str) -> None:
+async def _serve(
+    transport: Transport, service: Dispatcher, loaded: LoadedPlugin, *, prod: bool, capability: str
+) -> None:
+    session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.serve)
         await _announce(session, loaded, prod=prod, capability=capability)
@@ -98,16 +101,11 @@ async def _serve(session: RPCSession, loaded: LoadedPlugin, *, prod: bool, capab
 async def serve_over_stdio(loaded: LoadedPlugin, *, prod: bool, capability: str) -> None:
     """Serve the runtime on stdin/stdout until it closes stdin."""
     async with process_stdio_transport(frame_threshold=None) as transport:
-        session = RPCSession(
-            transport, _DedicatedOrShared(loaded), name="runtime", file_chunk_bytes=1 << 20
-        )
-        await _serve(session, loaded, prod=prod, capability=capability)
+        service = _DedicatedOrShared(loaded)
+        await _serve(transport, service, loaded, prod=prod, capability=capability)
 
 
 async def serve_production_ws(loaded: LoadedPlugin, url: str, capability: str) -> None:
     """Connect once with the registration capability; end when the runtime goes away."""
     async with connect_ws(url, headers={REGISTRATION_CAPABILITY_HEADER: capability}) as transport:
-        session = RPCSession(
-            transport, PluginService(loaded), name="runtime", file_chunk_bytes=1 << 20
-        )
-        await _serve(session, loaded, prod=True, capability=capability)
+        await _serve(transport, PluginService(loaded), loaded, prod=True, capability=capability)
