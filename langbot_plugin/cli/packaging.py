@@ -214,39 +214,23 @@ def _reference_problems(package: PluginPackage, files: set[str]) -> list[Problem
 
 def _host_limit_problems(root: Path, files: list[str]) -> list[Problem]:
     """What LangBot would refuse: too many files, a file or the whole too big."""
-    hint = "; leave files out with .gitignore"
-    problems: list[Problem] = []
+    over: list[str] = []
     if len(files) + 1 > HOST_MAX_ENTRIES:
-        problems.append(
-            Problem(
-                "",
-                None,
-                f"{len(files) + 1} files, but LangBot accepts at most {HOST_MAX_ENTRIES}{hint}",
-            )
-        )
+        over.append(f"{len(files) + 1} files, but LangBot accepts at most {HOST_MAX_ENTRIES}")
     total = 0
     for relative in files:
         size = (root / relative).stat().st_size
         if size > HOST_MAX_ENTRY_BYTES:
-            problems.append(
-                Problem(
-                    "",
-                    None,
-                    f"{relative} has {size} bytes, but LangBot accepts at most "
-                    f"{HOST_MAX_ENTRY_BYTES} per file{hint}",
-                )
+            over.append(
+                f"{relative} has {size} bytes, but LangBot accepts at most "
+                f"{HOST_MAX_ENTRY_BYTES} per file"
             )
         total += size
     if total > HOST_MAX_TOTAL_BYTES:
-        problems.append(
-            Problem(
-                "",
-                None,
-                f"the files add up to {total} bytes, but LangBot accepts at most "
-                f"{HOST_MAX_TOTAL_BYTES}{hint}",
-            )
+        over.append(
+            f"the files add up to {total} bytes, but LangBot accepts at most {HOST_MAX_TOTAL_BYTES}"
         )
-    return problems
+    return [Problem("", None, f"{text}; leave files out with .gitignore") for text in over]
 
 
 @dataclass

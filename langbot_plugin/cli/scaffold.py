@@ -159,8 +159,9 @@ def find_kind(text: str) -> ComponentKind:
     raise CliError(f"unknown component kind {text!r}{hint}; choose one of: {', '.join(KINDS)}")
 
 
-def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_\s]+", name) if part)
+def _words(name: str) -> list[str]:
+    """``my-weather_plugin`` -> ``["My", "Weather", "Plugin"]``."""
+    return [w[:1].upper() + w[1:] for w in re.split(r"[-_\s]+", name) if w]
 
 
 def class_name(name: str, suffix: str = "", taken: frozenset[str] = frozenset()) -> str:
@@ -169,7 +170,7 @@ def class_name(name: str, suffix: str = "", taken: frozenset[str] = frozenset())
     The result never equals a name in ``taken`` (the template's imports) and is always
     a valid identifier.
     """
-    camel = _camel(name)
+    camel = "".join(_words(name))
     if suffix and not camel.endswith(suffix):
         camel += suffix
     if not camel.isidentifier() or camel in taken or camel == suffix:
@@ -181,8 +182,7 @@ def class_name(name: str, suffix: str = "", taken: frozenset[str] = frozenset())
 
 def label_of(name: str) -> str:
     """A human label from a name: ``my-weather_plugin`` -> ``My Weather Plugin``."""
-    words = [w for w in re.split(r"[-_\s]+", name) if w]
-    return " ".join(w[:1].upper() + w[1:] for w in words) or name
+    return " ".join(_words(name)) or name
 
 
 def yaml_str(value: str) -> str:
