@@ -145,7 +145,6 @@ def runner_entry(author: str, plugin: str, version: str, component: ManifestDump
     spec = component.spec
     meta = component.metadata
     name = component.name
-    label = _i18n(meta.get("label")) or {"en_US": name}
     description = _i18n(meta.get("description"))
     usages = [u for u in spec.get("usages", ["agent"]) if u in _USAGES] or ["agent"]
     patterns = spec.get("events") if "event" in usages else None
@@ -155,7 +154,7 @@ def runner_entry(author: str, plugin: str, version: str, component: ManifestDump
     manifest: dict[str, Any] = {
         "id": runner_id(author, plugin, name),
         "name": name,
-        "label": label,
+        "label": _i18n(meta.get("label")) or {"en_US": name},
         "component_kind": "Runner",
         "usages": usages,
         "supported_event_patterns": patterns if isinstance(patterns, list) and patterns else ["*"],
@@ -204,15 +203,12 @@ def _blank(content: Any) -> bool:
         return True
     if isinstance(content, str):
         return not content.strip()
-    if isinstance(content, list):
-        for part in content:  # pyright: ignore[reportUnknownVariableType]
-            if not isinstance(part, dict):
-                return False
-            if part.get("type") != "text":  # pyright: ignore[reportUnknownMemberType]
-                return False  # an image, a file ...: an answer
-            if not _blank(part.get("text")):  # pyright: ignore[reportUnknownMemberType]
-                return False
-        return True
+    if isinstance(content, list):  # blank unless a part has text, or is an image, a file ...
+        parts: list[Any] = content  # pyright: ignore[reportUnknownVariableType]
+        return all(
+            isinstance(part, dict) and part.get("type") == "text" and _blank(part.get("text"))  # pyright: ignore[reportUnknownMemberType]
+            for part in parts
+        )
     return False
 
 
