@@ -35,8 +35,7 @@ class ComponentCalls:
     ) -> PageResponse:
         """What the page ``page_id`` answers when its HTML calls ``endpoint``."""
         params = {"page_id": page_id, "endpoint": endpoint, "method": method, "body": body}
-        result: PageResponse = await self._call(calls.PAGE_API, params)
-        return result
+        return await self._call(calls.PAGE_API, params)
 
     async def parse(
         self,
@@ -52,31 +51,26 @@ class ComponentCalls:
         suffix = filename.rsplit(".", 1)[-1][:16] if "." in filename else ""
         key = await client.session.send_file(content, suffix=suffix, context=context)
         request = {"file_key": key, "mime_type": mime_type, "filename": filename}
-        result: ParseResult = await self._call(
-            calls.PARSE_DOCUMENT, {"parser_name": parser, "context": request}
-        )
-        return result
+        return await self._call(calls.PARSE_DOCUMENT, {"parser_name": parser, "context": request})
 
     async def ingest(
         self, context: IngestionContext | Mapping[str, Any], *, engine: str | None = None
     ) -> IngestionResult:
         """Ingest a document into the plugin's knowledge engine."""
         data = context.model_dump(mode="json") if isinstance(context, IngestionContext) else context
-        result: IngestionResult = await self._call(
+        return await self._call(
             calls.RAG_INGEST_DOCUMENT, {"engine_name": engine, "context": dict(data)}
         )
-        return result
 
     async def retrieve(
         self, query: str, *, knowledge_base_id: str = "kb", engine: str | None = None, **extra: Any
     ) -> RetrievalResponse:
         """Ask the plugin's knowledge engine for entries matching ``query``."""
         context = RetrievalContext(query=query, knowledge_base_id=knowledge_base_id, **extra)
-        result: RetrievalResponse = await self._call(
+        return await self._call(
             calls.RETRIEVE_KNOWLEDGE,
             {"retriever_name": engine, "retrieval_context": context.model_dump(mode="json")},
         )
-        return result
 
     async def delete_document(
         self, knowledge_base_id: str, document_id: str, *, engine: str | None = None
