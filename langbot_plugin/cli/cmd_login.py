@@ -61,14 +61,8 @@ def _login(args: argparse.Namespace) -> int:
             token = sys.stdin.readline().strip()
         if not token.startswith(PAT_PREFIX):
             raise CliError(f"a personal access token starts with {PAT_PREFIX!r}")
-        store.put(
-            server,
-            Credentials(
-                access_token=token,
-                token_type="personal_access_token",
-                login_time=int(time.time()),
-            ),
-        )
+        personal = Credentials(token, "personal_access_token", login_time=int(time.time()))
+        store.put(server, personal)
         sys.stdout.write(f"stored the personal access token for {server} in {store.path}\n")
         return 0
     credentials = device_login(CloudClient(server), _show)

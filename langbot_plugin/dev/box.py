@@ -130,17 +130,11 @@ class LocalBox:
         target = self.folder / "exports"
         target.mkdir(parents=True, exist_ok=True)
         exported: list[dict[str, Any]] = []
-        for exported_file in files:
-            saved = target / posixpath.basename(exported_file.path)
-            saved.write_bytes(exported_file.data)
-            exported.append(
-                {
-                    "path": exported_file.path,
-                    "size": exported_file.size,
-                    "sha256": exported_file.sha256,
-                    "saved_to": str(saved),
-                }
-            )
+        for file in files:
+            saved = target / posixpath.basename(file.path)
+            saved.write_bytes(file.data)
+            entry = {"path": file.path, "size": file.size, "sha256": file.sha256}
+            exported.append({**entry, "saved_to": str(saved)})
         return {"files": exported}
 
     def host_tools(self, service: RunBoxService | None = None) -> list[HostTool]:

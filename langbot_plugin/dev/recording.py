@@ -44,14 +44,9 @@ def output_of(event: DevEvent) -> dict[str, Any] | None:
     if event.kind == "tool.reply":
         return {"name": data.get("name"), "result": data.get("result")}
     if event.kind == "event.reply":
-        return {
-            "name": data.get("name"),
-            "replies": data.get("replies"),
-            "failed": data.get("failed"),
-        }
+        return {key: data.get(key) for key in ("name", "replies", "failed")}
     if event.kind == "call.failed":
-        keys = ("kind", "name", "code", "error")
-        return {key: data.get(key) for key in keys}
+        return {key: data.get(key) for key in ("kind", "name", "code", "error")}
     return None
 
 
@@ -172,10 +167,10 @@ async def replay(
                 await handle_line(session, line)
                 if replayer.difference is not None:
                     break
-    placeholders = replayer.placeholders
-    normalized = [placeholders(o) for o in outputs]
-    report = ReplayReport(inputs, replayer.made, len(recording.calls), replayer.difference)
-    report.outputs = normalized
+    normalized = [replayer.placeholders(o) for o in outputs]
+    report = ReplayReport(
+        inputs, replayer.made, len(recording.calls), replayer.difference, outputs=normalized
+    )
     if report.difference is None and replayer.made < len(recording.calls):
         missing = recording.calls[replayer.made]["call"]
         report.difference = Difference(replayer.made + 1, missing, None)
