@@ -32,7 +32,7 @@ import math
 import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -51,9 +51,6 @@ from langbot_plugin.protocol.runners import (
 from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.worker.author_trace import author_trace
 from langbot_plugin.worker.loader import LoadedPlugin
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["TERMINAL_TYPES", "run_agent"]
 
