@@ -97,15 +97,8 @@ def parse_gitignore(text: str, base: str = "") -> list[IgnoreRule]:
         regex = _translate(line)
         if not anchored:
             regex = "(?:.*/)?" + regex
-        rules.append(
-            IgnoreRule(
-                pattern=raw.strip(),
-                regex=re.compile(regex, re.DOTALL),
-                negated=negated,
-                folders_only=folders_only,
-                base=base,
-            )
-        )
+        compiled = re.compile(regex, re.DOTALL)
+        rules.append(IgnoreRule(raw.strip(), compiled, negated, folders_only, base))
     return rules
 
 
