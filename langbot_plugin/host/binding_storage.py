@@ -170,7 +170,7 @@ class BindingStorage:
             await self.delete(binding(p.run_id, ctx), p.key)
             return Result()
 
-        table.add(storage.SET_BINDING_STORAGE, set_value)
-        table.add(storage.GET_BINDING_STORAGE, get_value)
-        table.add(storage.GET_BINDING_STORAGE_KEYS, list_keys)
-        table.add(storage.DELETE_BINDING_STORAGE, delete_value)
+        table.add(storage.BINDING_STORAGE.set, set_value)
+        table.add(storage.BINDING_STORAGE.get, get_value)
+        table.add(storage.BINDING_STORAGE.keys, list_keys)
+        table.add(storage.BINDING_STORAGE.delete, delete_value)

@@ -21,23 +21,11 @@ __all__ = [
     "BINDING_STORAGE",
     "BINDING_STORAGE_ACTIONS",
     "DELETE_BINARY_STORAGE",
-    "DELETE_BINDING_STORAGE",
-    "DELETE_PLUGIN_STORAGE",
-    "DELETE_WORKSPACE_STORAGE",
     "GET_BINARY_STORAGE",
     "GET_BINARY_STORAGE_KEYS",
-    "GET_BINDING_STORAGE",
-    "GET_BINDING_STORAGE_KEYS",
     "GET_CONFIG_FILE",
-    "GET_PLUGIN_STORAGE",
-    "GET_PLUGIN_STORAGE_KEYS",
-    "GET_WORKSPACE_STORAGE",
-    "GET_WORKSPACE_STORAGE_KEYS",
     "PLUGIN_STORAGE",
     "SET_BINARY_STORAGE",
-    "SET_BINDING_STORAGE",
-    "SET_PLUGIN_STORAGE",
-    "SET_WORKSPACE_STORAGE",
     "WORKSPACE_STORAGE",
     "Base64Text",
     "BinaryStorageKey",
@@ -120,22 +108,7 @@ DELETE_BINARY_STORAGE = ActionSpec(
     "delete_binary_storage", BinaryStorageKey, Result, direction=Direction.RUNTIME_TO_HOST
 )
 
-SET_PLUGIN_STORAGE = to_host("set_plugin_storage", StorageSet, Result)
-GET_PLUGIN_STORAGE = to_host("get_plugin_storage", StorageKey, StorageValue)
-GET_PLUGIN_STORAGE_KEYS = to_host("get_plugin_storage_keys", RunScopedParams, StorageKeys)
-DELETE_PLUGIN_STORAGE = to_host("delete_plugin_storage", StorageKey, Result)
-SET_WORKSPACE_STORAGE = to_host("set_workspace_storage", StorageSet, Result)
-GET_WORKSPACE_STORAGE = to_host("get_workspace_storage", StorageKey, StorageValue)
-GET_WORKSPACE_STORAGE_KEYS = to_host("get_workspace_storage_keys", RunScopedParams, StorageKeys)
-DELETE_WORKSPACE_STORAGE = to_host("delete_workspace_storage", StorageKey, Result)
 GET_CONFIG_FILE = to_host("get_config_file", ConfigFileRef, ConfigFile)
-_BINDING = "needs a run granted binding storage (Protocol v1)"
-SET_BINDING_STORAGE = to_host("set_binding_storage", StorageSet, Result, doc=_BINDING)
-GET_BINDING_STORAGE = to_host("get_binding_storage", StorageKey, StorageValue, doc=_BINDING)
-GET_BINDING_STORAGE_KEYS = to_host(
-    "get_binding_storage_keys", RunScopedParams, StorageKeys, doc=_BINDING
-)
-DELETE_BINDING_STORAGE = to_host("delete_binding_storage", StorageKey, Result, doc=_BINDING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,16 +126,20 @@ class StorageArea:
         return (self.set, self.get, self.keys, self.delete)
 
 
-PLUGIN_STORAGE = StorageArea(
-    "plugin", SET_PLUGIN_STORAGE, GET_PLUGIN_STORAGE, GET_PLUGIN_STORAGE_KEYS, DELETE_PLUGIN_STORAGE
-)
-WORKSPACE_STORAGE = StorageArea(
-    "workspace",
-    SET_WORKSPACE_STORAGE,
-    GET_WORKSPACE_STORAGE,
-    GET_WORKSPACE_STORAGE_KEYS,
-    DELETE_WORKSPACE_STORAGE,
-)
+def _area(area: Literal["plugin", "workspace", "binding"], doc: str = "") -> StorageArea:
+    """The actions ``set_<area>_storage``, ``get_<area>_storage``,
+    ``get_<area>_storage_keys`` and ``delete_<area>_storage``."""
+    return StorageArea(
+        area,
+        to_host(f"set_{area}_storage", StorageSet, Result, doc=doc),
+        to_host(f"get_{area}_storage", StorageKey, StorageValue, doc=doc),
+        to_host(f"get_{area}_storage_keys", RunScopedParams, StorageKeys, doc=doc),
+        to_host(f"delete_{area}_storage", StorageKey, Result, doc=doc),
+    )
+
+
+PLUGIN_STORAGE = _area("plugin")
+WORKSPACE_STORAGE = _area("workspace")
 BINARY_STORAGE = (
     SET_BINARY_STORAGE,
     GET_BINARY_STORAGE,
@@ -170,11 +147,5 @@ BINARY_STORAGE = (
     DELETE_BINARY_STORAGE,
 )
 #: Run-only: the storage of the binding (bot/pipeline and runner) the run belongs to.
-BINDING_STORAGE = StorageArea(
-    "binding",
-    SET_BINDING_STORAGE,
-    GET_BINDING_STORAGE,
-    GET_BINDING_STORAGE_KEYS,
-    DELETE_BINDING_STORAGE,
-)
+BINDING_STORAGE = _area("binding", "needs a run granted binding storage (Protocol v1)")
 BINDING_STORAGE_ACTIONS = BINDING_STORAGE.actions
