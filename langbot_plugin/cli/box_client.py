@@ -108,16 +108,11 @@ async def _settle(client: Any) -> None:
 
 async def _exec(client: Any, args: argparse.Namespace) -> int:
     await _settle(client)
-    fields: dict[str, Any] = {"session_id": args.session, "cmd": args.cmd}
-    if args.image:
-        fields["image"] = args.image
-    if args.workdir:
-        fields["workdir"] = args.workdir
-    if args.timeout is not None:
-        fields["timeout_sec"] = args.timeout
+    given = {"image": args.image, "workdir": args.workdir, "timeout_sec": args.timeout}
+    fields = {key: value for key, value in given.items() if value not in (None, "")}
     if args.network:
         fields["network"] = "on"
-    result = await client.exec(**fields)
+    result = await client.exec(session_id=args.session, cmd=args.cmd, **fields)
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     if result.stdout_truncated or result.stderr_truncated:
