@@ -155,12 +155,8 @@ class Forward:
 
 
 def _storage_rows(area: storage.StorageArea, owner: Owner) -> list[Forward]:
-    pairs = (
-        (area.set, storage.SET_BINARY_STORAGE),
-        (area.get, storage.GET_BINARY_STORAGE),
-        (area.keys, storage.GET_BINARY_STORAGE_KEYS),
-        (area.delete, storage.DELETE_BINARY_STORAGE),
-    )
+    """set, get, keys and delete of ``area``, each onto its binary storage action."""
+    pairs = zip(area.actions, storage.BINARY_STORAGE, strict=True)
     return [Forward(spec, target, owner) for spec, target in pairs]
 
 
