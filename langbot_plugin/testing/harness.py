@@ -229,6 +229,9 @@ class PluginHarness(ComponentCalls):
 
     # ------------------------------------------------------------------ agent runs
 
+    def runner_names(self) -> list[str]:
+        return [c.name for c in self.package.of_kind(*RUNNER_KINDS)]
+
     def _runner(self, name: str | None) -> Any:
         runners = self.package.of_kind(*RUNNER_KINDS)
         if name is None and len(runners) == 1:

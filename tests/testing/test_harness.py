@@ -48,6 +48,7 @@ async def test_commands_and_tools_answer_as_langbot_gets_them() -> None:
         assert reply.text.startswith("It is ")
         assert await h.call_tool("add", {"a": 2, "b": 40}) == {"sum": 42.0}
         assert h.component("Tool", "add") is not None
+        assert h.runner_names() == ["assistant"]
 
 
 @pytest.mark.timeout(120)
