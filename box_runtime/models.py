@@ -87,7 +87,8 @@ class SessionStatus(enum.StrEnum):
 def _absolute_host_path(value: str | None, info: ValidationInfo) -> str | None:
     if value is None:
         return None
-    value, field = value.strip(), info.field_name
+    value = value.strip()
+    field = info.field_name
     if not (posixpath.isabs(value) or ntpath.isabs(value)):
         raise ValueError(f"{field} must be an absolute host path")
     if "\x00" in value:

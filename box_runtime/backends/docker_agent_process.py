@@ -72,7 +72,8 @@ class AgentProcess(SpawnedProcess):
         self._status_fd = run.open_pipe("r")
         self._root = root
         stdin = PipeSendStream(stdin_writer)
-        self.stdin, self.send_nowait = stdin, stdin.send_nowait
+        self.stdin = stdin
+        self.send_nowait = stdin.send_nowait
         self.stdout = PipeReceiveStream(stdout)
         self.stderr = PipeReceiveStream(stderr)
         self.signal_via: Signal | None = None

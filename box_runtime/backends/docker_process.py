@@ -291,7 +291,8 @@ class DockerProcess(SpawnedProcess):
         self._sock: socket.socket = getattr(response, "_sock", response)
         self._sock.setblocking(False)
         stdin = _SocketStdin(self._sock)
-        self.stdin, self.send_nowait = stdin, stdin.send_nowait
+        self.stdin = stdin
+        self.send_nowait = stdin.send_nowait
         self._demux = _Demux(self._sock)
         self.stdout = _DemuxStream(self._demux, stderr=False)
         self.stderr = _DemuxStream(self._demux, stderr=True)

@@ -39,7 +39,8 @@ class JailProcess(SpawnedProcess):
     ) -> None:
         self._process = process
         self._log_path = log_path
-        self.stdin, self.send_nowait = stdin, stdin.send_nowait
+        self.stdin = stdin
+        self.send_nowait = stdin.send_nowait
         self.stdout = stdout
         self.stderr = stderr
         self.exit_note = ""

@@ -121,7 +121,7 @@ class WorkerTemplate:
         self, args: list[str], cwd: Path, env: dict[str, str]
     ) -> tuple[ForkedProcess, int, int]:
         """A worker forked with ``args`` (after ``-m langbot_plugin.worker``), in ``cwd``,
-        with ``env`` as its whole environment; as :func:`.workers.spawn_linked`, it and
+        with ``env`` as its whole environment; as ``rpc.processes.spawn_linked``, it and
         the runtime's two pipe ends. Raises :class:`TemplateError` (an OSError)."""
         to_child, from_parent = os.pipe()
         from_child, to_parent = os.pipe()

@@ -42,11 +42,14 @@ def handle(workspace: str | None = "ws-1") -> PluginHandle:
 
 
 def declared_to_host() -> list[ActionSpec[Any, Any]]:
-    """Every plugin -> host spec the ``host_api`` modules declare (in their tuples too)."""
+    """Every plugin -> host spec the ``host_api`` modules declare (in their tuples and
+    storage areas too)."""
     found: list[ActionSpec[Any, Any]] = []
     for area in host_api.__all__:
         for value in vars(importlib.import_module(f"{host_api.__name__}.{area}")).values():
             items = value if isinstance(value, tuple) else (value,)
+            if isinstance(value, storage.StorageArea):
+                items = value.actions
             found += [
                 item
                 for item in cast(tuple[object, ...], items)
