@@ -42,8 +42,9 @@ from typing import Any
 from bench import stats
 from bench.cli_times import time_command
 from bench.curves import curves_section
+from bench.ping_pair import paired_ping_row
 from bench.plan import FULL, HOST_FULL, HOST_QUICK, QUICK
-from bench.procs import LOG_DIR, REPO, run_json
+from bench.procs import LOG_DIR, REPO, run_json, wait_for_idle_cpu
 from bench.refenv import (
     ReferenceUnavailable,
     reference_env,
@@ -82,37 +83,6 @@ def load_average() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "unknown"
-
-
-def busy_cpus(interval: float = 1.0) -> float:
-    """How many CPUs were busy during the last ``interval`` seconds (from ``/proc/stat``)."""
-
-    def sample() -> tuple[int, int]:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + fields[4]
-        return sum(fields[:8]), idle
-
-    total0, idle0 = sample()
-    time.sleep(interval)
-    total1, idle1 = sample()
-    cpus = os.cpu_count() or 1
-    spent = max(1, total1 - total0)
-    return cpus * (1 - (idle1 - idle0) / spent)
-
-
-def wait_for_idle_cpu(limit: float = 0.5, patience: float = 60.0) -> float:
-    """Before a driver starts (none of ours running), wait for other work to calm down.
-
-    Returns the busy CPUs measured last. Gives up after ``patience`` seconds.
-    """
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            busy = busy_cpus()
-        except (OSError, ValueError):
-            return 0.0
-        if busy < limit or time.monotonic() > deadline:
-            return busy
 
 
 def wait_for_quiet(limit: float = 1.0, patience: float = 120.0) -> None:
@@ -251,8 +221,9 @@ def rpc_section(report: Report, ref: Path | None, repeat: int) -> None:
                     log(f"round {round_ + 1}/{repeat}")
                 run_driver(report, runs, key, argv(kind), impl == "reference")
 
-    for kind in ("ws", "stdio"):
-        rpc_rows(report, runs, kind, plan)
+    rpc_rows(report, runs, "ws", plan)
+    paired_ping_row(report, repeat)
+    rpc_rows(report, runs, "stdio", plan)
 
 
 def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> None:

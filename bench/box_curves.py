@@ -51,6 +51,7 @@ from bench.box_mcp import (
     _remove_reference_containers,  # pyright: ignore[reportPrivateUsage]
     _session_fields,  # pyright: ignore[reportPrivateUsage]
 )
+from bench.procs import wait_for_idle_cpu
 from bench.report import Report, Row
 from box_runtime.client import BoxClient, relay_headers, relay_url
 from box_runtime.scope import placement_session_id
@@ -166,6 +167,11 @@ async def _measure(quick: bool) -> tuple[dict[str, Any], list[str]]:
             for name, (command, env) in _contenders(state, backend).items():
                 key = f"{name}, {backend}"
                 port = free_port()
+                # The engine goes on tearing down the last contender's 200 containers
+                # after its server has gone (a load of 12 on 2 CPUs was seen): each
+                # contender starts on a calm machine, as every bench driver does.
+                busy = await anyio.to_thread.run_sync(wait_for_idle_cpu)
+                _log(f"{key} (other work before start: {busy:.1f} CPUs busy)")
                 try:
                     async with (
                         box_server(command, env, port, f"box_curves-{name}-{backend}"),
@@ -181,6 +187,9 @@ async def _measure(quick: bool) -> tuple[dict[str, Any], list[str]]:
                         )
                 except Exception as exc:  # one contender failing leaves the others
                     problems.append(f"box_curves {key}: {exc!r}")
+                if name == "reference" and backend == "docker":
+                    # its 200 containers outlive it: not beside the nsjail curves
+                    await anyio.to_thread.run_sync(_remove_reference_containers)
     finally:
         with contextlib.suppress(Exception):
             await anyio.to_thread.run_sync(_remove_reference_containers)

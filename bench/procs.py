@@ -5,7 +5,8 @@ reference interpreter and must never see our package, import this module as ``pr
 That is why its ``free_port`` and asyncio ``stop_process`` do not come from
 ``langbot_plugin.rpc.processes`` (the one port and stop helper everywhere else, our
 bench drivers included; only the reference drivers and the raw-websockets floor,
-``echo_raw``, which must not load our package, use these).
+``echo_raw``, which must not load our package, and ``ping_pair``, which runs that floor
+beside ours, use these). :func:`wait_for_idle_cpu` lets a driver start on a calm machine.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import anyio
 __all__ = [
     "REPO",
     "DriverError",
+    "busy_cpus",
     "cpu_seconds",
     "free_port",
     "one_line_error",
@@ -36,6 +38,7 @@ __all__ = [
     "run_table",
     "stop_process",
     "tree_rss_mb",
+    "wait_for_idle_cpu",
     "wait_port",
 ]
 
@@ -206,3 +209,34 @@ def run_table(
     if argv:
         Path(argv[0]).write_text(json.dumps(figures, indent=2))
     return 0
+
+
+def busy_cpus(interval: float = 1.0) -> float:
+    """How many CPUs were busy during the last ``interval`` seconds (from ``/proc/stat``)."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields[:8]), idle
+
+    total0, idle0 = sample()
+    time.sleep(interval)
+    total1, idle1 = sample()
+    cpus = os.cpu_count() or 1
+    spent = max(1, total1 - total0)
+    return cpus * (1 - (idle1 - idle0) / spent)
+
+
+def wait_for_idle_cpu(limit: float = 0.5, patience: float = 60.0) -> float:
+    """Before a driver starts (none of ours running), wait for other work to calm down.
+
+    Returns the busy CPUs measured last. Gives up after ``patience`` seconds.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            busy = busy_cpus()
+        except (OSError, ValueError):
+            return 0.0
+        if busy < limit or time.monotonic() > deadline:
+            return busy
