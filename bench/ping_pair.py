@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 import sys
 import time
 from collections.abc import AsyncGenerator
@@ -28,7 +27,15 @@ from websockets.asyncio.client import connect
 from bench import stats
 from bench.echo_ours import OurPeer
 from bench.echo_raw import MAX_BYTES, RawPeer
-from bench.procs import REPO, free_port, print_outcome, run_json, stop_process, wait_port
+from bench.procs import (
+    REPO,
+    free_port,
+    print_outcome,
+    run_json,
+    stop_process,
+    wait_for_idle_cpu,
+    wait_port,
+)
 from bench.report import Report, Row, within_raw
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
@@ -88,7 +95,7 @@ async def measure(plan: dict[str, int]) -> dict[str, Any]:
             for name in order:
                 taken = await timed_block(peers[name], plan["block"])
                 samples[name].extend(taken)
-                medians[name] = statistics.median(taken)
+                medians[name] = stats.median(taken)
             ratios.append(medians["ours"] / medians["raw"])
         return {**samples, "ratios": ratios}
 
@@ -98,6 +105,7 @@ def paired_ping_row(report: Report, repeat: int) -> None:
     plan = json.dumps(QUICK_PLAN if report.quick else PLAN)
     pooled: dict[str, list[float]] = {"raw": [], "ours": [], "ratios": []}
     for _ in range(repeat):
+        wait_for_idle_cpu()
         try:
             result = run_json(
                 [sys.executable, "-m", "bench.ping_pair", plan], name="ping-pair", cwd=REPO
