@@ -17,6 +17,8 @@ import asyncio
 import itertools
 import json
 import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -107,22 +109,38 @@ class RawPeer:
         raise NotImplementedError("raw engines have no file transfer")
 
 
+@asynccontextmanager
+async def ws_server(module: str) -> AsyncGenerator[int]:
+    """``python -m <module> serve ws PORT`` (ours or this floor) for the block; yields
+    the port once it accepts connections."""
+    port = free_port()
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", module, "serve", "ws", str(port)
+    )
+    try:
+        await wait_port(port)
+        yield port
+    finally:
+        await stop_process(server)
+
+
 async def client(kind: str, plan: Plan) -> dict[str, Any]:
-    me = [sys.executable, "-m", "bench.echo_raw", "serve"]
     if kind == "ws":
-        port = free_port()
-        server = await asyncio.create_subprocess_exec(*me, "ws", str(port))
-        try:
-            await wait_port(port)
+        async with ws_server("bench.echo_raw") as port:
             ws: ClientConnection
             async with connect(
                 f"ws://127.0.0.1:{port}/", max_size=MAX_BYTES, compression=None
             ) as ws:
                 return await run_plan(RawPeer(ws.send, ws.recv), plan)
-        finally:
-            await stop_process(server)
     child = await asyncio.create_subprocess_exec(
-        *me, "stdio", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=MAX_BYTES
+        sys.executable,
+        "-m",
+        "bench.echo_raw",
+        "serve",
+        "stdio",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=MAX_BYTES,
     )
     assert child.stdin is not None
     assert child.stdout is not None

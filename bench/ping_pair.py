@@ -18,24 +18,15 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import AsyncGenerator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from typing import Any, Protocol
 
 from websockets.asyncio.client import connect
 
 from bench import stats
 from bench.echo_ours import OurPeer
-from bench.echo_raw import MAX_BYTES, RawPeer
-from bench.procs import (
-    REPO,
-    free_port,
-    print_outcome,
-    run_json,
-    stop_process,
-    wait_for_idle_cpu,
-    wait_port,
-)
+from bench.echo_raw import MAX_BYTES, RawPeer, ws_server
+from bench.procs import REPO, print_outcome, run_json, wait_for_idle_cpu
 from bench.report import Report, Row, within_raw
 from langbot_plugin.rpc import RPCSession
 from langbot_plugin.rpc.transport_ws import connect_ws
@@ -50,20 +41,6 @@ class Pinger(Protocol):
     async def ping(self) -> None: ...
 
 
-@asynccontextmanager
-async def server(module: str) -> AsyncGenerator[int]:
-    """``python -m <module> serve ws PORT`` until the block ends; yields the port."""
-    port = free_port()
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", module, "serve", "ws", str(port)
-    )
-    try:
-        await wait_port(port)
-        yield port
-    finally:
-        await stop_process(child)
-
-
 async def timed_block(peer: Pinger, count: int) -> list[float]:
     samples: list[float] = []
     for _ in range(count):
@@ -75,8 +52,8 @@ async def timed_block(peer: Pinger, count: int) -> list[float]:
 
 async def measure(plan: dict[str, int]) -> dict[str, Any]:
     async with AsyncExitStack() as stack:
-        raw_port = await stack.enter_async_context(server("bench.echo_raw"))
-        ours_port = await stack.enter_async_context(server("bench.echo_ours"))
+        raw_port = await stack.enter_async_context(ws_server("bench.echo_raw"))
+        ours_port = await stack.enter_async_context(ws_server("bench.echo_ours"))
         ws = await stack.enter_async_context(
             connect(f"ws://127.0.0.1:{raw_port}/", max_size=MAX_BYTES, compression=None)
         )
@@ -102,13 +79,15 @@ async def measure(plan: dict[str, int]) -> dict[str, Any]:
 
 def paired_ping_row(report: Report, repeat: int) -> None:
     """Run the driver ``repeat`` times; one row from all runs' samples pooled."""
-    plan = json.dumps(QUICK_PLAN if report.quick else PLAN)
+    plan = QUICK_PLAN if report.quick else PLAN
     pooled: dict[str, list[float]] = {"raw": [], "ours": [], "ratios": []}
     for _ in range(repeat):
         wait_for_idle_cpu()
         try:
             result = run_json(
-                [sys.executable, "-m", "bench.ping_pair", plan], name="ping-pair", cwd=REPO
+                [sys.executable, "-m", "bench.ping_pair", json.dumps(plan)],
+                name="ping-pair",
+                cwd=REPO,
             )
         except Exception as exc:
             report.problem(f"ping-pair: {exc}")
@@ -124,7 +103,7 @@ def paired_ping_row(report: Report, repeat: int) -> None:
         ours=stats.median(pooled["ours"]) * 1000,
         raw=stats.median(pooled["raw"]) * 1000,
         target="<= 1.1x raw (issue 22)",
-        note=f"{repeat} run(s) of {json.loads(plan)['blocks']} alternating blocks a side; "
+        note=f"{repeat} run(s) of {plan['blocks']} alternating blocks a side; "
         f"median of the blocks' ratios {stats.median(pooled['ratios']):.2f}x",
     )
     report.add(row, within_raw(1.1))

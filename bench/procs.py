@@ -5,8 +5,9 @@ reference interpreter and must never see our package, import this module as ``pr
 That is why its ``free_port`` and asyncio ``stop_process`` do not come from
 ``langbot_plugin.rpc.processes`` (the one port and stop helper everywhere else, our
 bench drivers included; only the reference drivers and the raw-websockets floor,
-``echo_raw``, which must not load our package, and ``ping_pair``, which runs that floor
-beside ours, use these). :func:`wait_for_idle_cpu` lets a driver start on a calm machine.
+``echo_raw``, which must not load our package, use these; ``echo_raw``'s server starter
+also serves ``ping_pair``, which runs that floor beside ours). :func:`wait_for_idle_cpu`
+lets a driver start on a calm machine.
 """
 
 from __future__ import annotations
