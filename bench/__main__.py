@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import stats
+from bench.burst_pair import paired_burst_row
 from bench.cli_times import time_command
 from bench.curves import curves_section
 from bench.ping_pair import paired_ping_row
@@ -322,16 +323,10 @@ def rpc_rows(report: Report, runs: Runs, kind: str, plan: dict[str, int]) -> Non
 
 def host_section(report: Report, ref: Path | None, repeat: int) -> None:
     plan_json = json.dumps((HOST_QUICK if report.quick else HOST_FULL).as_json())
-    drivers: dict[str, list[str]] = {
-        "ours": [sys.executable, "-m", "bench.host_ours", plan_json],
-    }
+    commands: dict[str, list[str]] = {"ours": [sys.executable, "-m", "bench.host_ours"]}
     if ref is not None:
-        drivers["reference"] = [
-            str(ref),
-            str(REFERENCE_DIR / "host_driver.py"),
-            str(PLUGIN_DIR),
-            plan_json,
-        ]
+        commands["reference"] = [str(ref), str(REFERENCE_DIR / "host_driver.py"), str(PLUGIN_DIR)]
+    drivers = {impl: [*argv, plan_json] for impl, argv in commands.items()}
     runs = Runs()
     for round_ in range(repeat):
         for impl, argv in drivers.items():
@@ -403,6 +398,9 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
         ),
         at_least_ref_gain(4.0),
     )
+    if ref is not None:
+        wait_for_idle_cpu()
+        paired_burst_row(report, commands)
     report.add(
         row(
             "plugin spawn -> registered, median",

@@ -28,7 +28,7 @@ from typing import IO, Any
 from anyio.abc import Process
 
 from bench.plan import HostPlan
-from bench.procs import cpu_seconds, one_line_error, print_outcome, tree_rss_mb
+from bench.procs import cpu_seconds, one_line_error, print_outcome, serve_bursts, tree_rss_mb
 from langbot_plugin import stack
 from langbot_plugin.host import LocalHost, PluginRuntimeClient
 from langbot_plugin.rpc.processes import stop_process
@@ -230,6 +230,9 @@ async def measure(plan: HostPlan, work: Path) -> dict[str, Any]:
                 out.setdefault("error_sample", one_line_error(errors[0]))
             return {"elapsed": elapsed, "calls": plan.concurrent, "errors": len(errors)}
 
+        if plan.paired_bursts:
+            out["bursts"] = await serve_bursts(lambda: burst(gated_call), pids)
+            return out
         out["concurrent"] = [await burst(gated_call) for _ in range(plan.concurrent_rounds)]
         out["ungated"] = await burst(call)
     return out

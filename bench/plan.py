@@ -12,12 +12,14 @@ import base64
 import hashlib
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 __all__ = [
     "FULL",
     "HOST_FULL",
+    "HOST_PAIRED",
+    "HOST_PAIRED_QUICK",
     "HOST_QUICK",
     "QUICK",
     "HostPlan",
@@ -147,7 +149,10 @@ async def run_plan(
 
 @dataclass(frozen=True)
 class HostPlan:
-    """host -> rt -> plugin: spawn rounds, idle wait, sequential and concurrent calls."""
+    """host -> rt -> plugin: spawn rounds, idle wait, sequential and concurrent calls.
+
+    With ``paired_bursts`` the drivers serve bursts of ``concurrent`` calls on command
+    instead of their own concurrent rounds (:mod:`bench.burst_pair`, that many a side)."""
 
     spawn_rounds: int
     idle_seconds: float
@@ -155,6 +160,7 @@ class HostPlan:
     calls: int
     concurrent: int
     concurrent_rounds: int
+    paired_bursts: int = 0
 
     def as_json(self) -> dict[str, float]:
         return asdict(self)
@@ -166,3 +172,13 @@ HOST_FULL = HostPlan(
 HOST_QUICK = HostPlan(
     spawn_rounds=2, idle_seconds=1.0, warmup=20, calls=200, concurrent=200, concurrent_rounds=3
 )
+HOST_PAIRED = HostPlan(
+    spawn_rounds=1,
+    idle_seconds=0.5,
+    warmup=200,
+    calls=100,
+    concurrent=200,
+    concurrent_rounds=0,
+    paired_bursts=40,
+)
+HOST_PAIRED_QUICK = replace(HOST_PAIRED, paired_bursts=8)

@@ -7,7 +7,8 @@ That is why its ``free_port`` and asyncio ``stop_process`` do not come from
 bench drivers included; only the reference drivers and the raw-websockets floor,
 ``echo_raw``, which must not load our package, use these; ``echo_raw``'s server starter
 also serves ``ping_pair``, which runs that floor beside ours). :func:`wait_for_idle_cpu`
-lets a driver start on a calm machine.
+lets a driver start on a calm machine. :func:`serve_bursts` is the driver's side of
+:mod:`bench.burst_pair`, which alternates bursts of ours and the reference's.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "rss_mb",
     "run_json",
     "run_table",
+    "serve_bursts",
     "stop_process",
     "tree_rss_mb",
     "wait_for_idle_cpu",
@@ -158,6 +160,28 @@ async def stop_process(proc: asyncio.subprocess.Process, grace: float = 3.0) -> 
     except TimeoutError:
         proc.kill()
         await proc.wait()
+
+
+def _say(value: Any) -> None:
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+async def serve_bursts(burst: Callable[[], Awaitable[dict[str, Any]]], pids: Sequence[int]) -> int:
+    """A driver's side of :mod:`bench.burst_pair`: one burst per ``burst`` line on stdin.
+
+    Prints ``{"ready": pids}`` first, then after each burst its result with ``"cpu"``,
+    the CPU seconds each of ``pids`` spent on it; returns the number of bursts served
+    when the conductor sends anything else or closes stdin."""
+    loop = asyncio.get_running_loop()
+    _say({"ready": list(pids)})
+    served = 0
+    while (await loop.run_in_executor(None, sys.stdin.readline)).strip() == "burst":
+        before = [cpu_seconds(pid) for pid in pids]
+        result = await burst()
+        _say({**result, "cpu": [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]})
+        served += 1
+    return served
 
 
 def cpu_seconds(pid: int) -> float:

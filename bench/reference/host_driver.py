@@ -42,6 +42,7 @@ from procs import (
     free_port,
     one_line_error,
     print_outcome,
+    serve_bursts,
     stop_process,
     tree_rss_mb,
     wait_port,
@@ -331,6 +332,9 @@ async def drive(
                 out.setdefault("error_sample", one_line_error(errors[0]))
             return {"elapsed": elapsed, "calls": plan["concurrent"], "errors": len(errors)}
 
+        if plan.get("paired_bursts"):
+            out["bursts"] = await serve_bursts(lambda: burst(gated_call), pids)
+            return out
         out["concurrent"] = [await burst(gated_call) for _ in range(plan["concurrent_rounds"])]
         out["ungated"] = await burst(call)
     finally:
