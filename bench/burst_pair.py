@@ -16,7 +16,7 @@ import json
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import Any
 
 from bench import stats
 from bench.plan import HOST_PAIRED, HOST_PAIRED_QUICK
@@ -33,18 +33,22 @@ ROLES = ("host", "runtime", "plugin")
 class _Driver:
     """One side's driver process, spoken to line by line."""
 
-    def __init__(self, name: str, argv: Sequence[str], log: IO[str]) -> None:
+    def __init__(self, name: str, argv: Sequence[str]) -> None:
         self.name = name
-        self.log_name = log.name
-        self.process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            cwd=REPO,
-        )
-        self.pids: list[int] = self.read()["ready"]
+        self.log_name = f"burst-pair-{name}.log"
+        with (LOG_DIR / self.log_name).open("w") as log:
+            self.process = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                cwd=REPO,
+            )
+
+    def ready(self) -> list[int]:
+        """The pids (host driver, runtime, plugin) once the driver has warmed up."""
+        return list(self.read()["ready"])
 
     def read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -87,14 +91,14 @@ def measure(drivers: Mapping[str, Sequence[str]], pairs: int) -> dict[str, Any]:
     watchdog.start()
     try:
         for name, argv in drivers.items():
-            log = (LOG_DIR / f"burst-pair-{name}.log").open("w")
-            started[name] = _Driver(name, argv, log)
+            started[name] = _Driver(name, argv)
+        pids = {name: driver.ready() for name, driver in started.items()}
         wait_for_idle_cpu()
         bursts: dict[str, list[dict[str, Any]]] = {name: [] for name in started}
         names = list(started)
         for index in range(pairs):
             for name in names if index % 2 == 0 else names[::-1]:
-                waiting = [pid for other in started if other != name for pid in started[other].pids]
+                waiting = [pid for other in started if other != name for pid in pids[other]]
                 before = sum(cpu_seconds(pid) for pid in waiting)
                 result = started[name].burst()
                 result["waiting_cpu"] = sum(cpu_seconds(pid) for pid in waiting) - before
