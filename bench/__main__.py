@@ -399,8 +399,7 @@ def host_section(report: Report, ref: Path | None, repeat: int) -> None:
         at_least_ref_gain(4.0),
     )
     if ref is not None:
-        wait_for_idle_cpu()
-        paired_burst_row(report, commands)
+        paired_burst_row(report, commands)  # waits for a calm machine itself
     report.add(
         row(
             "plugin spawn -> registered, median",

@@ -27,7 +27,6 @@ __all__ = ["measure", "paired_burst_row"]
 
 #: Seconds a whole paired measurement may take before both drivers are killed.
 DEADLINE = 900.0
-ROLES = ("host", "runtime", "plugin")
 
 
 class _Driver:
@@ -71,11 +70,11 @@ class _Driver:
         self.say("burst")
         return self.read()
 
-    def end(self) -> dict[str, Any]:
+    def end(self) -> None:
+        """Let the driver stop; its last line must not be an error."""
         self.say("end")
-        final = self.read()
+        self.read()
         self.process.wait()
-        return final
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -119,8 +118,10 @@ def _rates(bursts: list[dict[str, Any]]) -> list[float]:
 
 
 def _cpu_per_call(bursts: list[dict[str, Any]]) -> str:
+    """Microseconds of CPU per call of each process (host, runtime, plugin), as a/b/c."""
     calls = sum(b["calls"] for b in bursts)
-    spent = [sum(b["cpu"][i] for b in bursts) / calls * 1e6 for i in range(len(ROLES))]
+    columns = zip(*(b["cpu"] for b in bursts), strict=True)
+    spent = [sum(seconds) / calls * 1e6 for seconds in columns]
     return "/".join(f"{value:.0f}" for value in spent)
 
 
