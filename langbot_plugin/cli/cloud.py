@@ -203,9 +203,22 @@ class Credentials:
             access_token=token,
             token_type=str(data.get("token_type") or "Bearer"),
             refresh_token=refresh if isinstance(refresh, str) and refresh else None,
-            expires_in=int(data.get("expires_in") or 0),
-            login_time=int(data.get("login_time") or 0),
+            expires_in=_seconds(data.get("expires_in"), 0),
+            login_time=_seconds(data.get("login_time"), 0),
         )
+
+
+def _seconds(value: object, default: int) -> int:
+    """A count of seconds from a server's answer or the stored file (``3600``, ``"3600"``,
+    ``3600.0``); ``default`` for anything else (a hand-edited file, a server that changed
+    its answer), so a stray value means "expired" rather than a traceback."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return default
+    try:
+        seconds = int(float(value))
+    except (ValueError, OverflowError):  # "soon", nan, inf
+        return default
+    return seconds if seconds >= 0 else default
 
 
 class CredentialStore:
@@ -324,7 +337,7 @@ def valid_access_token(client: CloudClient, store: CredentialStore) -> str:
     if not isinstance(access, str) or not access:
         raise CliError("refreshing the login: no access_token; run lbp login again", FAILURE)
     credentials.access_token = access
-    credentials.expires_in = int(refreshed.get("expires_in") or 21600)
+    credentials.expires_in = _seconds(refreshed.get("expires_in"), 0) or 21600
     credentials.login_time = int(now)
     if refreshed.get("refresh_token"):
         credentials.refresh_token = str(refreshed["refresh_token"])

@@ -368,8 +368,9 @@ def to_plugin(
     name: str, params: type[P], result: type[R], timeout: float | None = None, **options: Any
 ) -> ActionSpec[P, R]:
     """A runtime -> plugin action (a worker serves it)."""
-    options.setdefault("direction", Direction.RUNTIME_TO_PLUGIN)
-    return ActionSpec(name, params, result, timeout=timeout, **options)
+    return ActionSpec(
+        name, params, result, direction=Direction.RUNTIME_TO_PLUGIN, timeout=timeout, **options
+    )
 
 
 def from_host(name: str, params: type[P], result: type[R], **options: Any) -> ActionSpec[P, R]:

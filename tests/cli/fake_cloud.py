@@ -27,6 +27,7 @@ class FakeCloud:
     url: str = ""
     pending_polls: int = 0
     expires_in: int = 600
+    refresh_expires_in: Any = 3600
     generate_answer: dict[str, Any] | None = None
     token_get_answer: dict[str, Any] | None = None
     publish_status: int = 200
@@ -74,7 +75,11 @@ class FakeCloud:
     async def refresh(self, request: web.Request) -> web.Response:
         self.refreshes.append(await request.json())
         return web.json_response(
-            {"code": 0, "msg": "ok", "data": {"access_token": "access-2", "expires_in": 3600}}
+            {
+                "code": 0,
+                "msg": "ok",
+                "data": {"access_token": "access-2", "expires_in": self.refresh_expires_in},
+            }
         )
 
     async def publish(self, request: web.Request) -> web.Response:

@@ -250,6 +250,29 @@ async def test_publish_refreshes_an_expired_login(
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize("stored_expiry", ["soon", None, -5, "nan", True, [60]])
+async def test_a_stored_expiry_that_is_no_number_counts_as_expired(
+    cloud: FakeCloud, tmp_path: Path, root: Path, stored_expiry: object
+) -> None:
+    """A hand-edited or foreign config file: refresh the token, no traceback; a refresh
+    answer without a usable expiry is kept for the server's usual six hours."""
+    config = config_path(tmp_path)
+    config.parent.mkdir(parents=True)
+    entry = {
+        "access_token": "access-old",
+        "refresh_token": "refresh-1",
+        "expires_in": stored_expiry,
+        "login_time": "yesterday",
+    }
+    config.write_text(json.dumps({cloud.url: entry}))
+    cloud.refresh_expires_in = "later"
+    done = await run("publish", home=tmp_path, server=cloud.url, cwd=root)
+    assert done.code == 0, done.err
+    assert cloud.refreshes == [{"refresh_token": "refresh-1"}]
+    assert cloud.uploads[0].authorization == "Bearer access-2"
+    assert stored(tmp_path)[cloud.url]["expires_in"] == 21600
+
+
 async def test_an_expired_login_without_refresh_token_asks_for_login(
     cloud: FakeCloud, tmp_path: Path, root: Path
 ) -> None:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from langbot_plugin.protocol import ActionSpec, ActionTable, Params, Result
+from langbot_plugin.protocol.spec import Direction, from_host, to_plugin
 from langbot_plugin.rpc import InvalidParamsError, RequestContext, RPCSession
 from langbot_plugin.rpc.transport_memory import memory_pair
 
@@ -69,3 +70,12 @@ def test_a_name_cannot_be_registered_twice() -> None:
     table = build_table()
     with pytest.raises(ValueError, match="twice"):
         table.add(ActionSpec("sum_numbers", AddParams, AddResult), add)
+
+
+def test_the_direction_helpers_fix_the_direction() -> None:
+    """``to_plugin`` and ``from_host`` name the direction; a caller cannot pass another one."""
+    assert to_plugin("add_numbers", AddParams, AddResult).direction is Direction.RUNTIME_TO_PLUGIN
+    assert from_host("add_numbers", AddParams, AddResult).direction is Direction.HOST_TO_RUNTIME
+    for helper in (to_plugin, from_host):
+        with pytest.raises(TypeError, match="direction"):
+            helper("add_numbers", AddParams, AddResult, direction=Direction.HOST_TO_RUNTIME)
