@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
+from langbot_plugin.api.definition.components.manifest import Metadata
 from langbot_plugin.api.definition.discovery import MANIFEST_FILE, PluginPackage
 from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.validation import check_plugin
@@ -182,33 +185,80 @@ def _declaration_problems(package: PluginPackage) -> list[Problem]:
     return problems
 
 
+_DISCOVERY_CHECKS = ("name", "author", "version")
+
+
+def _metadata_problems(package: PluginPackage) -> list[Problem]:
+    """Metadata the reference SDK's manifest model refuses, so a runtime on it would not
+    load the plugin (ours is lenient): a missing ``label``, a label written as plain text.
+
+    ``name``, ``author`` and ``version`` are discovery's to report.
+    """
+    problems: list[Problem] = []
+    for manifest in [package.manifest, *package.components]:
+        try:
+            Metadata.model_validate(manifest.manifest.get("metadata") or {})
+        except ValidationError as exc:
+            errors = [e for e in exc.errors() if e["loc"][0] not in _DISCOVERY_CHECKS]
+            if not errors:
+                continue
+            doc = read_yaml_document(package.root / manifest.rel_path, manifest.rel_path)
+            for error in errors:
+                message = _metadata_message(error)
+                keys = ("metadata", *(str(part) for part in error["loc"]))
+                problems.append(
+                    doc.problem(message, *keys)
+                    if not isinstance(doc, Problem)
+                    else Problem(manifest.rel_path, None, message)
+                )
+    return problems
+
+
+def _metadata_message(error: ErrorDetails) -> str:
+    field_name = ".".join(str(part) for part in error["loc"])
+    texts = {"label": "the name LangBot shows", "description": "what it does, in a line"}
+    if error["loc"][0] in texts and len(error["loc"]) == 1:
+        given = error.get("input")
+        example = given if isinstance(given, str) and given.strip() else "..."
+        what = texts[str(error["loc"][0])]
+        if error["type"] == "missing":
+            return f"metadata.{field_name} is required: {what}, per language (en_US: {example})"
+        return f"metadata.{field_name} must map languages to text: {what} (en_US: {example})"
+    if error["type"] == "missing":
+        return f"metadata.{field_name} is required"
+    return f"metadata.{field_name}: {error['msg']}"
+
+
 def _reference_problems(package: PluginPackage, files: set[str]) -> list[Problem]:
     """Files the manifests name that are missing or left out of the package.
 
     Missing code files are reported by :func:`check_plugin`; this adds the icon and the
     pages, and any needed file that ``.gitignore`` keeps out.
     """
-    needed: list[tuple[str, str, bool]] = []  # (file, manifest, reported elsewhere if missing)
+    # (file, manifest, line in it, what needs it, reported elsewhere if missing)
+    needed: list[tuple[str, str, int | None, str, bool]] = []
     for manifest in [package.manifest, *package.components]:
         if manifest.module_path is not None:
-            needed.append((manifest.module_path, manifest.rel_path, True))
+            needed.append((manifest.module_path, manifest.rel_path, None, "", True))
         if manifest.kind == "Page":
             page = str(manifest.spec.get("path") or "index.html")
-            needed.append((posixpath.join(manifest.rel_dir, page), manifest.rel_path, False))
+            where = (posixpath.join(manifest.rel_dir, page), manifest.rel_path, None, "", False)
+            needed.append(where)
     icon = package.manifest.typed_metadata.icon
     if icon:
-        needed.append((icon, f"{MANIFEST_FILE} metadata.icon", False))
+        doc = read_yaml_document(package.root / MANIFEST_FILE, MANIFEST_FILE)
+        line = None if isinstance(doc, Problem) else doc.line("metadata", "icon")
+        needed.append((icon, MANIFEST_FILE, line, "metadata.icon ", False))
     problems: list[Problem] = []
-    for raw, owner, code in needed:
+    for raw, owner, line, what, code in needed:
         relative = posixpath.normpath(raw.replace("\\", "/"))
         if relative in files:
             continue
         if (package.root / relative).is_file():
-            problems.append(
-                Problem(owner, None, f"needs {relative}, but it is excluded (.gitignore?)")
-            )
+            message = f"{what}needs {relative}, but it is excluded (.gitignore?)"
+            problems.append(Problem(owner, line, message))
         elif not code:
-            problems.append(Problem(owner, None, f"needs {relative}, which does not exist"))
+            problems.append(Problem(owner, line, f"{what}needs {relative}, which does not exist"))
     return problems
 
 
@@ -264,6 +314,7 @@ def check_package(root: Path, output_dir: Path) -> BuildPlan:
     if version is not None:
         problems.append(version)
     problems.extend(_declaration_problems(package))
+    problems.extend(_metadata_problems(package))
     if problems:  # the typed views below need a manifest that passed
         raise refusal(problems)
     populate_pages(package)

@@ -178,3 +178,89 @@ def test_a_tool_without_call_is_one_line(full_plugin: Path, check_only: bool) ->
         f"lbp build: {TOOL_PY}:{line}: MyTool does not define call, "
         "the abstract method every Tool must have\n"
     )
+
+
+def _drop_line(path: Path, needle: str) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if needle not in line]
+    assert len(kept) == len(lines) - 1, f"{needle!r} is not on exactly one line of {path}"
+    path.write_text("".join(kept), encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", [("build", "--check"), ("build",), ("run",)])
+def test_a_plugin_manifest_without_attr_is_one_line(
+    full_plugin: Path, command: tuple[str, ...]
+) -> None:
+    """The plugin's own ``execution.python`` without ``attr``: one line, as in a component."""
+    manifest = full_plugin / "manifest.yaml"
+    _drop_line(manifest, "attr: ")
+    line = _line_of(manifest, "path: main.py")
+    done = lbp(*command, cwd=full_plugin)
+    assert done.code == 2, done.err
+    assert done.err.splitlines() == [
+        f"lbp {command[0]}: manifest.yaml:{line}: invalid execution.python.attr: Field required"
+    ]
+
+
+def _plain_label(path: Path, text: str) -> int:
+    """Write ``label: <text>`` in place of the label's mapping; its line."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.strip() == "label:")
+    end = start + 1
+    while end < len(lines) and lines[end].startswith(" " * 4):
+        end += 1
+    lines[start:end] = [f"  label: {text}\n"] if text else []
+    path.write_text("".join(lines), encoding="utf-8")
+    return start + 1
+
+
+@pytest.mark.parametrize("check_only", [False, True], ids=["build", "check"])
+def test_a_label_the_reference_refuses_is_one_line_each(
+    full_plugin: Path, check_only: bool
+) -> None:
+    """A runtime on the reference SDK refuses a manifest without a ``label`` mapping (its
+    model wants one): the build says so with an example, for the plugin and a component."""
+    line = _plain_label(full_plugin / "manifest.yaml", "Weather Bot")
+    _plain_label(full_plugin / TOOL_YAML, "")
+    tool_line = _line_of(full_plugin / TOOL_YAML, "metadata:") + 1  # where its mapping starts
+    done = lbp("build", *(["--check"] if check_only else []), cwd=full_plugin)
+    assert done.code == 2, done.err
+    assert done.err.splitlines() == [
+        f"lbp build: manifest.yaml:{line}: metadata.label must map languages to text: "
+        "the name LangBot shows (en_US: Weather Bot)",
+        f"lbp build: {TOOL_YAML}:{tool_line}: metadata.label is required: "
+        "the name LangBot shows, per language (en_US: ...)",
+    ]
+    assert not (full_plugin / "dist").exists()
+
+
+def test_a_missing_or_ignored_icon_names_the_manifest_line(full_plugin: Path) -> None:
+    line = _line_of(full_plugin / "manifest.yaml", "icon: assets/icon.svg")
+    (full_plugin / ".gitignore").write_text("assets/\n", encoding="utf-8")
+    done = lbp("build", "--check", cwd=full_plugin)
+    assert done.code == 2
+    assert done.err == (
+        f"lbp build: manifest.yaml:{line}: metadata.icon needs assets/icon.svg, "
+        "but it is excluded (.gitignore?)\n"
+    )
+    (full_plugin / "assets/icon.svg").unlink()
+    done = lbp("build", "--check", cwd=full_plugin)
+    assert done.code == 2
+    assert done.err == (
+        f"lbp build: manifest.yaml:{line}: metadata.icon needs assets/icon.svg, "
+        "which does not exist\n"
+    )
+
+
+def test_run_below_the_plugin_folder_each_command_names_it(full_plugin: Path) -> None:
+    """``lbp build``, ``comp`` and ``dev`` started in ``components/`` say where to run."""
+    below = full_plugin / "components"
+    for command, says in (
+        (("build", "--check"), f"not a plugin folder (the plugin folder is {full_plugin})"),
+        (("comp", "Tool", "t", "-y"), f"a plugin folder (the plugin folder is {full_plugin})"),
+        (("dev", "-m", "hi"), f"run lbp dev there or pass --dir {full_plugin}"),
+    ):
+        done = lbp(*command, cwd=below)
+        assert done.code == 2, done.err
+        assert len(done.err.splitlines()) == 1, done.err
+        assert done.err.rstrip().endswith(says), done.err

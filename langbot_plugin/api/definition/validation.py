@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from langbot_plugin.api.definition.components.kinds import KINDS, kinds_sharing
 from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import PluginPackage, read_plugin
@@ -156,7 +158,10 @@ def check_code(package: PluginPackage) -> list[Problem]:
     problems: list[Problem] = []
     checked: set[tuple[str, str]] = set()
     for manifest in [package.manifest, *package.components]:
-        execution = manifest.execution
+        try:
+            execution = manifest.execution
+        except ValidationError:
+            continue  # discovery named what is wrong with it
         key = (manifest.module_path or "", execution.python.attr if execution else "")
         if key in checked:
             continue
