@@ -10,7 +10,7 @@ run's API; the worker drives both through :meth:`~AgentRunner.invoke`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
 from langbot_plugin.api.definition.components.base import BaseComponent
@@ -57,6 +57,10 @@ class Runner(AgentRunner):
 
     __kind__ = "Runner"
 
-    async def run(self, ctx: AgentRunContext) -> None:
-        """By default: call the callbacks registered for the event's class."""
-        await self.dispatch_event(ctx)
+    def run(self, ctx: AgentRunContext) -> Any:
+        """By default: call the callbacks registered for the event's class.
+
+        A plain method returning the coroutine (typed ``Any``, as
+        :meth:`AgentRunner.run` is), so that an override may be an async generator or a
+        coroutine and still type-check as one."""
+        return self.dispatch_event(ctx)
