@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 #: Lines of the help list that are not a command module of their own.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "rt": ("rt status", "what a running lbp rt is doing: plugins, links, stuck calls"),
     "box": ("box image build", "build the Box's default sandbox image offline"),
     "build": ("build --check", "only check the plugin (what the runtime would refuse)"),
     "keys": ("keys generate", "write an Ed25519 key pair for lbp sign"),
@@ -78,7 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args[0] = "ver"
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
-        sys.stderr.write(f"lbp: unknown command {name!r}\n\n{_help()}")
+        import difflib
+
+        guess = difflib.get_close_matches(name, COMMANDS, n=1)
+        if guess:
+            sys.stderr.write(f"lbp: unknown command {name!r}; did you mean {guess[0]!r}?\n")
+        else:
+            sys.stderr.write(f"lbp: unknown command {name!r}\n\n{_help()}")
         return 2
     try:
         return _load(COMMANDS[name][0])(rest)

@@ -143,6 +143,15 @@ def _model(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace) -> int:
     root: Path = args.dir.resolve()
     if not (root / "manifest.yaml").is_file():
+        from langbot_plugin.api.definition.discovery import plugin_folder_above
+
+        above = plugin_folder_above(root)
+        if above is not None:
+            raise CliError(
+                f"{root} is not a plugin folder (no manifest.yaml); the plugin folder is "
+                f"{above}: run lbp dev there or pass --dir {above}",
+                USAGE,
+            )
         raise CliError(
             f"{root} is not a plugin folder (no manifest.yaml); create one with 'lbp init' "
             "or pass --dir",

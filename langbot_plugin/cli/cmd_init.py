@@ -80,8 +80,10 @@ def _init(args: argparse.Namespace) -> int:
         "Description", "--description", default=f"{label}, a LangBot plugin"
     )
     version: str = args.plugin_version or "0.1.0"
-    if not version.strip() or any(c.isspace() or c in "/\\" for c in version):
-        raise CliError(f"version {version!r} must be a plain version such as 0.1.0")
+    from langbot_plugin.api.definition.discovery import VERSION_RULE
+
+    if not VERSION_RULE.match(version):  # what lbp build will demand of the manifest
+        raise CliError(f"version {version!r} is not a version number such as 0.1.0")
 
     _write_plugin(
         target, name=name, author=author, label=label, description=description, version=version

@@ -200,6 +200,9 @@ class TerminalView:
 
     def _on_plugin_ready(self, data: dict[str, Any]) -> None:
         runner = data.get("runner") or "none"
+        others = [name for name in data.get("runners") or () if name != data.get("runner")]
+        if others:  # which one answers, and how to pick another
+            runner += f", also {', '.join(others)} (--runner NAME)"
         self._line(
             f"lbp dev: {data['identity']} is running (runner: {runner}; "
             f"tools: {', '.join(data['tools']) or 'none'}; "

@@ -72,6 +72,12 @@ DEBUG_PATH = "/plugin/debug/ws"
 DEFAULT_DEBUG_URL = f"ws://127.0.0.1:5401{DEBUG_PATH}"
 CONTROL_PATH = "/control/ws"
 REGISTER_TIMEOUT = 300.0
+#: Said once when nothing listens at the URL: what usually runs there, and the way to
+#: try a plugin without it.
+NOTHING_LISTENS = (
+    "nothing listens at %s yet: start LangBot (its plugin runtime serves the debug port) "
+    "and lbp run connects when it is up; to chat with the plugin without LangBot: lbp dev"
+)
 
 
 class KeyRefusedError(Exception):
@@ -124,6 +130,7 @@ class DebugClient:
         current = loaded or load_candidate(self.root)
         watcher = FolderWatcher(self.root) if self.hot_reload else None
         delay = 0.5
+        hinted = False
         logger.info("connecting %s to %s", current.identity, self.url)
         while True:
             outcome = await self._attempt(current, watcher)
@@ -141,6 +148,9 @@ class DebugClient:
                     delay = 0.5
                     continue
                 logger.warning("%s; retrying in %.1f s", self._describe(outcome), delay)
+                if isinstance(outcome, ConnectionRefusedError) and not hinted:
+                    hinted = True
+                    logger.warning(NOTHING_LISTENS, self.url)
             newer = await self._wait_before_retry(delay, watcher, current)
             if newer is not None:
                 current = newer

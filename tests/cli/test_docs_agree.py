@@ -10,7 +10,7 @@ from pathlib import Path
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.definition.validation import check_plugin
 from langbot_plugin.worker.debug_client import DEFAULT_DEBUG_URL
-from tests.cli.helpers import scaffold
+from tests.cli.helpers import ok, scaffold
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "hello_agent"
@@ -88,3 +88,18 @@ def test_the_runner_guide_tests_with_the_harness() -> None:
     section = section[: section.index("\n## ", 1)]
     assert "from langbot_plugin.testing import PluginHarness" in section
     assert "langbot_plugin.host" not in section
+
+
+def test_the_init_table_names_every_file_lbp_init_writes(tmp_path: Path) -> None:
+    ok("init", "demo", "--author", "tester", "--no-git", "-y", cwd=tmp_path)
+    written = sorted(
+        p.relative_to(tmp_path / "demo").as_posix()
+        for p in (tmp_path / "demo").rglob("*")
+        if p.is_file()
+    )
+    guide = (DOCS / "plugin-authoring.md").read_text(encoding="utf-8")
+    section = guide.split("## 2. Create the plugin", 1)[1].split("## 3.", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| `")]
+    named = {name for line in table for name in re.findall(r"`([^`]+)`", line.split("|")[1])}
+    assert written, "lbp init wrote nothing"
+    assert [f for f in written if f not in named] == []

@@ -30,10 +30,25 @@ def test_help_lists_every_command_subcommand_and_help_itself(tmp_path: Path) -> 
     done = lbp("--help", cwd=tmp_path)
     assert done.code == 0
     listed = [line.split("  ")[1] for line in done.out.splitlines() if line.startswith("  ")]
-    subcommands = ("box image build", "build --check", "keys generate", "help [COMMAND]")
+    subcommands = (
+        "rt status",
+        "box image build",
+        "build --check",
+        "keys generate",
+        "help [COMMAND]",
+    )
     for name in (*ALL_COMMANDS, "ver", *subcommands):
         assert name in listed, (name, done.out)
     assert lbp("help", cwd=tmp_path).out == done.out
+
+
+def test_a_mistyped_command_gets_a_guess_and_an_unknown_one_the_list(tmp_path: Path) -> None:
+    typo = lbp("buidl", cwd=tmp_path)
+    assert (typo.code, typo.out) == (2, "")
+    assert typo.err == "lbp: unknown command 'buidl'; did you mean 'build'?\n"
+    unknown = lbp("xyzzy", cwd=tmp_path)
+    assert unknown.code == 2
+    assert unknown.err.startswith("lbp: unknown command 'xyzzy'\n\nusage: lbp <command>")
 
 
 @pytest.mark.parametrize("name", ALL_COMMANDS)

@@ -163,6 +163,10 @@ def test_invalid_names_are_refused(tmp_path: Path) -> None:
     done = lbp("init", "one", "--name", "two", "--author", "me", "-y", cwd=tmp_path)
     assert done.code == 2
     assert "two different names" in done.err
+    for version in ("banana", "1.0 beta", "../1"):  # what lbp build would refuse later
+        done = lbp("init", "good", "--author", "me", "--version", version, "-y", cwd=tmp_path)
+        assert done.code == 2
+        assert done.err == f"lbp init: version {version!r} is not a version number such as 0.1.0\n"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -33,6 +33,18 @@ def test_a_scaffolded_runner_answers_a_message(tmp_path: Path) -> None:
     assert ".lbp-dev/" in (plugin / ".gitignore").read_text()
 
 
+def test_with_two_runners_the_banner_names_both_and_how_to_pick(tmp_path: Path) -> None:
+    plugin = scaffolded(tmp_path)
+    done = lbp("comp", "Runner", "--name", "other", "-y", cwd=plugin)
+    assert done.code == 0, done.err
+    done = lbp("dev", "--message", "hi", cwd=plugin)
+    assert done.code == 0, done.err
+    assert "(runner: chat, also other (--runner NAME); tools: none" in done.err
+    done = lbp("dev", "--runner", "other", "--message", "hi", cwd=plugin)
+    assert done.code == 0, done.err
+    assert "(runner: other, also chat (--runner NAME); tools: none" in done.err
+
+
 def test_a_third_party_plugin_answers_its_runner_a_command_and_a_tool(tmp_path: Path) -> None:
     plugin = toolbox(tmp_path)
     script = write_script(tmp_path, ADD_SCRIPT)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from langbot_plugin.rpc import InvalidParamsError
+from langbot_plugin.rpc.processes import free_port
 from tests.cli.helpers import lbp, scaffold
 from tests.e2e.processes import LBP, host_for, lbp_rt, plugin_listed, wait_until
 from tests.e2e.stderr_lines import child
@@ -112,6 +113,18 @@ async def test_without_a_url_the_default_debug_port_is_used(plugin: Path) -> Non
         await lines.wait_for(
             r"no DEBUG_RUNTIME_WS_URL set: using ws://127\.0\.0\.1:5401/plugin/debug/ws"
         )
+
+
+async def test_with_nothing_listening_it_says_once_what_to_start(plugin: Path) -> None:
+    """Connection refused: the retries go on, and the first one says what usually
+    listens there and how to try the plugin without LangBot."""
+    url = f"ws://127.0.0.1:{free_port()}/plugin/debug/ws"
+    env = run_env(DEBUG_RUNTIME_WS_URL=url, PLUGIN_DEBUG_KEY=KEY)
+    async with child([*LBP, "run"], plugin, env) as (process, lines):
+        at = await lines.wait_for(rf"nothing listens at {url} yet: start LangBot .*: lbp dev$")
+        await lines.wait_for(r"retrying in 1\.0 s", after=at)
+        assert sum("nothing listens" in line for line in lines.lines) == 1
+        assert process.returncode is None
 
 
 async def test_it_says_what_it_waits_for_and_registers_once_a_host_connects(

@@ -47,6 +47,7 @@ __all__ = [
     "PluginPackage",
     "Problem",
     "load_plugin",
+    "plugin_folder_above",
     "read_plugin",
 ]
 
@@ -55,6 +56,20 @@ PLUGIN_KIND = "Plugin"
 #: ``metadata.version``: digits and dots, then an optional pre-release or build tag
 #: (``0.1.0``, ``1.2``, ``2.0.0-beta.1``, ``1.0.0rc1``, ``1.0.0+local``).
 VERSION_RULE = re.compile(r"^\d+(\.\d+)*([-+.]?[0-9A-Za-z]+)*$")
+
+
+def plugin_folder_above(folder: Path) -> Path | None:
+    """The nearest of the three folders above ``folder`` that holds a manifest: where a
+    command run in ``components/`` (say) should have been run."""
+    for parent in list(folder.resolve().parents)[:3]:
+        if (parent / MANIFEST_FILE).is_file():
+            return parent
+    return None
+
+
+def _elsewhere(folder: Path) -> str:
+    above = plugin_folder_above(folder)
+    return "lbp init makes one" if above is None else f"the plugin folder is {above}"
 
 
 class ManifestError(RPCError, ValueError):
@@ -259,7 +274,9 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
     if not manifest_path.is_file():
         return None, [
             Problem(
-                "", None, f"no {MANIFEST_FILE} in {root}: not a plugin folder (lbp init makes one)"
+                "",
+                None,
+                f"no {MANIFEST_FILE} in {root}: not a plugin folder ({_elsewhere(root)})",
             )
         ]
     doc = read_yaml_document(manifest_path, MANIFEST_FILE)
