@@ -162,7 +162,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.replay is not None:
         if args.message or args.web or args.record is not None:
             raise CliError("--replay runs alone (no --message, --web or --record)", USAGE)
-        return _replay(root, args.replay, verbose=args.log_level == "debug", json_lines=args.json)
+        return _replay(
+            root,
+            args.replay,
+            verbose=args.log_level == "debug",
+            json_lines=args.json,
+            runner=args.runner,
+        )
     model = _model(args)
     config = _config(args.config)
     import anyio
@@ -190,7 +196,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else FAILURE
 
 
-def _replay(root: Path, path: Path, *, verbose: bool, json_lines: bool) -> int:
+def _replay(root: Path, path: Path, *, verbose: bool, json_lines: bool, runner: str | None) -> int:
     import sys
 
     import anyio
@@ -206,7 +212,7 @@ def _replay(root: Path, path: Path, *, verbose: bool, json_lines: bool) -> int:
         raise CliError(str(exc), USAGE) from None
     view = JsonView() if json_lines else TerminalView(info=sys.stderr, verbose=verbose)
     try:
-        report = anyio.run(lambda: replay(root, recording, listeners=[view]))
+        report = anyio.run(lambda: replay(root, recording, listeners=[view], runner=runner))
     except DevError as exc:
         raise CliError(exc.message, USAGE if exc.usage else FAILURE, exc.lines) from None
     if report.ok:

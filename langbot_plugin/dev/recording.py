@@ -63,6 +63,7 @@ async def recording_to(path: Path, session: DevSession) -> AsyncGenerator[None]:
     def save() -> None:
         recording = recorders[-1].recording
         recording.plugin = session.identity
+        recording.runner = session.runner or ""
         recording.save(path)
 
     def listen(event: DevEvent) -> None:
@@ -130,8 +131,10 @@ async def replay(
     model: HostModel | None = None,
     lbp_command: Sequence[str] | None = None,
     listeners: Sequence[Any] = (),
+    runner: str | None = None,
 ) -> ReplayReport:
-    """Run the plugin in ``root`` against ``recording`` (see the module docstring)."""
+    """Run the plugin in ``root`` against ``recording`` (see the module docstring); the
+    inputs go to ``runner``, else to the runner they went to when recorded."""
     holder: list[Replayer] = []
 
     def wrap(host: Dispatcher) -> Dispatcher:
@@ -155,6 +158,7 @@ async def replay(
             hot_reload=False,
             lbp_command=lbp_command,
             exchange=wrap,
+            runner=runner or recording.runner or None,
         )
         session.events.subscribe(collect)
         for listener in listeners:

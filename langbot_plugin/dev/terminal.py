@@ -182,6 +182,14 @@ class TerminalView:
         value = _short(payload.get("value"), 120)
         self._line(f"  ⧉ state {payload.get('scope')}.{payload.get('key')} = {value}")
 
+    def _on_processor_log(self, data: dict[str, Any]) -> None:
+        """A runner's ``ctx.log`` line (debug ones only with ``--log-level debug``)."""
+        payload = data.get("data") or {}
+        level = str(payload.get("level") or "info")
+        if level != "debug" or self.verbose:
+            shown = "" if level == "info" else f" {level}"
+            self._line(f"  [ctx.log{shown}] {payload.get('text')}")
+
     def _on_command_reply(self, data: dict[str, Any]) -> None:
         self._reply(str(data.get("text")))
 

@@ -91,6 +91,9 @@ class Recording:
 
     entries: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     plugin: str = ""
+    #: The runner the inputs went to (``""``: the plugin's first, or a recording made
+    #: before runners were recorded).
+    runner: str = ""
 
     @property
     def inputs(self) -> list[str]:
@@ -106,6 +109,8 @@ class Recording:
 
     def dumps(self) -> str:
         header = {"format": FORMAT, "version": VERSION, "plugin": self.plugin}
+        if self.runner:
+            header["runner"] = self.runner
         lines = [json.dumps(header, ensure_ascii=False)]
         lines += [json.dumps(e, ensure_ascii=False, default=str) for e in self.entries]
         return "\n".join(lines) + "\n"
@@ -128,7 +133,8 @@ class Recording:
         if not isinstance(header, dict) or header.get("format") != FORMAT:  # pyright: ignore[reportUnknownMemberType]
             raise RecordingError(f"{path} is not a recording made by lbp dev --record")
         entries = [cast(dict[str, Any], e) for e in parsed[1:] if isinstance(e, dict)]
-        return cls(entries, str(cast(dict[str, Any], header).get("plugin") or ""))
+        fields = cast(dict[str, Any], header)
+        return cls(entries, str(fields.get("plugin") or ""), str(fields.get("runner") or ""))
 
 
 def _error_entry(exc: BaseException) -> dict[str, Any]:

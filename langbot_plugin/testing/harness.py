@@ -348,10 +348,14 @@ class PluginHarness(ComponentCalls):
 
     @staticmethod
     async def replay(
-        plugin_dir: str | os.PathLike[str], recording: str | os.PathLike[str]
+        plugin_dir: str | os.PathLike[str],
+        recording: str | os.PathLike[str],
+        *,
+        runner: str | None = None,
     ) -> ReplayReport:
         """Run the plugin in ``plugin_dir`` against a recording of ``lbp dev --record``:
         the recorded inputs again, each call to the host answered from the recording.
+        The inputs go to the runner they went to when recorded (or to ``runner``).
         ``report.ok`` when every call and reply is as recorded; else
         ``report.describe()`` names the first call (or reply) that differs::
 
@@ -367,7 +371,8 @@ class PluginHarness(ComponentCalls):
             loaded = await anyio.to_thread.run_sync(Recording.load, Path(recording))
         except RecordingError as exc:
             raise HarnessError(str(exc)) from None
-        return await replay(Path(plugin_dir), loaded)  # the session resolves the folder
+        # the session resolves the folder
+        return await replay(Path(plugin_dir), loaded, runner=runner)
 
     # ------------------------------------------------------------------ commands, tools, events
 

@@ -216,6 +216,12 @@ async def test_the_07_runner_dispatches_typed_event_callbacks() -> None:
     assert isinstance(error, ValueError)
     assert "No handler registered" in str(error)  # the reference's words
     assert issubclass(MessageReceivedEvent, EBAEvent)
+    # a chat message's run (what lbp dev and the harness send) carries no platform event
+    _, error = await _outcome(runner, run_context())
+    assert isinstance(error, ValueError)
+    assert str(error).startswith("this run's event (message.received) is not an event-based")
+    assert str(error).endswith("override run(ctx) to answer chat messages")
+    assert seen == ["MessageReceivedEvent"]
 
 
 async def test_a_generator_runner_does_not_run_ahead_of_its_consumer() -> None:

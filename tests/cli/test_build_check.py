@@ -264,3 +264,36 @@ def test_run_below_the_plugin_folder_each_command_names_it(full_plugin: Path) ->
         assert done.code == 2, done.err
         assert len(done.err.splitlines()) == 1, done.err
         assert done.err.rstrip().endswith(says), done.err
+
+
+GREETER = """from langbot_plugin.api.definition.components.runner.runner import Runner
+from langbot_plugin.api.entities.builtin.platform.events import MessageReceivedEvent
+from langbot_plugin.api.entities.builtin.runner import RunnerContext
+
+
+class MyRunner({base}):
+    async def initialize(self) -> None:
+        @self.handler(MessageReceivedEvent)
+        async def on_message(ctx: RunnerContext) -> None:
+            await ctx.reply("hello")
+"""
+
+
+def test_a_runner_of_callbacks_needs_no_run_but_an_agent_runner_does(full_plugin: Path) -> None:
+    """``Runner`` (0.7) has a default ``run`` that calls the callbacks; ``AgentRunner``
+    leaves ``run`` abstract. The check asks each class named as a base."""
+    runner_py = full_plugin / "components/runner/runner.py"
+    runner_py.write_text(GREETER.format(base="Runner"), encoding="utf-8")
+    assert lbp("build", "--check", cwd=full_plugin).code == 0
+    source = GREETER.format(base="AgentRunner").replace(
+        "components.runner.runner import Runner",
+        "components.agent_runner.runner import AgentRunner",
+    )
+    runner_py.write_text(source, encoding="utf-8")
+    done = lbp("build", "--check", cwd=full_plugin)
+    assert done.code == 2
+    line = _line_of(runner_py, "class MyRunner")
+    assert done.err == (
+        f"lbp build: components/runner/runner.py:{line}: MyRunner does not define run, "
+        "the abstract method every Runner must have\n"
+    )

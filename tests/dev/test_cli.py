@@ -45,6 +45,30 @@ def test_with_two_runners_the_banner_names_both_and_how_to_pick(tmp_path: Path) 
     assert "(runner: other, also chat (--runner NAME); tools: none" in done.err
 
 
+def test_ctx_log_lines_show_in_the_chat(tmp_path: Path) -> None:
+    plugin = scaffolded(tmp_path)
+    done = lbp("comp", "Runner", "--name", "noter", "-y", cwd=plugin)
+    assert done.code == 0, done.err
+    code = plugin / "components/runner/noter.py"
+    head = "    async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult]:\n"
+    logs = (
+        '        await ctx.log("turn noted")\n'
+        '        await ctx.log("fine detail", "debug")\n'
+        '        await ctx.log("careful", "warning")\n'
+    )
+    text = code.read_text(encoding="utf-8")
+    assert head in text
+    code.write_text(text.replace(head, head + logs), encoding="utf-8")
+    done = lbp("dev", "--runner", "noter", "-m", "hi", cwd=plugin)
+    assert done.code == 0, done.err
+    assert "  [ctx.log] turn noted\n" in done.err
+    assert "  [ctx.log warning] careful\n" in done.err
+    assert "fine detail" not in done.err
+    done = lbp("dev", "--runner", "noter", "--log-level", "debug", "-m", "hi", cwd=plugin)
+    assert done.code == 0, done.err
+    assert "  [ctx.log debug] fine detail\n" in done.err
+
+
 def test_a_third_party_plugin_answers_its_runner_a_command_and_a_tool(tmp_path: Path) -> None:
     plugin = toolbox(tmp_path)
     script = write_script(tmp_path, ADD_SCRIPT)

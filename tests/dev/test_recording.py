@@ -12,7 +12,7 @@ import pytest
 
 from langbot_plugin.testing import HarnessError, PluginHarness
 from tests.cli.helpers import lbp
-from tests.dev.helpers import ADD_SCRIPT, toolbox, write_script
+from tests.dev.helpers import ADD_SCRIPT, scaffolded, toolbox, write_script
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -99,3 +99,27 @@ async def test_the_harness_replays_a_recording_and_names_the_first_difference(
 
     with pytest.raises(HarnessError, match="is not a recording"):
         await PluginHarness.replay(plugin, plugin / "manifest.yaml")
+
+
+@pytest.mark.anyio
+async def test_a_recording_replays_to_the_runner_it_was_made_with(tmp_path: Path) -> None:
+    """A plugin with two runners: the recording names the one the inputs went to, and
+    both replays drive that one, not the plugin's first."""
+    plugin = scaffolded(tmp_path)
+    done = lbp("comp", "Runner", "--name", "other", "-y", cwd=plugin)
+    assert done.code == 0, done.err
+    code = plugin / "components/runner/other.py"
+    code.write_text(code.read_text().replace("you said: ", "other heard: "), encoding="utf-8")
+    recording = tmp_path / "other.jsonl"
+    done = lbp("dev", "--runner", "other", "--record", str(recording), "-m", "hi", cwd=plugin)
+    assert done.code == 0, done.err
+    assert done.out == "bot> other heard: hi\n"
+    assert json.loads(recording.read_text().splitlines()[0])["runner"] == "other"
+    done = lbp("dev", "--replay", str(recording), cwd=plugin)
+    assert done.code == 0, done.err
+    assert "(runner: other, also chat (--runner NAME)" in done.err
+    report = await PluginHarness.replay(plugin, recording)
+    assert report.ok, report.describe()
+    mismatch = await PluginHarness.replay(plugin, recording, runner="chat")
+    assert not mismatch.ok
+    assert "other heard: hi" in mismatch.describe()

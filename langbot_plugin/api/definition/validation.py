@@ -35,10 +35,11 @@ def abstract_methods(kind: str) -> tuple[str, ...]:
     return entry.abstract_methods if entry is not None else ()
 
 
-#: The names a component class may give the SDK base of its kind (``AgentRunner`` or
-#: ``Runner`` for either runner kind).
-BASE_NAMES: dict[str, frozenset[str]] = {
-    name: frozenset(KINDS[other].cls.__name__ for other in kinds_sharing(name)) for name in KINDS
+#: The SDK bases a component class of each kind may name, by class name (``AgentRunner``
+#: or ``Runner`` for either runner kind).
+BASE_CLASSES: dict[str, dict[str, type]] = {
+    name: {KINDS[other].cls.__name__: KINDS[other].cls for other in kinds_sharing(name)}
+    for name in KINDS
 }
 
 
@@ -51,11 +52,16 @@ def _base_name(node: ast.expr) -> str | None:
 def missing_abstract(node: ast.ClassDef, kind: str) -> list[str]:
     """The abstract methods of ``kind``'s base that class ``node`` does not define, when
     it subclasses that base directly (through a class of its own it may inherit them)."""
-    required = abstract_methods(kind)
-    bases = BASE_NAMES.get(kind, frozenset[str]())
-    if not required or not node.bases or node.keywords:
+    classes = BASE_CLASSES.get(kind, {})
+    if not node.bases or node.keywords:
         return []
-    if any(_base_name(base) not in bases for base in node.bases):
+    named = [classes.get(_base_name(base) or "") for base in node.bases]
+    if any(base is None for base in named):
+        return []
+    # What the named bases leave abstract: ``Runner`` has a default ``run`` (its
+    # callbacks), ``AgentRunner`` does not.
+    required = sorted({method for base in named if base for method in base.__abstractmethods__})
+    if not required:
         return []
     defined: dict[str, ast.stmt] = {}
     if not _bindings(node.body, defined):

@@ -150,7 +150,14 @@ class AgentRunner(BaseComponent):
         """Call the registered callbacks of ``ctx.platform_event``'s class."""
         from langbot_plugin.api.entities.builtin.platform.events import EBAEvent
 
-        event = ctx.platform_event
+        try:
+            event = ctx.platform_event
+        except ValueError as exc:
+            raise ValueError(
+                f"this run's event ({ctx.event.event_type}) is not an event-based platform "
+                f"event ({exc}); callbacks registered with handler() answer those, so "
+                "override run(ctx) to answer chat messages"
+            ) from None
         callbacks = self.registered_handlers.get(type(event)) or self.registered_handlers.get(
             EBAEvent
         )
