@@ -207,6 +207,8 @@ async def _healthz(request: web.Request) -> web.Response:
 
 async def _metrics(request: web.Request) -> web.Response:
     if not request.app[_GATE].local_or_token(request):
+        if request.headers.get(CONTROL_TOKEN_HEADER):
+            return _deny(f"/metrics: wrong {CONTROL_TOKEN_HEADER}")
         return _deny(f"/metrics needs {CONTROL_TOKEN_HEADER} from beyond loopback")
     body = request.app[_SERVICE].metrics.text()
     return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})

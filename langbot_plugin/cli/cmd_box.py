@@ -113,8 +113,15 @@ def _image_parser() -> argparse.ArgumentParser:
 
 
 def _run_server(args: argparse.Namespace) -> int:
-    from langbot_plugin.cli.daemon import bind_failure, setup_logging, setup_traces
+    from langbot_plugin.cli.daemon import (
+        bind_failure,
+        check_stdio_pipes,
+        setup_logging,
+        setup_traces,
+    )
 
+    if args.stdio:
+        check_stdio_pipes("-s")
     setup_logging(args.log_level, args.log_format)
     setup_traces(args.traces, "lbp-box")
     import anyio

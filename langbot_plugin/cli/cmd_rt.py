@@ -162,6 +162,10 @@ def _serve(args: argparse.Namespace) -> int:
     from langbot_plugin.cli.rt_config import resolve_settings
 
     options = resolve_settings(args)
+    if options.stdio:
+        from langbot_plugin.cli.daemon import check_stdio_pipes
+
+        check_stdio_pipes("-s")
     setup_logging(options.log_level, options.log_format)
     setup_traces(options.traces, "lbp-rt")
     import logging

@@ -141,6 +141,26 @@ def setup_logging(level: str | None, fmt: str | None = None) -> str:
     return chosen
 
 
+def check_stdio_pipes(flag: str) -> None:
+    """``-s``: the RPC runs over stdin and stdout, which must be pipes or sockets (how
+    LangBot starts the daemon), or a terminal; a file or ``/dev/null`` cannot carry it."""
+    import os
+    import stat
+
+    for fd, name in ((0, "stdin"), (1, "stdout")):
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            mode = 0
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)):
+            raise CliError(
+                f"{flag} serves the RPC on stdin and stdout, and {name} is not a pipe or "
+                "a socket (LangBot starts it with pipes); to run it on its own, leave out "
+                f"{flag} and connect over WebSocket",
+                USAGE,
+            )
+
+
 def bind_failure(exc: OSError, what: str, host: str, number: int, flag: str) -> CliError:
     """One line for a port that cannot be bound, with the exit status it deserves."""
     import socket

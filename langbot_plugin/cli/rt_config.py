@@ -212,11 +212,16 @@ def resolve_settings(args: argparse.Namespace) -> RuntimeOptions:
         return file.get(name, default)
 
     data_dir = args.data_dir or file.get("data_dir") or default_data_dir(args.stdio_control)
+    control_port, debug_port = pick("ws_control_port", 5400), pick("ws_debug_port", 5401)
+    if control_port == debug_port:
+        raise CliError(
+            f"the control and debug ports are both {control_port}; give each its own", USAGE
+        )
     return RuntimeOptions(
         stdio=args.stdio_control,
         host=pick("host", "127.0.0.1"),
-        control_port=pick("ws_control_port", 5400),
-        debug_port=pick("ws_debug_port", 5401),
+        control_port=control_port,
+        debug_port=debug_port,
         data_dir=Path(data_dir).expanduser(),
         log_level=pick("log_level", None),
         pypi_index_url=pick("pypi_index_url", None),

@@ -76,28 +76,30 @@ class RequestMetrics:
 
     def __init__(self, registry: CollectorRegistry, prefix: str) -> None:
         labels = ("link", "action")
+        #: False under ``LBP_METRICS=off``: :meth:`put_on` leaves tables as they are,
+        #: and the three metrics are not registered (``/metrics`` has no trace of them)
+        self.counting = os.environ.get(ENV, "").strip().lower() not in ("off", "0", "false")
+        shown = registry if self.counting else None
         self.requests = Counter(
             f"{prefix}_requests",
             "Requests served, by link, action and outcome (ok or the error code).",
             (*labels, "outcome"),
-            registry=registry,
+            registry=shown,
         )
         self.duration = Histogram(
             f"{prefix}_request_duration_seconds",
             "Seconds a request took, by link and action (a stream: to its last item).",
             labels,
-            registry=registry,
+            registry=shown,
             buckets=_BUCKETS,
         )
         self.in_flight = Gauge(
             f"{prefix}_requests_in_flight",
             "Requests being served, by link and action.",
             labels,
-            registry=registry,
+            registry=shown,
         )
         self._children: dict[tuple[str, str], _Children] = {}
-        #: False under ``LBP_METRICS=off``: :meth:`put_on` leaves tables as they are
-        self.counting = os.environ.get(ENV, "").strip().lower() not in ("off", "0", "false")
 
     def put_on(self, table: UsesMiddleware, link: str) -> None:
         """Count the requests of ``table`` (outermost so far), unless counting is off."""

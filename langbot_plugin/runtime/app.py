@@ -153,7 +153,12 @@ class PluginRuntime:
         )
         if allowed:
             return None
-        text = f"{request.path.split('?', 1)[0]} needs {TOKEN_HEADER} from beyond loopback\n"
+        path = request.path.split("?", 1)[0]
+        text = (
+            f"{path}: wrong {TOKEN_HEADER}\n"
+            if presented
+            else f"{path} needs {TOKEN_HEADER} from beyond loopback\n"
+        )
         return http.HTTPStatus.UNAUTHORIZED, text, "text/plain; charset=utf-8"
 
     def _status(self, request: HTTPRequest, peer: str) -> HTTPAnswer:

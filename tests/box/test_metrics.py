@@ -90,6 +90,7 @@ async def test_a_workload_shows_in_the_boxs_metrics(state: Path) -> None:
         wrong = {CONTROL_TOKEN_HEADER: "x" * 40}
         status, body, _ = await anyio.to_thread.run_sync(lambda: fetch(url, wrong))
         assert status == 401, body
+        assert f"/metrics: wrong {CONTROL_TOKEN_HEADER}" in body  # not "needs ... beyond"
         right = await scrape(url, {CONTROL_TOKEN_HEADER: TOKEN})
         assert right.value("lbp_box_sessions") == 1
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import re
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from tests.cli.helpers import child_env, lbp
+from tests.cli.helpers import child_env, lbp, lbp_command
 from tests.conftest import free_port
 from tests.e2e.processes import LBP
 from tests.e2e.stderr_lines import child
@@ -43,6 +44,35 @@ def test_a_port_out_of_range_is_one_line_and_exit_2(daemon: str, tmp_path: Path)
     assert done.err == (
         f"lbp {daemon}: argument --ws-control-port: '99999' is not a port (1-65535) "
         f"(see 'lbp {daemon} --help')\n"
+    )
+
+
+@pytest.mark.parametrize("daemon", ["rt", "box"])
+@pytest.mark.parametrize("which", ["stdin", "stdout"])
+def test_stdio_mode_without_pipes_is_one_line_and_exit_2(
+    daemon: str, which: str, tmp_path: Path
+) -> None:
+    """``-s`` under nohup or a service manager (stdin /dev/null, stdout a file): one line
+    instead of a hang or an asyncio traceback."""
+    args = [*rt_args(tmp_path), "-s"] if daemon == "rt" else ["box", "-s"]
+    out_file = tmp_path / "out.txt"
+    with out_file.open("w") as out:
+        done = subprocess.run(
+            lbp_command(*args),
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL if which == "stdin" else subprocess.PIPE,
+            stdout=out if which == "stdout" else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            input=None,
+            env=child_env(),
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        f"lbp {daemon}: -s serves the RPC on stdin and stdout, and {which} is not a pipe or "
+        "a socket (LangBot starts it with pipes); to run it on its own, leave out -s and "
+        "connect over WebSocket\n"
     )
 
 

@@ -16,6 +16,7 @@ from tests.e2e.processes import LBP
 from tests.e2e.stderr_lines import child
 
 pytestmark = pytest.mark.anyio
+IMAGE_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "rt.toml"
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -171,3 +172,23 @@ def test_traces_come_from_the_flag_or_the_file(tmp_path: Path) -> None:
     assert resolve_settings(build_parser().parse_args(["--config", str(config)])).traces
     assert resolve_settings(build_parser().parse_args(["--traces"])).traces
     assert not resolve_settings(build_parser().parse_args([])).traces
+
+
+async def test_the_images_config_leaves_the_log_level_to_the_compose_file(
+    tmp_path: Path,
+) -> None:
+    """deploy/rt.toml (the image's LBP_RT_CONFIG) sets no log level, so the compose
+    file's LBP_LOG_LEVEL applies, as docs/operations.md says."""
+    image_config = IMAGE_CONFIG
+    command = [*LBP, "rt", "--config", str(image_config), "--host", "127.0.0.1"]
+    command += ["--ws-control-port", str(free_port()), "--ws-debug-port", str(free_port())]
+    command += ["--data-dir", str(tmp_path / "data")]
+    async with child(command, tmp_path, clean_env(LBP_LOG_LEVEL="debug")) as (_, lines):
+        await lines.wait_for(" DEBUG .* settings: RuntimeOptions")
+
+
+def test_one_port_for_control_and_debug_is_bad_input(tmp_path: Path) -> None:
+    port = str(free_port())
+    done = lbp("rt", "--ws-control-port", port, "--ws-debug-port", port, cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == (f"lbp rt: the control and debug ports are both {port}; give each its own\n")

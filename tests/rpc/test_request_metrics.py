@@ -87,3 +87,10 @@ async def test_lbp_metrics_off_leaves_the_middleware_off(
         assert (await ECHO.call(client, Word(word="hi"))).echo == "hi"
     counted = sample(registry, "t_requests_total", action="echo", outcome="ok")
     assert counted == (None if setting == "off" else 1)
+    # off: not even the metrics' HELP and TYPE lines are exposed
+    names = {metric.name for metric in registry.collect()}
+    assert names == (
+        set()
+        if setting == "off"
+        else {"t_requests", "t_request_duration_seconds", "t_requests_in_flight"}
+    )
