@@ -90,6 +90,17 @@ def _run(command: str, args: argparse.Namespace) -> int:
         if isinstance(exc, RPCError):
             raise CliError(f"{exc.code}: {exc.message}", FAILURE) from None
         # the connection: refused, a wrong path, a refused token
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403):
+            hint = (
+                f"set {TOKEN_ENV} to its control token"
+                if token is None
+                else f"check {TOKEN_ENV}; a Box bound to one LangBot instance "
+                "(LANGBOT_BOX_TRUSTED_INSTANCE_UUID) takes no other client"
+            )
+            raise CliError(
+                f"the Box at {args.url} refused the connection (HTTP {status}): {hint}", FAILURE
+            ) from None
         reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         reason = reason or type(exc).__name__
         raise CliError(f"cannot reach the Box at {args.url}: {reason}", FAILURE) from None

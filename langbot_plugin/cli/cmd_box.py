@@ -103,7 +103,8 @@ def _image_parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--include",
         default="",
-        help="extra Debian packages, comma separated (python3 and coreutils are always in)",
+        help="extra Debian packages, comma separated (python3, python3-venv, "
+        "ca-certificates and procps are always in)",
     )
     build.add_argument("--mirror", default="", help="Debian mirror URL (default: mmdebstrap's)")
     build.add_argument(

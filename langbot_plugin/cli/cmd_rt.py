@@ -10,6 +10,7 @@ the data folder held by another runtime).
 from __future__ import annotations
 
 import argparse
+import errno
 from pathlib import Path
 
 from langbot_plugin.cli.common import FAILURE, USAGE, CliError, Parser, guarded
@@ -37,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config",
         metavar="FILE",
-        help="TOML settings file (default $LBP_RT_CONFIG); keys are the flags' names",
+        help="TOML settings file (default $LBP_RT_CONFIG); keys are the flags' names "
+        "(pypi_trusted_hosts, trusted_keys, plugin_limits for the repeatable ones)",
     )
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--ws-control-port", type=port, metavar="PORT", help="control port (5400)")
@@ -191,6 +193,13 @@ def _serve(args: argparse.Namespace) -> int:
         lock = hold_data_dir(options.data_dir.resolve())
     except DataDirBusyError as exc:
         raise CliError(str(exc), FAILURE) from None
+    except OSError as exc:  # a file in the way, a read-only or full disk, no permission
+        wrong_input = exc.errno in (errno.EEXIST, errno.ENOTDIR)
+        raise CliError(
+            f"the data folder {options.data_dir} cannot be used: {exc.strerror or exc}"
+            f"{f' ({exc.filename})' if exc.filename else ''}; choose another with --data-dir",
+            USAGE if wrong_input else FAILURE,
+        ) from None
     from langbot_plugin.runtime.confine import ConfinementUnavailableError
 
     try:

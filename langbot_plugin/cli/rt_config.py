@@ -98,7 +98,10 @@ def _limit(key: str) -> Callable[[object], int | float]:
     def check(value: object) -> int | float:
         from langbot_plugin.runtime.confine.options import check_limit
 
-        return check_limit(key, value)
+        try:
+            return check_limit(key, value)
+        except ValueError as exc:  # the file's key names it already: "must be ..."
+            raise ValueError(str(exc).removeprefix(f"{key} ")) from None
 
     return check
 

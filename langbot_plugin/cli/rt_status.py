@@ -44,13 +44,15 @@ def main(argv: list[str]) -> int:
 
 def _fetch(url: str, timeout: float) -> dict[str, Any]:
     import urllib.error
+    import urllib.parse
     import urllib.request
 
-    base = url.rstrip("/")
-    if base.startswith(("ws://", "wss://")):
-        base = "http" + base[2:]
-    if not base.startswith(("http://", "https://")):
+    parts = urllib.parse.urlsplit(url.strip())
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    if scheme not in ("http", "https") or not parts.netloc:
         raise CliError(f"--url {url!r} is not an http:// or ws:// address", USAGE)
+    # a port of the runtime: any path given (ws://host:5400/control/ws) is left out
+    base = f"{scheme}://{parts.netloc}"
     request = urllib.request.Request(f"{base}/status")
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:

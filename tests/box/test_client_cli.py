@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,3 +96,34 @@ def test_an_unreachable_box_is_one_line() -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("lbp box sessions: cannot reach the Box at ws://127.0.0.1:1/")
     assert len(done.stderr.splitlines()) == 1
+
+
+async def test_a_refused_token_says_which_variable_to_set(tmp_path: Path, state: Path) -> None:
+    config = {"backend": "nsjail", "state_dir": str(state / "state")}
+    token = "t" * 40
+    async with start_box(config=config, env={"LANGBOT_BOX_CONTROL_TOKEN": token}) as box:
+
+        def status(env_token: str | None) -> subprocess.CompletedProcess[str]:
+            env = {k: v for k, v in os.environ.items() if k != "LANGBOT_BOX_CONTROL_TOKEN"}
+            if env_token is not None:
+                env["LANGBOT_BOX_CONTROL_TOKEN"] = env_token
+            return subprocess.run(
+                [*BOX_COMMAND, "status", "--url", box.url],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=90,
+                check=False,
+            )
+
+        done = await anyio.to_thread.run_sync(lambda: status(None))
+        assert done.returncode == 1
+        assert done.stderr == (
+            f"lbp box status: the Box at {box.url} refused the connection (HTTP 401): "
+            "set LANGBOT_BOX_CONTROL_TOKEN to its control token\n"
+        )
+        done = await anyio.to_thread.run_sync(lambda: status("w" * 40))
+        assert done.returncode == 1
+        assert "refused the connection (HTTP 401): check LANGBOT_BOX_CONTROL_TOKEN" in done.stderr
+        done = await anyio.to_thread.run_sync(lambda: status(token))
+        assert done.returncode == 0, done.stderr

@@ -192,3 +192,13 @@ def test_one_port_for_control_and_debug_is_bad_input(tmp_path: Path) -> None:
     done = lbp("rt", "--ws-control-port", port, "--ws-debug-port", port, cwd=tmp_path)
     assert done.code == 2
     assert done.err == (f"lbp rt: the control and debug ports are both {port}; give each its own\n")
+
+
+def test_a_data_folder_that_is_a_file_is_named_and_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    done = lbp("rt", "--data-dir", "afile", cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == (
+        f"lbp rt: the data folder afile cannot be used: File exists ({tmp_path / 'afile'}); "
+        "choose another with --data-dir\n"
+    )

@@ -54,9 +54,15 @@ def test_flags_over_the_file_over_the_defaults(tmp_path: Path) -> None:
     [
         ("confine = 'maybe'\n", "confine must be one of auto, on, off, not 'maybe'"),
         ("worker_network = 'lan'\n", "worker_network must be one of host, none"),
-        ("worker_pids = 2\n", "worker_pids pids must be 0 (no limit) or at least 4, not 2"),
-        ("worker_memory_mb = 1.5\n", "memory_mb must be a whole number, not 1.5"),
-        ("worker_cpus = 'two'\n", "cpus must be a number, not 'two'"),
+        (
+            "worker_pids = 2\n",
+            "config file {config}: worker_pids must be 0 (no limit) or at least 4, not 2",
+        ),
+        (
+            "worker_memory_mb = 1.5\n",
+            "config file {config}: worker_memory_mb must be a whole number, not 1.5",
+        ),
+        ("worker_cpus = 'two'\n", "config file {config}: worker_cpus must be a number, not 'two'"),
         ("plugin_limits = 3\n", "plugin_limits must be a table of plugins"),
         ('[plugin_limits."nobody"]\npids = 8\n', "'nobody' must be a table under"),
         ('[plugin_limits."a/b"]\nswap = 8\n', "unknown limit 'swap'"),
@@ -70,7 +76,7 @@ def test_a_bad_confinement_setting_is_one_line_and_exit_2(
     done = lbp("rt", "--config", str(config), cwd=tmp_path, env=child_env())
     assert done.code == 2
     assert len(done.err.splitlines()) == 1, done.err
-    assert message in done.err
+    assert message.format(config=config) in done.err
 
 
 @pytest.mark.parametrize(

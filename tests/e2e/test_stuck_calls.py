@@ -193,6 +193,20 @@ async def test_status_refuses_a_wrong_token_and_the_cli_says_so(tmp_path: Path) 
         )
         assert done.returncode == 0, done.stderr
         assert "plugins: 0, open calls: 0" in done.stdout
+        # the control connection's own URL, path and all, names the same port
+        ws_url = f"ws://127.0.0.1:{runtime.control_port}/control/ws"
+        done = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(
+                [*LBP, "rt", "status", "--url", ws_url],
+                capture_output=True,
+                text=True,
+                env=cli_env,
+                check=False,
+                timeout=60,
+            )
+        )
+        assert done.returncode == 0, done.stderr
+        assert "plugins: 0, open calls: 0" in done.stdout
 
 
 def test_the_cli_reports_an_unreachable_runtime_in_one_line() -> None:
