@@ -106,7 +106,7 @@ class DevApp:
             except DevError as exc:
                 raise DevAppError(exc.message, exc.lines, usage=exc.usage) from None
             if messages is not None:
-                return await run_messages(session, messages)
+                return await run_messages(session, messages, json_lines=self.json_lines)
             if self.web_port is not None:
                 from langbot_plugin.dev.web import DevWeb, WebBindError
 

@@ -261,14 +261,17 @@ class JsonView:
             self.closed = True
 
 
-async def run_messages(session: DevSession, messages: list[str]) -> bool:
-    """Each message in turn (one conversation); ``False`` if any failed."""
+async def run_messages(session: DevSession, messages: list[str], *, json_lines: bool) -> bool:
+    """Each message in turn (one conversation); ``False`` if any failed. A failure the
+    terminal view has shown (the run's ``✗`` line with its traceback) is not written
+    again; with ``--json`` the view writes JSON, so stderr gets the one line."""
     ok = True
     for message in messages:
         result = await handle_line(session, message)
         if not result.ok:
             ok = False
-            sys.stderr.write(f"lbp dev: {result.error}\n")
+            if json_lines or not result.shown:
+                sys.stderr.write(f"lbp dev: {result.error}\n")
     return ok
 
 

@@ -47,7 +47,8 @@ class AgentReply:
     @property
     def traceback(self) -> str | None:
         """Where the runner's own code raised (its frames only), for a run that failed
-        with ``runner.exception``."""
+        because the runner raised (``runner.exception``, or the code of an API error it
+        let through)."""
         details = (self.outcome.error or {}).get("details") or {}
         return str(details["traceback"]) if details.get("traceback") else None
 

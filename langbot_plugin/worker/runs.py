@@ -7,7 +7,8 @@ enforces what docs/agent-runner.md promises runner authors: ``deadline_at`` arou
 step (never across a yield; ``runner.timeout``), the runner's generator closed as soon
 as the run ends, every failure one ``run.failed`` (``runner.context_invalid``,
 ``runner.not_found``, ``runner.not_initialized``, ``runner.exception`` with the
-traceback trimmed to the plugin's frames, :mod:`.author_trace`, in ``details``;
+traceback trimmed to the plugin's frames, :mod:`.author_trace`, in ``details``, or
+the code of an API error the runner did not catch (``permission_denied.resource``);
 ``runner.invalid_result``), no blank message and no blank success (``empty_result``,
 :class:`~langbot_plugin.protocol.runners.OutputWatch`), and a final message delivered
 once.
@@ -49,6 +50,7 @@ from langbot_plugin.protocol.runners import (
     secret_config_values,
 )
 from langbot_plugin.rpc.redaction import mark_secret, redact
+from langbot_plugin.rpc.errors import RPCError
 from langbot_plugin.worker.author_trace import author_trace
 from langbot_plugin.worker.loader import LoadedPlugin
 
@@ -189,7 +191,10 @@ async def _drive(
                 return
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
-        failed = run_failed(run_id, "runner.exception", reason, sequence=sequence + 1)
+        code, retryable = "runner.exception", False
+        if isinstance(exc, RPCError):  # an API error the runner let through keeps its code
+            code, retryable = exc.code, exc.retryable
+        failed = run_failed(run_id, code, reason, retryable=retryable, sequence=sequence + 1)
         trace = author_trace(exc, root)
         if trace is not None:  # beside data, which the host validates strictly
             failed["details"] = trace.details()

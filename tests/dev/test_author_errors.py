@@ -56,7 +56,10 @@ def test_the_terminal_shows_where_each_component_raised(tmp_path: Path) -> None:
     assert "✗ listener PersonNormalMessageReceived raised at components/helpers.py:5" in err
     assert "✗ run failed: runner.exception: ZeroDivisionError: division by zero" in err
     assert "langbot_plugin/" not in err  # no SDK frame, no SDK traceback logged
-    assert "internal_error: ZeroDivisionError: division by zero (at components/helpers.py:5)" in err
+    # each failure is said once, by the view: the banner is the only "lbp dev:" line
+    assert [line for line in err.splitlines() if line.startswith("lbp dev: ")] == [
+        err.splitlines()[0]
+    ], err
     assert "event PersonNormalMessageReceived failed in a listener" in err
 
 

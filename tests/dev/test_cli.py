@@ -122,15 +122,27 @@ def test_json_prints_every_event_as_a_line(tmp_path: Path) -> None:
     assert ended["run_id"] == started["run_id"]
 
 
-def test_a_failed_run_exits_1_with_one_line(tmp_path: Path) -> None:
+def test_a_failed_run_exits_1_and_says_so_once(tmp_path: Path) -> None:
     plugin = toolbox(tmp_path)
     done = lbp("dev", "--config", "model=not-a-model", "-m", "hi", cwd=plugin)
     assert done.code == 1
     assert done.out == ""
-    failures = [line for line in done.err.splitlines() if line.startswith("lbp dev: run failed")]
-    assert len(failures) == 1, done.err
+    failures = [line for line in done.err.splitlines() if "run failed" in line]
+    assert len(failures) == 1, done.err  # the view's line, not repeated as the exit reason
+    assert failures[0].startswith("  ✗ run failed: ")
     assert "not-a-model" in failures[0]
     assert "not authorized" in failures[0]
+
+
+def test_a_failed_run_with_json_keeps_its_line_on_stderr(tmp_path: Path) -> None:
+    plugin = toolbox(tmp_path)
+    done = lbp("dev", "--json", "--config", "model=not-a-model", "-m", "hi", cwd=plugin)
+    assert done.code == 1
+    failures = [line for line in done.err.splitlines() if "run failed" in line]
+    assert len(failures) == 1, done.err
+    assert failures[0].startswith("lbp dev: run failed: ")
+    ended = [json.loads(line) for line in done.out.splitlines()]
+    assert [e["data"]["status"] for e in ended if e["kind"] == "run.ended"] == ["failed"]
 
 
 def test_the_official_local_agent_answers_with_the_echo_model(tmp_path: Path) -> None:

@@ -228,6 +228,21 @@ async def test_a_secret_config_value_reaches_neither_the_logs_nor_the_error(
         assert all(key not in text and "[redacted]" in text for text in await logged())
 
 
+async def test_a_refusal_the_runner_lets_through_ends_the_run_with_its_own_code(
+    tmp_path: Path,
+) -> None:
+    local = warden_host()
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
+        binding, _ = await host.install_package(package(WARDEN))
+        outcome = await local.run(host, "tester", "warden", "reach", "unguarded", scope=binding)
+        assert outcome.status == "failed"
+        assert outcome.error is not None
+        assert outcome.error["code"] == "permission_denied.resource"  # not runner.exception
+        assert outcome.error["retryable"] is False
+        assert outcome.error["error"].startswith("PermissionDeniedError: ")
+        assert "not-granted" in outcome.error["error"]
+
+
 def run_events(local: LocalHost, run_id: str) -> list[dict[str, Any]]:
     session = local.runs.registry.get(run_id)
     assert session is not None
