@@ -126,6 +126,7 @@ class PluginHarness(ComponentCalls):
         self._stack = AsyncExitStack()
         self._connection: Connection | None = None
         self.conversation_id = "person_local-user"
+        self._last_runner: str | None = None  # what state() reads when not told
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -239,7 +240,7 @@ class PluginHarness(ComponentCalls):
         found = next((r for r in runners if r.name == name), None)
         if found is None:
             names = ", ".join(r.name for r in runners) or "none"
-            wanted = f"no runner {name!r}" if name else "several runners and none named"
+            wanted = f"no runner {name!r}" if name else "several runners: pass runner=NAME"
             raise HarnessError(f"{self.package.identity}: {wanted} (runners: {names})")
         return found
 
@@ -289,6 +290,7 @@ class PluginHarness(ComponentCalls):
         (``reply.ok`` is false, ``reply.error`` says why).
         """
         component = self._runner(runner)
+        self._last_runner = component.name
         spec = component.manifest.get("spec")
         settings = {**_defaults(spec), **(config or {})}
         permissions = spec.get("permissions") if isinstance(spec, dict) else None
@@ -335,8 +337,9 @@ class PluginHarness(ComponentCalls):
         self, scope: str = "conversation", *, runner: str | None = None
     ) -> dict[str, Any]:
         """The runner's persistent state in ``scope`` (``conversation``, ``actor``,
-        ``runner``) for the current conversation."""
-        component = self._runner(runner)
+        ``runner``) for the current conversation: the state of ``runner``, else of the
+        plugin's only runner, else of the runner the last ``run_agent`` drove."""
+        component = self._runner(runner or self._last_runner)
         context = build_run_context(None, conversation_id=self.conversation_id)
         runner_id = f"plugin:{self.package.identity}/{component.name}"
         key = RunScope.from_context(context).state_key(scope, runner_id)

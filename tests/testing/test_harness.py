@@ -155,3 +155,42 @@ async def test_a_runner_gets_the_plugin_and_its_calls_are_the_runs(tmp_path: Pat
         (call,) = h.calls_of("invoke_llm")
         assert call.data["run_id"] == reply.run_id
         assert h.calls_of("get_llm_models") == []  # answered from the run's grants
+
+
+COUNTER_RUNNER = """
+from langbot_plugin.api.definition.components.agent_runner.runner import AgentRunner
+from langbot_plugin.api.entities.builtin.agent_runner import AgentRunResult
+from langbot_plugin.api.entities.builtin.provider.message import Message
+
+
+class Counter(AgentRunner):
+    async def run(self, ctx):
+        await ctx.state_set("conversation", "counted", ctx.input.to_text())
+        yield AgentRunResult.run_completed(ctx.run_id, Message(role="assistant", content="ok"))
+"""
+
+COUNTER_MANIFEST = """apiVersion: langbot/v1
+kind: AgentRunner
+metadata:
+  name: counter
+  label:
+    en_US: Counter
+spec: {}
+execution:
+  python:
+    path: counter.py
+    attr: Counter
+"""
+
+
+async def test_state_with_several_runners_reads_the_last_runs_runner(tmp_path: Path) -> None:
+    plugin = Path(shutil.copytree(HELLO, tmp_path / "hello"))
+    (plugin / "components/agent_runner/counter.py").write_text(COUNTER_RUNNER)
+    (plugin / "components/agent_runner/counter.yaml").write_text(COUNTER_MANIFEST)
+    async with PluginHarness(plugin, llm=ScriptedLLM([ANSWER])) as h:
+        with pytest.raises(HarnessError, match="several runners: pass runner=NAME"):
+            await h.state("conversation")  # no run yet, nothing to go by
+        reply = await h.run_agent("three", runner="counter")
+        assert reply.ok, reply.error
+        assert await h.state("conversation") == {"counted": "three"}
+        assert await h.state("conversation", runner="assistant") == {}
