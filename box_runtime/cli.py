@@ -14,7 +14,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
-from box_runtime.runtime import BoxRuntime
+from box_runtime.runtime import BoxRuntime, warn_missing_image
 from box_runtime.server import ServerOptions, serve
 
 __all__ = ["announce_backend", "serve_box"]
@@ -50,7 +50,10 @@ async def announce_backend(runtime: BoxRuntime) -> None:
     )
     if selection.backend.unsandboxed_warning:
         logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)
-    await selection.backend.aclose()
+    try:
+        await warn_missing_image(selection.backend, config)
+    finally:
+        await selection.backend.aclose()
 
 
 async def serve_box(host: str, port: int, stdio: bool, backend: str | None = None) -> None:

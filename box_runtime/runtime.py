@@ -69,13 +69,26 @@ from box_runtime.settings import Settings
 from box_runtime.task_groups import single_error
 from langbot_plugin.rpc.failures import log_failure
 
-__all__ = ["BoxRuntime"]
+__all__ = ["BoxRuntime", "warn_missing_image"]
 
 
 logger = logging.getLogger("box_runtime")
 _MIB = 1024 * 1024
 #: The session id of the pool's template requests (valid under ``strict_ids`` too).
 _TEMPLATE_ID = "lb-box-" + "0" * 64
+
+
+async def warn_missing_image(backend: SandboxBackend, config: BoxConfig) -> None:
+    """Say when the backend is chosen that its engine lacks the sandbox image (what
+    ``/readyz`` answers 503 for), not only when the first session fails."""
+    if not backend.custom_images:
+        return
+    try:
+        problem = await backend.image_problem(default_image(config))
+    except Exception as exc:  # the probe said usable; a log line must not stop the Box
+        problem = f"the sandbox image could not be checked: {exc}"
+    if problem is not None:
+        logger.warning("Box: %s (until then /readyz answers 503)", problem)
 
 
 class BoxRuntime:
@@ -179,6 +192,7 @@ class BoxRuntime:
                     logger.info("Box: %s", selection.describe())
                     if selection.backend.unsandboxed_warning:
                         logger.warning("Box: WARNING: %s", selection.backend.unsandboxed_warning)
+                    await warn_missing_image(selection.backend, self.config)
                     self.settings.protect(selection.backend.protected_paths())
                     self.pool.wake()  # its templates depend on the backend
             if selection.backend is not None and not self._orphans_cleaned:

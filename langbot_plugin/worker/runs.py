@@ -49,8 +49,8 @@ from langbot_plugin.protocol.runners import (
     run_failed,
     secret_config_values,
 )
-from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.rpc.errors import RPCError
+from langbot_plugin.rpc.redaction import mark_secret, redact
 from langbot_plugin.worker.author_trace import author_trace
 from langbot_plugin.worker.loader import LoadedPlugin
 
@@ -190,15 +190,7 @@ async def _drive(
             if item["type"] in TERMINAL_TYPES:
                 return
     except Exception as exc:
-        reason = f"{type(exc).__name__}: {exc}"
-        code, retryable = "runner.exception", False
-        if isinstance(exc, RPCError):  # an API error the runner let through keeps its code
-            code, retryable = exc.code, exc.retryable
-        failed = run_failed(run_id, code, reason, retryable=retryable, sequence=sequence + 1)
-        trace = author_trace(exc, root)
-        if trace is not None:  # beside data, which the host validates strictly
-            failed["details"] = trace.details()
-        yield failed
+        yield _raised(run_id, exc, root, sequence + 1)
         return
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(5), bound(binding):
@@ -215,6 +207,20 @@ async def _drive(
         "sequence": sequence + 1,
         "timestamp": int(time.time()),
     }
+
+
+def _raised(run_id: str, exc: Exception, root: Path, sequence: int) -> dict[str, Any]:
+    """The ``run.failed`` of a runner that raised: ``runner.exception``, or the code and
+    ``retryable`` of an API error it let through; its own frames in ``details``."""
+    code, retryable = "runner.exception", False
+    if isinstance(exc, RPCError):
+        code, retryable = exc.code, exc.retryable
+    reason = f"{type(exc).__name__}: {exc}"
+    failed = run_failed(run_id, code, reason, retryable=retryable, sequence=sequence)
+    trace = author_trace(exc, root)
+    if trace is not None:  # beside data, which the host validates strictly
+        failed["details"] = trace.details()
+    return failed
 
 
 def _redact_failure(item: dict[str, Any]) -> None:

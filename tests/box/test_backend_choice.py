@@ -75,6 +75,26 @@ async def test_local_takes_docker_first(state: Path) -> None:
         remove_containers(config["deployment_id"])
 
 
+async def test_a_missing_sandbox_image_is_said_when_the_backend_is_chosen(
+    state: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    require("docker")
+    caplog.set_level(logging.INFO, logger="box_runtime")
+    config = local(state)
+    config["local"]["image"] = "lbp-absent-" + secrets.token_hex(4) + ":1"
+    runtime = BoxRuntime(config=config, environ={}, cwd=str(state))
+    async with runtime.running():
+        info = await runtime.backend_info()  # chooses docker: the engine itself is fine
+        assert (info.name, info.available) == ("docker", False)
+        assert info.reason is not None
+        assert config["local"]["image"] in info.reason
+    said = [r for r in caplog.records if config["local"]["image"] in r.getMessage()]
+    assert said, caplog.text
+    assert said[0].levelno == logging.WARNING
+    assert said[0].getMessage().startswith(f"Box: image {config['local']['image']} is not")
+    assert said[0].getMessage().endswith("(until then /readyz answers 503)")
+
+
 async def test_local_falls_to_nsjail_and_says_why_both_engines_were_skipped(
     state: Path,
 ) -> None:
