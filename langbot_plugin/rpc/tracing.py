@@ -13,8 +13,10 @@ configured by OpenTelemetry's own ``OTEL_*`` variables (docs/operations.md);
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Self
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # the extra is imported by enable() only
 
 __all__ = [
     "ENV",
+    "EXIT_FLUSH_SECONDS",
     "Tracing",
     "TracingUnavailableError",
     "active",
@@ -43,6 +46,8 @@ __all__ = [
 ENV = "LBP_TRACES"
 _ON = frozenset({"1", "on", "true", "yes"})
 _EXPORTERS = ("otlp", "console", "none")
+#: How long a process that is ending waits for its last spans to reach the collector.
+EXIT_FLUSH_SECONDS = 1.0
 
 _active: Tracing | None = None
 
@@ -95,10 +100,12 @@ def enable(service_name: str, *, provider: Any = None) -> Tracing:
             f"traces need OpenTelemetry ({exc.name} is missing): pip install 'langbot-plugin[otel]'"
         ) from None
     name = os.environ.get("OTEL_SERVICE_NAME", "").strip() or service_name
+    processor, exporter = _processor()
     provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
-    processor = _processor()
     if processor is not None:
         provider.add_span_processor(processor)
+        # after the provider's own exit handler, so it runs first (atexit is LIFO)
+        atexit.register(_flush_at_exit, processor, exporter)
     trace.set_tracer_provider(provider)
     _active = Tracing(provider.get_tracer("langbot_plugin.rpc"))
     return _active
@@ -136,7 +143,9 @@ def child_env(service_name: str | None = None) -> dict[str, str]:
     return env
 
 
-def _processor() -> Any:
+def _processor() -> tuple[Any, Any]:
+    """The span processor and its exporter, as ``OTEL_TRACES_EXPORTER`` says (``None``
+    for both: ``none``)."""
     choice = os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() or "otlp"
     choice = choice.split(",")[0].strip()
     if choice not in _EXPORTERS:
@@ -144,14 +153,48 @@ def _processor() -> Any:
             f"OTEL_TRACES_EXPORTER={choice!r} is not supported (choose {', '.join(_EXPORTERS)})"
         )
     if choice == "none":
-        return None
+        return None, None
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     if choice == "console":  # stderr: a worker's stdout is its link to the runtime
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        return BatchSpanProcessor(ConsoleSpanExporter(out=sys.stderr))
-    return BatchSpanProcessor(_otlp_exporter())
+        exporter = _Ending(ConsoleSpanExporter(out=sys.stderr))
+    else:
+        exporter = _Ending(_otlp_exporter())
+    return BatchSpanProcessor(exporter), exporter
+
+
+class _Ending:
+    """An exporter that is shut down once (the exit flush, then the provider's own exit
+    handler, each shut it down; the OTLP exporter warns on the second)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._ended = False
+
+    def export(self, spans: Any) -> Any:
+        return self._inner.export(spans)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self._inner.force_flush(timeout_millis))
+
+    def shutdown(self) -> None:
+        if not self._ended:
+            self._ended = True
+            self._inner.shutdown()
+
+
+def _flush_at_exit(processor: Any, exporter: _Ending) -> None:
+    """Send what is left for at most :data:`EXIT_FLUSH_SECONDS`, then stop the exporter,
+    which ends its retries: a process never waits out the exporter's own retry budget
+    (10 s by default) for a collector that is not there. (The SDK's flush ignores its
+    timeout, hence the thread.)"""
+    flushing = threading.Thread(target=processor.force_flush, name="lbp-trace-flush", daemon=True)
+    flushing.start()
+    flushing.join(EXIT_FLUSH_SECONDS)
+    exporter.shutdown()  # a retry waiting for its turn gives up at once
+    flushing.join(EXIT_FLUSH_SECONDS)
 
 
 def _otlp_exporter() -> Any:

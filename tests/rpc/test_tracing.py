@@ -9,15 +9,17 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
-from langbot_plugin.rpc import PermissionDeniedError
+from langbot_plugin.rpc import PermissionDeniedError, tracing
 from langbot_plugin.rpc.envelope import Request, parse_frame
 from langbot_plugin.rpc.tracing import trace_table
 from tests.protocol.test_table_middleware import ECHO, SPELL, Word, echo_table, served
-from tests.support.otlp import lineage, traced_here
+from tests.support.otlp import lineage, otlp_receiver, traced_here
 from tests.support.reference import need_reference, run_json_script
 from tests.support.released_host import need_released_host
 from tests.support.waiting import wait_until
@@ -189,3 +191,31 @@ def test_children_trace_only_while_this_process_does(monkeypatch: pytest.MonkeyP
             "OTEL_SERVICE_NAME": "lbp-worker",
             "LBP_TRACES": "on",
         }
+
+
+async def test_an_ending_process_flushes_once_and_stops_retrying(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At exit the last spans get one bounded try; the exporter's retries (10 s of them
+    by default) end with it, and the provider's own exit handler sends nothing more."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    async with otlp_receiver(unavailable=True) as receiver:
+        for key, value in receiver.env().items():
+            monkeypatch.setenv(key, value)
+        processor, exporter = tracing._processor()  # pyright: ignore[reportPrivateUsage]
+        provider = TracerProvider(shutdown_on_exit=False)
+        provider.add_span_processor(processor)
+        with provider.get_tracer("tests").start_as_current_span("last words"):
+            pass
+        monkeypatch.setattr(tracing, "EXIT_FLUSH_SECONDS", 0.3)
+        flush = tracing._flush_at_exit  # pyright: ignore[reportPrivateUsage]
+        await anyio.to_thread.run_sync(flush, processor, exporter)
+        await wait_until(lambda: "lbp-trace-flush" not in {t.name for t in threading.enumerate()})
+        # the first try and perhaps its immediate repeat; left alone, the exporter tries
+        # again after 1, 2 and 4 s (a retry that waits is ended by the shutdown)
+        tried = receiver.refused
+        assert tried <= 2, tried
+        await anyio.to_thread.run_sync(provider.shutdown)  # the provider's exit handler
+        assert receiver.refused == tried  # the exporter was shut: no retry, no new batch
+    assert "already shutdown" not in caplog.text

@@ -38,9 +38,13 @@ class SpanRecord:
 class Receiver:
     """The spans received so far (:attr:`spans`) and the environment that sends them here."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, unavailable: bool = False) -> None:
         self.spans: list[SpanRecord] = []
         self.url = ""
+        #: Answer every export 503 (retryable), as a collector that is down behind a
+        #: proxy does; :attr:`refused` counts them.
+        self.unavailable = unavailable
+        self.refused = 0
 
     def env(self) -> dict[str, str]:
         """A daemon's environment for traces exported here, promptly (50 ms batches)."""
@@ -62,6 +66,9 @@ class Receiver:
         from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
         body = await request.read()
+        if self.unavailable:
+            self.refused += 1
+            return web.Response(status=503)
         if request.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
         message = ExportTraceServiceRequest()
@@ -93,8 +100,8 @@ class Receiver:
 
 
 @asynccontextmanager
-async def otlp_receiver() -> AsyncGenerator[Receiver]:
-    receiver = Receiver()
+async def otlp_receiver(*, unavailable: bool = False) -> AsyncGenerator[Receiver]:
+    receiver = Receiver(unavailable=unavailable)
     app = web.Application()
     app.router.add_post("/v1/traces", receiver.handle)
     runner = web.AppRunner(app, access_log=None)
