@@ -162,7 +162,8 @@ def _processor() -> tuple[Any, Any]:
         exporter = _Ending(ConsoleSpanExporter(out=sys.stderr))
     else:
         exporter = _Ending(_otlp_exporter())
-    return BatchSpanProcessor(exporter), exporter
+    ending: Any = exporter  # a SpanExporter by its methods (the SDK is not imported here)
+    return BatchSpanProcessor(ending), exporter
 
 
 class _Ending:
