@@ -37,9 +37,11 @@ async def announce_backend(runtime: BoxRuntime) -> None:
     listen_host = runtime.settings.listen_host
     selection = await select_backend(config, default_factories(), listen_host=listen_host)
     if selection.backend is None:
-        logger.warning(
-            "Box: %s yet; LangBot's box_init may configure another", selection.describe()
-        )
+        if runtime.settings.pinned_backend:  # box_init cannot change it: say what will
+            then = "--backend keeps it, so sessions fail until that is fixed"
+        else:
+            then = "LangBot's box_init may configure another"
+        logger.warning("Box: %s yet; %s", selection.describe(), then)
         return
     logger.info(
         "Box: %s; %s",

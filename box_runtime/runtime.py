@@ -264,7 +264,9 @@ class BoxRuntime:
             reason = f"probe failed: {exc}"
         if reason is not None and not self._sessions:
             self._selection_stale = True  # try the candidates again next time
-        elif reason is None and backend.custom_images:
+        if reason is None:
+            reason = await backend.service_problem()
+        if reason is None and backend.custom_images:
             reason = await backend.image_problem(default_image(self.config))
         warning = backend.unsandboxed_warning
         return chosen.model_copy(

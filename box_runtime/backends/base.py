@@ -191,6 +191,12 @@ class SandboxBackend(abc.ABC):
     async def probe(self) -> str | None:
         """``None`` when usable, else a short reason why not."""
 
+    async def service_problem(self) -> str | None:
+        """Why a remote service the backend needs cannot serve now (unreachable, refuses
+        the credentials), or ``None``; what ``/readyz`` reports beyond :meth:`probe`,
+        which chooses the backend and stays local. Local backends have none."""
+        return None
+
     async def image_problem(self, image: str, *, pull: bool = False) -> str | None:
         """Why sandboxes of ``image`` cannot start here (an engine without that image),
         or ``None``; with ``pull`` a backend that may fetch a missing image tries now.

@@ -35,7 +35,7 @@ from box_runtime.backends.e2b_files import SandboxFileOps, export, remove_if_unc
 from box_runtime.backends.e2b_process import E2BProcess, output_sink
 from box_runtime.backends.e2b_sync import Manifest, SyncLimits, pull, push
 from box_runtime.config import DEFAULT_IMAGE, BoxConfig, E2BConfig
-from box_runtime.errors import BoxBackendUnavailableError, BoxSandboxGoneError
+from box_runtime.errors import BoxBackendUnavailableError, BoxError, BoxSandboxGoneError
 from box_runtime.export import ExportedFile, ExportLimits, SandboxFiles
 from box_runtime.output import OutputCollector
 
@@ -46,6 +46,8 @@ logger = logging.getLogger("box_runtime.e2b")
 #: How much longer than the Box's own timeout the SDK's stream may stay open.
 _STREAM_MARGIN_SEC = 30
 _KILL_WAIT_SEC = 10
+#: How long ``/readyz`` reuses the answer of E2B's API.
+_REACH_TTL_SEC = 10.0
 
 
 def shell_command(workdir: str, command: str) -> str:
@@ -89,6 +91,7 @@ class E2BBackend(SandboxBackend):
         self._default_image = default_image
         self._clock = clock
         self._live: dict[str, _Live] = {}
+        self._reached: tuple[float, str | None] | None = None  # service_problem's answer
         self._limits = SyncLimits(config.sync_max_file_mb * 1024 * 1024, config.sync_max_files)
 
     @classmethod
@@ -119,6 +122,22 @@ class E2BBackend(SandboxBackend):
         if not (self._config.api_key or os.environ.get("E2B_API_KEY")):
             return "no E2B API key (set box.e2b.api_key or E2B_API_KEY)"
         return None
+
+    async def service_problem(self) -> str | None:
+        """Whether E2B's API answers this key: one list call, its answer kept for
+        :data:`_REACH_TTL_SEC` (``/readyz`` is polled)."""
+        now = self._clock()
+        if self._reached is not None and now - self._reached[0] < _REACH_TTL_SEC:
+            return self._reached[1]
+        problem: str | None = None
+        try:
+            with sdk_errors("list sandboxes"):
+                query = SandboxQuery(metadata={"langbot.box.probe": "readyz"})
+                await AsyncSandbox.list(query=query, limit=1, **self._opts()).next_items()
+        except BoxError as exc:
+            problem = exc.message
+        self._reached = (now, problem)
+        return problem
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -314,6 +314,29 @@ async def test_a_wrong_api_key_is_refused_with_its_reason(state: Path) -> None:
             assert "401" in str(caught.value)
 
 
+async def test_readiness_asks_e2b_whether_it_answers_the_key(state: Path) -> None:
+    async with run_standin() as standin:
+        clock = FakeClock()
+        good = make_runtime(standin, state, clock, [], e2b={"retries": 0})
+        wrong = make_runtime(standin, state, clock, [], e2b={"api_key": "wrong", "retries": 0})
+        async with good.running(), wrong.running():
+            info = await good.backend_info()
+            assert (info.name, info.available, info.reason) == ("e2b", True, None)
+            info = await wrong.backend_info()  # the key is there, E2B refuses it
+            assert (info.name, info.available) == ("e2b", False)
+            assert info.reason is not None
+            assert "401" in info.reason
+            lists = len(standin.routes("list"))
+            await good.backend_info()  # /readyz is polled: the answer is reused a while
+            assert len(standin.routes("list")) == lists
+    clock.advance(60)
+    async with good.running():  # the API is gone now
+        info = await good.backend_info()
+        assert (info.name, info.available) == ("e2b", False)
+        assert info.reason is not None
+        assert "E2B list sandboxes failed (connection)" in info.reason
+
+
 async def test_no_api_key_makes_the_backend_unusable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("E2B_API_KEY", raising=False)
     selection = await select_backend(BoxConfig(backend="e2b"), {"e2b": make_factory()})

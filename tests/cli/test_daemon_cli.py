@@ -152,6 +152,20 @@ async def test_both_daemons_log_alike_and_the_box_names_its_backend(
         assert all(LOG_LINE.match(line) for line in logged), lines.text()
 
 
+@pytest.mark.anyio
+async def test_a_pinned_backend_that_cannot_serve_says_box_init_will_not_change_it(
+    tmp_path: Path,
+) -> None:
+    drop = ("LANGBOT_BOX_CONFIG", "LBP_LOG_LEVEL", "E2B_API_KEY", "E2B_ACCESS_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    box = [*LBP, "box", "--ws-control-port", str(free_port()), "--backend", "e2b"]
+    async with child(box, tmp_path, env) as (_, lines):
+        said = lines.lines[await lines.wait_for(r"Box: box\.backend e2b: no usable backend")]
+        assert "no E2B API key" in said
+        assert said.endswith("--backend keeps it, so sessions fail until that is fixed")
+        assert "box_init" not in said  # the flag wins over the host's box_init
+
+
 @pytest.mark.parametrize("daemon", ["rt", "box"])
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
 @pytest.mark.parametrize("token", ["Zq7", "short token with spaces in it, long enough"])
