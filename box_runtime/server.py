@@ -45,7 +45,7 @@ from box_runtime.service import BoxService
 from langbot_plugin.rpc import PermissionDeniedError, RPCError, RPCSession
 from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from langbot_plugin.rpc.tokens import check_token
+from langbot_plugin.rpc.tokens import check_token, page_refusal
 from langbot_plugin.rpc.transport_aiohttp import aiohttp_transport, websocket_response
 
 __all__ = [
@@ -133,14 +133,15 @@ class _Gate:
         supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
         return hmac.compare_digest(supplied.encode(), self.token.encode())
 
-    def local_or_token(self, request: web.Request) -> bool:
-        """``/metrics`` (as ``lbp rt``'s ``/status``): open to loopback clients, else
-        only with the token (a token presented must be the right one, even from
-        loopback)."""
-        supplied = request.headers.get(CONTROL_TOKEN_HEADER, "")
-        if self.token and supplied:
-            return hmac.compare_digest(supplied.encode(), self.token.encode())
-        return is_loopback(request.remote or "")
+    def page_refusal(self, request: web.Request) -> str | None:
+        """Why ``/metrics`` is refused (the rule of ``lbp rt``'s ``/status``), or ``None``."""
+        return page_refusal(
+            request.path,
+            token=self.token,
+            presented=request.headers.get(CONTROL_TOKEN_HEADER, ""),
+            peer=request.remote or "",
+            header=CONTROL_TOKEN_HEADER,
+        )
 
     def instance(self, request: web.Request, *, bind: bool = True) -> tuple[bool, str | None]:
         """(allowed, instance id) of a connection; a control connection (``bind``) pins
@@ -206,10 +207,9 @@ async def _healthz(request: web.Request) -> web.Response:
 
 
 async def _metrics(request: web.Request) -> web.Response:
-    if not request.app[_GATE].local_or_token(request):
-        if request.headers.get(CONTROL_TOKEN_HEADER):
-            return _deny(f"/metrics: wrong {CONTROL_TOKEN_HEADER}")
-        return _deny(f"/metrics needs {CONTROL_TOKEN_HEADER} from beyond loopback")
+    why = request.app[_GATE].page_refusal(request)
+    if why is not None:
+        return _deny(why)
     body = request.app[_SERVICE].metrics.text()
     return web.Response(body=body, headers={"Content-Type": METRICS_CONTENT_TYPE})
 

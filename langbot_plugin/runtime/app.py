@@ -24,8 +24,8 @@ from websockets.asyncio.server import Server
 from websockets.http11 import Request as HTTPRequest
 
 from langbot_plugin.rpc import RPCSession, Transport
-from langbot_plugin.rpc.loopback import is_loopback
 from langbot_plugin.rpc.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from langbot_plugin.rpc.tokens import page_refusal
 from langbot_plugin.rpc.transport_ws import AuthDecision, HTTPRequestRoute, serve_ws
 from langbot_plugin.runtime.artifacts import ArtifactStore
 from langbot_plugin.runtime.confine import Decision
@@ -142,24 +142,17 @@ class PluginRuntime:
         )
 
     def _refused(self, request: HTTPRequest, peer: str) -> HTTPAnswer | None:
-        """``/status`` and ``/metrics`` are open to loopback clients, else only with the
-        control token (a token presented must be the right one, even from loopback)."""
-        token = self.options.control_token
-        presented = request.headers.get(TOKEN_HEADER, "")
-        allowed = (
-            hmac.compare_digest(presented.encode(), token.encode())
-            if token and presented
-            else is_loopback(peer)
+        """``/status`` and ``/metrics``: :func:`~langbot_plugin.rpc.tokens.page_refusal`."""
+        why = page_refusal(
+            request.path.split("?", 1)[0],
+            token=self.options.control_token or "",
+            presented=request.headers.get(TOKEN_HEADER, ""),
+            peer=peer,
+            header=TOKEN_HEADER,
         )
-        if allowed:
+        if why is None:
             return None
-        path = request.path.split("?", 1)[0]
-        text = (
-            f"{path}: wrong {TOKEN_HEADER}\n"
-            if presented
-            else f"{path} needs {TOKEN_HEADER} from beyond loopback\n"
-        )
-        return http.HTTPStatus.UNAUTHORIZED, text, "text/plain; charset=utf-8"
+        return http.HTTPStatus.UNAUTHORIZED, why + "\n", "text/plain; charset=utf-8"
 
     def _status(self, request: HTTPRequest, peer: str) -> HTTPAnswer:
         """``GET /status``: the live plugins and their open calls (JSON)."""
