@@ -72,11 +72,9 @@ def _comp(args: argparse.Namespace) -> int:
     root: Path = args.dir.resolve()
     manifest_path = root / "manifest.yaml"
     if not manifest_path.is_file():
-        from langbot_plugin.api.definition.discovery import plugin_folder_above
+        from langbot_plugin.api.definition.discovery import not_a_plugin_folder
 
-        above = plugin_folder_above(root)
-        where = "(see lbp init)" if above is None else f"(the plugin folder is {above})"
-        raise CliError(f"no manifest.yaml in {root}; run lbp comp in a plugin folder {where}")
+        raise CliError(not_a_plugin_folder(root, "comp"))
     name = one_name(args.name, args.name_flag)
     ask = Prompter(PROG, interactive=not args.non_interactive)
     if name is None:

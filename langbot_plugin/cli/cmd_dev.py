@@ -143,20 +143,9 @@ def _model(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace) -> int:
     root: Path = args.dir.resolve()
     if not (root / "manifest.yaml").is_file():
-        from langbot_plugin.api.definition.discovery import plugin_folder_above
+        from langbot_plugin.api.definition.discovery import not_a_plugin_folder
 
-        above = plugin_folder_above(root)
-        if above is not None:
-            raise CliError(
-                f"{root} is not a plugin folder (no manifest.yaml); the plugin folder is "
-                f"{above}: run lbp dev there or pass --dir {above}",
-                USAGE,
-            )
-        raise CliError(
-            f"{root} is not a plugin folder (no manifest.yaml); create one with 'lbp init' "
-            "or pass --dir",
-            USAGE,
-        )
+        raise CliError(not_a_plugin_folder(root, "dev"), USAGE)
     if args.message and args.web:
         raise CliError("--message and --web exclude each other", USAGE)
     if args.replay is not None:

@@ -257,8 +257,8 @@ def test_run_below_the_plugin_folder_each_command_names_it(full_plugin: Path) ->
     below = full_plugin / "components"
     for command, says in (
         (("build", "--check"), f"not a plugin folder (the plugin folder is {full_plugin})"),
-        (("comp", "Tool", "t", "-y"), f"a plugin folder (the plugin folder is {full_plugin})"),
-        (("dev", "-m", "hi"), f"run lbp dev there or pass --dir {full_plugin}"),
+        (("comp", "Tool", "t", "-y"), f"run lbp comp there or pass --dir {full_plugin})"),
+        (("dev", "-m", "hi"), f"run lbp dev there or pass --dir {full_plugin})"),
     ):
         done = lbp(*command, cwd=below)
         assert done.code == 2, done.err

@@ -188,7 +188,7 @@ def test_not_a_plugin_folder(tmp_path: Path) -> None:
     assert done.code == 2
     assert (
         done.err
-        == f"lbp dev: {tmp_path} is not a plugin folder (no manifest.yaml); create one with 'lbp init' or pass --dir\n"
+        == f"lbp dev: no manifest.yaml in {tmp_path}: not a plugin folder (lbp init makes one)\n"
     )
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "PluginPackage",
     "Problem",
     "load_plugin",
+    "not_a_plugin_folder",
     "plugin_folder_above",
     "read_plugin",
 ]
@@ -67,9 +68,18 @@ def plugin_folder_above(folder: Path) -> Path | None:
     return None
 
 
-def _elsewhere(folder: Path) -> str:
-    above = plugin_folder_above(folder)
-    return "lbp init makes one" if above is None else f"the plugin folder is {above}"
+def not_a_plugin_folder(root: Path, command: str | None = None) -> str:
+    """The one wording, for every command, of ``root`` having no manifest: the plugin
+    folder above it when there is one (and ``lbp COMMAND``'s way there), else that
+    ``lbp init`` makes one."""
+    above = plugin_folder_above(root)
+    if above is None:
+        hint = "lbp init makes one"
+    elif command is None:
+        hint = f"the plugin folder is {above}"
+    else:
+        hint = f"the plugin folder is {above}: run lbp {command} there or pass --dir {above}"
+    return f"no {MANIFEST_FILE} in {root}: not a plugin folder ({hint})"
 
 
 class ManifestError(RPCError, ValueError):
@@ -272,13 +282,7 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
     root = root.resolve()
     manifest_path = root / MANIFEST_FILE
     if not manifest_path.is_file():
-        return None, [
-            Problem(
-                "",
-                None,
-                f"no {MANIFEST_FILE} in {root}: not a plugin folder ({_elsewhere(root)})",
-            )
-        ]
+        return None, [Problem("", None, not_a_plugin_folder(root))]
     doc = read_yaml_document(manifest_path, MANIFEST_FILE)
     if isinstance(doc, Problem):
         return None, [doc]
