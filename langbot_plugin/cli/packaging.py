@@ -28,7 +28,7 @@ from langbot_plugin.api.definition.components.manifest import Metadata
 from langbot_plugin.api.definition.discovery import MANIFEST_FILE, PluginPackage
 from langbot_plugin.api.definition.pages import populate_pages
 from langbot_plugin.api.definition.validation import check_plugin
-from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_document
+from langbot_plugin.api.definition.yaml_document import Problem
 from langbot_plugin.cli.common import USAGE, CliError
 from langbot_plugin.cli.ignore import Ignorer
 from langbot_plugin.protocol import runner_declaration
@@ -174,7 +174,7 @@ def _declaration_problems(package: PluginPackage) -> list[Problem]:
         flagged = runner_declaration.protocol_v1_only(spec)
         if not refused and not flagged:
             continue
-        doc = read_yaml_document(package.root / component.rel_path, component.rel_path)
+        doc = package.document(component.rel_path)
         if isinstance(doc, Problem):
             problems.append(doc)
             continue
@@ -202,7 +202,7 @@ def _metadata_problems(package: PluginPackage) -> list[Problem]:
             errors = [e for e in exc.errors() if e["loc"][0] not in _DISCOVERY_CHECKS]
             if not errors:
                 continue
-            doc = read_yaml_document(package.root / manifest.rel_path, manifest.rel_path)
+            doc = package.document(manifest.rel_path)
             for error in errors:
                 message = _metadata_message(error)
                 keys = ("metadata", *(str(part) for part in error["loc"]))
@@ -246,7 +246,7 @@ def _reference_problems(package: PluginPackage, files: set[str]) -> list[Problem
             needed.append(where)
     icon = package.manifest.typed_metadata.icon
     if icon:
-        doc = read_yaml_document(package.root / MANIFEST_FILE, MANIFEST_FILE)
+        doc = package.document(MANIFEST_FILE)
         line = None if isinstance(doc, Problem) else doc.line("metadata", "icon")
         needed.append((icon, MANIFEST_FILE, line, "metadata.icon ", False))
     problems: list[Problem] = []

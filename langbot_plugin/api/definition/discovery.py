@@ -114,6 +114,10 @@ class PluginPackage:
     components: list[ComponentManifest] = field(default_factory=list[ComponentManifest])
     #: What was skipped and why (not a problem: the plugin loads without it).
     warnings: list[Problem] = field(default_factory=list[Problem])
+    #: The manifests as read, by path in the plugin (for the line of a later problem).
+    documents: dict[str, YamlDocument] = field(
+        default_factory=dict[str, YamlDocument], repr=False, compare=False
+    )
 
     @property
     def author(self) -> str:
@@ -133,6 +137,11 @@ class PluginPackage:
 
     def of_kind(self, *kinds: str) -> list[ComponentManifest]:
         return [c for c in self.components if c.kind in kinds]
+
+    def document(self, rel_path: str) -> YamlDocument | Problem:
+        """The manifest at ``rel_path`` as discovery read it (read again if it was not)."""
+        known = self.documents.get(rel_path)
+        return known if known is not None else read_yaml_document(self.root / rel_path, rel_path)
 
 
 def _inside(root: Path, relative: str) -> Path | None:
@@ -296,6 +305,7 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
     components: list[ComponentManifest] = []
     warnings: list[Problem] = []
     seen: dict[tuple[str, str], str] = {}
+    documents = {MANIFEST_FILE: doc}
     for path in _candidates(root, doc, problems):
         rel = path.relative_to(root).as_posix()
         component_doc = read_yaml_document(path, rel)
@@ -317,8 +327,9 @@ def read_plugin(root: Path) -> tuple[PluginPackage | None, list[Problem]]:
             )
             continue
         seen[key] = rel
+        documents[rel] = component_doc
         components.append(component.bind_plugin_root(root))
-    package = PluginPackage(root=root, manifest=plugin, components=components, warnings=warnings)
+    package = PluginPackage(root, plugin, components, warnings, documents)
     return package, problems
 
 
