@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,17 @@ WARDEN = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "ward
 
 def warden_host() -> LocalHost:
     return LocalHost(models={name: ScriptedModel() for name in ("m-a", "m-b")})
+
+
+@asynccontextmanager
+async def installed(
+    tmp_path: Path,
+) -> AsyncGenerator[tuple[LocalHost, PluginRuntimeClient, ActionScope]]:
+    """A runtime with the warden plugin installed, and the host that drives it."""
+    local = warden_host()
+    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
+        binding, _ = await host.install_package(package(WARDEN))
+        yield local, host, binding
 
 
 async def answer(
@@ -204,10 +216,8 @@ async def _replay(items: list[dict[str, Any]]) -> AsyncGenerator[dict[str, Any]]
 async def test_a_secret_config_value_reaches_neither_the_logs_nor_the_error(
     tmp_path: Path,
 ) -> None:
-    local = warden_host()
     key = "vk-" + "q7w8e9r0t1y2u3i4"  # no well-known shape: only the manifest says it is secret
-    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
-        binding, _ = await host.install_package(package(WARDEN))
+    async with installed(tmp_path) as (local, host, binding):
         outcome = await local.run(
             host, "tester", "warden", "reach", "leak", scope=binding, config={"api-key": key}
         )
@@ -231,9 +241,7 @@ async def test_a_secret_config_value_reaches_neither_the_logs_nor_the_error(
 async def test_a_refusal_the_runner_lets_through_ends_the_run_with_its_own_code(
     tmp_path: Path,
 ) -> None:
-    local = warden_host()
-    async with lbp_rt(tmp_path) as runtime, host_for(runtime, local) as host:
-        binding, _ = await host.install_package(package(WARDEN))
+    async with installed(tmp_path) as (local, host, binding):
         outcome = await local.run(host, "tester", "warden", "reach", "unguarded", scope=binding)
         assert outcome.status == "failed"
         assert outcome.error is not None
