@@ -265,7 +265,10 @@ class BoxRuntime:
         if reason is not None and not self._sessions:
             self._selection_stale = True  # try the candidates again next time
         if reason is None:
-            reason = await backend.service_problem()
+            try:
+                reason = await backend.service_problem()
+            except Exception as exc:  # readiness answers, whatever the check raised
+                reason = f"service check failed: {exc}"
         if reason is None and backend.custom_images:
             reason = await backend.image_problem(default_image(self.config))
         warning = backend.unsandboxed_warning
