@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from langbot_plugin.api.definition.components.kinds import KINDS, kinds_sharing
 from langbot_plugin.api.definition.components.manifest import ComponentManifest
 from langbot_plugin.api.definition.discovery import PluginPackage, read_plugin
-from langbot_plugin.api.definition.yaml_document import Problem, read_yaml_document
+from langbot_plugin.api.definition.yaml_document import Problem
 
 __all__ = ["abstract_message", "abstract_methods", "check_code", "check_plugin", "missing_abstract"]
 
@@ -123,17 +123,19 @@ def abstract_message(attr: str, missing: list[str], kind: str) -> str:
     return f"{attr} does not define {names}, the abstract {which} every {kind} must have"
 
 
-def _attr_line(root: Path, manifest: ComponentManifest) -> int | None:
-    document = read_yaml_document(root / manifest.rel_path, manifest.rel_path)
+def _attr_line(package: PluginPackage, manifest: ComponentManifest) -> int | None:
+    document = package.document(manifest.rel_path)
     return None if isinstance(document, Problem) else document.line("execution", "python", "attr")
 
 
-def _check_entry(root: Path, manifest: ComponentManifest, problems: list[Problem]) -> None:
+def _check_entry(
+    package: PluginPackage, manifest: ComponentManifest, problems: list[Problem]
+) -> None:
     code_file = manifest.module_path
     execution = manifest.execution
     if code_file is None or execution is None:
         return
-    path = root / code_file
+    path = package.root / code_file
     if not path.is_file():
         problems.append(
             Problem(manifest.rel_path, None, f"needs {code_file}, which does not exist")
@@ -156,7 +158,7 @@ def _check_entry(root: Path, manifest: ComponentManifest, problems: list[Problem
         if line is not None:
             problems.append(Problem(code_file, line, message))
         else:
-            problems.append(Problem(manifest.rel_path, _attr_line(root, manifest), message))
+            problems.append(Problem(manifest.rel_path, _attr_line(package, manifest), message))
 
 
 def check_code(package: PluginPackage) -> list[Problem]:
@@ -172,7 +174,7 @@ def check_code(package: PluginPackage) -> list[Problem]:
         if key in checked:
             continue
         checked.add(key)
-        _check_entry(package.root, manifest, problems)
+        _check_entry(package, manifest, problems)
     return problems
 
 
