@@ -6,9 +6,17 @@ surrogate escape, no ``NaN``/``Infinity`` or number beyond a double, integers in
 a frame that breaks it with a :class:`~langbot_plugin.rpc.errors.MalformedMessageError`
 whose ``details.path`` names the value; :func:`dumps` refuses to produce one, so a bad
 answer becomes a coded error before any byte reaches a transport. The session and every
-transport use these two functions. The checks cost little on the hot path: decoding
-hooks run only for numbers, the surrogate walk only when the text holds a ``\\ud``
-escape, and the depth walk only when it holds more than :data:`MAX_DEPTH` brackets.
+transport use these two functions.
+
+Both go through orjson first, four to ten times faster than the standard library on a
+frame, and fall back to the standard library's exact rule whenever orjson's answer could
+differ from it: orjson refuses (a lone surrogate, ``NaN``, a number beyond a double, a
+non-string key, a subclass or a date handed to ``dumps``), a decoded value holds a float
+of 2**63 or more (orjson reads a wider integer as a float), a frame nests deeper than
+:data:`MAX_DEPTH`, or an encoded text holds ``null`` where a value held a non-finite
+float (orjson writes those as ``null``). So every refusal, message and path is the
+standard library path's, and what orjson passes is what that path would pass, but for
+enum members and UUIDs, which :func:`dumps` now encodes (as their value, as text).
 """
 
 from __future__ import annotations
@@ -16,7 +24,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, NoReturn
+
+import orjson
 
 from langbot_plugin.rpc.errors import MalformedMessageError
 
@@ -161,10 +171,67 @@ def _deep(text: str) -> bool:
     return len(text) > MAX_DEPTH and text.count("{") + text.count("[") > MAX_DEPTH
 
 
+#: Hand to ``default`` (what orjson does not encode itself) and subclasses of builtin
+#: types, dates and dataclasses to the standard library, which then encodes or refuses
+#: them as before.
+_ORJSON_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+#: Digits as ``0``, everything else as a space: a run of 19 zeros after this table is a
+#: number of 19 digits or more, the only kind orjson may have widened to a float.
+_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_NUMBER = b"0" * 19
+#: A decoded float this large may have been an integer orjson widened.
+_WIDE = float(2**63)
+
+
+def _not_plain(value: object) -> NoReturn:
+    raise TypeError(type(value).__name__)
+
+
+def _floats_pass(value: object, ok: Any) -> bool:
+    """Whether ``ok(x)`` holds for every float ``x`` in ``value`` (dicts, lists and
+    tuples of plain values, as orjson reads or has written them)."""
+    if type(value) is float:
+        return bool(ok(value))
+    stack = [value]
+    while stack:
+        node: Any = stack.pop()
+        kind = type(node)
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        for item in node.values() if kind is dict else node:
+            kind = type(item)
+            if kind is float:
+                if not ok(item):
+                    return False
+            elif kind is dict or kind is list or kind is tuple:
+                stack.append(item)
+    return True
+
+
+def _narrow(number: float) -> bool:
+    return -_WIDE < number < _WIDE
+
+
 def loads(text: str) -> Any:
     """Decode one JSON text under the wire rule: :class:`MalformedMessageError` (with
     ``details.path``) for what the rule refuses, :class:`ValueError` for text that is
     not JSON at all."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _strict_loads(text)
+    if _deep(text) or (
+        _LONG_NUMBER in text.encode().translate(_DIGITS) and not _floats_pass(value, _narrow)
+    ):
+        return _strict_loads(text)
+    return value
+
+
+def _strict_loads(text: str) -> Any:
     try:
         value = _DECODER.decode(text)
     except RecursionError:
@@ -184,6 +251,16 @@ def dumps(value: Any) -> str:
     """Compact JSON text of ``value``, which must follow the wire rule
     (:class:`MalformedMessageError` with the path of what does not; ``TypeError`` for
     what is not JSON data at all)."""
+    try:
+        data = orjson.dumps(value, default=_not_plain, option=_ORJSON_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return _strict_dumps(value)
+    if b"null" in data and not _floats_pass(value, math.isfinite):
+        return _strict_dumps(value)
+    return data.decode()
+
+
+def _strict_dumps(value: Any) -> str:
     try:
         text = _ENCODER.encode(value)
     except (ValueError, RecursionError):
