@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -25,8 +26,8 @@ from bench.plan import Plan, run_plan
 from bench.procs import print_outcome, wait_port
 from langbot_plugin.rpc import RequestContext, Route, RouteTable, RPCSession, Transport
 from langbot_plugin.rpc.files import REFERENCE_CHUNK_BYTES
-from langbot_plugin.rpc.processes import free_port
-from langbot_plugin.rpc.transport_stdio import process_stdio_transport, stdio_transport
+from langbot_plugin.rpc.processes import free_port, spawn_linked
+from langbot_plugin.rpc.transport_stdio import pipe_transport, process_stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws, serve_ws
 
 #: The chunk size our own peers use between themselves (runtime <-> worker, ``lbp run``).
@@ -89,11 +90,12 @@ async def connected(kind: str) -> AsyncGenerator[Transport]:
             server.terminate()
             await server.wait()
         return
-    child = await anyio.open_process([*me, "stdio"], stderr=None)
-    assert child.stdout is not None
-    assert child.stdin is not None
+    # As LangBot's stdio controller links the runtime: pipes of our own (spawn_linked)
+    child, from_child, to_child = await spawn_linked(
+        [*me, "stdio"], os.getcwd(), os.environ, stderr=None
+    )
     try:
-        async with stdio_transport(child.stdout, child.stdin) as transport:
+        async with pipe_transport(from_child, to_child) as transport:
             yield transport
     finally:
         child.terminate()

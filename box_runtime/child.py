@@ -30,7 +30,7 @@ from box_runtime.client import BoxClient
 from box_runtime.errors import BoxBackendUnavailableError
 from langbot_plugin.rpc import RPCError, RPCSession
 from langbot_plugin.rpc.processes import Log, daemon_child, free_port
-from langbot_plugin.rpc.transport_stdio import stdio_transport
+from langbot_plugin.rpc.transport_stdio import child_stdio_transport
 
 __all__ = ["BOX_COMMAND", "BoxChild", "BoxStartError", "BoxUnavailableError"]
 __all__ += ["box_with_backend", "start_box"]
@@ -77,9 +77,7 @@ class BoxChild:
             ) as client:
                 yield client
             return
-        assert self.process.stdout is not None
-        assert self.process.stdin is not None
-        async with stdio_transport(self.process.stdout, self.process.stdin) as transport:
+        async with child_stdio_transport(self.process) as transport:
             session = RPCSession(transport, name="box-client")
             async with session.running():
                 yield BoxClient(session, context=context)

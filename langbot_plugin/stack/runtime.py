@@ -18,7 +18,7 @@ from langbot_plugin.protocol.scope import ActionScope
 from langbot_plugin.rpc import Dispatcher
 from langbot_plugin.rpc.processes import Log, daemon_child, free_port
 from langbot_plugin.rpc.transport_memory import memory_pair
-from langbot_plugin.rpc.transport_stdio import stdio_transport
+from langbot_plugin.rpc.transport_stdio import child_stdio_transport
 from langbot_plugin.runtime.app import CONTROL_PATH, DEBUG_PATH, PluginRuntime
 from langbot_plugin.runtime.state import RuntimeOptions
 
@@ -124,10 +124,8 @@ class RuntimeChild:
             ) as client:
                 yield client
             return
-        assert self.process.stdout is not None
-        assert self.process.stdin is not None
         async with (
-            stdio_transport(self.process.stdout, self.process.stdin) as transport,
+            child_stdio_transport(self.process) as transport,
             PluginRuntimeClient.over(
                 transport, host, workspace=workspace, handshake=handshake
             ) as client,
