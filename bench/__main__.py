@@ -768,9 +768,9 @@ def box_section(
     """Run each ``bench/box_*.py``: ``async def run(report)`` adds rows to our table;
     a module with ``main(argv) -> int`` instead runs as ``python -m bench.box_x`` and
     its own output is shown after the table."""
+    if ref is not None:  # box_bench's variable, for the modules run here and as children
+        os.environ.setdefault("LBP_REFERENCE_VENV", str(ref.parent.parent))
     env = dict(os.environ)
-    if ref is not None:
-        env.setdefault("LBP_REFERENCE_VENV", str(ref.parent.parent))  # box_bench's variable
     for name in box_modules(only):
         log(f"box: {name}")
         try:

@@ -54,16 +54,7 @@ CONTEXT: dict[str, str | int] = {
     "workspace_uuid": WORKSPACE,
     "placement_generation": 1,
 }
-#: The reference's venv: $LBP_REFERENCE_VENV, else that of $LBP_REFERENCE_PYTHON (what the
-#: other sections use), else ours under .bench.
-REFERENCE_VENV = Path(
-    os.environ.get("LBP_REFERENCE_VENV")
-    or (
-        Path(os.environ["LBP_REFERENCE_PYTHON"]).parent.parent
-        if os.environ.get("LBP_REFERENCE_PYTHON")
-        else DEFAULT_VENV
-    )
-)
+REFERENCE_VENV = Path(os.environ.get("LBP_REFERENCE_VENV", DEFAULT_VENV))
 ROUNDS = {"exec": 40, "create": 12, "big": 8, "nsjail": 40}
 
 Timer = Callable[[], Awaitable[float]]
