@@ -16,6 +16,7 @@ from anyio.abc import TaskStatus
 from box_runtime.backends import LOCAL_ORDER, default_factories, select_backend
 from box_runtime.runtime import BoxRuntime, warn_missing_image
 from box_runtime.server import ServerOptions, serve
+from langbot_plugin.serving_gc import settle_for_serving
 
 __all__ = ["announce_backend", "serve_box"]
 
@@ -75,6 +76,7 @@ async def serve_box(host: str, port: int, stdio: bool, backend: str | None = Non
         except Exception as exc:  # it did not start: re-raised below, outside the group
             failure = exc
         else:
+            settle_for_serving()  # this process is the daemon: see the module
             await announce_backend(runtime)
     if failure is not None:
         raise failure

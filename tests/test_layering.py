@@ -3,9 +3,10 @@
 ``entities`` is ``langbot_plugin.api.entities``: the plugin API's data models (messages,
 run records, contexts), which the action catalogue in ``protocol`` uses as its wire
 types; they import nothing above ``rpc``. ``box_runtime`` may use ``langbot_plugin.rpc``
-and ``langbot_plugin.protocol`` only, and ``langbot_plugin.nsjail_common`` (the nsjail
+and ``langbot_plugin.protocol`` only, ``langbot_plugin.nsjail_common`` (the nsjail
 binary, system mounts and cgroup lookup it shares with the runtime's confined workers,
-which imports nothing of ours). A module that imports
+which imports nothing of ours) and ``langbot_plugin.serving_gc`` (the collector settings
+of every daemon, which imports nothing of ours either). A module that imports
 a layer above its own (or a sibling daemon package) fails here.
 
 ``hostlib`` is the host-side library the released LangBot host imports (``runtime.io``,
@@ -43,7 +44,7 @@ RANK = {
 }
 SIBLINGS = {"worker", "runtime", "host", "hostlib"}
 #: What of langbot_plugin box_runtime may import.
-BOX_RUNTIME_MAY_USE = ("rpc", "protocol", "nsjail_common")
+BOX_RUNTIME_MAY_USE = ("rpc", "protocol", "nsjail_common", "serving_gc")
 #: Module prefixes of the host-side library (checked before the package's own layer).
 HOSTLIB = (
     "langbot_plugin.runtime.io",
@@ -79,6 +80,7 @@ TOP_LEVEL_RANK = {
     "certification": 0,
     "signing_keys": 0,
     "nsjail_common": 0,
+    "serving_gc": 0,
     "stack": 5,
     "testing": 5,
     "demo": 5,

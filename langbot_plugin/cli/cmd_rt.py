@@ -176,6 +176,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from langbot_plugin.runtime.app import BindError, PluginRuntime
     from langbot_plugin.runtime.data_lock import DataDirBusyError, hold_data_dir
+    from langbot_plugin.serving_gc import settle_for_serving
 
     try:
         options.check()
@@ -204,6 +205,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         runtime = PluginRuntime(options)
+        runtime.on_started = settle_for_serving
         anyio.run(runtime.run)
     except ConfinementUnavailableError as exc:
         raise CliError(exc.message, FAILURE) from None

@@ -111,6 +111,9 @@ class PluginRuntime:
         self.servers: list[Server] = []
         self._stopped = anyio.Event()
         self._started = anyio.Event()
+        #: Called once the ports are open (``lbp rt`` settles the garbage collector
+        #: there: :mod:`langbot_plugin.serving_gc`); an embedding process leaves it unset.
+        self.on_started: Callable[[], None] | None = None
 
     # ----------------------------------------------------------------- connections
 
@@ -265,6 +268,8 @@ class PluginRuntime:
                     opts.data_dir,
                 )
                 self._started.set()
+                if self.on_started is not None:
+                    self.on_started()
                 await self._stopped.wait()
                 tg.cancel_scope.cancel()
         finally:

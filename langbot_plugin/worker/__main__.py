@@ -30,6 +30,9 @@ async def _serve(root: Path, shared: bool) -> None:
         from langbot_plugin.worker.service import PluginService
 
         service = PluginService(LoadedPlugin(root))
+    from langbot_plugin.serving_gc import settle_for_serving
+
+    settle_for_serving()  # the plugin's code is loaded: this process serves from now on
     async with process_stdio_transport(frame_threshold=None) as transport:
         session = RPCSession(transport, service, name="runtime", file_chunk_bytes=1 << 20)
         await session.serve()  # until the runtime closes stdin

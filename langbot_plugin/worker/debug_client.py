@@ -34,6 +34,7 @@ from langbot_plugin.rpc import (
     UnauthenticatedError,
 )
 from langbot_plugin.rpc.transport_ws import connect_ws
+from langbot_plugin.serving_gc import settle_for_serving
 from langbot_plugin.worker.hot_reload import (
     FolderWatcher,
     ReloadError,
@@ -191,6 +192,7 @@ class DebugClient:
                 else:
                     logger.info("plugin %s registered at %s", loaded.identity, self.url)
                     self._serving = loaded
+                    settle_for_serving()  # again after each reload: it freezes what is new
                     return await self._serve(session, loaded, watcher)
         assert failure is not None
         raise failure

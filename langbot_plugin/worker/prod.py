@@ -28,6 +28,7 @@ from langbot_plugin.protocol.slots import SLOT_ACTIONS
 from langbot_plugin.rpc import ActionNotFoundError, Dispatcher, Route, RPCSession, Transport
 from langbot_plugin.rpc.transport_stdio import process_stdio_transport
 from langbot_plugin.rpc.transport_ws import connect_ws
+from langbot_plugin.serving_gc import settle_for_serving
 from langbot_plugin.worker.loader import LoadedPlugin
 from langbot_plugin.worker.service import PluginService
 from langbot_plugin.worker.shared import SharedService
@@ -94,6 +95,7 @@ async def _serve(
     async with anyio.create_task_group() as tg:
         tg.start_soon(session.serve)
         await _announce(session, loaded, prod=prod, capability=capability)
+        settle_for_serving()  # registered: this process serves from now on
         await session.wait_closed()
         tg.cancel_scope.cancel()
 
