@@ -13,11 +13,9 @@ yields one ``message_too_large`` item (the session logs it) before the end of st
 
 from __future__ import annotations
 
-import contextvars
 import http
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
 import anyio
@@ -33,6 +31,7 @@ from websockets.http11 import Response as HTTPResponse
 from websockets.protocol import Event, State
 
 from langbot_plugin.rpc.errors import MessageTooLargeError
+from langbot_plugin.rpc.push_context import in_callback_context
 from langbot_plugin.rpc.transport import (
     DEFAULT_MAX_MESSAGE_BYTES,
     ReceivedItem,
@@ -151,12 +150,13 @@ class WSFrameReader(ObjectReceiveStream[ReceivedItem]):
 
     def push_to(self, sink: Callable[[ReceivedItem], object] | None) -> bool:
         """Hand complete text messages to ``sink`` as the connection reads them, in the
-        context of the caller (``None`` stops it); ``False`` when this connection was
-        not opened by :func:`connect_ws` or :func:`serve_ws`. :meth:`receive` still
-        yields what the sink is not given (see :class:`_Push`), in order."""
+        context of the caller (:mod:`.push_context`; ``None`` stops it); ``False`` when
+        this connection was not opened by :func:`connect_ws` or :func:`serve_ws`.
+        :meth:`receive` still yields what the sink is not given (see :class:`_Push`), in
+        order."""
         if self._push is None:
             return False
-        self._push.sink = None if sink is None else partial(contextvars.copy_context().run, sink)
+        self._push.sink = None if sink is None else in_callback_context(sink)
         return True
 
     async def receive(self) -> ReceivedItem:
