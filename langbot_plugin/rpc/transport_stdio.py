@@ -13,7 +13,7 @@ import asyncio
 import os
 import re
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
@@ -29,6 +29,8 @@ from anyio.abc import (
 from langbot_plugin.rpc import wire_json
 from langbot_plugin.rpc.envelope import HINT_CHARS, dumps, frame_hint
 from langbot_plugin.rpc.errors import MalformedMessageError, MessageTooLargeError
+from langbot_plugin.rpc.pipe_reader import PipeReader, read_pipe
+from langbot_plugin.rpc.push_context import in_callback_context
 from langbot_plugin.rpc.transport import DEFAULT_MAX_MESSAGE_BYTES, ReceivedItem, Transport
 from langbot_plugin.rpc.turn_batch import TurnBatch
 
@@ -128,28 +130,35 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
         #: inside a refused chunk-framed message: its declared size and its head
         self._skipping: tuple[object, str] | None = None
 
-    async def _next_line(self) -> bytes:
-        while True:
-            newline = self._buffer.find(b"\n", self._scan_from)
-            if newline >= 0:
-                line = bytes(self._buffer[:newline])
-                del self._buffer[: newline + 1]
-                self._scan_from = 0
-                if self._discarding is not None:
-                    head, self._discarding = self._discarding, None
-                    raise self._too_large("line", head.decode("utf-8", errors="replace"))
-                if len(line) > self._max:  # it ended within the last read
-                    head = line[:HINT_CHARS].decode("utf-8", errors="replace")
-                    raise self._too_large("line", head)
-                return line
-            if self._eof:
-                raise anyio.EndOfStream
+    def _buffered_line(self) -> bytes | None:
+        """The next whole line in the buffer, or ``None`` until more bytes come (the
+        refusal of an oversized line is raised once its newline has come)."""
+        newline = self._buffer.find(b"\n", self._scan_from)
+        if newline < 0:
             self._scan_from = len(self._buffer)
             if self._discarding is None and len(self._buffer) > self._max:
                 self._discarding = bytes(self._buffer[:HINT_CHARS])
             if self._discarding is not None:  # all of it belongs to the oversized line
                 self._buffer.clear()
                 self._scan_from = 0
+            return None
+        line = bytes(self._buffer[:newline])
+        del self._buffer[: newline + 1]
+        self._scan_from = 0
+        if self._discarding is not None:
+            head, self._discarding = self._discarding, None
+            raise self._too_large("line", head.decode("utf-8", errors="replace"))
+        if len(line) > self._max:  # it ended within the last read
+            raise self._too_large("line", line[:HINT_CHARS].decode("utf-8", errors="replace"))
+        return line
+
+    async def _next_line(self) -> bytes:
+        while True:
+            line = self._buffered_line()
+            if line is not None:
+                return line
+            if self._eof:
+                raise anyio.EndOfStream
             try:
                 chunk = await self._stream.receive(_READ_SIZE)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -221,33 +230,67 @@ class StdioFrameReader(ObjectReceiveStream[ReceivedItem]):
         what = "chunked frame" if kind == "chunk_end" else f"chunked frame (cut by {kind!r})"
         raise self._too_large(what, head, declared)
 
+    def _item(self, line: bytes) -> ReceivedItem | None:
+        """What ``line`` gives: a frame, the error of one, or ``None`` (a blank line, a
+        piece of a chunk-framed frame)."""
+        if not line.strip():
+            return None
+        if _CONTROL_LINE.match(line[:64]):
+            try:
+                return self._control(line)
+            except (MessageTooLargeError, MalformedMessageError) as exc:
+                return exc
+        if self._skipping is not None:
+            declared, head = self._skipping
+            self._skipping = None
+            return self._too_large("chunked frame", head, declared)
+        if self._pieces is not None:
+            self._pieces = None
+            return MalformedMessageError("plain line inside a chunked frame")
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return MalformedMessageError(f"line is not UTF-8: {exc}")
+
     async def receive(self) -> ReceivedItem:
         while True:
             try:
                 line = await self._next_line()
             except (MessageTooLargeError, MalformedMessageError) as exc:
                 return exc
-            if not line.strip():
-                continue
-            if _CONTROL_LINE.match(line[:64]):
+            item = self._item(line)
+            if item is not None:
+                return item
+
+    def push_to(self, sink: Callable[[ReceivedItem], object] | None) -> bool:
+        """Hand each frame to ``sink`` in the event-loop turn its bytes were read, in
+        the caller's context (:mod:`.push_context`; ``None`` stops it); ``False``
+        unless the stream is a pipe of :func:`read_pipe`. :meth:`receive` then yields
+        only the last unterminated line at the end of the stream."""
+        if not isinstance(self._stream, PipeReader):
+            return False
+        if sink is None:
+            self._stream.push_bytes_to(None)
+            return True
+        run = in_callback_context(sink)
+
+        def fed(data: bytes) -> None:
+            self._buffer += data
+            while True:
                 try:
-                    frame = self._control(line)
+                    line = self._buffered_line()
                 except (MessageTooLargeError, MalformedMessageError) as exc:
-                    return exc
-                if frame is not None:
-                    return frame
-                continue
-            if self._skipping is not None:
-                declared, head = self._skipping
-                self._skipping = None
-                return self._too_large("chunked frame", head, declared)
-            if self._pieces is not None:
-                self._pieces = None
-                return MalformedMessageError("plain line inside a chunked frame")
-            try:
-                return line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                return MalformedMessageError(f"line is not UTF-8: {exc}")
+                    run(exc)
+                    continue
+                if line is None:
+                    return
+                item = self._item(line)
+                if item is not None:
+                    run(item)
+
+        fed(b"")  # lines a receive read ahead, then the bytes the pipe holds
+        self._stream.push_bytes_to(fed)
+        return True
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -287,21 +330,6 @@ def child_stdio_transport(process: Process) -> AbstractAsyncContextManager[Trans
     return stdio_transport(process.stdout, process.stdin, atomic_writes=True)
 
 
-class _PipeReader(ByteReceiveStream):
-    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
-        self._reader = reader
-        self._transport = transport
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        data = await self._reader.read(max_bytes)
-        if not data:
-            raise anyio.EndOfStream
-        return data
-
-    async def aclose(self) -> None:
-        self._transport.close()
-
-
 class _PipeWriter(ByteSendStream):
     """A pipe's writing end; the frames written in one event-loop turn go out in one
     write (:mod:`.turn_batch`), and ``send`` waits on the pipe's high-water mark."""
@@ -329,17 +357,6 @@ class _PipeWriter(ByteSendStream):
     async def aclose(self) -> None:
         self._write_out()
         self._writer.close()
-
-
-async def read_pipe(read_fd: int) -> ByteReceiveStream:
-    """The reading end of a pipe as a byte stream on the running loop (closing the
-    stream closes the descriptor)."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_SIZE)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
-    )
-    return _PipeReader(reader, transport)
 
 
 @asynccontextmanager
