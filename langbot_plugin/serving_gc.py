@@ -36,5 +36,5 @@ def settle_for_serving() -> None:
     calling it again freezes what was made since)."""
     gc.collect()
     gc.freeze()
-    _young, middle, old = gc.get_threshold()
-    gc.set_threshold(max(YOUNG_THRESHOLD, _young), middle, old)
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(YOUNG_THRESHOLD, young), middle, old)
